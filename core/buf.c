@@ -1,0 +1,165 @@
+/* buf.c - growable byte buffer. */
+#include "core/buf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ps_buf_init(ps_buf *b)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+}
+
+void ps_buf_free(ps_buf *b)
+{
+    free(b->data);
+    ps_buf_init(b);
+}
+
+void ps_buf_reset(ps_buf *b)
+{
+    b->len = 0;
+    if (b->data) b->data[0] = '\0';
+}
+
+void ps_buf_reserve(ps_buf *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap) return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->len + extra + 1) cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (!p) {
+        fprintf(stderr, "fatal: out of memory (%zu bytes)\n", cap);
+        abort();
+    }
+    b->data = p;
+    b->cap = cap;
+}
+
+void ps_buf_append(ps_buf *b, const void *data, size_t len)
+{
+    ps_buf_reserve(b, len);
+    if (len) memcpy(b->data + b->len, data, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+}
+
+void ps_buf_puts(ps_buf *b, const char *s)
+{
+    ps_buf_append(b, s, strlen(s));
+}
+
+void ps_buf_putc(ps_buf *b, char c)
+{
+    ps_buf_append(b, &c, 1);
+}
+
+void ps_buf_vprintf(ps_buf *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) return;
+    ps_buf_reserve(b, (size_t)n);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+void ps_buf_printf(ps_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ps_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+void ps_buf_json_string(ps_buf *b, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    ps_buf_reserve(b, len + 2);
+    ps_buf_putc(b, '"');
+    size_t run = 0; /* start of the pending run of bytes needing no escape */
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *esc = NULL;
+        char tmp[7];
+        switch (c) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        case '\b': esc = "\\b"; break;
+        case '\f': esc = "\\f"; break;
+        default:
+            if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f) {
+                tmp[0] = '\\';
+                tmp[1] = 'u';
+                tmp[2] = '0';
+                tmp[3] = '0';
+                tmp[4] = hex[c >> 4];
+                tmp[5] = hex[c & 15];
+                tmp[6] = '\0';
+                esc = tmp;
+            }
+        }
+        if (esc) {
+            ps_buf_append(b, s + run, i - run);
+            ps_buf_puts(b, esc);
+            run = i + 1;
+        }
+    }
+    ps_buf_append(b, s + run, len - run);
+    ps_buf_putc(b, '"');
+}
+
+void ps_buf_html_escape(ps_buf *b, const char *s, size_t len)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        const char *esc = NULL;
+        switch (s[i]) {
+        case '&': esc = "&amp;"; break;
+        case '<': esc = "&lt;"; break;
+        case '>': esc = "&gt;"; break;
+        case '"': esc = "&quot;"; break;
+        case '\'': esc = "&#39;"; break;
+        default: break;
+        }
+        if (esc) {
+            ps_buf_append(b, s + run, i - run);
+            ps_buf_puts(b, esc);
+            run = i + 1;
+        }
+    }
+    ps_buf_append(b, s + run, len - run);
+}
+
+char *ps_buf_detach(ps_buf *b)
+{
+    if (!b->data) ps_buf_reserve(b, 0), b->data[0] = '\0';
+    char *p = b->data;
+    ps_buf_init(b);
+    return p;
+}
+
+int ps_buf_read_file(ps_buf *b, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) ps_buf_append(b, chunk, n);
+    int failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        errno = EIO;
+        return -1;
+    }
+    if (!b->data) ps_buf_reserve(b, 0), b->data[0] = '\0';
+    return 0;
+}

@@ -1,0 +1,43 @@
+/* buf.h - growable byte buffer, the one string builder of the project.
+ *
+ * A ps_buf owns its memory; ps_buf_free releases it. data is always
+ * NUL-terminated (an extra byte past len) so it can be used as a C string when
+ * the content has no NUL. Allocation failure aborts: every caller would
+ * otherwise have to handle it and none can do anything useful. */
+#ifndef PS_BUF_H
+#define PS_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+typedef struct ps_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+} ps_buf;
+
+#define PS_BUF_INIT {NULL, 0, 0}
+
+void ps_buf_init(ps_buf *b);
+void ps_buf_free(ps_buf *b);
+void ps_buf_reset(ps_buf *b); /* len = 0, keeps capacity */
+void ps_buf_reserve(ps_buf *b, size_t extra);
+void ps_buf_append(ps_buf *b, const void *data, size_t len);
+void ps_buf_puts(ps_buf *b, const char *s);
+void ps_buf_putc(ps_buf *b, char c);
+void ps_buf_printf(ps_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ps_buf_vprintf(ps_buf *b, const char *fmt, va_list ap);
+/* Appends s as a JSON string literal, quotes included. Bytes are copied as-is
+ * (callers pass valid UTF-8); control characters, '"' and '\\' are escaped,
+ * and so are '<', '>' and '&' as \u003c etc. so the output is also safe
+ * inside HTML <script> blocks. */
+void ps_buf_json_string(ps_buf *b, const char *s, size_t len);
+/* Appends s with &, <, >, " and ' escaped for HTML text and attributes. */
+void ps_buf_html_escape(ps_buf *b, const char *s, size_t len);
+/* Transfers ownership of the data to the caller (never NULL) and resets b. */
+char *ps_buf_detach(ps_buf *b);
+
+/* Reads a whole file into b. Returns 0, or -1 with errno set. */
+int ps_buf_read_file(ps_buf *b, const char *path);
+
+#endif

@@ -1,0 +1,82 @@
+/* cli.c - value parsing for flags and config files. */
+#include "core/cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int ps_cli_parse_int(const char *text, int64_t min, int64_t max, int64_t *out, ps_error *err)
+{
+    if (!text || !*text) return ps_error_set(err, "expected an integer, got an empty value");
+    const char *p = text;
+    if (*p == '-' || *p == '+') p++;
+    if (!*p) return ps_error_set(err, "expected an integer, got '%s'", text);
+    for (const char *q = p; *q; q++)
+        if (*q < '0' || *q > '9') return ps_error_set(err, "expected an integer, got '%s'", text);
+    errno = 0;
+    long long v = strtoll(text, NULL, 10);
+    if (errno == ERANGE || v < min || v > max)
+        return ps_error_set(err, "'%s' is out of range (%lld to %lld)", text, (long long)min,
+                            (long long)max);
+    *out = v;
+    return 0;
+}
+
+int ps_cli_parse_double(const char *text, double min, double max, double *out, ps_error *err)
+{
+    if (!text || !*text) return ps_error_set(err, "expected a number, got an empty value");
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || *end || errno == ERANGE || !isfinite(v))
+        return ps_error_set(err, "expected a number, got '%s'", text);
+    if (v < min || v > max) return ps_error_set(err, "'%s' is out of range (%g to %g)", text, min, max);
+    *out = v;
+    return 0;
+}
+
+int ps_cli_parse_duration(const char *text, int allow_zero, int64_t *out_ns, ps_error *err)
+{
+    if (!text || !*text) return ps_error_set(err, "expected a duration such as 30s or 2m, got an empty value");
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || errno == ERANGE || !isfinite(v) || v < 0 || text[0] == '-')
+        return ps_error_set(err, "expected a duration such as 30s, 2m or 250ms, got '%s'", text);
+    double scale;
+    if (!*end || strcmp(end, "s") == 0) scale = 1e9;
+    else if (strcmp(end, "ms") == 0) scale = 1e6;
+    else if (strcmp(end, "us") == 0) scale = 1e3;
+    else if (strcmp(end, "m") == 0) scale = 60e9;
+    else if (strcmp(end, "h") == 0) scale = 3600e9;
+    else if (strcmp(end, "d") == 0) scale = 86400e9;
+    else return ps_error_set(err, "unknown duration unit '%s' in '%s' (use us, ms, s, m, h or d)", end, text);
+    double ns = v * scale;
+    if (ns > 9.2e18) return ps_error_set(err, "duration '%s' is too long", text);
+    if (ns < 1 && !(allow_zero && v == 0))
+        return ps_error_set(err, "duration '%s' must be greater than zero", text);
+    *out_ns = (int64_t)llround(ns);
+    return 0;
+}
+
+int ps_cli_parse_size(const char *text, int64_t *out_bytes, ps_error *err)
+{
+    if (!text || !*text) return ps_error_set(err, "expected a size such as 64K or 1M, got an empty value");
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || errno == ERANGE || !isfinite(v) || v < 0 || text[0] == '-')
+        return ps_error_set(err, "expected a size such as 64K or 1M, got '%s'", text);
+    double scale;
+    if (!*end || strcasecmp(end, "b") == 0) scale = 1;
+    else if (strcasecmp(end, "k") == 0 || strcasecmp(end, "kib") == 0 || strcasecmp(end, "kb") == 0) scale = 1024;
+    else if (strcasecmp(end, "m") == 0 || strcasecmp(end, "mib") == 0 || strcasecmp(end, "mb") == 0) scale = 1048576;
+    else if (strcasecmp(end, "g") == 0 || strcasecmp(end, "gib") == 0 || strcasecmp(end, "gb") == 0) scale = 1073741824.0;
+    else return ps_error_set(err, "unknown size unit '%s' in '%s' (use K, M or G)", end, text);
+    double bytes = v * scale;
+    if (bytes > 1e15) return ps_error_set(err, "size '%s' is too large", text);
+    *out_bytes = (int64_t)bytes;
+    return 0;
+}

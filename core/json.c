@@ -1,0 +1,327 @@
+/* json.c - strict JSON parsing into ps_json trees on top of yajl's event parser. */
+#include "core/json.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+
+typedef struct builder {
+    ps_json *root;
+    ps_json *stack[PS_JSON_MAX_DEPTH + 1];
+    int depth;
+    char *pending_key; /* key waiting for its value */
+    size_t pending_key_len;
+    bool too_deep;
+    bool complete; /* the top-level value has been closed */
+} builder;
+
+static ps_json *node_new(ps_json_type t)
+{
+    ps_json *v = calloc(1, sizeof *v);
+    if (!v) abort();
+    v->type = t;
+    return v;
+}
+
+static void container_push(ps_json *c, ps_json *child, char *key, size_t key_len)
+{
+    if ((c->count & (c->count - 1)) == 0) { /* grow at powers of two */
+        size_t cap = c->count ? c->count * 2 : 4;
+        c->items = realloc(c->items, cap * sizeof *c->items);
+        if (!c->items) abort();
+        if (c->type == PS_JSON_OBJECT) {
+            c->keys = realloc(c->keys, cap * sizeof *c->keys);
+            c->key_lens = realloc(c->key_lens, cap * sizeof *c->key_lens);
+            if (!c->keys || !c->key_lens) abort();
+        }
+    }
+    if (c->type == PS_JSON_OBJECT) {
+        for (size_t i = 0; i < c->count; i++)
+            if (c->key_lens[i] == key_len && memcmp(c->keys[i], key, key_len) == 0)
+                c->duplicate_keys = true;
+        c->keys[c->count] = key;
+        c->key_lens[c->count] = key_len;
+    }
+    c->items[c->count++] = child;
+}
+
+/* Attaches a finished scalar or a freshly opened container to its parent. */
+static int attach(builder *b, ps_json *v)
+{
+    if (b->depth == 0) {
+        b->root = v;
+        if (v->type != PS_JSON_ARRAY && v->type != PS_JSON_OBJECT) b->complete = true;
+        return 1;
+    }
+    ps_json *parent = b->stack[b->depth - 1];
+    container_push(parent, v, b->pending_key, b->pending_key_len);
+    b->pending_key = NULL;
+    b->pending_key_len = 0;
+    return 1;
+}
+
+static int open_container(builder *b, ps_json_type t)
+{
+    if (b->depth >= PS_JSON_MAX_DEPTH) {
+        b->too_deep = true;
+        return 0;
+    }
+    ps_json *v = node_new(t);
+    attach(b, v);
+    b->stack[b->depth++] = v;
+    return 1;
+}
+
+static int close_container(builder *b)
+{
+    b->depth--;
+    if (b->depth == 0) b->complete = true;
+    return 1;
+}
+
+static int on_null(void *ctx)
+{
+    return attach(ctx, node_new(PS_JSON_NULL));
+}
+
+static int on_bool(void *ctx, int value)
+{
+    ps_json *v = node_new(PS_JSON_BOOL);
+    v->boolean = value != 0;
+    return attach(ctx, v);
+}
+
+static char *copy_bytes(const unsigned char *s, size_t len)
+{
+    char *p = malloc(len + 1);
+    if (!p) abort();
+    memcpy(p, s, len);
+    p[len] = '\0';
+    return p;
+}
+
+static int on_number(void *ctx, const char *s, size_t len)
+{
+    ps_json *v = node_new(PS_JSON_NUMBER);
+    v->str = copy_bytes((const unsigned char *)s, len);
+    v->len = len;
+    v->d = strtod(v->str, NULL);
+    if (!memchr(s, '.', len) && !memchr(s, 'e', len) && !memchr(s, 'E', len)) {
+        errno = 0;
+        long long ll = strtoll(v->str, NULL, 10);
+        if (errno == 0) {
+            v->is_int = true;
+            v->i = ll;
+        }
+    }
+    return attach(ctx, v);
+}
+
+static int on_string(void *ctx, const unsigned char *s, size_t len)
+{
+    ps_json *v = node_new(PS_JSON_STRING);
+    v->str = copy_bytes(s, len);
+    v->len = len;
+    return attach(ctx, v);
+}
+
+static int on_map_key(void *ctx, const unsigned char *s, size_t len)
+{
+    builder *b = ctx;
+    free(b->pending_key);
+    b->pending_key = copy_bytes(s, len);
+    b->pending_key_len = len;
+    return 1;
+}
+
+static int on_start_map(void *ctx)
+{
+    return open_container(ctx, PS_JSON_OBJECT);
+}
+
+static int on_start_array(void *ctx)
+{
+    return open_container(ctx, PS_JSON_ARRAY);
+}
+
+static int on_end(void *ctx)
+{
+    return close_container(ctx);
+}
+
+static const yajl_callbacks callbacks = {
+    on_null, on_bool, NULL, NULL, on_number, on_string,
+    on_start_map, on_map_key, on_end, on_start_array, on_end,
+};
+
+bool ps_utf8_valid(const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n;
+        uint32_t cp;
+        if (c >= 0xc2 && c <= 0xdf) n = 1, cp = c & 0x1f;
+        else if (c >= 0xe0 && c <= 0xef) n = 2, cp = c & 0x0f;
+        else if (c >= 0xf0 && c <= 0xf4) n = 3, cp = c & 0x07;
+        else return false;
+        if (len - i - 1 < n) return false;
+        for (size_t k = 1; k <= n; k++) {
+            if ((s[i + k] & 0xc0) != 0x80) return false;
+            cp = (cp << 6) | (s[i + k] & 0x3f);
+        }
+        if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff))) return false;
+        if (cp >= 0xd800 && cp <= 0xdfff) return false;
+        i += n + 1;
+    }
+    return true;
+}
+
+static bool all_space(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n') return false;
+    return true;
+}
+
+static void builder_discard(builder *b)
+{
+    free(b->pending_key);
+    ps_json_free(b->root);
+}
+
+static ps_json *fail(ps_json_failure f, ps_json_failure *why, ps_error *err, const char *msg)
+{
+    if (why) *why = f;
+    ps_error_set(err, "%s", msg);
+    return NULL;
+}
+
+ps_json *ps_json_parse(const char *text, size_t len, ps_json_failure *why, ps_error *err)
+{
+    if (why) *why = PS_JSON_OK;
+    if (len == 0 || all_space(text, len))
+        return fail(PS_JSON_EMPTY, why, err, "empty document");
+    if (!ps_utf8_valid(text, len))
+        return fail(PS_JSON_BAD_UTF8, why, err, "document is not valid UTF-8");
+
+    builder b;
+    memset(&b, 0, sizeof b);
+    yajl_handle h = yajl_alloc(&callbacks, NULL, &b);
+    if (!h) abort();
+    yajl_config(h, yajl_dont_validate_strings, 0);
+    yajl_status st = yajl_parse(h, (const unsigned char *)text, len);
+    if (st == yajl_status_ok) st = yajl_complete_parse(h);
+    if (st == yajl_status_ok) {
+        yajl_free(h);
+        free(b.pending_key);
+        return b.root;
+    }
+    ps_json_failure f = PS_JSON_MALFORMED;
+    if (b.too_deep) f = PS_JSON_TOO_DEEP;
+    else if (b.complete) f = PS_JSON_TRAILING;
+    if (err) {
+        unsigned char *msg = yajl_get_error(h, 0, (const unsigned char *)text, len);
+        size_t off = yajl_get_bytes_consumed(h);
+        if (f == PS_JSON_TOO_DEEP)
+            ps_error_set(err, "nesting deeper than %d levels", PS_JSON_MAX_DEPTH);
+        else if (f == PS_JSON_TRAILING)
+            ps_error_set(err, "unexpected bytes after the JSON value (offset %zu)", off);
+        else
+            ps_error_set(err, "invalid JSON near offset %zu: %s", off, (const char *)msg);
+        yajl_free_error(h, msg);
+    }
+    yajl_free(h);
+    builder_discard(&b);
+    if (why) *why = f;
+    return NULL;
+}
+
+void ps_json_free(ps_json *v)
+{
+    if (!v) return;
+    for (size_t i = 0; i < v->count; i++) {
+        ps_json_free(v->items[i]);
+        if (v->keys) free(v->keys[i]);
+    }
+    free(v->items);
+    free(v->keys);
+    free(v->key_lens);
+    free(v->str);
+    free(v);
+}
+
+const ps_json *ps_json_get(const ps_json *v, const char *key)
+{
+    if (!v || v->type != PS_JSON_OBJECT) return NULL;
+    size_t klen = strlen(key);
+    for (size_t i = 0; i < v->count; i++)
+        if (v->key_lens[i] == klen && memcmp(v->keys[i], key, klen) == 0) return v->items[i];
+    return NULL;
+}
+
+const ps_json *ps_json_path(const ps_json *v, const char *dotted)
+{
+    char part[128];
+    const char *p = dotted;
+    while (v && *p) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (n >= sizeof part) return NULL;
+        memcpy(part, p, n);
+        part[n] = '\0';
+        v = ps_json_get(v, part);
+        p += n + (dot ? 1 : 0);
+    }
+    return v;
+}
+
+const char *ps_json_get_string(const ps_json *v, const char *key, const char *dflt)
+{
+    const ps_json *m = ps_json_get(v, key);
+    return m && m->type == PS_JSON_STRING ? m->str : dflt;
+}
+
+double ps_json_get_number(const ps_json *v, const char *key, double dflt)
+{
+    const ps_json *m = ps_json_get(v, key);
+    return m && m->type == PS_JSON_NUMBER ? m->d : dflt;
+}
+
+int64_t ps_json_get_int(const ps_json *v, const char *key, int64_t dflt)
+{
+    const ps_json *m = ps_json_get(v, key);
+    return m && m->type == PS_JSON_NUMBER && m->is_int ? m->i : dflt;
+}
+
+const char *ps_json_type_name(ps_json_type t)
+{
+    switch (t) {
+    case PS_JSON_NULL: return "null";
+    case PS_JSON_BOOL: return "boolean";
+    case PS_JSON_NUMBER: return "number";
+    case PS_JSON_STRING: return "string";
+    case PS_JSON_ARRAY: return "array";
+    case PS_JSON_OBJECT: return "object";
+    }
+    return "unknown";
+}
+
+const char *ps_json_failure_name(ps_json_failure f)
+{
+    switch (f) {
+    case PS_JSON_OK: return "ok";
+    case PS_JSON_EMPTY: return "empty_body";
+    case PS_JSON_MALFORMED: return "malformed_json";
+    case PS_JSON_TRAILING: return "trailing_data";
+    case PS_JSON_BAD_UTF8: return "invalid_utf8";
+    case PS_JSON_TOO_DEEP: return "too_deep";
+    }
+    return "unknown";
+}

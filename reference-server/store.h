@@ -1,0 +1,63 @@
+/* store.h - the category store: int64 ids assigned in increasing order, a
+ * cached JSON rendering of the list, and an optional journal that makes
+ * every acknowledged creation durable.
+ *
+ * Thread safety: every function may be called from any thread.
+ * Durability: with a journal, ps_store_create_async calls `done` only after
+ * the record has been written and fdatasync'ed; concurrent creations are
+ * batched into one sync (group commit) by a writer thread. `done` runs on
+ * the writer thread (or inline when there is no journal); the server hands
+ * the reply back to its event loop itself.
+ * Journal format: one record per line, "<crc32 hex8> <json>\n", where json is
+ * {"id":N,"name":"...","description":"..."}; at open, a last record that is
+ * torn (no newline, bad checksum, bad JSON) is dropped and truncated away;
+ * a bad record that is not the last is an error naming the line. */
+#ifndef PS_STORE_H
+#define PS_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+
+typedef struct ps_store ps_store;
+
+typedef struct ps_category {
+    int64_t id;
+    const char *name; /* UTF-8, may contain NUL; length in name_len */
+    size_t name_len;
+    const char *description; /* NULL when absent */
+    size_t description_len;
+} ps_category;
+
+/* An immutable rendering of the whole list as a JSON array, shared by
+ * readers; release it when the response has been queued. */
+typedef struct ps_store_snapshot ps_store_snapshot;
+
+typedef struct ps_store_options {
+    const char *journal_path; /* NULL: memory only */
+    const char *seed_path;    /* JSON array of NewCategory objects loaded when the store is empty; may be NULL */
+    int64_t max_batch_delay_us; /* group-commit wait for more records (default 0: sync as soon as the writer is free) */
+    bool fault_duplicate_ids;   /* deliberate: hands the same id to concurrent creations */
+} ps_store_options;
+
+int ps_store_open(const ps_store_options *opts, ps_store **out, ps_error *err);
+/* Flushes and syncs pending records, calls their callbacks, stops the writer, frees. */
+void ps_store_close(ps_store *s);
+
+/* Creates a category; `name` and `description` are copied. done(arg, &cat,
+ * 0) once durable, or done(arg, NULL, -1) if the journal failed (the
+ * creation is then not acknowledged and not visible). */
+typedef void (*ps_store_done_fn)(void *arg, const ps_category *created, int status);
+void ps_store_create_async(ps_store *s, const char *name, size_t name_len, const char *description,
+                           size_t description_len, bool has_description, ps_store_done_fn done,
+                           void *arg);
+
+ps_store_snapshot *ps_store_list(ps_store *s);
+const char *ps_store_snapshot_json(const ps_store_snapshot *snap, size_t *len);
+void ps_store_snapshot_release(ps_store_snapshot *snap);
+
+size_t ps_store_count(ps_store *s);
+
+#endif

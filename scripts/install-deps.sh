@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# install-deps.sh - installs what building and testing need: Debian packages
+# (as root, only those missing) and the npm peers used by tests (Prism,
+# Redocly, hdr-histogram-js) into tools/npm/node_modules.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake pkg-config libcurl4-openssl-dev libyajl-dev libevent-dev
+          libhttp-parser-dev zlib1g-dev clang libclang-rt-14-dev wrk nginx-light chromium
+          curl ca-certificates python3)
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [ "$(id -u)" != 0 ]; then
+    echo "install-deps: missing Debian packages: ${missing[*]}" >&2
+    echo "install-deps: run as root, or: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+npm_wanted=0
+if [ "${PETSTORE_SKIP_NPM:-0}" != 1 ]; then
+  if [ ! -f tools/npm/node_modules/.installed ] ||
+     [ tools/npm/package.json -nt tools/npm/node_modules/.installed ]; then
+    npm_wanted=1
+  fi
+fi
+if [ "$npm_wanted" = 1 ]; then
+  echo "install-deps: installing npm peers into tools/npm"
+  if (cd tools/npm && npm install --no-audit --no-fund --loglevel=error >/dev/null); then
+    touch tools/npm/node_modules/.installed
+  else
+    echo "install-deps: npm install failed; peer tests (Prism, Redocly, hdr-histogram-js) will fail" >&2
+  fi
+fi

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# test.sh - the project's test command: builds the normal, ASan+UBSan and TSan
+# trees with warnings as errors and runs ctest in each; the normal tree runs
+# last so the output ends with its ctest summary. Exit status is non-zero if
+# any tree failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh || exit 1
+status=0
+jobs=$(nproc)
+
+echo "== ThreadSanitizer build (threaded code) =="
+if scripts/build.sh build-tsan -DPETSTORE_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+  (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+     ctest -L tsan -j"$jobs" --output-on-failure --timeout 300) || status=1
+else status=1; fi
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer build =="
+if scripts/build.sh build-asan -DPETSTORE_ASAN=ON -DCMAKE_BUILD_TYPE=Debug; then
+  (cd build-asan && ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+     ctest -LE 'bench|browser|peer|fuzz|slow' -j"$jobs" --output-on-failure --timeout 300) || status=1
+else status=1; fi
+
+echo "== Normal build (all tests) =="
+if scripts/build.sh build; then
+  (cd build && ctest -j"$jobs" --output-on-failure --timeout 600) || status=1
+else
+  status=1
+  echo "0 passed, 1 failed"
+fi
+exit $status

@@ -1,0 +1,91 @@
+/* test_json.c - strict JSON parsing: every failure class is told apart, and
+ * strings and numbers come back exactly. */
+#include "core/buf.h"
+#include "core/json.h"
+#include "harness.h"
+
+static ps_json_failure parse_failure(const char *text, size_t len)
+{
+    ps_json_failure why;
+    ps_json *v = ps_json_parse(text, len, &why, NULL);
+    ps_json_free(v);
+    return why;
+}
+#define FAILURE(lit) parse_failure(lit, sizeof(lit) - 1)
+
+static void failures_are_classified(void)
+{
+    CHECK_INT(FAILURE(""), PS_JSON_EMPTY);
+    CHECK_INT(FAILURE("  \r\n"), PS_JSON_EMPTY);
+    CHECK_INT(FAILURE("{\"name\":"), PS_JSON_MALFORMED);
+    CHECK_INT(FAILURE("{name:1}"), PS_JSON_MALFORMED);
+    CHECK_INT(FAILURE("{\"a\":1,}"), PS_JSON_MALFORMED);
+    CHECK_INT(FAILURE("{\"a\":1} x"), PS_JSON_TRAILING);
+    CHECK_INT(FAILURE("{\"a\":1}{}"), PS_JSON_TRAILING);
+    CHECK_INT(FAILURE("1 2"), PS_JSON_TRAILING);
+    CHECK_INT(FAILURE("{\"a\":\"\xff\"}"), PS_JSON_BAD_UTF8);
+    CHECK_INT(FAILURE("{\"a\":\"\xc0\xaf\"}"), PS_JSON_BAD_UTF8);     /* overlong */
+    CHECK_INT(FAILURE("{\"a\":\"\xed\xa0\x80\"}"), PS_JSON_BAD_UTF8); /* surrogate */
+    CHECK_INT(FAILURE("{\"a\":\"x\0\"}"), PS_JSON_MALFORMED);          /* raw NUL */
+    CHECK_INT(FAILURE("{\"a\":1}  \n"), PS_JSON_OK);
+    ps_buf deep = PS_BUF_INIT;
+    for (int i = 0; i < PS_JSON_MAX_DEPTH + 1; i++) ps_buf_putc(&deep, '[');
+    for (int i = 0; i < PS_JSON_MAX_DEPTH + 1; i++) ps_buf_putc(&deep, ']');
+    CHECK_INT(parse_failure(deep.data, deep.len), PS_JSON_TOO_DEEP);
+    ps_buf_free(&deep);
+}
+
+static void values_round_trip(void)
+{
+    const char text[] = "{\"name\":\"Chat \\u00e9\\n\\\"q\\\" \xf0\x9f\x90\x88\",\"n\":-12,"
+                        "\"f\":1.5,\"e\":1e3,\"big\":9223372036854775808,\"ok\":true,\"z\":null,"
+                        "\"arr\":[1,[2]],\"name\":\"dup\"}";
+    ps_error err;
+    ps_json *v = ps_json_parse(text, sizeof text - 1, NULL, &err);
+    CHECK(v != NULL);
+    if (!v) return;
+    CHECK_STR(ps_json_get_string(v, "name", NULL), "Chat \xc3\xa9\n\"q\" \xf0\x9f\x90\x88");
+    CHECK(v->duplicate_keys);
+    const ps_json *n = ps_json_get(v, "n");
+    CHECK(n && n->is_int && n->i == -12);
+    CHECK(!ps_json_get(v, "f")->is_int);
+    CHECK(!ps_json_get(v, "e")->is_int);
+    CHECK(!ps_json_get(v, "big")->is_int); /* beyond int64 */
+    CHECK_STR(ps_json_get(v, "big")->str, "9223372036854775808");
+    CHECK_INT(ps_json_get(v, "arr")->count, 2);
+    CHECK_INT(ps_json_get(v, "z")->type, PS_JSON_NULL);
+    CHECK(ps_json_get(v, "missing") == NULL);
+    ps_json_free(v);
+}
+
+static void escaped_output_parses_back(void)
+{
+    const char raw[] = "a\"b\\c\n\x01<tag>&\xc3\xa9";
+    ps_buf b = PS_BUF_INIT;
+    ps_buf_json_string(&b, raw, sizeof raw - 1);
+    CHECK(strstr(b.data, "<") == NULL);
+    ps_json *v = ps_json_parse(b.data, b.len, NULL, NULL);
+    CHECK(v && v->type == PS_JSON_STRING && v->len == sizeof raw - 1 &&
+          memcmp(v->str, raw, v->len) == 0);
+    ps_json_free(v);
+    ps_buf_free(&b);
+}
+
+static void paths_find_nested_members(void)
+{
+    const char text[] = "{\"latency_us\":{\"corrected\":{\"p99\":1234}}}";
+    ps_json *v = ps_json_parse(text, sizeof text - 1, NULL, NULL);
+    const ps_json *p = ps_json_path(v, "latency_us.corrected.p99");
+    CHECK(p && p->is_int && p->i == 1234);
+    CHECK(ps_json_path(v, "latency_us.uncorrected.p99") == NULL);
+    ps_json_free(v);
+}
+
+int main(void)
+{
+    RUN(failures_are_classified);
+    RUN(values_round_trip);
+    RUN(escaped_output_parses_back);
+    RUN(paths_find_nested_members);
+    return TEST_EXIT();
+}
