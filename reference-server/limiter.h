@@ -34,8 +34,23 @@ typedef enum ps_admission {
 } ps_admission;
 
 /* Which window the rate-limit headers describe: the one with the fewest
- * requests remaining (ties: the one that resets first); when refused, the
- * window (or ban) that refused. */
+ * requests remaining after this request is counted (ties: the one that resets
+ * first); when refused, the window (or ban) that refused. When both windows
+ * are exhausted the day window is the refusing one (admission is possible
+ * only when both have room, i.e. when the later of the two ends). With no
+ * limit at all (per_minute == per_day == 0) every request is admitted and the
+ * decision reports limit 0, remaining 0, reset now and window "none".
+ *
+ * Ban: a request refused by a window while that window has already refused
+ * ban_threshold requests (i.e. the (ban_threshold+1)-th refusal in one
+ * window) starts a ban of ban_seconds and is itself answered PS_BANNED; until
+ * the ban ends every request is PS_BANNED (not counted in any window), with
+ * limit = the limit of the window that led to the ban, remaining 0 and reset
+ * and retry-after pointing at the ban's end.
+ *
+ * Times: reset_unix_s = ceil(end_ns / 1e9) and, when refused, retry_after_s =
+ * reset_unix_s - floor(now_ns / 1e9) (>= 1), so a client that subtracts its
+ * whole-second clock from Reset gets exactly Retry-After. */
 typedef struct ps_limit_decision {
     ps_admission verdict;
     int64_t limit;          /* X-RateLimit-Limit */
@@ -61,5 +76,11 @@ void ps_limiter_peek(ps_limiter *l, const char *identity, size_t identity_len, i
 
 /* Number of identities currently tracked (for tests of reclamation). */
 size_t ps_limiter_tracked(ps_limiter *l);
+
+/* Reclaims every identity whose windows and ban have all ended at now_ns and
+ * returns how many went. Admission already reclaims lazily (a few of the
+ * least recently seen identities of the same stripe per call); this full
+ * sweep is for a periodic timer and for tests. */
+size_t ps_limiter_reclaim(ps_limiter *l, int64_t now_ns);
 
 #endif
