@@ -1,0 +1,235 @@
+/* html_common.c - page frame, CSS and tolerant JSON access for the HTML reports. */
+#include "reports/html_common.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+/* One stylesheet for both reports: system fonts (nothing fetched), dark text
+ * on white, Okabe-Ito status colours always paired with a text label, and a
+ * print layout that opens nothing and hides the filter controls. */
+static const char css[] =
+    ":root{--fg:#1a1a1a;--muted:#5b5b5b;--line:#d9d9d9;--bg2:#f5f6f7;"
+    "--ok:#00795a;--bad:#c24e00;--warn:#a86b00;--skip:#6b6b6b;}\n"
+    "*{box-sizing:border-box}\n"
+    "body{margin:0 auto;max-width:1240px;padding:24px;color:var(--fg);background:#fff;"
+    "font:14px/1.45 system-ui,-apple-system,\"Segoe UI\",Roboto,\"Helvetica Neue\",Arial,sans-serif}\n"
+    "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;"
+    "border-bottom:1px solid var(--line);padding-bottom:4px}h3{font-size:15px;margin:16px 0 6px}\n"
+    "code,pre,.mono{font:12.5px/1.4 ui-monospace,\"SFMono-Regular\",Menlo,Consolas,\"DejaVu Sans Mono\",monospace}\n"
+    "pre{background:var(--bg2);border:1px solid var(--line);border-radius:4px;padding:8px 10px;"
+    "white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0 10px}\n"
+    ".meta{color:var(--muted);margin:2px 0}\n"
+    ".verdict{display:inline-block;padding:2px 10px;border-radius:4px;font-weight:700;"
+    "color:#fff;vertical-align:middle;font-size:14px;margin-left:8px}\n"
+    ".v-pass{background:var(--ok)}.v-fail{background:var(--bad)}.v-other{background:var(--skip)}\n"
+    "table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums}\n"
+    "th,td{border-bottom:1px solid var(--line);padding:4px 10px;text-align:left;vertical-align:top}\n"
+    "th{background:var(--bg2);font-weight:600}td.n,th.n{text-align:right}\n"
+    ".cards{display:flex;flex-wrap:wrap;gap:10px;margin:14px 0}\n"
+    ".card{border:1px solid var(--line);border-radius:6px;padding:8px 14px;min-width:120px}\n"
+    ".card b{display:block;font-size:20px}.card span{color:var(--muted);font-size:12px}\n"
+    ".badge{display:inline-block;min-width:64px;text-align:center;border-radius:3px;"
+    "padding:0 6px;font-size:12px;font-weight:600;color:#fff}\n"
+    ".st-passed{background:var(--ok)}.st-failed{background:var(--bad)}"
+    ".st-warning{background:var(--warn)}.st-not_run,.st-unknown{background:var(--skip)}\n"
+    ".bar{display:flex;height:22px;border-radius:4px;overflow:hidden;border:1px solid var(--line);"
+    "margin:10px 0 6px}.bar div{height:100%}\n"
+    ".legend-row span{margin-right:18px}.sw{display:inline-block;width:11px;height:11px;"
+    "border-radius:2px;margin-right:5px;vertical-align:-1px}\n"
+    ".check{border-bottom:1px solid var(--line)}\n"
+    ".row{display:grid;grid-template-columns:80px minmax(180px,2fr) 3fr 60px minmax(120px,1fr) 70px;"
+    "gap:10px;padding:4px 6px;align-items:baseline}\n"
+    "summary.row{cursor:pointer;list-style:none}summary.row::-webkit-details-marker{display:none}\n"
+    "summary.row::before{content:\"\\25B8\";position:absolute;margin-left:-14px;color:var(--muted)}\n"
+    "details[open]>summary.row::before{content:\"\\25BE\"}\n"
+    ".check:hover{background:#fafafa}.row .id{overflow-wrap:anywhere}.row .dur{text-align:right;"
+    "color:var(--muted)}.row .lvl,.row .cl{color:var(--muted)}\n"
+    ".msg{color:var(--bad)}.ev{padding:4px 6px 10px 96px}.ev h4{margin:8px 0 2px;font-size:13px}\n"
+    ".filters{margin:8px 0}.filters label{margin-right:16px;cursor:pointer}\n"
+    "svg.plot{display:block;max-width:100%;height:auto;margin:8px 0 18px}\n"
+    "svg.plot text{font:12px system-ui,-apple-system,\"Segoe UI\",Roboto,Arial,sans-serif;fill:#333}\n"
+    "svg.plot .pt{font-weight:600;font-size:14px;fill:#1a1a1a}\n"
+    "svg.plot .grid line{stroke:#e3e3e3;stroke-width:1}svg.plot .frame{fill:none;stroke:#999}\n"
+    "svg.plot .nodata{fill:#888;font-size:14px}\n"
+    ".note{color:var(--muted);font-size:12.5px}\n"
+    "footer{margin-top:32px;color:var(--muted);font-size:12px}\n"
+    "@media print{body{max-width:none;padding:0}.filters{display:none}details>.ev{display:block}"
+    ".check,table,svg.plot{break-inside:avoid}}\n";
+
+void hc_page_begin(ps_buf *b, const char *title, const char *report_kind)
+{
+    ps_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                   "<title>");
+    hc_esc(b, title);
+    ps_buf_puts(b, "</title>\n<style>\n");
+    ps_buf_puts(b, css);
+    ps_buf_puts(b, "</style>\n</head>\n<body data-report=\"");
+    hc_esc(b, report_kind);
+    ps_buf_puts(b, "\">\n");
+}
+
+void hc_page_end(ps_buf *b, const char *script)
+{
+    if (script) {
+        ps_buf_puts(b, "<script>\n");
+        ps_buf_puts(b, script);
+        ps_buf_puts(b, "</script>\n");
+    }
+    ps_buf_puts(b, "</body>\n</html>\n");
+}
+
+void hc_esc_n(ps_buf *b, const char *s, size_t len)
+{
+    if (!s) return;
+    size_t start = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '\0') {
+            ps_buf_html_escape(b, s + start, i - start);
+            ps_buf_puts(b, "\xEF\xBF\xBD");
+            start = i + 1;
+        }
+    }
+    ps_buf_html_escape(b, s + start, len - start);
+}
+
+void hc_esc(ps_buf *b, const char *s)
+{
+    if (s) hc_esc_n(b, s, strlen(s));
+}
+
+void hc_esc_capped(ps_buf *b, const ps_json *str, size_t max)
+{
+    if (!str || str->type != PS_JSON_STRING) return;
+    size_t n = str->len;
+    if (n <= max) {
+        hc_esc_n(b, str->str, n);
+        return;
+    }
+    n = max;
+    /* back up to the start of a UTF-8 sequence so the page stays valid */
+    while (n > 0 && ((unsigned char)str->str[n] & 0xC0) == 0x80) n--;
+    hc_esc_n(b, str->str, n);
+    ps_buf_printf(b, "\n\xE2\x80\xA6 (%zu more bytes not shown)", str->len - n);
+}
+
+static void json_compact(ps_buf *b, const ps_json *v)
+{
+    switch (v->type) {
+    case PS_JSON_NULL: ps_buf_puts(b, "null"); break;
+    case PS_JSON_BOOL: ps_buf_puts(b, v->boolean ? "true" : "false"); break;
+    case PS_JSON_NUMBER: ps_buf_puts(b, v->str ? v->str : "0"); break;
+    case PS_JSON_STRING: ps_buf_json_string(b, v->str, v->len); break;
+    case PS_JSON_ARRAY:
+        ps_buf_putc(b, '[');
+        for (size_t i = 0; i < v->count; i++) {
+            if (i) ps_buf_puts(b, ", ");
+            json_compact(b, v->items[i]);
+        }
+        ps_buf_putc(b, ']');
+        break;
+    case PS_JSON_OBJECT:
+        ps_buf_putc(b, '{');
+        for (size_t i = 0; i < v->count; i++) {
+            if (i) ps_buf_puts(b, ", ");
+            ps_buf_json_string(b, v->keys[i], v->key_lens[i]);
+            ps_buf_puts(b, ": ");
+            json_compact(b, v->items[i]);
+        }
+        ps_buf_putc(b, '}');
+        break;
+    }
+}
+
+void hc_value(ps_buf *b, const ps_json *v, const char *dflt)
+{
+    if (!v) {
+        hc_esc(b, dflt);
+        return;
+    }
+    switch (v->type) {
+    case PS_JSON_STRING: hc_esc_n(b, v->str, v->len); return;
+    case PS_JSON_NUMBER: hc_esc(b, v->str); return;
+    default: break;
+    }
+    ps_buf tmp = PS_BUF_INIT;
+    json_compact(&tmp, v);
+    hc_esc_n(b, tmp.data, tmp.len);
+    ps_buf_free(&tmp);
+}
+
+const ps_json *hc_get(const ps_json *v, const char *key, ps_json_type type)
+{
+    const ps_json *m = ps_json_get(v, key);
+    return m && m->type == type ? m : NULL;
+}
+
+const char *hc_str(const ps_json *v, const char *key)
+{
+    const ps_json *m = hc_get(v, key, PS_JSON_STRING);
+    return m ? m->str : NULL;
+}
+
+bool hc_num(const ps_json *v, const char *key, double *out)
+{
+    const ps_json *m = hc_get(v, key, PS_JSON_NUMBER);
+    if (!m || !isfinite(m->d)) return false;
+    *out = m->d;
+    return true;
+}
+
+void hc_number(ps_buf *b, double v)
+{
+    if (!isfinite(v)) {
+        ps_buf_puts(b, "n/a");
+        return;
+    }
+    if (v == floor(v) && fabs(v) < 1e15) {
+        /* group thousands with a thin space: 1 234 567 */
+        char tmp[32];
+        snprintf(tmp, sizeof tmp, "%.0f", fabs(v));
+        size_t n = strlen(tmp);
+        if (v < 0) ps_buf_putc(b, '-');
+        for (size_t i = 0; i < n; i++) {
+            if (i && (n - i) % 3 == 0) ps_buf_puts(b, "\xE2\x80\x89");
+            ps_buf_putc(b, tmp[i]);
+        }
+        return;
+    }
+    ps_buf_printf(b, fabs(v) >= 100 ? "%.1f" : fabs(v) >= 1 ? "%.2f" : "%.3g", v);
+}
+
+void hc_count(ps_buf *b, const ps_json *obj, const char *key)
+{
+    double v;
+    if (hc_num(obj, key, &v))
+        hc_number(b, v);
+    else
+        ps_buf_puts(b, "n/a");
+}
+
+void hc_latency_us(ps_buf *b, double us)
+{
+    if (!isfinite(us)) {
+        ps_buf_puts(b, "n/a");
+        return;
+    }
+    double a = fabs(us);
+    if (a < 1000)
+        ps_buf_printf(b, "%.*f\xC2\xA0\xC2\xB5s", us == floor(us) ? 0 : 1, us);
+    else if (a < 1e6)
+        ps_buf_printf(b, "%.*f\xC2\xA0ms", a < 10e3 ? 2 : a < 100e3 ? 1 : 0, us / 1e3);
+    else
+        ps_buf_printf(b, "%.*f\xC2\xA0s", a < 10e6 ? 2 : 1, us / 1e6);
+}
+
+int hc_write(const ps_buf *b, FILE *out, ps_error *err)
+{
+    if (!out) return ps_error_set(err, "HTML report: no output stream");
+    if (b->len && fwrite(b->data, 1, b->len, out) != b->len)
+        return ps_error_set(err, "HTML report: write failed: %s", strerror(errno));
+    if (fflush(out) != 0 || ferror(out))
+        return ps_error_set(err, "HTML report: write failed: %s", strerror(errno));
+    return 0;
+}

@@ -1,0 +1,46 @@
+/* html_common.h - pieces shared by the two HTML reports: the page frame and
+ * CSS, escaping, and JSON accessors that tolerate missing or mistyped members.
+ *
+ * All functions append to a caller-owned ps_buf; nothing returned needs
+ * freeing. Every text taken from a JSON document goes through hc_esc*. */
+#ifndef PS_HTML_COMMON_H
+#define PS_HTML_COMMON_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/json.h"
+
+/* <!doctype> up to and including <body ...>; title is plain text. */
+void hc_page_begin(ps_buf *b, const char *title, const char *report_kind);
+/* Inline script (may be NULL), then </body></html>. */
+void hc_page_end(ps_buf *b, const char *script);
+
+/* HTML-escapes s (NULL appends nothing); NUL bytes become U+FFFD. */
+void hc_esc(ps_buf *b, const char *s);
+void hc_esc_n(ps_buf *b, const char *s, size_t len);
+/* Escapes a JSON string value, cutting it after max bytes (at a UTF-8
+ * boundary) with a note saying how much was left out. */
+void hc_esc_capped(ps_buf *b, const ps_json *str, size_t max);
+
+/* Any value as readable text: strings escaped, numbers as written, true/false,
+ * null as "null", arrays and objects as compact JSON; NULL (absent) as dflt. */
+void hc_value(ps_buf *b, const ps_json *v, const char *dflt);
+
+/* Typed member lookups: NULL / false when absent or of another type. */
+const ps_json *hc_get(const ps_json *v, const char *key, ps_json_type type);
+const char *hc_str(const ps_json *v, const char *key);
+bool hc_num(const ps_json *v, const char *key, double *out);
+
+/* Number cells: n/a when absent. hc_count prints integers with thin-space
+ * grouping; hc_latency prints microseconds as µs, ms or s. */
+void hc_count(ps_buf *b, const ps_json *obj, const char *key);
+void hc_number(ps_buf *b, double v);
+void hc_latency_us(ps_buf *b, double us);
+
+/* Writes the buffer to out and flushes; -1 with a message on failure. */
+int hc_write(const ps_buf *b, FILE *out, ps_error *err);
+
+#endif

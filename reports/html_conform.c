@@ -1,0 +1,354 @@
+/* html_conform.c - the conformance report as one self-contained HTML page. */
+#include "reports/html_report.h"
+
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/buf.h"
+#include "reports/html_common.h"
+
+/* Response bodies can be anything a server sends; past this the page would
+ * stop being a report. */
+#define BODY_CAP (64 * 1024)
+
+static const char *const statuses[] = {"passed", "failed", "warning", "not_run"};
+static const char *const status_labels[] = {"passed", "failed", "warnings", "not run"};
+static const char *const badge_labels[] = {"passed", "failed", "warning", "not run"};
+static const char *const status_colours[] = {"var(--ok)", "var(--bad)", "var(--warn)", "var(--skip)"};
+#define NSTATUS 4
+
+/* Filtering without a server: the checkboxes only appear once the script has
+ * run (data-script lets a headless browser test see that it did). */
+static const char script[] =
+    "(function(){var d=document.documentElement;d.setAttribute('data-script','ran');\n"
+    "var f=document.getElementById('filters');if(!f)return;f.hidden=false;\n"
+    "function apply(){var on={};f.querySelectorAll('input').forEach(function(i){on[i.value]=i.checked;});\n"
+    "document.querySelectorAll('.check').forEach(function(c){c.hidden=on[c.getAttribute('data-status')]===false;});\n"
+    "document.querySelectorAll('section.suite').forEach(function(s){\n"
+    "s.hidden=s.querySelector('.check')!==null&&s.querySelector('.check:not([hidden])')===null;});}\n"
+    "f.addEventListener('change',apply);apply();})();\n";
+
+static int status_index(const char *s)
+{
+    for (int i = 0; s && i < NSTATUS; i++)
+        if (strcmp(s, statuses[i]) == 0) return i;
+    return -1;
+}
+
+/* Credentials must not reach a file attached to a CI job: the runner already
+ * writes "***", this catches a writer that forgot. */
+static bool is_secret_header(const char *name)
+{
+    return name && (strcasecmp(name, "authorization") == 0 ||
+                    strcasecmp(name, "proxy-authorization") == 0 ||
+                    strcasecmp(name, "x-api-key") == 0 || strcasecmp(name, "cookie") == 0);
+}
+
+static void header_value(ps_buf *b, const char *name, const ps_json *v)
+{
+    if (is_secret_header(name) && v && v->type == PS_JSON_STRING && !strstr(v->str, "***")) {
+        const char *sp = memchr(v->str, ' ', v->len);
+        if (sp) hc_esc_n(b, v->str, (size_t)(sp - v->str) + 1);
+        ps_buf_puts(b, "***");
+        return;
+    }
+    hc_value(b, v, "");
+}
+
+/* headers: [["Name","value"],...] per the contract; {"Name":"value"} tolerated. */
+static void headers_block(ps_buf *b, const ps_json *h)
+{
+    if (!h) return;
+    if (h->type == PS_JSON_ARRAY) {
+        for (size_t i = 0; i < h->count; i++) {
+            const ps_json *pair = h->items[i];
+            if (pair->type == PS_JSON_ARRAY && pair->count >= 2 &&
+                pair->items[0]->type == PS_JSON_STRING) {
+                hc_esc_n(b, pair->items[0]->str, pair->items[0]->len);
+                ps_buf_puts(b, ": ");
+                header_value(b, pair->items[0]->str, pair->items[1]);
+            } else {
+                hc_value(b, pair, "");
+            }
+            ps_buf_putc(b, '\n');
+        }
+    } else if (h->type == PS_JSON_OBJECT) {
+        for (size_t i = 0; i < h->count; i++) {
+            hc_esc_n(b, h->keys[i], h->key_lens[i]);
+            ps_buf_puts(b, ": ");
+            header_value(b, h->keys[i], h->items[i]);
+            ps_buf_putc(b, '\n');
+        }
+    } else {
+        hc_value(b, h, "");
+        ps_buf_putc(b, '\n');
+    }
+}
+
+static void body_block(ps_buf *b, const ps_json *body)
+{
+    if (!body || (body->type == PS_JSON_STRING && body->len == 0)) return;
+    ps_buf_putc(b, '\n');
+    if (body->type == PS_JSON_STRING)
+        hc_esc_capped(b, body, BODY_CAP);
+    else
+        hc_value(b, body, "");
+}
+
+static void request_block(ps_buf *b, const ps_json *req)
+{
+    ps_buf_puts(b, "<h4>Request</h4><pre class=\"req\">");
+    if (req && req->type == PS_JSON_OBJECT) {
+        hc_value(b, ps_json_get(req, "method"), "?");
+        ps_buf_putc(b, ' ');
+        hc_value(b, ps_json_get(req, "url"), "?");
+        ps_buf_putc(b, '\n');
+        headers_block(b, ps_json_get(req, "headers"));
+        body_block(b, ps_json_get(req, "body"));
+    } else {
+        hc_value(b, req, "");
+    }
+    ps_buf_puts(b, "</pre>\n");
+}
+
+static void response_block(ps_buf *b, const ps_json *resp)
+{
+    ps_buf_puts(b, "<h4>Response</h4><pre class=\"resp\">");
+    if (resp && resp->type == PS_JSON_OBJECT) {
+        ps_buf_puts(b, "HTTP ");
+        hc_value(b, ps_json_get(resp, "status"), "(no status)");
+        ps_buf_putc(b, '\n');
+        headers_block(b, ps_json_get(resp, "headers"));
+        body_block(b, ps_json_get(resp, "body"));
+    } else {
+        hc_value(b, resp, "");
+    }
+    ps_buf_puts(b, "</pre>\n");
+}
+
+static void evidence_block(ps_buf *b, const ps_json *check)
+{
+    const ps_json *msg = ps_json_get(check, "message");
+    const ps_json *ev = ps_json_get(check, "evidence");
+    const ps_json *tags = hc_get(check, "tags", PS_JSON_ARRAY);
+    ps_buf_puts(b, "<div class=\"ev\">");
+    if (msg) {
+        ps_buf_puts(b, "<p class=\"msg\">");
+        hc_value(b, msg, "");
+        ps_buf_puts(b, "</p>");
+    }
+    if (ev && ev->type == PS_JSON_OBJECT) {
+        const ps_json *req = ps_json_get(ev, "request");
+        const ps_json *resp = ps_json_get(ev, "response");
+        const ps_json *exp = ps_json_get(ev, "expected");
+        const ps_json *curl = ps_json_get(ev, "curl");
+        if (req) request_block(b, req);
+        if (resp) response_block(b, resp);
+        if (exp) {
+            ps_buf_puts(b, "<h4>Expected</h4><pre class=\"exp\">");
+            hc_value(b, exp, "");
+            ps_buf_puts(b, "</pre>\n");
+        }
+        if (curl) {
+            ps_buf_puts(b, "<h4>Reproduce</h4><pre class=\"curl\"><code>");
+            hc_value(b, curl, "");
+            ps_buf_puts(b, "</code></pre>\n");
+        }
+        /* members added to the contract later still show */
+        for (size_t i = 0; i < ev->count; i++) {
+            const char *k = ev->keys[i];
+            if (!strcmp(k, "request") || !strcmp(k, "response") || !strcmp(k, "expected") ||
+                !strcmp(k, "curl"))
+                continue;
+            ps_buf_puts(b, "<h4>");
+            hc_esc_n(b, k, ev->key_lens[i]);
+            ps_buf_puts(b, "</h4><pre>");
+            hc_value(b, ev->items[i], "");
+            ps_buf_puts(b, "</pre>\n");
+        }
+    } else if (ev) {
+        ps_buf_puts(b, "<h4>Evidence</h4><pre>");
+        hc_value(b, ev, "");
+        ps_buf_puts(b, "</pre>\n");
+    }
+    if (tags && tags->count) {
+        ps_buf_puts(b, "<p class=\"note\">tags: ");
+        for (size_t i = 0; i < tags->count; i++) {
+            if (i) ps_buf_puts(b, ", ");
+            hc_value(b, tags->items[i], "");
+        }
+        ps_buf_puts(b, "</p>");
+    }
+    ps_buf_puts(b, "</div>\n");
+}
+
+static void check_row(ps_buf *b, const ps_json *check, int counts[NSTATUS + 1])
+{
+    const char *st = hc_str(check, "status");
+    int si = status_index(st);
+    counts[si < 0 ? NSTATUS : si]++;
+    const char *cls = si < 0 ? "unknown" : statuses[si];
+    bool expandable = ps_json_get(check, "evidence") || ps_json_get(check, "message");
+    const char *outer = expandable ? "details" : "div";
+    double dur;
+
+    ps_buf_printf(b, "<%s class=\"check\" data-status=\"%s\" id=\"", outer, cls);
+    hc_value(b, ps_json_get(check, "id"), "");
+    ps_buf_printf(b, "\"><%s class=\"row\"><span><span class=\"badge st-%s\">", expandable ? "summary" : "div",
+                  cls);
+    if (si < 0)
+        hc_value(b, ps_json_get(check, "status"), "unknown");
+    else
+        ps_buf_puts(b, badge_labels[si]);
+    ps_buf_puts(b, "</span></span><code class=\"id\">");
+    hc_value(b, ps_json_get(check, "id"), "(no id)");
+    ps_buf_puts(b, "</code><span class=\"ti\">");
+    hc_value(b, ps_json_get(check, "title"), "");
+    ps_buf_puts(b, "</span><span class=\"lvl\">");
+    hc_value(b, ps_json_get(check, "level"), "");
+    ps_buf_puts(b, "</span><span class=\"cl\">");
+    hc_value(b, ps_json_get(check, "clause"), "");
+    ps_buf_puts(b, "</span><span class=\"dur\">");
+    if (hc_num(check, "duration_ms", &dur)) hc_latency_us(b, dur * 1000);
+    ps_buf_printf(b, "</span></%s>\n", expandable ? "summary" : "div");
+    if (expandable) evidence_block(b, check);
+    ps_buf_printf(b, "</%s>\n", outer);
+}
+
+static void summary_section(ps_buf *b, const ps_json *doc, const int counted[NSTATUS + 1])
+{
+    const ps_json *sum = hc_get(doc, "summary", PS_JSON_OBJECT);
+    static const char *const keys[] = {"passed", "failed", "warnings", "not_run"};
+    double n[NSTATUS], total = 0, t;
+    for (int i = 0; i < NSTATUS; i++) {
+        /* the document's summary is authoritative; count rows only without one */
+        if (!hc_num(sum, keys[i], &n[i]) || n[i] < 0) n[i] = sum ? 0 : counted[i];
+        total += n[i];
+    }
+    ps_buf_puts(b, "<section class=\"summary\">\n<div class=\"cards\">");
+    ps_buf_puts(b, "<div class=\"card\" data-count=\"total\"><b>");
+    if (hc_num(sum, "total", &t))
+        hc_number(b, t);
+    else
+        hc_number(b, total);
+    ps_buf_puts(b, "</b><span>checks</span></div>");
+    for (int i = 0; i < NSTATUS; i++) {
+        ps_buf_printf(b, "<div class=\"card\" data-count=\"%s\"><b>", statuses[i]);
+        hc_number(b, n[i]);
+        ps_buf_printf(b, "</b><span><i class=\"sw\" style=\"background:%s\"></i>%s</span></div>",
+                      status_colours[i], status_labels[i]);
+    }
+    ps_buf_puts(b, "</div>\n<div class=\"bar\" role=\"img\" aria-label=\"");
+    for (int i = 0; i < NSTATUS; i++) {
+        if (i) ps_buf_puts(b, ", ");
+        hc_number(b, n[i]);
+        ps_buf_printf(b, " %s", status_labels[i]);
+    }
+    ps_buf_puts(b, "\">");
+    for (int i = 0; total > 0 && i < NSTATUS; i++) {
+        if (n[i] <= 0) continue;
+        ps_buf_printf(b, "<div style=\"width:%.3f%%;background:%s\" title=\"%s: %.0f\"></div>",
+                      100.0 * n[i] / total, status_colours[i], status_labels[i], n[i]);
+    }
+    ps_buf_puts(b, "</div>\n</section>\n");
+}
+
+int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
+{
+    if (!doc || doc->type != PS_JSON_OBJECT)
+        return ps_error_set(err, "HTML report: the conformance summary is %s, not a JSON object",
+                            doc ? ps_json_type_name(doc->type) : "missing");
+    ps_buf b = PS_BUF_INIT, body = PS_BUF_INIT;
+    int counted[NSTATUS + 1] = {0};
+    int rc = -1;
+    const ps_json *target = hc_get(doc, "target", PS_JSON_OBJECT);
+    const ps_json *suites = hc_get(doc, "suites", PS_JSON_ARRAY);
+    const char *verdict = hc_str(doc, "verdict");
+    double v;
+
+    /* checks first, into their own buffer: the summary needs their counts */
+    for (size_t i = 0; suites && i < suites->count; i++) {
+        const ps_json *s = suites->items[i];
+        const ps_json *checks = hc_get(s, "checks", PS_JSON_ARRAY);
+        int sc[NSTATUS + 1] = {0};
+        ps_buf rows = PS_BUF_INIT;
+        for (size_t j = 0; checks && j < checks->count; j++) check_row(&rows, checks->items[j], sc);
+        for (int k = 0; k <= NSTATUS; k++) counted[k] += sc[k];
+        ps_buf_puts(&body, "<section class=\"suite\" data-suite=\"");
+        hc_value(&body, ps_json_get(s, "name"), "");
+        ps_buf_puts(&body, "\">\n<h2>");
+        hc_value(&body, ps_json_get(s, "name"), "(unnamed suite)");
+        ps_buf_printf(&body, " <small class=\"note\">%d passed, %d failed, %d warnings, %d not run",
+                      sc[0], sc[1], sc[2], sc[3]);
+        if (sc[NSTATUS]) ps_buf_printf(&body, ", %d with an unknown status", sc[NSTATUS]);
+        ps_buf_puts(&body, "</small></h2>\n");
+        if (!checks || !checks->count) ps_buf_puts(&body, "<p class=\"note\">No checks.</p>\n");
+        ps_buf_append(&body, rows.data, rows.len);
+        ps_buf_puts(&body, "</section>\n");
+        ps_buf_free(&rows);
+    }
+
+    ps_buf title = PS_BUF_INIT;
+    ps_buf_puts(&title, "Conformance report");
+    if (hc_str(target, "base_url")) ps_buf_printf(&title, ": %s", hc_str(target, "base_url"));
+    hc_page_begin(&b, title.data, "conform");
+    ps_buf_free(&title);
+
+    ps_buf_puts(&b, "<header>\n<h1>Pet Store conformance report");
+    if (verdict) {
+        ps_buf_printf(&b, "<span class=\"verdict %s\" data-verdict=\"",
+                      !strcmp(verdict, "pass") ? "v-pass" : !strcmp(verdict, "fail") ? "v-fail" : "v-other");
+        hc_esc(&b, verdict);
+        ps_buf_puts(&b, "\">");
+        hc_esc(&b, verdict);
+        ps_buf_puts(&b, "</span>");
+    }
+    ps_buf_puts(&b, "</h1>\n<p class=\"meta\">Target <code>");
+    hc_value(&b, ps_json_get(target, "base_url"), "unknown");
+    ps_buf_puts(&b, "</code> &middot; plan ");
+    hc_value(&b, ps_json_get(target, "plan"), "n/a");
+    ps_buf_puts(&b, " &middot; limit plan ");
+    hc_value(&b, ps_json_get(target, "limit_plan"), "n/a");
+    ps_buf_puts(&b, " &middot; strict ");
+    hc_value(&b, ps_json_get(target, "strict"), "n/a");
+    ps_buf_puts(&b, "</p>\n<p class=\"meta\">Started ");
+    hc_value(&b, ps_json_get(doc, "started_at"), "n/a");
+    ps_buf_puts(&b, " &middot; took ");
+    if (hc_num(doc, "duration_s", &v))
+        ps_buf_printf(&b, "%.2f s", v);
+    else
+        ps_buf_puts(&b, "n/a");
+    ps_buf_puts(&b, " &middot; exit code ");
+    hc_value(&b, ps_json_get(doc, "exit_code"), "n/a");
+    ps_buf_puts(&b, "</p>\n</header>\n");
+
+    summary_section(&b, doc, counted);
+
+    ps_buf_puts(&b, "<div class=\"filters\" id=\"filters\" hidden>Show: ");
+    for (int i = 0; i < NSTATUS; i++)
+        ps_buf_printf(&b, "<label><input type=\"checkbox\" value=\"%s\" checked> %s</label>", statuses[i],
+                      status_labels[i]);
+    if (counted[NSTATUS])
+        ps_buf_puts(&b, "<label><input type=\"checkbox\" value=\"unknown\" checked> unknown</label>");
+    ps_buf_puts(&b, "</div>\n");
+    ps_buf_puts(&b, "<p class=\"note\">Failed and warning checks open to show the request, the "
+                    "response, what was expected and a curl command that reproduces it.</p>\n");
+
+    if (!suites || !suites->count) ps_buf_puts(&b, "<p class=\"note\">The report lists no suites.</p>\n");
+    ps_buf_append(&b, body.data, body.len);
+
+    ps_buf_puts(&b, "<footer>");
+    hc_value(&b, ps_json_get(doc, "tool"), "petstore-conform");
+    ps_buf_puts(&b, " ");
+    hc_value(&b, ps_json_get(doc, "version"), "");
+    ps_buf_puts(&b, " &middot; report format ");
+    hc_value(&b, ps_json_get(doc, "format"), "n/a");
+    ps_buf_puts(&b, "</footer>\n");
+    hc_page_end(&b, script);
+
+    rc = hc_write(&b, out, err);
+    ps_buf_free(&b);
+    ps_buf_free(&body);
+    return rc;
+}

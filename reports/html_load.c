@@ -1,0 +1,487 @@
+/* html_load.c - the load report as one self-contained HTML page with SVG plots. */
+#include "reports/html_report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/buf.h"
+#include "reports/html_common.h"
+#include "reports/svg.h"
+
+static const char script[] = "document.documentElement.setAttribute('data-script','ran');\n";
+
+static const char *const pct_keys[] = {"p50", "p75", "p90", "p95", "p99", "p99_9", "p99_99", "max", "mean"};
+static const char *const pct_labels[] = {"50%", "75%", "90%", "95%", "99%", "99.9%", "99.99%", "max", "mean"};
+#define NPCT (sizeof pct_keys / sizeof pct_keys[0])
+
+/* Latency axis unit from the largest value drawn, so ticks read "2.5 ms", not "2500 µs". */
+static void latency_unit(double max_us, double *div, const char **unit)
+{
+    if (max_us >= 1e6)
+        *div = 1e6, *unit = "s";
+    else if (max_us >= 1e3)
+        *div = 1e3, *unit = "ms";
+    else
+        *div = 1, *unit = "\xC2\xB5s";
+}
+
+static void verdict_badge(ps_buf *b, const char *verdict, const char *attr)
+{
+    if (!verdict) {
+        ps_buf_puts(b, "n/a");
+        return;
+    }
+    ps_buf_printf(b, "<span class=\"verdict %s\" data-%s=\"",
+                  !strcmp(verdict, "pass") ? "v-pass" : !strcmp(verdict, "fail") ? "v-fail" : "v-other",
+                  attr);
+    hc_esc(b, verdict);
+    ps_buf_puts(b, "\">");
+    hc_esc(b, verdict);
+    ps_buf_puts(b, "</span>");
+}
+
+/* A latency cell: human units, the raw microseconds in data-us. */
+static void latency_cell(ps_buf *b, const ps_json *obj, const char *key)
+{
+    double v;
+    if (hc_num(obj, key, &v)) {
+        ps_buf_puts(b, "<td class=\"n\" data-us=\"");
+        ps_svg_put_number(b, v);
+        ps_buf_puts(b, "\">");
+        hc_latency_us(b, v);
+        ps_buf_puts(b, "</td>");
+    } else {
+        ps_buf_puts(b, "<td class=\"n\">n/a</td>");
+    }
+}
+
+static void count_cell(ps_buf *b, const ps_json *obj, const char *key)
+{
+    ps_buf_puts(b, "<td class=\"n\">");
+    hc_count(b, obj, key);
+    ps_buf_puts(b, "</td>");
+}
+
+static void card(ps_buf *b, const char *label, const char *key, const ps_json *obj, bool latency)
+{
+    double v;
+    ps_buf_printf(b, "<div class=\"card\" data-card=\"%s\"><b>", key);
+    if (!hc_num(obj, key, &v))
+        ps_buf_puts(b, "n/a");
+    else if (latency)
+        hc_latency_us(b, v);
+    else
+        hc_number(b, v);
+    ps_buf_printf(b, "</b><span>%s</span></div>", label);
+}
+
+static void parameters_section(ps_buf *b, const ps_json *params)
+{
+    ps_buf_puts(b, "<h2>Parameters</h2>\n");
+    if (!params || params->type != PS_JSON_OBJECT || !params->count) {
+        ps_buf_puts(b, "<p class=\"note\">The report records no parameters.</p>\n");
+        return;
+    }
+    /* every member, in the document's order: a report must say exactly what was measured */
+    ps_buf_puts(b, "<table class=\"params\">\n");
+    for (size_t i = 0; i < params->count; i++) {
+        ps_buf_puts(b, "<tr><th>");
+        hc_esc_n(b, params->keys[i], params->key_lens[i]);
+        ps_buf_puts(b, "</th><td class=\"mono\">");
+        if (params->items[i]->type == PS_JSON_NULL)
+            ps_buf_puts(b, "none");
+        else
+            hc_value(b, params->items[i], "");
+        ps_buf_puts(b, "</td></tr>\n");
+    }
+    ps_buf_puts(b, "</table>\n");
+}
+
+static void percentiles_table(ps_buf *b, const ps_json *lat)
+{
+    const ps_json *c = hc_get(lat, "corrected", PS_JSON_OBJECT);
+    const ps_json *u = hc_get(lat, "uncorrected", PS_JSON_OBJECT);
+    ps_buf_puts(b, "<h2>Latency</h2>\n");
+    if (!c && !u) {
+        ps_buf_puts(b, "<p class=\"note\">No latency was recorded.</p>\n");
+        return;
+    }
+    ps_buf_puts(b, "<p class=\"note\">Corrected latency counts from when each request should have "
+                   "been sent (coordinated omission corrected); uncorrected from when it was "
+                   "sent.</p>\n<table class=\"pct\"><tr><th>percentile</th><th class=\"n\">corrected"
+                   "</th><th class=\"n\">uncorrected</th></tr>\n");
+    for (size_t i = 0; i < NPCT; i++) {
+        ps_buf_printf(b, "<tr data-key=\"%s\"><th>%s</th>", pct_keys[i], pct_labels[i]);
+        latency_cell(b, c, pct_keys[i]);
+        latency_cell(b, u, pct_keys[i]);
+        ps_buf_puts(b, "</tr>\n");
+    }
+    ps_buf_puts(b, "<tr data-key=\"count\"><th>count</th>");
+    count_cell(b, c, "count");
+    count_cell(b, u, "count");
+    ps_buf_puts(b, "</tr>\n</table>\n");
+}
+
+/* Fills x/y from spectrum rows [value_us, percentile, total_count]; rows of
+ * another shape become NaN and are skipped by the plot writer. */
+static size_t spectrum_points(const ps_json *rows, double **x, double **y, double *max_us)
+{
+    *x = *y = NULL;
+    if (!rows || rows->type != PS_JSON_ARRAY || !rows->count) return 0;
+    *x = malloc(rows->count * sizeof **x);
+    *y = malloc(rows->count * sizeof **y);
+    if (!*x || !*y) abort(); /* as ps_buf does: nothing useful to do without memory */
+    for (size_t i = 0; i < rows->count; i++) {
+        const ps_json *r = rows->items[i];
+        (*x)[i] = (*y)[i] = NAN;
+        if (r->type != PS_JSON_ARRAY || r->count < 2 || r->items[0]->type != PS_JSON_NUMBER ||
+            r->items[1]->type != PS_JSON_NUMBER)
+            continue;
+        (*y)[i] = r->items[0]->d;
+        (*x)[i] = r->items[1]->d;
+        if (isfinite((*y)[i]) && (*y)[i] > *max_us) *max_us = (*y)[i];
+    }
+    return rows->count;
+}
+
+static void spectrum_section(ps_buf *b, const ps_json *spec)
+{
+    double *cx, *cy, *ux, *uy, max_us = 0, div;
+    const char *unit;
+    if (!spec || spec->type != PS_JSON_OBJECT) {
+        ps_buf_puts(b, "<p class=\"note\">No percentile distribution in the report.</p>\n");
+        return;
+    }
+    size_t cn = spectrum_points(ps_json_get(spec, "corrected"), &cx, &cy, &max_us);
+    size_t un = spectrum_points(ps_json_get(spec, "uncorrected"), &ux, &uy, &max_us);
+    latency_unit(max_us, &div, &unit);
+    ps_svg_series s[2] = {
+        {.name = "corrected", .key = "corrected", .x = cx, .y = cy, .n = cn, .color = 0},
+        {.name = "uncorrected", .key = "uncorrected", .x = ux, .y = uy, .n = un, .color = 1, .dashed = true},
+    };
+    ps_svg_plot p = {
+        .id = "spectrum",
+        .title = "Latency by percentile",
+        .width = 1000,
+        .height = 360,
+        .x = {.scale = PS_SVG_PERCENTILE, .label = "percentile"},
+        .y = {.scale = PS_SVG_LINEAR, .label = "latency", .unit = unit, .divisor = div, .from_zero = true},
+        .series = s,
+        .nseries = 2,
+    };
+    ps_svg_plot_write(b, &p);
+    free(cx), free(cy), free(ux), free(uy);
+}
+
+/* One time-series plot over intervals[]: each series reads a dotted member. */
+typedef struct ts_def {
+    const char *path, *name;
+    bool dashed;
+} ts_def;
+
+static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const char *title,
+                          const char *ylabel, const char *yunit, bool latency, const ts_def *defs,
+                          size_t ndefs)
+{
+    size_t n = iv->count;
+    double *x = malloc((n ? n : 1) * sizeof *x);
+    double *ys = malloc((n ? n : 1) * ndefs * sizeof *ys);
+    ps_svg_series s[8];
+    double max = 0, div = 1;
+    if (!x || !ys) abort();
+    for (size_t i = 0; i < n; i++) {
+        const ps_json *t = hc_get(iv->items[i], "t_s", PS_JSON_NUMBER);
+        x[i] = t ? t->d : NAN;
+        for (size_t k = 0; k < ndefs; k++) {
+            const ps_json *v = ps_json_path(iv->items[i], defs[k].path);
+            double d = v && v->type == PS_JSON_NUMBER ? v->d : NAN;
+            ys[k * n + i] = d;
+            if (isfinite(d) && d > max) max = d;
+        }
+    }
+    for (size_t k = 0; k < ndefs && k < 8; k++)
+        s[k] = (ps_svg_series){.name = defs[k].name, .key = defs[k].path, .x = x, .y = ys + k * n,
+                               .n = n, .color = (int)k, .dashed = defs[k].dashed};
+    if (latency) latency_unit(max, &div, &yunit);
+    ps_svg_plot p = {
+        .id = id,
+        .title = title,
+        .width = 1000,
+        .height = 280,
+        .x = {.scale = PS_SVG_LINEAR, .label = "time since start", .unit = "s", .from_zero = true},
+        .y = {.scale = PS_SVG_LINEAR, .label = ylabel, .unit = yunit, .divisor = div, .from_zero = true},
+        .series = s,
+        .nseries = ndefs < 8 ? ndefs : 8,
+    };
+    ps_svg_plot_write(b, &p);
+    free(x);
+    free(ys);
+}
+
+static void intervals_section(ps_buf *b, const ps_json *iv)
+{
+    static const ts_def thr[] = {{"throughput_rps", "throughput", false}};
+    static const ts_def lat[] = {{"p50_us", "p50", false},
+                                 {"p90_us", "p90", false},
+                                 {"p99_us", "p99", false},
+                                 {"max_us", "max", true}};
+    static const ts_def st[] = {{"status_classes.2xx", "2xx", false},
+                                {"status_classes.4xx", "4xx", false},
+                                {"status_classes.5xx", "5xx", false},
+                                {"status_classes.429", "429", true},
+                                {"status_classes.errors", "errors", true}};
+    ps_buf_puts(b, "<h2>Over time</h2>\n");
+    if (!iv || iv->type != PS_JSON_ARRAY || !iv->count) {
+        ps_buf_puts(b, "<p class=\"note\">No interval data in the report.</p>\n");
+        return;
+    }
+    interval_plot(b, iv, "throughput", "Throughput", "throughput", "requests/s", false, thr, 1);
+    interval_plot(b, iv, "latency", "Latency per interval (uncorrected per-interval percentiles)",
+                  "latency", NULL, true, lat, 4);
+    interval_plot(b, iv, "status", "Responses per interval by status", "responses", NULL, false, st, 5);
+}
+
+static void status_section(ps_buf *b, const ps_json *doc)
+{
+    const ps_json *st = hc_get(doc, "status", PS_JSON_OBJECT);
+    const ps_json *errs = hc_get(doc, "errors", PS_JSON_OBJECT);
+    double total = 0, v;
+    ps_buf_puts(b, "<h2>Status codes and errors</h2>\n");
+    if (!st || !st->count) {
+        ps_buf_puts(b, "<p class=\"note\">No responses were recorded.</p>\n");
+    } else {
+        for (size_t i = 0; i < st->count; i++)
+            if (st->items[i]->type == PS_JSON_NUMBER && isfinite(st->items[i]->d)) total += st->items[i]->d;
+        ps_buf_puts(b, "<table class=\"status\"><tr><th>status</th><th class=\"n\">responses</th>"
+                       "<th class=\"n\">share</th></tr>\n");
+        for (size_t i = 0; i < st->count; i++) {
+            ps_buf_puts(b, "<tr><td>");
+            hc_esc_n(b, st->keys[i], st->key_lens[i]);
+            ps_buf_puts(b, "</td><td class=\"n\">");
+            if (st->items[i]->type == PS_JSON_NUMBER) {
+                v = st->items[i]->d;
+                hc_number(b, v);
+                ps_buf_puts(b, "</td><td class=\"n\">");
+                if (total > 0 && isfinite(v)) ps_buf_printf(b, "%.2f%%", 100 * v / total);
+            } else {
+                hc_value(b, st->items[i], "");
+                ps_buf_puts(b, "</td><td class=\"n\">");
+            }
+            ps_buf_puts(b, "</td></tr>\n");
+        }
+        ps_buf_puts(b, "</table>\n");
+    }
+    if (errs && errs->count) {
+        ps_buf_puts(b, "<table class=\"errors\"><tr><th>error</th><th class=\"n\">count</th></tr>\n");
+        for (size_t i = 0; i < errs->count; i++) {
+            ps_buf_puts(b, "<tr><td>");
+            hc_esc_n(b, errs->keys[i], errs->key_lens[i]);
+            ps_buf_puts(b, "</td><td class=\"n\">");
+            hc_value(b, errs->items[i], "");
+            ps_buf_puts(b, "</td></tr>\n");
+        }
+        ps_buf_puts(b, "</table>\n");
+    }
+}
+
+/* Tables keyed by name (operations, status classes): requests/count then corrected percentiles. */
+static void breakdown_table(ps_buf *b, const char *heading, const char *first, const ps_json *obj,
+                            const char *count_key)
+{
+    if (!obj || obj->type != PS_JSON_OBJECT || !obj->count) return;
+    ps_buf_printf(b, "<h3>%s</h3>\n<table><tr><th>%s</th><th class=\"n\">%s</th>"
+                     "<th class=\"n\">p50</th><th class=\"n\">p90</th><th class=\"n\">p99</th>"
+                     "<th class=\"n\">max</th><th class=\"n\">p99 uncorrected</th></tr>\n",
+                  heading, first, count_key);
+    for (size_t i = 0; i < obj->count; i++) {
+        const ps_json *e = obj->items[i];
+        const ps_json *lat = hc_get(e, "latency_us", PS_JSON_OBJECT);
+        const ps_json *c = hc_get(lat, "corrected", PS_JSON_OBJECT);
+        const ps_json *u = hc_get(lat, "uncorrected", PS_JSON_OBJECT);
+        ps_buf_puts(b, "<tr><td>");
+        hc_esc_n(b, obj->keys[i], obj->key_lens[i]);
+        ps_buf_puts(b, "</td>");
+        count_cell(b, e, count_key);
+        latency_cell(b, c, "p50");
+        latency_cell(b, c, "p90");
+        latency_cell(b, c, "p99");
+        latency_cell(b, c, "max");
+        latency_cell(b, u, "p99");
+        ps_buf_puts(b, "</tr>\n");
+    }
+    ps_buf_puts(b, "</table>\n");
+}
+
+static void plans_table(ps_buf *b, const ps_json *plans)
+{
+    if (!plans || plans->type != PS_JSON_ARRAY || !plans->count) return;
+    ps_buf_puts(b, "<h3>By plan</h3>\n<table><tr><th>plan</th><th class=\"n\">keys</th>"
+                   "<th class=\"n\">admitted</th><th class=\"n\">limited</th><th class=\"n\">p50</th>"
+                   "<th class=\"n\">p99</th><th class=\"n\">max</th></tr>\n");
+    for (size_t i = 0; i < plans->count; i++) {
+        const ps_json *p = plans->items[i];
+        const ps_json *c = hc_get(hc_get(p, "latency_us", PS_JSON_OBJECT), "corrected", PS_JSON_OBJECT);
+        ps_buf_puts(b, "<tr><td>");
+        hc_value(b, ps_json_get(p, "plan"), "n/a");
+        ps_buf_puts(b, "</td>");
+        count_cell(b, p, "keys");
+        count_cell(b, p, "admitted");
+        count_cell(b, p, "limited");
+        latency_cell(b, c, "p50");
+        latency_cell(b, c, "p99");
+        latency_cell(b, c, "max");
+        ps_buf_puts(b, "</tr>\n");
+    }
+    ps_buf_puts(b, "</table>\n");
+}
+
+static void limits_section(ps_buf *b, const ps_json *lim)
+{
+    ps_buf_puts(b, "<h2>Rate-limit verdict</h2>\n");
+    if (!lim || lim->type != PS_JSON_OBJECT) {
+        ps_buf_puts(b, "<p class=\"note\">Limits were not checked in this run.</p>\n");
+        return;
+    }
+    const ps_json *viol = hc_get(lim, "violations", PS_JSON_ARRAY);
+    ps_buf_puts(b, "<p>Verdict ");
+    verdict_badge(b, hc_str(lim, "verdict"), "limits-verdict");
+    ps_buf_puts(b, " &middot; checked ");
+    hc_value(b, ps_json_get(lim, "checked"), "n/a");
+    ps_buf_puts(b, " &middot; windows observed ");
+    hc_value(b, ps_json_get(lim, "windows"), "n/a");
+    ps_buf_printf(b, " &middot; %zu violation%s</p>\n", viol ? viol->count : 0,
+                  viol && viol->count == 1 ? "" : "s");
+    if (!viol || !viol->count) return;
+    ps_buf_puts(b, "<table class=\"violations\"><tr><th>key</th><th>plan</th><th>kind</th>"
+                   "<th>window</th><th>window reset</th><th class=\"n\">admitted</th>"
+                   "<th class=\"n\">limit</th><th>message</th></tr>\n");
+    for (size_t i = 0; i < viol->count; i++) {
+        const ps_json *v = viol->items[i];
+        const ps_json *reset = hc_get(v, "window_reset", PS_JSON_NUMBER);
+        ps_buf_puts(b, "<tr data-kind=\"");
+        hc_value(b, ps_json_get(v, "kind"), "");
+        ps_buf_puts(b, "\"><td class=\"mono\">");
+        hc_value(b, ps_json_get(v, "key"), "");
+        ps_buf_puts(b, "</td><td>");
+        hc_value(b, ps_json_get(v, "plan"), "");
+        ps_buf_puts(b, "</td><td>");
+        hc_value(b, ps_json_get(v, "kind"), "");
+        ps_buf_puts(b, "</td><td>");
+        hc_value(b, ps_json_get(v, "window"), "");
+        ps_buf_puts(b, "</td><td>");
+        if (reset && reset->d >= 0 && reset->d < 253402300800.0) {
+            /* epoch seconds are unreadable; show UTC, keep the number in the title */
+            time_t t = (time_t)reset->d;
+            struct tm tm;
+            char when[32];
+            if (gmtime_r(&t, &tm) && strftime(when, sizeof when, "%Y-%m-%d %H:%M:%SZ", &tm)) {
+                ps_buf_printf(b, "<span title=\"%s\">%s</span>", reset->str ? reset->str : "", when);
+            }
+        } else {
+            hc_value(b, ps_json_get(v, "window_reset"), "");
+        }
+        ps_buf_puts(b, "</td>");
+        count_cell(b, v, "admitted");
+        count_cell(b, v, "limit");
+        ps_buf_puts(b, "<td>");
+        hc_value(b, ps_json_get(v, "message"), "");
+        ps_buf_puts(b, "</td></tr>\n");
+    }
+    ps_buf_puts(b, "</table>\n");
+}
+
+static void thresholds_section(ps_buf *b, const ps_json *th)
+{
+    if (!th || th->type != PS_JSON_ARRAY || !th->count) return;
+    ps_buf_puts(b, "<h2>Thresholds</h2>\n<table><tr><th>expression</th><th>result</th>"
+                   "<th class=\"n\">actual</th></tr>\n");
+    for (size_t i = 0; i < th->count; i++) {
+        const ps_json *t = th->items[i];
+        const ps_json *passed = hc_get(t, "passed", PS_JSON_BOOL);
+        ps_buf_puts(b, "<tr><td class=\"mono\">");
+        hc_value(b, ps_json_get(t, "expression"), "");
+        ps_buf_puts(b, "</td><td>");
+        if (passed)
+            ps_buf_printf(b, "<span class=\"badge st-%s\">%s</span>", passed->boolean ? "passed" : "failed",
+                          passed->boolean ? "passed" : "failed");
+        else
+            ps_buf_puts(b, "n/a");
+        ps_buf_puts(b, "</td>");
+        latency_cell(b, t, "actual_us");
+        ps_buf_puts(b, "</tr>\n");
+    }
+    ps_buf_puts(b, "</table>\n");
+}
+
+int ps_report_html_load(const ps_json *doc, FILE *out, ps_error *err)
+{
+    if (!doc || doc->type != PS_JSON_OBJECT)
+        return ps_error_set(err, "HTML report: the load summary is %s, not a JSON object",
+                            doc ? ps_json_type_name(doc->type) : "missing");
+    ps_buf b = PS_BUF_INIT;
+    const ps_json *params = ps_json_get(doc, "parameters");
+    const ps_json *lat = hc_get(doc, "latency_us", PS_JSON_OBJECT);
+    const char *base = hc_str(params, "base_url");
+    double v;
+
+    ps_buf title = PS_BUF_INIT;
+    ps_buf_puts(&title, "Load report");
+    if (base) ps_buf_printf(&title, ": %s", base);
+    hc_page_begin(&b, title.data, "load");
+    ps_buf_free(&title);
+
+    ps_buf_puts(&b, "<header>\n<h1>Pet Store load report");
+    if (hc_str(doc, "verdict")) verdict_badge(&b, hc_str(doc, "verdict"), "verdict");
+    ps_buf_puts(&b, "</h1>\n<p class=\"meta\">Target <code>");
+    hc_value(&b, ps_json_get(params, "base_url"), "unknown");
+    ps_buf_puts(&b, "</code> &middot; started ");
+    hc_value(&b, ps_json_get(doc, "started_at"), "n/a");
+    ps_buf_puts(&b, " &middot; ran ");
+    if (hc_num(doc, "duration_s", &v))
+        ps_buf_printf(&b, "%.2f s", v);
+    else
+        ps_buf_puts(&b, "n/a");
+    ps_buf_puts(&b, " &middot; exit code ");
+    hc_value(&b, ps_json_get(doc, "exit_code"), "n/a");
+    ps_buf_puts(&b, "</p>\n</header>\n<div class=\"cards\">");
+    card(&b, "requests", "requests", doc, false);
+    card(&b, "requests/s", "throughput_rps", doc, false);
+    card(&b, "scheduled", "scheduled", doc, false);
+    card(&b, "answered", "answered", doc, false);
+    card(&b, "failed", "failed", doc, false);
+    card(&b, "timed out", "timed_out", doc, false);
+    card(&b, "p50 (corrected)", "p50", hc_get(lat, "corrected", PS_JSON_OBJECT), true);
+    card(&b, "p99 (corrected)", "p99", hc_get(lat, "corrected", PS_JSON_OBJECT), true);
+    card(&b, "max (corrected)", "max", hc_get(lat, "corrected", PS_JSON_OBJECT), true);
+    ps_buf_puts(&b, "</div>\n");
+
+    percentiles_table(&b, lat);
+    spectrum_section(&b, hc_get(doc, "percentile_spectrum", PS_JSON_OBJECT));
+    intervals_section(&b, hc_get(doc, "intervals", PS_JSON_ARRAY));
+    status_section(&b, doc);
+    ps_buf_puts(&b, "<h2>Breakdown</h2>\n");
+    if (!hc_get(doc, "operations", PS_JSON_OBJECT) && !hc_get(doc, "status_classes", PS_JSON_OBJECT) &&
+        !hc_get(doc, "plans", PS_JSON_ARRAY))
+        ps_buf_puts(&b, "<p class=\"note\">No breakdown in the report.</p>\n");
+    breakdown_table(&b, "By operation", "operation", hc_get(doc, "operations", PS_JSON_OBJECT), "requests");
+    breakdown_table(&b, "By status class", "class", hc_get(doc, "status_classes", PS_JSON_OBJECT), "count");
+    plans_table(&b, hc_get(doc, "plans", PS_JSON_ARRAY));
+    limits_section(&b, ps_json_get(doc, "limits"));
+    thresholds_section(&b, hc_get(doc, "thresholds", PS_JSON_ARRAY));
+    parameters_section(&b, params);
+
+    ps_buf_puts(&b, "<footer>");
+    hc_value(&b, ps_json_get(doc, "tool"), "petstore-load");
+    ps_buf_puts(&b, " ");
+    hc_value(&b, ps_json_get(doc, "version"), "");
+    ps_buf_puts(&b, " &middot; report format ");
+    hc_value(&b, ps_json_get(doc, "format"), "n/a");
+    ps_buf_puts(&b, "</footer>\n");
+    hc_page_end(&b, script);
+
+    int rc = hc_write(&b, out, err);
+    ps_buf_free(&b);
+    return rc;
+}
