@@ -25,8 +25,10 @@ int ps_hdr_log_write_interval(FILE *out, double start_offset_s, double length_s,
                               const ps_hist *interval, double max_value_scale, ps_error *err);
 
 /* Reads every interval line of a log and adds their histograms into a new
- * histogram (lowest 1, highest and sigfigs from the first interval). The
- * caller closes *out. Returns the number of intervals, or -1 with a message. */
+ * histogram (lowest 1, highest and sigfigs from the first interval; highest
+ * grows when a later interval reaches higher, so nothing is clamped). A log
+ * without intervals gives an empty histogram. The caller closes *out.
+ * Returns the number of intervals, or -1 with a message naming the line. */
 int ps_hdr_log_read_merged(FILE *in, ps_hist **out, ps_error *err);
 
 #endif

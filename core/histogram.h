@@ -70,4 +70,47 @@ int ps_hist_encode_base64(const ps_hist *h, ps_buf *out, ps_error *err);
 /* Decodes such a base64 text into a new histogram (caller closes it). */
 int ps_hist_decode_base64(const char *text, size_t len, ps_hist **out, ps_error *err);
 
+/* --- Additions beyond the first contract (all additive). --- */
+
+/* Text layouts of the percentile spectrum. CLASSIC is HdrHistogram_c's
+ * hdr_percentiles_print (what wrk2 prints: "%12s %12s %12s %12s" header,
+ * "%12.<sigfigs>f %12f %12d %12.2f" rows, the 100% row ending in "inf");
+ * CSV is HdrHistogram_c's CSV; JAVA is HdrHistogram's (Java/JS)
+ * outputPercentileDistribution ("%12s %14s %10s %14s" header, rows
+ * "%12.<sigfigs>f %2.12f %10d %14.2f", the 100% row without its last column,
+ * footer values with <sigfigs> decimals). */
+typedef enum ps_hist_format {
+    PS_HIST_FORMAT_CLASSIC = 0,
+    PS_HIST_FORMAT_CSV,
+    PS_HIST_FORMAT_JAVA,
+} ps_hist_format;
+
+/* Appends the percentile spectrum in the given layout to out (CLASSIC gives
+ * exactly what ps_hist_percentiles_print writes). An empty histogram prints a
+ * single 100% row of 0 and, unlike HdrHistogram_c's NaN, a mean of 0. */
+void ps_hist_percentiles_format(const ps_hist *h, ps_buf *out, int ticks_per_half_distance,
+                                double value_scale, ps_hist_format format);
+/* Writes ps_hist_percentiles_format's text to out. Returns 0, or -1 on write error. */
+int ps_hist_percentiles_fprint(const ps_hist *h, FILE *out, int ticks_per_half_distance,
+                               double value_scale, ps_hist_format format);
+
+/* Bytes the histogram holds (handle and counts). Fixed by ps_hist_init's
+ * range and precision; recording never allocates. */
+size_t ps_hist_memory_size(const ps_hist *h);
+/* HdrHistogram's layout numbers (the #[Buckets...] footer line). */
+int32_t ps_hist_bucket_count(const ps_hist *h);
+int32_t ps_hist_sub_bucket_count(const ps_hist *h);
+/* Raw access to the counts array, for comparing and exporting histograms:
+ * index in [0, ps_hist_counts_len); out-of-range indexes read 0. */
+int32_t ps_hist_counts_len(const ps_hist *h);
+int64_t ps_hist_count_at_index(const ps_hist *h, int32_t index);
+/* Lowest value counted at that index. */
+int64_t ps_hist_value_at_index(const ps_hist *h, int32_t index);
+/* Count recorded in value's bucket (0 for negative values; values above the
+ * range read the highest trackable value's bucket, where they were clamped). */
+int64_t ps_hist_count_at_value(const ps_hist *h, int64_t value);
+/* Smallest and largest value sharing value's bucket (value >= 0). */
+int64_t ps_hist_lowest_equivalent(const ps_hist *h, int64_t value);
+int64_t ps_hist_highest_equivalent(const ps_hist *h, int64_t value);
+
 #endif
