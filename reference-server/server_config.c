@@ -1,0 +1,238 @@
+/* server_config.c - flag parsing for petstore-server. */
+#include "reference-server/server_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/cli.h"
+
+#ifndef PS_DEFAULT_KEYS_FILE
+#define PS_DEFAULT_KEYS_FILE "fixtures/keys.txt"
+#endif
+#ifndef PS_DEFAULT_SEED_FILE
+#define PS_DEFAULT_SEED_FILE "fixtures/seed-categories.json"
+#endif
+
+void ps_server_config_usage(FILE *out)
+{
+    fputs("usage: petstore-server [options]\n"
+          "The reference implementation of the Pet Store Categories interface:\n"
+          "GET and POST {base}/categories with bearer keys, validation, rate limits.\n"
+          "The first line on stdout is the base URL it listens on.\n"
+          "\n"
+          "Listening:\n"
+          "  --bind ADDR             address to listen on (default 127.0.0.1)\n"
+          "  --port N                port, 0 = a free one (default 8080)\n"
+          "  --base-path PATH        path prefix of the resource (default /v1)\n"
+          "  --threads N             event loops, each accepting on the port (default 1)\n"
+          "Keys and plans:\n"
+          "  --keys-file FILE        lines 'KEY PLAN' or 'KEY enterprise PER_MINUTE PER_DAY', # comments\n"
+          "                          (default " PS_DEFAULT_KEYS_FILE " when no --key/--keys-file is given)\n"
+          "  --key KEY:PLAN          add a key (repeatable); KEY:enterprise:PER_MINUTE:PER_DAY for custom limits\n"
+          "Data:\n"
+          "  --data FILE             journal: every acknowledged create is synced here and reloaded at start\n"
+          "  --seed FILE             categories loaded into an empty store (default " PS_DEFAULT_SEED_FILE ")\n"
+          "  --no-seed               start empty\n"
+          "Rate limits:\n"
+          "  --time-scale N          windows and bans run N times faster (headers keep real times)\n"
+          "  --ban-after N           refusals in one window before a temporary ban (default 100, 0 = never)\n"
+          "  --ban-seconds S         ban length in seconds (default 600)\n"
+          "Hardening:\n"
+          "  --max-body SIZE         largest request body, larger gets 413 (default 64K)\n"
+          "  --max-header-size SIZE  largest request line + headers, larger gets 431 (default 16K)\n"
+          "  --max-connections N     open connections; beyond it new ones are closed at once (default 20000)\n"
+          "  --idle-timeout DUR      close keep-alive connections idle this long (default 60s)\n"
+          "  --request-timeout DUR   a request must arrive completely within this (default 10s; 408 after)\n"
+          "  --write-timeout DUR     a response must be taken by the client within this (default 10s)\n"
+          "  --drain-timeout DUR     on SIGINT/SIGTERM wait this long for in-flight requests (default 10s)\n"
+          "Testing aids:\n"
+          "  --fault NAME            deliberate deviation (repeatable); --list-faults prints them\n"
+          "  --list-faults           print the fault names and descriptions, then exit\n"
+          "  --delay SHARE:DURATION  delay that share of responses (0..1) by DURATION, e.g. 0.1:50ms (a timer, not a block)\n"
+          "  --stall AT:LENGTH       at AT after start every event loop blocks for LENGTH, like a GC pause, e.g. 2s:1s\n"
+          "Other:\n"
+          "  --access-log FILE       one line per response, '-' for stderr\n"
+          "  --help                  this text\n"
+          "Durations take us, ms, s, m, h, d; sizes take K, M, G. Exit status 2 on usage errors.\n",
+          out);
+}
+
+static int split_pair(const char *flag, const char *value, char *left, size_t cap, const char **right,
+                      ps_error *err)
+{
+    const char *colon = strchr(value, ':');
+    if (!colon || colon == value || !colon[1] || (size_t)(colon - value) >= cap)
+        return ps_error_set(err, "%s '%s': expected two values separated by ':'", flag, value);
+    memcpy(left, value, (size_t)(colon - value));
+    left[colon - value] = '\0';
+    *right = colon + 1;
+    return 0;
+}
+
+int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *out, ps_error *err)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->bind_addr = "127.0.0.1";
+    cfg->port = 8080;
+    cfg->base_path = "/v1";
+    cfg->threads = 1;
+    cfg->keys = ps_keyring_create();
+    cfg->seed_path = NULL;
+    cfg->max_body = 64 * 1024;
+    cfg->max_header_bytes = 16 * 1024;
+    cfg->max_connections = 20000;
+    cfg->idle_timeout_ns = 60 * 1000000000LL;
+    cfg->request_timeout_ns = 10 * 1000000000LL;
+    cfg->write_timeout_ns = 10 * 1000000000LL;
+    cfg->drain_timeout_ns = 10 * 1000000000LL;
+    cfg->time_scale = 1;
+    cfg->ban_after = 100;
+    cfg->ban_seconds = 600;
+    bool keys_given = false, seed_given = false, no_seed = false;
+    const char *keys_file = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            ps_server_config_usage(out);
+            return 1;
+        }
+        if (strcmp(arg, "--list-faults") == 0) {
+            ps_fault_print_list(out);
+            return 1;
+        }
+        if (strcmp(arg, "--no-seed") == 0) {
+            no_seed = true;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) != 0) {
+            ps_error_set(err, "unexpected argument '%s' (flags start with --; see --help)", arg);
+            return 2;
+        }
+        /* --flag VALUE or --flag=VALUE */
+        char name[64];
+        const char *value;
+        const char *eq = strchr(arg, '=');
+        if (eq) {
+            size_t n = (size_t)(eq - arg);
+            if (n >= sizeof name) n = sizeof name - 1;
+            memcpy(name, arg, n);
+            name[n] = '\0';
+            value = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", arg);
+            if (i + 1 >= argc) {
+                bool known = strstr(" --bind --port --base-path --threads --keys-file --key --data --seed "
+                                    "--max-body --max-header-size --max-connections --idle-timeout "
+                                    "--request-timeout --write-timeout --drain-timeout --time-scale "
+                                    "--ban-after --ban-seconds --fault --delay --stall --access-log ",
+                                    name) != NULL;
+                if (known) ps_error_set(err, "%s needs a value", name);
+                else ps_error_set(err, "unknown flag '%s' (see --help)", name);
+                return 2;
+            }
+            value = argv[++i];
+        }
+        int64_t v;
+        int rc = 0;
+        if (strcmp(name, "--bind") == 0) {
+            if (!*value) rc = ps_error_set(err, "expected an IP address");
+            cfg->bind_addr = value;
+        } else if (strcmp(name, "--port") == 0) {
+            rc = ps_cli_parse_int(value, 0, 65535, &v, err);
+            cfg->port = (int)v;
+        } else if (strcmp(name, "--base-path") == 0) {
+            size_t n = strlen(value);
+            if (n > 0 && (value[0] != '/' || value[n - 1] == '/' || strpbrk(value, "?# ")))
+                rc = ps_error_set(err, "'%s' must start with '/' and not end with '/' (e.g. /v1), or be empty",
+                                  value);
+            cfg->base_path = value;
+        } else if (strcmp(name, "--threads") == 0) {
+            rc = ps_cli_parse_int(value, 1, 256, &v, err);
+            cfg->threads = (int)v;
+        } else if (strcmp(name, "--keys-file") == 0) {
+            keys_file = value;
+            keys_given = true;
+            if (ps_keyring_load_file(cfg->keys, value, err) != 0) return 2;
+        } else if (strcmp(name, "--key") == 0) {
+            keys_given = true;
+            if (ps_keyring_add_flag(cfg->keys, value, err) != 0) return 2;
+        } else if (strcmp(name, "--data") == 0) {
+            if (!*value) rc = ps_error_set(err, "expected a file name");
+            cfg->data_path = value;
+        } else if (strcmp(name, "--seed") == 0) {
+            if (!*value) rc = ps_error_set(err, "expected a file name");
+            cfg->seed_path = value;
+            seed_given = true;
+        } else if (strcmp(name, "--max-body") == 0) {
+            rc = ps_cli_parse_size(value, &cfg->max_body, err);
+            if (!rc && (cfg->max_body < 1 || cfg->max_body > 1024LL * 1024 * 1024))
+                rc = ps_error_set(err, "'%s' must be between 1 byte and 1G", value);
+        } else if (strcmp(name, "--max-header-size") == 0) {
+            rc = ps_cli_parse_size(value, &cfg->max_header_bytes, err);
+            if (!rc && (cfg->max_header_bytes < 256 || cfg->max_header_bytes > 1024 * 1024))
+                rc = ps_error_set(err, "'%s' must be between 256 bytes and 1M", value);
+        } else if (strcmp(name, "--max-connections") == 0) {
+            rc = ps_cli_parse_int(value, 1, 10000000, &cfg->max_connections, err);
+        } else if (strcmp(name, "--idle-timeout") == 0) {
+            rc = ps_cli_parse_duration(value, 0, &cfg->idle_timeout_ns, err);
+        } else if (strcmp(name, "--request-timeout") == 0) {
+            rc = ps_cli_parse_duration(value, 0, &cfg->request_timeout_ns, err);
+        } else if (strcmp(name, "--write-timeout") == 0) {
+            rc = ps_cli_parse_duration(value, 0, &cfg->write_timeout_ns, err);
+        } else if (strcmp(name, "--drain-timeout") == 0) {
+            rc = ps_cli_parse_duration(value, 0, &cfg->drain_timeout_ns, err);
+        } else if (strcmp(name, "--time-scale") == 0) {
+            rc = ps_cli_parse_double(value, 1, 1e6, &cfg->time_scale, err);
+        } else if (strcmp(name, "--ban-after") == 0) {
+            rc = ps_cli_parse_int(value, 0, INT64_MAX / 4, &cfg->ban_after, err);
+        } else if (strcmp(name, "--ban-seconds") == 0) {
+            rc = ps_cli_parse_int(value, 1, 365LL * 86400, &cfg->ban_seconds, err);
+        } else if (strcmp(name, "--fault") == 0) {
+            rc = ps_fault_enable(&cfg->faults, value, err);
+        } else if (strcmp(name, "--delay") == 0) {
+            char left[64];
+            const char *right;
+            rc = split_pair(name, value, left, sizeof left, &right, err);
+            if (!rc) rc = ps_cli_parse_double(left, 0, 1, &cfg->delay_share, err);
+            if (!rc) rc = ps_cli_parse_duration(right, 0, &cfg->delay_ns, err);
+        } else if (strcmp(name, "--stall") == 0) {
+            char left[64];
+            const char *right;
+            rc = split_pair(name, value, left, sizeof left, &right, err);
+            if (!rc) rc = ps_cli_parse_duration(left, 1, &cfg->stall_at_ns, err);
+            if (!rc) rc = ps_cli_parse_duration(right, 0, &cfg->stall_len_ns, err);
+        } else if (strcmp(name, "--access-log") == 0) {
+            if (!*value) rc = ps_error_set(err, "expected a file name or '-'");
+            cfg->access_log = value;
+        } else {
+            ps_error_set(err, "unknown flag '%s' (see --help)", name);
+            return 2;
+        }
+        if (rc != 0) {
+            ps_error_prefix(err, "%s: ", name);
+            return 2;
+        }
+    }
+    (void)keys_file;
+    if (!keys_given) {
+        if (ps_keyring_load_file(cfg->keys, PS_DEFAULT_KEYS_FILE, err) != 0) {
+            ps_error_prefix(err, "no --key or --keys-file given and the default failed: ");
+            return 2;
+        }
+    }
+    if (ps_keyring_count(cfg->keys) == 0) {
+        ps_error_set(err, "no API keys configured (--key KEY:PLAN or --keys-file FILE)");
+        return 2;
+    }
+    if (no_seed) cfg->seed_path = NULL;
+    else if (!seed_given && access(PS_DEFAULT_SEED_FILE, R_OK) == 0) cfg->seed_path = PS_DEFAULT_SEED_FILE;
+    return 0;
+}
+
+void ps_server_config_free(ps_server_config *cfg)
+{
+    ps_keyring_destroy(cfg->keys);
+    cfg->keys = NULL;
+}
