@@ -53,6 +53,9 @@ static const char css[] =
     "svg.plot .grid line{stroke:#e3e3e3;stroke-width:1}svg.plot .frame{fill:none;stroke:#999}\n"
     "svg.plot .nodata{fill:#888;font-size:14px}\n"
     ".note{color:var(--muted);font-size:12.5px}\n"
+    ".kv{display:grid;grid-template-columns:repeat(auto-fill,minmax(270px,1fr));gap:2px 18px}\n"
+    ".kv div{display:flex;gap:8px;border-bottom:1px solid var(--line);padding:3px 0}"
+    ".kv span{color:var(--muted);min-width:130px}.kv code{overflow-wrap:anywhere}\n"
     "footer{margin-top:32px;color:var(--muted);font-size:12px}\n"
     "@media print{body{max-width:none;padding:0}.filters{display:none}details>.ev{display:block}"
     ".check,table,svg.plot{break-inside:avoid}}\n";

@@ -85,18 +85,18 @@ static void parameters_section(ps_buf *b, const ps_json *params)
         return;
     }
     /* every member, in the document's order: a report must say exactly what was measured */
-    ps_buf_puts(b, "<table class=\"params\">\n");
+    ps_buf_puts(b, "<div class=\"kv\">\n");
     for (size_t i = 0; i < params->count; i++) {
-        ps_buf_puts(b, "<tr><th>");
+        ps_buf_puts(b, "<div><span>");
         hc_esc_n(b, params->keys[i], params->key_lens[i]);
-        ps_buf_puts(b, "</th><td class=\"mono\">");
+        ps_buf_puts(b, "</span><code>");
         if (params->items[i]->type == PS_JSON_NULL)
             ps_buf_puts(b, "none");
         else
             hc_value(b, params->items[i], "");
-        ps_buf_puts(b, "</td></tr>\n");
+        ps_buf_puts(b, "</code></div>\n");
     }
-    ps_buf_puts(b, "</table>\n");
+    ps_buf_puts(b, "</div>\n");
 }
 
 static void percentiles_table(ps_buf *b, const ps_json *lat)
@@ -164,7 +164,7 @@ static void spectrum_section(ps_buf *b, const ps_json *spec)
     ps_svg_plot p = {
         .id = "spectrum",
         .title = "Latency by percentile",
-        .width = 1000,
+        .width = 1180,
         .height = 360,
         .x = {.scale = PS_SVG_PERCENTILE, .label = "percentile"},
         .y = {.scale = PS_SVG_LINEAR, .label = "latency", .unit = unit, .divisor = div, .from_zero = true},
@@ -208,7 +208,7 @@ static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const ch
     ps_svg_plot p = {
         .id = id,
         .title = title,
-        .width = 1000,
+        .width = 1180,
         .height = 280,
         .x = {.scale = PS_SVG_LINEAR, .label = "time since start", .unit = "s", .from_zero = true},
         .y = {.scale = PS_SVG_LINEAR, .label = ylabel, .unit = yunit, .divisor = div, .from_zero = true},
@@ -457,6 +457,7 @@ int ps_report_html_load(const ps_json *doc, FILE *out, ps_error *err)
     card(&b, "max (corrected)", "max", hc_get(lat, "corrected", PS_JSON_OBJECT), true);
     ps_buf_puts(&b, "</div>\n");
 
+    parameters_section(&b, params);
     percentiles_table(&b, lat);
     spectrum_section(&b, hc_get(doc, "percentile_spectrum", PS_JSON_OBJECT));
     intervals_section(&b, hc_get(doc, "intervals", PS_JSON_ARRAY));
@@ -470,7 +471,6 @@ int ps_report_html_load(const ps_json *doc, FILE *out, ps_error *err)
     plans_table(&b, hc_get(doc, "plans", PS_JSON_ARRAY));
     limits_section(&b, ps_json_get(doc, "limits"));
     thresholds_section(&b, hc_get(doc, "thresholds", PS_JSON_ARRAY));
-    parameters_section(&b, params);
 
     ps_buf_puts(&b, "<footer>");
     hc_value(&b, ps_json_get(doc, "tool"), "petstore-load");

@@ -325,7 +325,7 @@ static void axis_title(ps_buf *out, const ps_svg_axis *a)
 void ps_svg_plot_write(ps_buf *out, const ps_svg_plot *p)
 {
     int w = p->width > 0 ? p->width : 900, h = p->height > 0 ? p->height : 300;
-    const double left = 64, right = w - 16, bottom = h - 44;
+    const double left = 64, right = w - 36, bottom = h - 44;
     /* legend right-aligned in the title band, or on its own line when the
      * title leaves no room; widths estimated from text length */
     double lw = 0, tw = 8 + 7.5 * (double)(p->title ? strlen(p->title) : 0);

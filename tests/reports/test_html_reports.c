@@ -1,0 +1,350 @@
+/* test_html_reports.c - both HTML reports: everything from the JSON is
+ * escaped, the page is self-contained, degenerate documents (empty, wrong
+ * types, zero requests) render without crashing, a long run stays small, and
+ * write failures are reported. Run under ASan in the sanitizer tree. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/json.h"
+#include "harness.h"
+#include "reports/html_report.h"
+
+typedef int (*render_fn)(const ps_json *, FILE *, ps_error *);
+
+/* Renders text with fn into a malloc'd string (NULL when rendering failed). */
+static char *render_text(render_fn fn, const char *text, size_t *len, ps_error *err)
+{
+    ps_json *doc = ps_json_parse(text, strlen(text), NULL, NULL);
+    char *html = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&html, &n);
+    int rc = fn(doc, f, err);
+    fclose(f);
+    ps_json_free(doc);
+    if (len) *len = n;
+    if (rc != 0) {
+        free(html);
+        return NULL;
+    }
+    return html;
+}
+
+static char *render_file(render_fn fn, const char *name, size_t *len)
+{
+    char path[512];
+    ps_buf text = PS_BUF_INIT;
+    snprintf(path, sizeof path, "%s/%s", PS_REPORT_FIXTURES, name);
+    if (ps_buf_read_file(&text, path) != 0) {
+        fprintf(stderr, "cannot read %s\n", path);
+        return NULL;
+    }
+    char *html = render_text(fn, text.data, len, NULL);
+    ps_buf_free(&text);
+    return html;
+}
+
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+    return n;
+}
+
+/* Self-contained: one inline script at most, nothing loaded from anywhere. */
+static void check_self_contained(const char *html)
+{
+    CHECK(count_of(html, "<script") <= 1);
+    CHECK(strstr(html, "<script src") == NULL);
+    CHECK(strstr(html, "<link") == NULL);
+    CHECK(strstr(html, "@import") == NULL);
+    CHECK(strstr(html, "url(") == NULL);
+    CHECK(strstr(html, "<img") == NULL);
+    CHECK(strstr(html, "<iframe") == NULL);
+    CHECK(strncmp(html, "<!DOCTYPE html>", 15) == 0);
+    size_t n = strlen(html);
+    CHECK(n > 8 && strcmp(html + n - 8, "</html>\n") == 0);
+}
+
+/* Every points="..." and data-x/data-y list holds only numbers: no nan/inf
+ * leaked from a degenerate document into the SVG. */
+static void check_numbers_only(const char *html)
+{
+    static const char *const attrs[] = {" points=\"", " data-x=\"", " data-y=\"", " data-x-min=\"",
+                                        " data-x-max=\"", " data-y-min=\"", " data-y-max=\""};
+    for (size_t a = 0; a < sizeof attrs / sizeof attrs[0]; a++) {
+        for (const char *p = html; (p = strstr(p, attrs[a])) != NULL;) {
+            p += strlen(attrs[a]);
+            const char *end = strchr(p, '"');
+            CHECK(end != NULL);
+            if (!end) break;
+            bool clean = strspn(p, "0123456789.,- e+") == (size_t)(end - p);
+            if (!clean) fprintf(stderr, "bad number list in%s%.60s\n", attrs[a], p);
+            CHECK(clean);
+            p = end;
+        }
+    }
+}
+
+static void test_conform_sample_escapes_hostile_body(void)
+{
+    char *html = render_file(ps_report_html_conform, "conform-sample.json", NULL);
+    CHECK(html != NULL);
+    if (!html) return;
+    check_self_contained(html);
+    /* the fixture's response body holds </script><img src=x onerror=alert(1)> */
+    CHECK(strstr(html, "onerror") != NULL);
+    CHECK(strstr(html, "<img src=x onerror") == NULL);
+    CHECK(strstr(html, "Dogs&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;") != NULL);
+    CHECK_INT(count_of(html, "</script>"), 1);
+    /* one row per check, failed/warning ones expandable with their evidence */
+    CHECK_INT(count_of(html, "class=\"check\""), 12);
+    CHECK_INT(count_of(html, "<details class=\"check\" data-status=\"failed\""), 1);
+    CHECK_INT(count_of(html, "<details class=\"check\" data-status=\"warning\""), 2);
+    CHECK_INT(count_of(html, "data-status=\"passed\""), 7);
+    CHECK(strstr(html, "schema.category-fields") != NULL);
+    CHECK(strstr(html, "spec 5 Category") != NULL);
+    CHECK(strstr(html, "curl -i -X GET -H &#39;Authorization: Bearer $PETSTORE_API_KEY&#39;") != NULL);
+    CHECK(strstr(html, "HTTP 200\nContent-Type: application/json\nX-RateLimit-Limit: 600") != NULL);
+    CHECK(strstr(html, "each item an object with integer id") != NULL);
+    CHECK(strstr(html, "data-count=\"failed\"><b>1</b>") != NULL);
+    CHECK(strstr(html, "data-count=\"not_run\"><b>2</b>") != NULL);
+    CHECK(strstr(html, "data-verdict=\"fail\"") != NULL);
+    CHECK(strstr(html, "id=\"filters\"") != NULL);
+    free(html);
+}
+
+static void test_load_sample_has_every_section(void)
+{
+    size_t len = 0;
+    char *html = render_file(ps_report_html_load, "load-sample.json", &len);
+    CHECK(html != NULL);
+    if (!html) return;
+    check_self_contained(html);
+    check_numbers_only(html);
+    CHECK(strstr(html, "data-plot=\"spectrum\" data-x-scale=\"percentile\"") != NULL);
+    CHECK(strstr(html, "data-plot=\"throughput\"") != NULL);
+    CHECK(strstr(html, "data-plot=\"latency\"") != NULL);
+    CHECK(strstr(html, "data-plot=\"status\"") != NULL);
+    CHECK(strstr(html, ">99.9%<") != NULL);
+    CHECK(strstr(html, "data-series=\"corrected\"") && strstr(html, "data-series=\"uncorrected\""));
+    /* both violations, with kind and message */
+    CHECK_INT(count_of(html, "<tr data-kind="), 2);
+    CHECK(strstr(html, "over_admission") && strstr(html, "missing_retry_after"));
+    CHECK(strstr(html, "a 429 reply had no Retry-After header") != NULL);
+    CHECK(strstr(html, "data-limits-verdict=\"fail\"") != NULL);
+    /* parameters: every member shown */
+    CHECK(strstr(html, "<span>honour_retry_after</span><code>true</code>") != NULL);
+    CHECK(strstr(html, "<span>requests_limit</span><code>none</code>") != NULL);
+    CHECK(strstr(html, "<span>mix</span><code>{&quot;list&quot;: 9, &quot;create&quot;: 1}</code>") != NULL);
+    CHECK(strstr(html, "p99.9&lt;1ms") != NULL);
+    CHECK(len < 200 * 1024);
+    free(html);
+}
+
+/* Documents that are objects render (return 0) whatever their members hold. */
+static const char *const degenerate[] = {
+    "{}",
+    "{\"suites\": 5, \"summary\": \"x\", \"target\": [], \"verdict\": 3, \"intervals\": {},"
+    " \"percentile_spectrum\": [], \"latency_us\": null, \"status\": [1], \"limits\": \"no\","
+    " \"parameters\": 7, \"plans\": {}, \"operations\": [], \"thresholds\": {}}",
+    "{\"suites\": [5, null, {\"name\": 3, \"checks\": {}}, {\"checks\": [1, \"x\", {},"
+    " {\"status\": \"bogus\", \"evidence\": 4}, {\"status\": \"failed\", \"evidence\": {\"request\": 1,"
+    " \"response\": {\"headers\": {\"a\": [1]}, \"body\": {\"x\": 1}, \"status\": \"two hundred\"},"
+    " \"curl\": null}}, {\"status\": \"warning\", \"evidence\": {\"request\": {\"headers\": [[1, 2], \"x\", []]}}}]}]}",
+    "{\"summary\": {\"total\": 0, \"passed\": 0, \"failed\": 0, \"warnings\": 0, \"not_run\": 0}, \"suites\": []}",
+    "{\"summary\": {\"passed\": -5, \"failed\": 1e308, \"warnings\": 1e308}, \"duration_s\": \"long\"}",
+    /* zero requests: empty intervals and spectrum, no violations */
+    "{\"requests\": 0, \"duration_s\": 0, \"throughput_rps\": 0, \"status\": {}, \"errors\": {},"
+    " \"latency_us\": {\"corrected\": {}, \"uncorrected\": {}}, \"percentile_spectrum\":"
+    " {\"corrected\": [], \"uncorrected\": []}, \"intervals\": [], \"plans\": [],"
+    " \"limits\": {\"verdict\": \"not_checked\", \"checked\": false, \"violations\": []}}",
+    /* malformed rows and members of the wrong type everywhere */
+    "{\"percentile_spectrum\": {\"corrected\": [1, [], [\"a\", 0.5], [100, \"p\"], [100, 1.5], [100, -1],"
+    " [5, 0.5, 1]], \"uncorrected\": {}}, \"intervals\": [1, {}, {\"t_s\": \"0\"}, {\"t_s\": 1,"
+    " \"p50_us\": \"x\", \"status_classes\": 4}, {\"t_s\": 2, \"throughput_rps\": -1e308}],"
+    " \"latency_us\": {\"corrected\": {\"p50\": \"fast\", \"p99\": -1, \"max\": 1e300}},"
+    " \"operations\": {\"list\": 5, \"create\": {\"latency_us\": []}}, \"status_classes\": {\"2xx\": null},"
+    " \"plans\": [1, {\"plan\": {}}], \"limits\": {\"violations\": [1, {\"window_reset\": -5},"
+    " {\"window_reset\": 1e300}, {\"window_reset\": \"soon\"}]}, \"thresholds\": [1, {\"passed\": 1}]}",
+    /* one interval and one spectrum row: a single point to draw */
+    "{\"intervals\": [{\"t_s\": 0, \"throughput_rps\": 5, \"p50_us\": 7}], \"percentile_spectrum\":"
+    " {\"corrected\": [[5, 1.0, 1]]}}",
+};
+
+static void test_degenerate_documents_render(void)
+{
+    for (size_t i = 0; i < sizeof degenerate / sizeof degenerate[0]; i++) {
+        ps_error err = {{0}};
+        char *c = render_text(ps_report_html_conform, degenerate[i], NULL, &err);
+        char *l = render_text(ps_report_html_load, degenerate[i], NULL, &err);
+        if (!c || !l) fprintf(stderr, "document %zu: %s\n", i, err.message);
+        CHECK(c != NULL && l != NULL);
+        if (c) check_self_contained(c), check_numbers_only(c);
+        if (l) check_self_contained(l), check_numbers_only(l);
+        free(c);
+        free(l);
+    }
+    /* the zero-request document says so instead of drawing empty charts */
+    char *l = render_text(ps_report_html_load, degenerate[5], NULL, NULL);
+    CHECK(l && strstr(l, "No interval data in the report.") != NULL);
+    CHECK(l && strstr(l, "0 violations") != NULL);
+    free(l);
+}
+
+static void test_non_objects_are_refused(void)
+{
+    static const char *const texts[] = {"[]", "null", "5", "\"x\""};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        ps_error err = {{0}};
+        CHECK(render_text(ps_report_html_conform, texts[i], NULL, &err) == NULL);
+        CHECK(strstr(err.message, "not a JSON object") != NULL);
+        err.message[0] = '\0';
+        CHECK(render_text(ps_report_html_load, texts[i], NULL, &err) == NULL);
+        CHECK(strstr(err.message, "not a JSON object") != NULL);
+    }
+    ps_error err = {{0}};
+    CHECK(ps_report_html_load(NULL, stdout, &err) == -1);
+    CHECK(strstr(err.message, "missing") != NULL);
+}
+
+/* Every string and key of a document is untrusted. */
+static void test_hostile_strings_everywhere(void)
+{
+    const char *doc =
+        "{\"tool\": \"<t1>\", \"version\": \"<t2>\", \"verdict\": \"<t3>\", \"started_at\": \"<t4>\","
+        " \"target\": {\"base_url\": \"<t5>\", \"plan\": \"<t6>\"},"
+        " \"suites\": [{\"name\": \"<t7>\", \"checks\": [{\"id\": \"<t8>\", \"title\": \"<t9>\","
+        " \"level\": \"<t10>\", \"clause\": \"<t11>\", \"status\": \"<t12>\", \"tags\": [\"<t13>\"],"
+        " \"message\": \"<t14>\", \"evidence\": {\"request\": {\"method\": \"<t15>\", \"url\": \"<t16>\","
+        " \"headers\": [[\"<t17>\", \"<t18>\"]], \"body\": \"<t19>\\u0000<t20>\"}, \"response\":"
+        " {\"status\": \"<t21>\", \"headers\": {\"<t22>\": \"<t23>\"}, \"body\": \"<t24>\"},"
+        " \"expected\": [\"<t25>\"], \"curl\": \"<t26>\", \"<t27>\": \"<t28>\"}}]}],"
+        " \"parameters\": {\"<t29>\": \"<t30>\", \"base_url\": \"<t31>\"}, \"status\": {\"<t32>\": 1},"
+        " \"errors\": {\"<t33>\": \"<t34>\"}, \"operations\": {\"<t35>\": {}}, \"status_classes\": {\"<t36>\": {}},"
+        " \"plans\": [{\"plan\": \"<t37>\"}], \"limits\": {\"verdict\": \"<t38>\", \"violations\": [{\"key\":"
+        " \"<t39>\", \"plan\": \"<t40>\", \"kind\": \"<t41>\", \"window\": \"<t42>\", \"message\": \"<t43>\","
+        " \"window_reset\": \"<t44>\"}]}, \"thresholds\": [{\"expression\": \"<t45>\"}]}";
+    char *c = render_text(ps_report_html_conform, doc, NULL, NULL);
+    char *l = render_text(ps_report_html_load, doc, NULL, NULL);
+    CHECK(c && l);
+    if (!c || !l) goto out;
+    for (int i = 1; i <= 45; i++) {
+        char raw[16];
+        snprintf(raw, sizeof raw, "<t%d>", i);
+        if (strstr(c, raw) || strstr(l, raw)) fprintf(stderr, "%s came out unescaped\n", raw);
+        CHECK(strstr(c, raw) == NULL && strstr(l, raw) == NULL);
+    }
+    CHECK(strstr(c, "&lt;t8&gt;") && strstr(c, "&lt;t28&gt;") && strstr(c, "&lt;t20&gt;"));
+    CHECK(strstr(c, "&lt;t19&gt;\xEF\xBF\xBD&lt;t20&gt;") != NULL); /* NUL shown as U+FFFD */
+    CHECK(strstr(l, "&lt;t29&gt;") && strstr(l, "&lt;t45&gt;") && strstr(l, "&lt;t44&gt;"));
+out:
+    free(c);
+    free(l);
+}
+
+/* A credential the writer forgot to redact does not reach the page. */
+static void test_authorization_is_redacted(void)
+{
+    const char *doc = "{\"suites\": [{\"name\": \"s\", \"checks\": [{\"id\": \"a\", \"status\": \"failed\","
+                      " \"evidence\": {\"request\": {\"method\": \"GET\", \"url\": \"u\", \"headers\":"
+                      " [[\"authorization\", \"Bearer sk-live-123\"], [\"X-Api-Key\", \"sk-live-456\"]]}}}]}]}";
+    char *c = render_text(ps_report_html_conform, doc, NULL, NULL);
+    CHECK(c != NULL);
+    CHECK(c && strstr(c, "sk-live") == NULL);
+    CHECK(c && strstr(c, "authorization: Bearer ***") != NULL);
+    free(c);
+}
+
+static void test_huge_body_is_capped(void)
+{
+    ps_buf doc = PS_BUF_INIT;
+    ps_buf_puts(&doc, "{\"suites\": [{\"checks\": [{\"status\": \"failed\", \"evidence\": {\"response\":"
+                      " {\"body\": \"");
+    for (int i = 0; i < 300000; i++) ps_buf_puts(&doc, "\xC3\xA9"); /* 600 KB of 2-byte characters */
+    ps_buf_puts(&doc, "\"}}}]}]}");
+    size_t len = 0;
+    char *c = render_text(ps_report_html_conform, doc.data, &len, NULL);
+    CHECK(c != NULL);
+    CHECK(len < 100 * 1024);
+    CHECK(c && strstr(c, "more bytes not shown") != NULL);
+    CHECK(c && ps_utf8_valid(c, len));
+    free(c);
+    ps_buf_free(&doc);
+}
+
+/* A 10-minute run with 600 one-second intervals stays well under 1 MB. */
+static void test_long_run_is_compact(void)
+{
+    ps_buf doc = PS_BUF_INIT;
+    ps_buf_puts(&doc, "{\"requests\": 1200000, \"percentile_spectrum\": {");
+    for (int s = 0; s < 2; s++) {
+        ps_buf_printf(&doc, "%s\"%s\": [", s ? ", " : "", s ? "uncorrected" : "corrected");
+        double p = 0;
+        for (int i = 0; i < 200; i++) {
+            ps_buf_printf(&doc, "%s[%d, %.12f, %d]", i ? ", " : "", 200 + i * 37, p, i * 6000);
+            p += (1 - p) / 12;
+        }
+        ps_buf_puts(&doc, ", [99999, 1.0, 1200000]]");
+    }
+    ps_buf_puts(&doc, "}, \"intervals\": [");
+    for (int i = 0; i < 600; i++)
+        ps_buf_printf(&doc, "%s{\"t_s\": %d.0, \"length_s\": 1.0, \"requests\": %d, \"throughput_rps\": %d.5,"
+                            " \"p50_us\": %d, \"p90_us\": %d, \"p99_us\": %d, \"max_us\": %d,"
+                            " \"status_classes\": {\"2xx\": %d, \"4xx\": %d, \"5xx\": %d, \"429\": %d,"
+                            " \"errors\": %d}}",
+                      i ? ", " : "", i, 2000 - i % 17, 1999 - i % 13, 210 + i % 31, 320 + i % 47,
+                      900 + i % 301, 5000 + i * 7, 1900 - i % 11, 100 + i % 7, i % 3, 90 + i % 5, i % 2);
+    ps_buf_puts(&doc, "]}");
+    size_t len = 0;
+    char *l = render_text(ps_report_html_load, doc.data, &len, NULL);
+    CHECK(l != NULL);
+    fprintf(stderr, "600-interval report: %zu bytes\n", len);
+    CHECK(len < 512 * 1024);
+    /* all 600 points drawn in each series of the interval plots */
+    if (l) {
+        const char *p = strstr(l, "data-series=\"p99_us\"");
+        CHECK(p != NULL);
+        const char *pts = p ? strstr(p, "points=\"") : NULL;
+        const char *end = pts ? strchr(pts + 8, '"') : NULL;
+        size_t commas = 0;
+        for (const char *q = pts; q && q < end; q++) commas += *q == ',';
+        CHECK_INT(commas, 600);
+    }
+    free(l);
+    ps_buf_free(&doc);
+}
+
+static void test_write_failure_is_reported(void)
+{
+    FILE *full = fopen("/dev/full", "w");
+    if (!full) {
+        fprintf(stderr, "no /dev/full here; skipping the write-failure check\n");
+        return;
+    }
+    ps_json *doc = ps_json_parse("{}", 2, NULL, NULL);
+    ps_error err = {{0}};
+    CHECK(ps_report_html_load(doc, full, &err) == -1);
+    CHECK(strstr(err.message, "write failed") != NULL);
+    err.message[0] = '\0';
+    CHECK(ps_report_html_conform(doc, full, &err) == -1);
+    CHECK(strstr(err.message, "write failed") != NULL);
+    fclose(full);
+    ps_json_free(doc);
+}
+
+int main(void)
+{
+    RUN(test_conform_sample_escapes_hostile_body);
+    RUN(test_load_sample_has_every_section);
+    RUN(test_degenerate_documents_render);
+    RUN(test_non_objects_are_refused);
+    RUN(test_hostile_strings_everywhere);
+    RUN(test_authorization_is_redacted);
+    RUN(test_huge_body_is_capped);
+    RUN(test_long_run_is_compact);
+    RUN(test_write_failure_is_reported);
+    return TEST_EXIT();
+}
