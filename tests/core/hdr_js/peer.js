@@ -1,0 +1,100 @@
+// peer.js - the hdr-histogram-js side of test_hdr_peer: reads what our C code
+// wrote, or writes what our C code must read, and prints what it sees.
+//
+//   node peer.js MODULE_DIR read-log LOG_FILE
+//       decodes every interval of an HdrHistogram interval log, merges them
+//       and prints the merged histogram's numbers.
+//   node peer.js MODULE_DIR encode OUT_FILE
+//       records a fixed pseudo-random data set, writes its compressed base64
+//       encoding to OUT_FILE and prints the histogram's numbers.
+//
+// Output: one "key value" line per number, then "counts i:c i:c ..." with every
+// non-zero bucket, so the C side can compare bucket for bucket.
+"use strict";
+const fs = require("fs");
+const path = require("path");
+
+function fail(message) {
+  process.stderr.write(`peer.js: ${message}\n`);
+  process.exit(2);
+}
+
+const [moduleDir, mode, file] = process.argv.slice(2);
+if (!moduleDir || !mode || !file) fail("usage: peer.js MODULE_DIR read-log|encode FILE");
+let hdr;
+try {
+  hdr = require(path.resolve(moduleDir));
+} catch (e) {
+  fail(`cannot load hdr-histogram-js from ${moduleDir} (run scripts/install-deps.sh): ${e.message}`);
+}
+
+function report(h, extra) {
+  const lines = [];
+  for (const [k, v] of Object.entries(extra)) lines.push(`${k} ${v}`);
+  lines.push(`total ${h.totalCount}`);
+  for (const p of [0, 50, 90, 99, 99.9, 100]) lines.push(`p${p} ${h.getValueAtPercentile(p)}`);
+  lines.push(`max ${h.highestEquivalentValue(h.maxValue)}`);
+  lines.push(`mean ${h.mean.toFixed(6)}`);
+  lines.push(`counts_len ${h.countsArrayLength}`);
+  const counts = [];
+  for (let i = 0; i < h.countsArrayLength; i++) {
+    const c = h.getCountAtIndex(i);
+    if (c !== 0) counts.push(`${i}:${c}`);
+  }
+  lines.push(`counts ${counts.join(" ")}`);
+  process.stdout.write(lines.join("\n") + "\n");
+}
+
+if (mode === "read-log") {
+  const reader = new hdr.HistogramLogReader(fs.readFileSync(file, "utf8"));
+  let merged = null;
+  let intervals = 0;
+  let first = null;
+  for (let h = reader.nextIntervalHistogram(); h !== null; h = reader.nextIntervalHistogram()) {
+    intervals++;
+    if (!first) {
+      first = h;
+      merged = hdr.build({
+        lowestDiscernibleValue: 1,
+        highestTrackableValue: h.highestTrackableValue,
+        numberOfSignificantValueDigits: h.numberOfSignificantValueDigits,
+        autoResize: false,
+      });
+    }
+    merged.add(h);
+  }
+  if (!merged) fail(`no interval found in ${file}`);
+  report(merged, {
+    intervals,
+    highest: first.highestTrackableValue,
+    sigfigs: first.numberOfSignificantValueDigits,
+    start_ms: first.startTimeStampMsec,
+  });
+} else if (mode === "encode") {
+  const h = hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 60000000,
+    numberOfSignificantValueDigits: 3,
+    autoResize: false,
+  });
+  // xorshift32: deterministic and exact in JS integers.
+  let x = 2463534242;
+  const next = () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x;
+  };
+  for (let i = 0; i < 20000; i++) {
+    const shift = next() % 26;
+    h.recordValue(Math.min(60000000, (1 << shift) + (next() & ((1 << shift) - 1))));
+  }
+  h.recordValueWithCount(0, 3);
+  h.recordValueWithCount(777, 1000000);
+  fs.writeFileSync(file, hdr.encodeIntoCompressedBase64(h) + "\n");
+  report(h, {});
+} else {
+  fail(`unknown mode ${mode}`);
+}
