@@ -209,12 +209,20 @@ bool ps_hist_record_corrected(ps_hist *h, int64_t value, int64_t expected_interv
 {
     if (!ps_hist_record_n(h, value, 1)) return false;
     if (expected_interval <= 0 || value <= expected_interval) return true;
-    /* A clamped value only gets the synthetic values below the range's top,
-     * which also bounds this loop by highest / expected_interval. */
+    /* A clamped value only gets the synthetic values below the range's top. */
     if (value > h->highest) value = h->highest;
-    for (int64_t missing = value - expected_interval; missing >= expected_interval;
-         missing -= expected_interval)
-        ps_hist_record_n(h, missing, 1);
+    /* The synthetic values value - k*interval (k >= 1, down to the interval)
+     * are recorded a bucket at a time: all of them that share the current
+     * one's bucket in one count, so a long stall with a short interval costs
+     * one step per bucket rather than one per value. */
+    int64_t missing = value - expected_interval;
+    while (missing >= expected_interval) {
+        int64_t floor_value = ps_hist_lowest_equivalent(h, missing);
+        if (floor_value < expected_interval) floor_value = expected_interval;
+        int64_t n = (missing - floor_value) / expected_interval + 1;
+        ps_hist_record_n(h, missing, n);
+        missing -= n * expected_interval;
+    }
     return true;
 }
 

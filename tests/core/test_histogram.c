@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -220,6 +221,30 @@ static void corrected_stall_adds_synthetic_values(void)
     CHECK(!ps_hist_record_corrected(h, -5, 10));
     CHECK_INT(ps_hist_total_count(h), 5);
     ps_hist_close(h);
+
+    /* Against the definition, one synthetic value at a time, including
+     * intervals of 1 and values above the range (clamped first). */
+    const int64_t cases[][2] = {{100000, 1}, {100000, 7}, {US_60S, 3}, {59999999, 1000},
+                                {US_60S * 3, 999983}, {4096, 4096}, {4097, 2048}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int64_t value = cases[c][0], interval = cases[c][1];
+        ps_hist *fast = make(1, US_60S, 3), *slow = make(1, US_60S, 3);
+        CHECK(ps_hist_record_corrected(fast, value, interval));
+        int64_t top = value < US_60S ? value : US_60S;
+        ps_hist_record(slow, value);
+        for (int64_t m = top - interval; m >= interval; m -= interval) ps_hist_record(slow, m);
+        if (!same_counts(fast, slow)) {
+            fprintf(stderr, "  corrected %lld at interval %lld differs\n", (long long)value,
+                    (long long)interval);
+            CHECK(0);
+        }
+        CHECK_INT(ps_hist_total_count(fast), ps_hist_total_count(slow));
+        CHECK_INT(ps_hist_min(fast), ps_hist_min(slow));
+        CHECK_INT(ps_hist_max(fast), ps_hist_max(slow));
+        CHECK_INT(ps_hist_clamped(fast), ps_hist_clamped(slow));
+        ps_hist_close(fast);
+        ps_hist_close(slow);
+    }
 }
 
 static void equivalence_ranges_at_three_digits(void)
@@ -329,6 +354,51 @@ static void merged_threads_equal_one_histogram(void)
     for (int t = 0; t < THREADS; t++) ps_hist_close(part[t]);
     ps_hist_close(merged);
     ps_hist_close(all);
+}
+
+struct thread_job {
+    ps_hist *h;
+    uint64_t seed;
+};
+
+static void *record_thread(void *arg)
+{
+    struct thread_job *job = arg;
+    uint64_t x = job->seed;
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        ps_hist_record_corrected(job->h, (int64_t)(x % 200000), 50000);
+    }
+    return NULL;
+}
+
+static void threads_record_apart_and_merge_after_join(void)
+{
+    /* The load generator's pattern: each thread owns its histogram, the
+     * main thread merges after join (TSan checks there is no sharing). */
+    enum { THREADS = 4 };
+    pthread_t tid[THREADS];
+    struct thread_job jobs[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        jobs[t].h = make(1, US_60S, 3);
+        jobs[t].seed = 0x1234567u * (uint64_t)(t + 1);
+        CHECK_INT(pthread_create(&tid[t], NULL, record_thread, &jobs[t]), 0);
+    }
+    for (int t = 0; t < THREADS; t++) pthread_join(tid[t], NULL);
+    ps_hist *merged = make(1, US_60S, 3), *serial = make(1, US_60S, 3);
+    for (int t = 0; t < THREADS; t++) {
+        ps_hist_add(merged, jobs[t].h);
+        struct thread_job again = {serial, jobs[t].seed};
+        record_thread(&again);
+        ps_hist_close(jobs[t].h);
+    }
+    CHECK(same_counts(merged, serial));
+    CHECK_INT(ps_hist_total_count(merged), ps_hist_total_count(serial));
+    CHECK_INT(ps_hist_value_at_percentile(merged, 99), ps_hist_value_at_percentile(serial, 99));
+    ps_hist_close(merged);
+    ps_hist_close(serial);
 }
 
 static size_t heap_in_use(void)
@@ -699,6 +769,7 @@ int main(void)
     RUN(equivalence_ranges_at_three_digits);
     RUN(out_of_range_values_are_clamped);
     RUN(merged_threads_equal_one_histogram);
+    RUN(threads_record_apart_and_merge_after_join);
     RUN(memory_is_fixed_and_recording_is_cheap);
     RUN(encoding_follows_the_v2_layout);
     RUN(encode_decode_round_trips);
