@@ -19,14 +19,18 @@ static const char *const status_colours[] = {"var(--ok)", "var(--bad)", "var(--w
 #define NSTATUS 4
 
 /* Filtering without a server: the checkboxes only appear once the script has
- * run (data-script lets a headless browser test see that it did). */
+ * run (data-script lets a headless browser test see that it did). A link
+ * ending in #show=failed,warning opens the page already filtered. */
 static const char script[] =
     "(function(){var d=document.documentElement;d.setAttribute('data-script','ran');\n"
     "var f=document.getElementById('filters');if(!f)return;f.hidden=false;\n"
-    "function apply(){var on={};f.querySelectorAll('input').forEach(function(i){on[i.value]=i.checked;});\n"
+    "var boxes=f.querySelectorAll('input');\n"
+    "function apply(){var on={};boxes.forEach(function(i){on[i.value]=i.checked;});\n"
     "document.querySelectorAll('.check').forEach(function(c){c.hidden=on[c.getAttribute('data-status')]===false;});\n"
     "document.querySelectorAll('section.suite').forEach(function(s){\n"
     "s.hidden=s.querySelector('.check')!==null&&s.querySelector('.check:not([hidden])')===null;});}\n"
+    "var m=/^#show=([a-z_,]+)$/.exec(location.hash);\n"
+    "if(m){var want=m[1].split(',');boxes.forEach(function(i){i.checked=want.indexOf(i.value)>=0;});}\n"
     "f.addEventListener('change',apply);apply();})();\n";
 
 static int status_index(const char *s)

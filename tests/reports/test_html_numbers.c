@@ -1,0 +1,296 @@
+/* test_html_numbers.c - the numbers in the HTML reports are the numbers of
+ * the JSON summary they were drawn from: every plotted point (its data-x/y
+ * and where it was drawn on the axes), the latency table and the conformance
+ * counts are read back out of the HTML and compared with the JSON.
+ *
+ * Usage: test_html_numbers [load.json conform.json] (defaults: the fixtures),
+ * so the same test can be pointed at the JSON of a real run. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/json.h"
+#include "harness.h"
+#include "reports/html_report.h"
+
+static ps_json *load_json(const char *path)
+{
+    ps_buf text = PS_BUF_INIT;
+    ps_error err = {{0}};
+    ps_json *doc = NULL;
+    if (ps_buf_read_file(&text, path) != 0)
+        fprintf(stderr, "cannot read %s\n", path);
+    else if (!(doc = ps_json_parse(text.data, text.len, NULL, &err)))
+        fprintf(stderr, "%s: %s\n", path, err.message);
+    ps_buf_free(&text);
+    return doc;
+}
+
+static char *render(int (*fn)(const ps_json *, FILE *, ps_error *), const ps_json *doc)
+{
+    char *html = NULL;
+    size_t n = 0;
+    ps_error err = {{0}};
+    FILE *f = open_memstream(&html, &n);
+    int rc = fn(doc, f, &err);
+    fclose(f);
+    if (rc != 0) {
+        fprintf(stderr, "render: %s\n", err.message);
+        free(html);
+        return NULL;
+    }
+    return html;
+}
+
+/* Value of attribute name in the element starting at elem (up to its '>'); malloc'd or NULL. */
+static char *attr(const char *elem, const char *name)
+{
+    const char *end = strchr(elem, '>');
+    char key[64];
+    snprintf(key, sizeof key, " %s=\"", name);
+    const char *p = strstr(elem, key);
+    if (!p || (end && p > end)) return NULL;
+    p += strlen(key);
+    const char *q = strchr(p, '"');
+    return q ? strndup(p, (size_t)(q - p)) : NULL;
+}
+
+static double attr_num(const char *elem, const char *name)
+{
+    char *s = attr(elem, name);
+    double v = s ? strtod(s, NULL) : NAN;
+    free(s);
+    return v;
+}
+
+/* Splits a space- (and comma-) separated number list. */
+static size_t parse_list(const char *s, double *out, size_t cap)
+{
+    size_t n = 0;
+    char *end;
+    while (s && *s && n < cap) {
+        double v = strtod(s, &end);
+        if (end == s) break;
+        out[n++] = v;
+        s = end;
+        while (*s == ' ' || *s == ',') s++;
+    }
+    return n;
+}
+
+typedef struct plot_geo {
+    const char *svg;
+    char xscale[16];
+    double xmin, xmax, ymin, ymax, left, right, top, bottom;
+} plot_geo;
+
+static bool find_plot(const char *html, const char *id, plot_geo *g)
+{
+    char key[64];
+    snprintf(key, sizeof key, "data-plot=\"%s\"", id);
+    const char *p = strstr(html, key);
+    if (!p) return false;
+    while (p > html && strncmp(p, "<svg", 4) != 0) p--;
+    g->svg = p;
+    char *xs = attr(p, "data-x-scale");
+    snprintf(g->xscale, sizeof g->xscale, "%s", xs ? xs : "");
+    free(xs);
+    g->xmin = attr_num(p, "data-x-min"), g->xmax = attr_num(p, "data-x-max");
+    g->ymin = attr_num(p, "data-y-min"), g->ymax = attr_num(p, "data-y-max");
+    g->left = attr_num(p, "data-left"), g->right = attr_num(p, "data-right");
+    g->top = attr_num(p, "data-top"), g->bottom = attr_num(p, "data-bottom");
+    return true;
+}
+
+/* Where a value should have been drawn, computed independently of svg.c. */
+static double expect_px(const plot_geo *g, double x)
+{
+    if (strcmp(g->xscale, "percentile") == 0) {
+        double tmax = log10(1 / (1 - g->xmax));
+        double t = x >= 1 ? tmax : log10(1 / (1 - x));
+        if (t > tmax) t = tmax;
+        return g->left + t / tmax * (g->right - g->left);
+    }
+    return g->left + (x - g->xmin) / (g->xmax - g->xmin) * (g->right - g->left);
+}
+
+static double expect_py(const plot_geo *g, double y)
+{
+    return g->bottom - (y - g->ymin) / (g->ymax - g->ymin) * (g->bottom - g->top);
+}
+
+#define MAXPTS 100000
+
+/* Checks one series of plot g against the expected points (NaN y = not drawn). */
+static void check_series(const plot_geo *g, const char *key, const double *ex, const double *ey, size_t n)
+{
+    char want[128];
+    snprintf(want, sizeof want, "data-series=\"%s\"", key);
+    const char *end = strstr(g->svg, "</svg>");
+    const char *p = strstr(g->svg, want);
+    CHECK(p != NULL && p < end);
+    if (!p || p > end) {
+        fprintf(stderr, "series %s not found\n", key);
+        return;
+    }
+    while (strncmp(p, "<polyline", 9) != 0) p--;
+    char *sx = attr(p, "data-x"), *sy = attr(p, "data-y"), *pts = attr(p, "points");
+    static double dx[MAXPTS], dy[MAXPTS], pp[2 * MAXPTS];
+    size_t nx = parse_list(sx, dx, MAXPTS), ny = parse_list(sy, dy, MAXPTS);
+    size_t np = parse_list(pts, pp, 2 * MAXPTS);
+    size_t k = 0, bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(ex[i]) || !isfinite(ey[i])) continue;
+        if (k >= nx || k >= ny || 2 * k + 1 >= np) {
+            bad++;
+            break;
+        }
+        /* the numbers themselves, exactly */
+        if (dx[k] != ex[i] || dy[k] != ey[i]) bad++;
+        /* and where they were drawn, to the 0.1 px the writer prints */
+        if (fabs(pp[2 * k] - expect_px(g, ex[i])) > 0.051 || fabs(pp[2 * k + 1] - expect_py(g, ey[i])) > 0.051) {
+            if (bad < 3)
+                fprintf(stderr, "%s point %zu (%g,%g) drawn at %g,%g, expected %g,%g\n", key, k, ex[i], ey[i],
+                        pp[2 * k], pp[2 * k + 1], expect_px(g, ex[i]), expect_py(g, ey[i]));
+            bad++;
+        }
+        k++;
+    }
+    CHECK_INT(bad, 0);
+    CHECK_INT(nx, k);
+    CHECK_INT(ny, k);
+    CHECK_INT(np, 2 * k);
+    CHECK(k > 0);
+    free(sx), free(sy), free(pts);
+}
+
+static void check_spectrum(const char *html, const ps_json *doc)
+{
+    plot_geo g;
+    CHECK(find_plot(html, "spectrum", &g));
+    CHECK_STR(g.xscale, "percentile");
+    static const char *const kinds[] = {"corrected", "uncorrected"};
+    for (int k = 0; k < 2; k++) {
+        const ps_json *rows = ps_json_path(doc, "percentile_spectrum") ? ps_json_get(ps_json_get(doc, "percentile_spectrum"), kinds[k]) : NULL;
+        if (!rows || rows->type != PS_JSON_ARRAY) {
+            fprintf(stderr, "no %s spectrum in the JSON\n", kinds[k]);
+            CHECK(rows != NULL);
+            continue;
+        }
+        double *x = calloc(rows->count + 1, sizeof *x), *y = calloc(rows->count + 1, sizeof *y);
+        for (size_t i = 0; i < rows->count; i++) {
+            const ps_json *r = rows->items[i];
+            y[i] = r->count >= 2 ? r->items[0]->d : NAN;
+            x[i] = r->count >= 2 ? r->items[1]->d : NAN;
+        }
+        check_series(&g, kinds[k], x, y, rows->count);
+        free(x), free(y);
+    }
+}
+
+static void check_intervals(const char *html, const ps_json *doc)
+{
+    static const struct {
+        const char *plot, *path;
+    } series[] = {{"throughput", "throughput_rps"},   {"latency", "p50_us"},
+                  {"latency", "p90_us"},              {"latency", "p99_us"},
+                  {"latency", "max_us"},              {"status", "status_classes.2xx"},
+                  {"status", "status_classes.4xx"},   {"status", "status_classes.5xx"},
+                  {"status", "status_classes.429"},   {"status", "status_classes.errors"}};
+    const ps_json *iv = ps_json_get(doc, "intervals");
+    CHECK(iv && iv->type == PS_JSON_ARRAY && iv->count > 0);
+    if (!iv || iv->type != PS_JSON_ARRAY || !iv->count) return;
+    double *x = calloc(iv->count, sizeof *x), *y = calloc(iv->count, sizeof *y);
+    for (size_t s = 0; s < sizeof series / sizeof series[0]; s++) {
+        plot_geo g;
+        CHECK(find_plot(html, series[s].plot, &g));
+        for (size_t i = 0; i < iv->count; i++) {
+            const ps_json *t = ps_json_get(iv->items[i], "t_s");
+            const ps_json *v = ps_json_path(iv->items[i], series[s].path);
+            x[i] = t && t->type == PS_JSON_NUMBER ? t->d : NAN;
+            y[i] = v && v->type == PS_JSON_NUMBER ? v->d : NAN;
+        }
+        check_series(&g, series[s].path, x, y, iv->count);
+    }
+    free(x), free(y);
+}
+
+static void check_latency_table(const char *html, const ps_json *doc)
+{
+    static const char *const keys[] = {"p50", "p75", "p90", "p95", "p99", "p99_9", "p99_99", "max", "mean"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char row[64], path[64];
+        snprintf(row, sizeof row, "<tr data-key=\"%s\">", keys[i]);
+        const char *r = strstr(html, row);
+        CHECK(r != NULL);
+        if (!r) continue;
+        const char *c1 = strstr(r, "<td"), *c2 = c1 ? strstr(c1 + 3, "<td") : NULL;
+        snprintf(path, sizeof path, "latency_us.corrected.%s", keys[i]);
+        const ps_json *vc = ps_json_path(doc, path);
+        snprintf(path, sizeof path, "latency_us.uncorrected.%s", keys[i]);
+        const ps_json *vu = ps_json_path(doc, path);
+        if (vc) CHECK(c1 && attr_num(c1, "data-us") == vc->d);
+        if (vu) CHECK(c2 && attr_num(c2, "data-us") == vu->d);
+    }
+}
+
+static void check_conform_counts(const char *html, const ps_json *doc)
+{
+    static const char *const cards[] = {"passed", "failed", "warnings", "not_run"};
+    static const char *const card_ids[] = {"passed", "failed", "warning", "not_run"};
+    for (int i = 0; i < 4; i++) {
+        char want[96];
+        double n = ps_json_get_number(ps_json_get(doc, "summary"), cards[i], -1);
+        CHECK(n >= 0);
+        snprintf(want, sizeof want, "data-count=\"%s\"><b>%.0f</b>", card_ids[i], n);
+        CHECK(n >= 1000 || strstr(html, want) != NULL); /* >= 1000 is grouped with a thin space */
+    }
+    const ps_json *suites = ps_json_get(doc, "suites");
+    size_t checks = 0;
+    for (size_t i = 0; suites && i < suites->count; i++) {
+        const ps_json *cs = ps_json_get(suites->items[i], "checks");
+        for (size_t j = 0; cs && j < cs->count; j++, checks++) {
+            const char *id = ps_json_get_string(cs->items[j], "id", "");
+            const char *st = ps_json_get_string(cs->items[j], "status", "");
+            char want[512];
+            ps_buf esc = PS_BUF_INIT;
+            ps_buf_html_escape(&esc, id, strlen(id));
+            snprintf(want, sizeof want, "data-status=\"%s\" id=\"%s\"", st, esc.data ? esc.data : "");
+            if (!strstr(html, want)) fprintf(stderr, "check %s (%s) not shown\n", id, st);
+            CHECK(strstr(html, want) != NULL);
+            ps_buf_free(&esc);
+        }
+    }
+    size_t rows = 0;
+    for (const char *p = html; (p = strstr(p, "class=\"check\"")) != NULL; p++) rows++;
+    CHECK_INT(rows, checks);
+}
+
+int main(int argc, char **argv)
+{
+    const char *load_path = argc > 2 ? argv[1] : PS_REPORT_FIXTURES "/load-sample.json";
+    const char *conform_path = argc > 2 ? argv[2] : PS_REPORT_FIXTURES "/conform-sample.json";
+    ps_json *load = load_json(load_path), *conform = load_json(conform_path);
+    CHECK(load && conform);
+    char *lh = load ? render(ps_report_html_load, load) : NULL;
+    char *ch = conform ? render(ps_report_html_conform, conform) : NULL;
+    CHECK(lh && ch);
+    if (lh) {
+        check_spectrum(lh, load);
+        fprintf(stderr, "spectrum checked\n");
+        check_intervals(lh, load);
+        fprintf(stderr, "intervals checked\n");
+        check_latency_table(lh, load);
+        fprintf(stderr, "latency table checked\n");
+    }
+    if (ch) {
+        check_conform_counts(ch, conform);
+        fprintf(stderr, "conformance counts checked\n");
+    }
+    free(lh), free(ch);
+    ps_json_free(load), ps_json_free(conform);
+    return TEST_EXIT();
+}
