@@ -715,6 +715,15 @@ int ps_hist_decode_base64(const char *text, size_t len, ps_hist **out, ps_error 
     bool zs_open = false;
     *out = NULL;
 
+    /* Surrounding whitespace (a line's newline, a file's last line) is not
+     * part of the encoding; HdrHistogram's readers trim it too. */
+    while (len > 0 && (*text == ' ' || *text == '\t' || *text == '\r' || *text == '\n')) {
+        text++;
+        len--;
+    }
+    while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\t' || text[len - 1] == '\r' ||
+                       text[len - 1] == '\n'))
+        len--;
     if (ps_base64_decode(text, len, &bytes, err) < 0) {
         ps_error_prefix(err, "encoded histogram: ");
         goto out;

@@ -65,9 +65,15 @@ int ps_hist_percentiles_print(const ps_hist *h, FILE *out, int ticks_per_half_di
 
 /* Encodes h in HdrHistogram's compressed V2 format (cookie 0x1c849304
  * around a zlib-deflated 0x1c849303 payload of ZigZag-LEB128 counts) and
- * appends its base64 text to out. Returns 0 or -1 with a message. */
+ * appends its base64 text to out. Returns 0 or -1 with a message. Like
+ * HdrHistogram_c and the Java/JS ports, the cookies are written with the
+ * word-size nibble 0x10 set (0x1c849314 / 0x1c849313); readers mask it. */
 int ps_hist_encode_base64(const ps_hist *h, ps_buf *out, ps_error *err);
-/* Decodes such a base64 text into a new histogram (caller closes it). */
+/* Decodes such a base64 text into a new histogram (caller closes it).
+ * Surrounding whitespace is ignored; the uncompressed V2 form (cookie
+ * 0x1c849303) is accepted too. Corrupt input fails with a message, never
+ * crashes: the declared payload length is checked against the header's
+ * layout before anything is inflated. */
 int ps_hist_decode_base64(const char *text, size_t len, ps_hist **out, ps_error *err);
 
 /* --- Additions beyond the first contract (all additive). --- */
@@ -87,7 +93,8 @@ typedef enum ps_hist_format {
 
 /* Appends the percentile spectrum in the given layout to out (CLASSIC gives
  * exactly what ps_hist_percentiles_print writes). An empty histogram prints a
- * single 100% row of 0 and, unlike HdrHistogram_c's NaN, a mean of 0. */
+ * single 100% row of 0 and, unlike HdrHistogram_c's NaN, a mean of 0.
+ * ticks_per_half_distance < 1 is taken as 1, value_scale <= 0 as 1.0. */
 void ps_hist_percentiles_format(const ps_hist *h, ps_buf *out, int ticks_per_half_distance,
                                 double value_scale, ps_hist_format format);
 /* Writes ps_hist_percentiles_format's text to out. Returns 0, or -1 on write error. */

@@ -495,6 +495,15 @@ static void encoding_follows_the_v2_layout(void)
     /* Counts: five empty slots (a run, -5 zigzags to 9), then 3 (zigzag 6). */
     CHECK_INT(raw[40], 9);
     CHECK_INT(raw[41], 6);
+
+    /* The uncompressed form (no 0x1c849304 wrapper) decodes too. */
+    ps_buf plain = PS_BUF_INIT;
+    ps_base64_encode(raw, len, &plain);
+    ps_hist *back = NULL;
+    CHECK_INT(ps_hist_decode_base64(plain.data, plain.len, &back, &err), 0);
+    CHECK(back && ps_hist_count_at_value(back, 5) == 3 && ps_hist_total_count(back) == 3);
+    ps_hist_close(back);
+    ps_buf_free(&plain);
     ps_buf_free(&text);
     ps_hist_close(h);
 }
@@ -505,6 +514,7 @@ static void round_trip(ps_hist *h)
     ps_error err;
     ps_hist *back = NULL;
     CHECK_INT(ps_hist_encode_base64(h, &text, &err), 0);
+    ps_buf_puts(&text, "\r\n"); /* as read from a file */
     CHECK_INT(ps_hist_decode_base64(text.data, text.len, &back, &err), 0);
     if (!back) {
         fprintf(stderr, "  decode: %s\n", err.message);
