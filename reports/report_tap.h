@@ -1,0 +1,17 @@
+/* report_tap.h - the conformance results as TAP version 14 (one test point
+ * per check, a YAML diagnostic block for failures and warnings, SKIP for
+ * checks not run), rendered from the petstore-conform JSON document.
+ *
+ * The document is borrowed; out is written, not closed. Returns 0, or -1
+ * with err when doc is not a report object or writing failed. */
+#ifndef PS_REPORT_TAP_H
+#define PS_REPORT_TAP_H
+
+#include <stdio.h>
+
+#include "core/error.h"
+#include "core/json.h"
+
+int ps_report_tap_conform(const ps_json *doc, FILE *out, ps_error *err);
+
+#endif

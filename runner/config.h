@@ -1,0 +1,37 @@
+/* config.h - petstore-conform's configuration: command-line flags, with
+ * PETSTORE_BASE_URL, PETSTORE_API_KEY and PETSTORE_LIMIT_KEY standing in for
+ * --base-url, --api-key and --limit-key (so keys stay out of `ps`).
+ *
+ * Ownership: strings in ps_conform_config point into argv or the
+ * environment (borrowed, never freed). ps_conform_config_parse returns 0, or
+ * -1 with err naming the bad flag or value (the caller exits 2). */
+#ifndef PS_RUNNER_CONFIG_H
+#define PS_RUNNER_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/plan.h"
+
+typedef struct ps_conform_config {
+    const char *base_url;
+    const char *api_key;
+    ps_plan plan;             /* PS_PLAN_UNKNOWN when --plan is not given */
+    const char *limit_key;    /* NULL: the main key (limit tests run last) */
+    ps_plan limit_plan;       /* defaults to plan */
+    bool limit_key_given;
+    const char *only, *skip;  /* comma lists, NULL = none */
+    int64_t max_wait_ns;      /* longest wait for a rate-limit window */
+    int64_t timeout_ns;       /* per request */
+    bool verbose, strict, list, help, version, no_color;
+    const char *json_path, *tap_path, *junit_path, *html_path;
+} ps_conform_config;
+
+/* Fills cfg from argv and getenv. --help/--version/--list need no target. */
+int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_error *err);
+
+/* The usage text. */
+const char *ps_conform_usage(void);
+
+#endif

@@ -1,0 +1,340 @@
+/* http_client.c - libcurl easy exchanges recorded as redacted evidence. */
+#include "runner/http_client.h"
+
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/clock.h"
+
+#define MAX_SECRETS 8
+
+struct ps_http_client {
+    CURL *curl;
+    char *base_url;
+    int64_t timeout_ns;
+    FILE *verbose;
+    struct {
+        char *value;
+        char *env;
+    } secrets[MAX_SECRETS];
+    int nsecrets;
+};
+
+static int curl_global_done;
+
+ps_http_client *ps_http_client_create(const char *base_url, int64_t timeout_ns, FILE *verbose,
+                                      ps_error *err)
+{
+    if (strncasecmp(base_url, "http://", 7) != 0 && strncasecmp(base_url, "https://", 8) != 0) {
+        ps_error_set(err, "base URL '%s' must start with http:// or https://", base_url);
+        return NULL;
+    }
+    if (!curl_global_done) {
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+            ps_error_set(err, "libcurl could not be initialised");
+            return NULL;
+        }
+        curl_global_done = 1;
+    }
+    ps_http_client *c = calloc(1, sizeof *c);
+    if (!c) abort();
+    c->curl = curl_easy_init();
+    if (!c->curl) {
+        free(c);
+        ps_error_set(err, "libcurl could not create a handle");
+        return NULL;
+    }
+    c->base_url = strdup(base_url);
+    if (!c->base_url) abort();
+    size_t n = strlen(c->base_url);
+    while (n > 0 && c->base_url[n - 1] == '/') c->base_url[--n] = '\0';
+    c->timeout_ns = timeout_ns;
+    c->verbose = verbose;
+    return c;
+}
+
+void ps_http_client_destroy(ps_http_client *c)
+{
+    if (!c) return;
+    if (c->curl) curl_easy_cleanup(c->curl);
+    for (int i = 0; i < c->nsecrets; i++) {
+        free(c->secrets[i].value);
+        free(c->secrets[i].env);
+    }
+    free(c->base_url);
+    free(c);
+}
+
+void ps_http_client_add_secret(ps_http_client *c, const char *secret, const char *env_var)
+{
+    if (!secret || !*secret || c->nsecrets == MAX_SECRETS) return;
+    for (int i = 0; i < c->nsecrets; i++)
+        if (strcmp(c->secrets[i].value, secret) == 0) return;
+    c->secrets[c->nsecrets].value = strdup(secret);
+    c->secrets[c->nsecrets].env = strdup(env_var);
+    if (!c->secrets[c->nsecrets].value || !c->secrets[c->nsecrets].env) abort();
+    c->nsecrets++;
+}
+
+const char *ps_http_client_base_url(const ps_http_client *c)
+{
+    return c->base_url;
+}
+
+/* Index of the secret starting at s (at most len bytes), longest first; -1 if none. */
+static int secret_at(const ps_http_client *c, const char *s, size_t len)
+{
+    int best = -1;
+    size_t best_len = 0;
+    for (int i = 0; i < c->nsecrets; i++) {
+        size_t n = strlen(c->secrets[i].value);
+        if (n <= len && n > best_len && memcmp(s, c->secrets[i].value, n) == 0) {
+            best = i;
+            best_len = n;
+        }
+    }
+    return best;
+}
+
+char *ps_http_client_redact(const ps_http_client *c, const char *s, size_t len, size_t *out_len)
+{
+    ps_buf b = PS_BUF_INIT;
+    ps_buf_reserve(&b, len + 1);
+    for (size_t i = 0; i < len;) {
+        int k = secret_at(c, s + i, len - i);
+        if (k >= 0) {
+            ps_buf_puts(&b, "***");
+            i += strlen(c->secrets[k].value);
+        } else {
+            ps_buf_putc(&b, s[i++]);
+        }
+    }
+    if (out_len) *out_len = b.len;
+    return ps_buf_detach(&b);
+}
+
+/* Appends s as one shell word. Secrets become ${ENV} inside double quotes;
+ * strings without secrets are single-quoted (nothing expands there). */
+static void shell_word(const ps_http_client *c, ps_buf *b, const char *s, size_t len)
+{
+    bool has_secret = false;
+    for (size_t i = 0; i < len && !has_secret; i++) has_secret = secret_at(c, s + i, len - i) >= 0;
+    if (!has_secret) {
+        ps_buf_putc(b, '\'');
+        for (size_t i = 0; i < len; i++) {
+            if (s[i] == '\'') ps_buf_puts(b, "'\\''");
+            else ps_buf_putc(b, s[i]);
+        }
+        ps_buf_putc(b, '\'');
+        return;
+    }
+    ps_buf_putc(b, '"');
+    for (size_t i = 0; i < len;) {
+        int k = secret_at(c, s + i, len - i);
+        if (k >= 0) {
+            ps_buf_printf(b, "${%s}", c->secrets[k].env);
+            i += strlen(c->secrets[k].value);
+            continue;
+        }
+        if (strchr("\"\\$`!", s[i]) && s[i]) ps_buf_putc(b, '\\');
+        ps_buf_putc(b, s[i++]);
+    }
+    ps_buf_putc(b, '"');
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
+{
+    ps_exchange *ex = userp;
+    size_t n = size * nmemb;
+    ex->body_total += n;
+    if (ex->body.len < PS_HTTP_BODY_CAP) {
+        size_t keep = PS_HTTP_BODY_CAP - ex->body.len;
+        ps_buf_append(&ex->body, data, n < keep ? n : keep);
+    }
+    if (ex->body_total > ex->body.len) ex->truncated = true;
+    if (ex->body_total > PS_HTTP_BODY_ABANDON) return 0; /* aborts the transfer */
+    return n;
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *userp)
+{
+    ps_exchange *ex = userp;
+    size_t n = size * nmemb;
+    /* A new status line (after a 1xx or a redirect) starts a new header block. */
+    if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) ps_headers_clear(&ex->resp_headers);
+    else ps_headers_add_raw_line(&ex->resp_headers, data, n);
+    return n;
+}
+
+static void add_req_header(ps_http_client *c, ps_exchange *ex, struct curl_slist **list,
+                           const char *name, const char *value)
+{
+    ps_buf line = PS_BUF_INIT;
+    ps_buf_printf(&line, "%s: %s", name, value);
+    *list = curl_slist_append(*list, line.data);
+    if (!*list) abort();
+    size_t rlen;
+    char *red = ps_http_client_redact(c, value, strlen(value), &rlen);
+    ps_headers_add(&ex->req_headers, name, strlen(name), red, rlen);
+    free(red);
+    ps_buf_free(&line);
+}
+
+static void build_curl_line(ps_http_client *c, const ps_http_request *req, const char *url,
+                            ps_exchange *ex)
+{
+    ps_buf b = PS_BUF_INIT;
+    ps_buf_puts(&b, "curl -i");
+    if (strcmp(req->method, "GET") != 0) ps_buf_printf(&b, " -X %s", req->method);
+    if (req->authorization) {
+        ps_buf line = PS_BUF_INIT;
+        ps_buf_printf(&line, "Authorization: %s", req->authorization);
+        ps_buf_puts(&b, " -H ");
+        shell_word(c, &b, line.data, line.len);
+        ps_buf_free(&line);
+    }
+    if (req->body) {
+        ps_buf_puts(&b, req->content_type ? " -H " : " -H 'Content-Type:'");
+        if (req->content_type) {
+            ps_buf line = PS_BUF_INIT;
+            ps_buf_printf(&line, "Content-Type: %s", req->content_type);
+            shell_word(c, &b, line.data, line.len);
+            ps_buf_free(&line);
+        }
+        ps_buf_puts(&b, " --data-binary ");
+        shell_word(c, &b, req->body, req->body_len);
+    }
+    ps_buf_putc(&b, ' ');
+    shell_word(c, &b, url, strlen(url));
+    ex->curl = ps_buf_detach(&b);
+}
+
+static void print_verbose(FILE *f, const ps_exchange *ex)
+{
+    fprintf(f, "> %s %s\n", ex->method, ex->url);
+    for (size_t i = 0; i < ex->req_headers.count; i++)
+        fprintf(f, "> %s: %s\n", ex->req_headers.items[i].name, ex->req_headers.items[i].value);
+    if (ex->req_body.len) fprintf(f, "> %.*s\n", (int)ex->req_body.len, ex->req_body.data);
+    if (!ex->responded) {
+        fprintf(f, "! %s\n\n", ex->error);
+        return;
+    }
+    fprintf(f, "< %ld (%.1f ms)\n", ex->status, ex->elapsed_ms);
+    for (size_t i = 0; i < ex->resp_headers.count; i++)
+        fprintf(f, "< %s: %s\n", ex->resp_headers.items[i].name, ex->resp_headers.items[i].value);
+    size_t show = ex->body.len < 2048 ? ex->body.len : 2048;
+    if (show) fprintf(f, "< %.*s%s\n", (int)show, ex->body.data, show < ex->body_total ? " ..." : "");
+    fputc('\n', f);
+}
+
+int ps_http_perform(ps_http_client *c, const ps_http_request *req, ps_exchange *ex)
+{
+    struct curl_slist *headers = NULL;
+    char errbuf[CURL_ERROR_SIZE] = "";
+    int rc = -1;
+    ps_buf url = PS_BUF_INIT;
+    ps_buf_printf(&url, "%s%s", c->base_url, req->path);
+
+    memset(ex, 0, sizeof *ex);
+    ex->method = strdup(req->method);
+    ex->url = ps_http_client_redact(c, url.data, url.len, NULL);
+    if (!ex->method) abort();
+    if (req->body) {
+        size_t rlen;
+        char *red = ps_http_client_redact(c, req->body, req->body_len, &rlen);
+        ps_buf_append(&ex->req_body, red, rlen);
+        free(red);
+    }
+    build_curl_line(c, req, url.data, ex);
+
+    CURL *h = c->curl;
+    curl_easy_reset(h);
+    curl_easy_setopt(h, CURLOPT_URL, url.data);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->timeout_ns / 1000000));
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->timeout_ns / 1000000));
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, ex);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, ex);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "petstore-conform/0.1.0");
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
+    if (req->authorization) add_req_header(c, ex, &headers, "Authorization", req->authorization);
+    add_req_header(c, ex, &headers, "Accept", "application/json");
+    if (strcmp(req->method, "GET") == 0) {
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    } else {
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method);
+        curl_easy_setopt(h, CURLOPT_POST, 1L);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(req->body ? req->body_len : 0));
+        curl_easy_setopt(h, CURLOPT_COPYPOSTFIELDS, req->body ? req->body : "");
+        /* libcurl would otherwise add its own form Content-Type and Expect. */
+        if (req->content_type) add_req_header(c, ex, &headers, "Content-Type", req->content_type);
+        else headers = curl_slist_append(headers, "Content-Type:");
+        headers = curl_slist_append(headers, "Expect:");
+    }
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+
+    ex->sent_wall_ns = ps_clock_wall_ns();
+    int64_t t0 = ps_clock_mono_ns();
+    CURLcode cc = curl_easy_perform(h);
+    ex->elapsed_ms = (double)(ps_clock_mono_ns() - t0) / 1e6;
+    ex->done_wall_ns = ps_clock_wall_ns();
+
+    if (cc != CURLE_OK) {
+        const char *what = errbuf[0] ? errbuf : curl_easy_strerror(cc);
+        switch (cc) {
+        case CURLE_COULDNT_CONNECT:
+        case CURLE_COULDNT_RESOLVE_HOST:
+            snprintf(ex->error, sizeof ex->error, "could not connect: %s", what);
+            break;
+        case CURLE_OPERATION_TIMEDOUT:
+            snprintf(ex->error, sizeof ex->error, "no complete reply within the timeout (%.1f s): %s",
+                     (double)c->timeout_ns / 1e9, what);
+            break;
+        case CURLE_WRITE_ERROR:
+            snprintf(ex->error, sizeof ex->error,
+                     "reply body exceeded %zu MiB; gave up reading it", PS_HTTP_BODY_ABANDON >> 20);
+            break;
+        case CURLE_GOT_NOTHING:
+            snprintf(ex->error, sizeof ex->error, "the server closed the connection without replying");
+            break;
+        case CURLE_RECV_ERROR:
+        case CURLE_PARTIAL_FILE:
+            snprintf(ex->error, sizeof ex->error, "the connection broke during the reply: %s", what);
+            break;
+        case CURLE_WEIRD_SERVER_REPLY:
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            snprintf(ex->error, sizeof ex->error, "the reply is not HTTP: %s", what);
+            break;
+        default:
+            snprintf(ex->error, sizeof ex->error, "%s", what);
+        }
+        goto out;
+    }
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &ex->status);
+    ex->responded = true;
+    rc = 0;
+out:
+    if (c->verbose) print_verbose(c->verbose, ex);
+    curl_slist_free_all(headers);
+    ps_buf_free(&url);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+    return rc;
+}
+
+void ps_exchange_free(ps_exchange *ex)
+{
+    if (!ex) return;
+    free(ex->method);
+    free(ex->url);
+    free(ex->curl);
+    ps_headers_free(&ex->req_headers);
+    ps_headers_free(&ex->resp_headers);
+    ps_buf_free(&ex->req_body);
+    ps_buf_free(&ex->body);
+    memset(ex, 0, sizeof *ex);
+}

@@ -1,0 +1,82 @@
+/* http_client.h - the runner's HTTP client: one libcurl easy handle (keep-alive,
+ * https works), every exchange recorded as evidence with the API keys
+ * redacted, bodies capped.
+ *
+ * Ownership: a ps_http_client owns its handle and copies of the secrets;
+ * ps_http_client_destroy releases them. A ps_exchange owns its strings and
+ * buffers; ps_exchange_free releases them (safe on a zeroed exchange).
+ *
+ * Secrets: every registered secret is replaced by "***" in the recorded
+ * request (headers, URL, body) and by "${ENV_VAR}" in the curl command, so
+ * evidence can be published. */
+#ifndef PS_RUNNER_HTTP_CLIENT_H
+#define PS_RUNNER_HTTP_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/http_headers.h"
+
+/* The body kept per response; the rest is counted and dropped. */
+#define PS_HTTP_BODY_CAP ((size_t)1 << 20)
+/* A reply body longer than this is abandoned (a server streaming forever). */
+#define PS_HTTP_BODY_ABANDON ((size_t)64 << 20)
+
+typedef struct ps_http_client ps_http_client;
+
+typedef struct ps_http_request {
+    const char *method;        /* "GET" or "POST" */
+    const char *path;          /* appended to the base URL: "/categories" */
+    const char *authorization; /* whole Authorization value, NULL = no header */
+    const char *body;          /* NULL = no body */
+    size_t body_len;
+    const char *content_type;  /* NULL = no Content-Type header */
+} ps_http_request;
+
+typedef struct ps_exchange {
+    /* the request, as sent but redacted */
+    char *method;
+    char *url;
+    ps_headers req_headers;
+    ps_buf req_body;
+    char *curl;                /* a curl command that reproduces it */
+    /* the outcome */
+    bool responded;            /* false: transport failure, see error */
+    char error[320];
+    long status;
+    ps_headers resp_headers;
+    ps_buf body;               /* at most PS_HTTP_BODY_CAP bytes */
+    size_t body_total;         /* bytes the server sent */
+    bool truncated;            /* body_total > body.len */
+    int64_t sent_wall_ns;      /* wall clock just before sending */
+    int64_t done_wall_ns;
+    double elapsed_ms;
+} ps_exchange;
+
+/* base_url without trailing slash is used as is ("http://h:1/v1"); a
+ * trailing slash is dropped. timeout_ns bounds each whole exchange. verbose,
+ * when non-NULL, receives every exchange (redacted). Returns NULL with err
+ * set when libcurl cannot be initialised or the URL scheme is not http(s). */
+ps_http_client *ps_http_client_create(const char *base_url, int64_t timeout_ns, FILE *verbose,
+                                      ps_error *err);
+void ps_http_client_destroy(ps_http_client *c);
+/* Registers a secret (copied) and the environment variable the curl command
+ * names in its place. Empty secrets are ignored. */
+void ps_http_client_add_secret(ps_http_client *c, const char *secret, const char *env_var);
+const char *ps_http_client_base_url(const ps_http_client *c);
+
+/* Sends one request and records it into *ex (which must be zeroed or freed
+ * first). Returns 0 when a response arrived (whatever its status), -1 on a
+ * transport failure (ex->error says what: refused, timeout, closed, ...). */
+int ps_http_perform(ps_http_client *c, const ps_http_request *req, ps_exchange *ex);
+
+void ps_exchange_free(ps_exchange *ex);
+
+/* Replaces every registered secret in s by "***" (new string, caller frees). */
+char *ps_http_client_redact(const ps_http_client *c, const char *s, size_t len, size_t *out_len);
+
+#endif

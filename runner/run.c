@@ -1,0 +1,179 @@
+/* run.c - suite order and the JSON report document. */
+#include "runner/run.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/clock.h"
+#include "runner/conform.h"
+#include "suites/suites.h"
+
+void ps_conform_print_list(FILE *out)
+{
+    for (int i = 0; i < PS_CK_COUNT; i++) {
+        const ps_check_def *d = ps_check_def_get((ps_check_id)i);
+        fprintf(out, "%-36s %-6s [%s]\n    %s\n    clause: %s\n", d->id, ps_check_level_name(d->level), d->tags,
+                d->title, d->clause);
+    }
+}
+
+static void json_str(ps_buf *b, const char *s)
+{
+    ps_buf_json_string(b, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void json_tags(ps_buf *b, const char *tags)
+{
+    ps_buf_putc(b, '[');
+    bool first = true;
+    for (const char *t = tags; *t;) {
+        const char *comma = strchr(t, ',');
+        size_t n = comma ? (size_t)(comma - t) : strlen(t);
+        if (!first) ps_buf_putc(b, ',');
+        ps_buf_json_string(b, t, n);
+        first = false;
+        t += n + (comma ? 1 : 0);
+    }
+    ps_buf_putc(b, ']');
+}
+
+static void build_doc(const ps_conform *c, const ps_checks *checks, int exit_code, ps_buf *b)
+{
+    const ps_conform_config *cfg = c->cfg;
+    char started[32];
+    time_t t = (time_t)(c->started_wall_ns / 1000000000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    double duration_s = (double)(ps_clock_mono_ns() - c->started_mono_ns) / 1e9;
+
+    unsigned total = 0, passed = 0, failed = 0, warnings = 0, not_run = 0;
+    for (int i = 0; i < PS_CK_COUNT; i++) {
+        if (!ps_checks_selected(checks, (ps_check_id)i)) continue;
+        ps_check_outcome o;
+        ps_check_outcome_get(checks, (ps_check_id)i, cfg->strict, &o);
+        total++;
+        passed += o.status == PS_STATUS_PASSED;
+        failed += o.status == PS_STATUS_FAILED;
+        warnings += o.status == PS_STATUS_WARNING;
+        not_run += o.status == PS_STATUS_NOT_RUN;
+    }
+
+    ps_buf_puts(b, "{\"tool\":\"petstore-conform\",\"version\":\"" PS_CONFORM_VERSION "\",\"format\":1,\n");
+    ps_buf_puts(b, "\"target\":{\"base_url\":");
+    json_str(b, ps_http_client_base_url(c->http));
+    ps_buf_puts(b, ",\"plan\":");
+    json_str(b, ps_plan_name(cfg->plan.id));
+    ps_buf_puts(b, ",\"limit_plan\":");
+    json_str(b, ps_plan_name(cfg->limit_plan.id));
+    ps_buf_printf(b, ",\"strict\":%s,\"separate_limit_key\":%s,\"timeout_s\":%.3f,\"max_wait_s\":%.3f},\n",
+                  cfg->strict ? "true" : "false", cfg->limit_key_given ? "true" : "false",
+                  (double)cfg->timeout_ns / 1e9, (double)cfg->max_wait_ns / 1e9);
+    ps_buf_printf(b, "\"started_at\":\"%s\",\"duration_s\":%.3f,\"exchanges\":%u,\"body_cap_bytes\":%zu,\n",
+                  started, duration_s, c->exchanges, PS_HTTP_BODY_CAP);
+    ps_buf_printf(b, "\"summary\":{\"total\":%u,\"passed\":%u,\"failed\":%u,\"warnings\":%u,\"not_run\":%u},\n",
+                  total, passed, failed, warnings, not_run);
+    ps_buf_printf(b, "\"verdict\":\"%s\",\"exit_code\":%d,\"aborted\":",
+                  exit_code == 0 ? "pass" : exit_code == 1 ? "fail" : "aborted", exit_code);
+    if (c->aborted) json_str(b, c->abort_reason);
+    else ps_buf_puts(b, "null");
+    ps_buf_puts(b, ",\n\"suites\":[");
+
+    /* Suites in catalogue order, each with its selected checks. */
+    char done[PS_CK_COUNT][32];
+    int ndone = 0;
+    bool first_suite = true;
+    for (int i = 0; i < PS_CK_COUNT; i++) {
+        char suite[32];
+        ps_check_suite(ps_check_def_get((ps_check_id)i), suite, sizeof suite);
+        bool seen = false;
+        for (int k = 0; k < ndone; k++) seen |= strcmp(done[k], suite) == 0;
+        if (seen) continue;
+        strcpy(done[ndone++], suite);
+        bool any = false;
+        for (int j = i; j < PS_CK_COUNT; j++) {
+            char s2[32];
+            ps_check_suite(ps_check_def_get((ps_check_id)j), s2, sizeof s2);
+            if (strcmp(s2, suite) == 0 && ps_checks_selected(checks, (ps_check_id)j)) any = true;
+        }
+        if (!any) continue;
+        ps_buf_puts(b, first_suite ? "\n" : ",\n");
+        first_suite = false;
+        ps_buf_puts(b, "{\"name\":");
+        json_str(b, suite);
+        ps_buf_puts(b, ",\"checks\":[");
+        bool first_check = true;
+        for (int j = i; j < PS_CK_COUNT; j++) {
+            const ps_check_def *d = ps_check_def_get((ps_check_id)j);
+            char s2[32];
+            ps_check_suite(d, s2, sizeof s2);
+            if (strcmp(s2, suite) != 0 || !ps_checks_selected(checks, (ps_check_id)j)) continue;
+            ps_check_outcome o;
+            ps_check_outcome_get(checks, (ps_check_id)j, cfg->strict, &o);
+            ps_buf_puts(b, first_check ? "\n " : ",\n ");
+            first_check = false;
+            ps_buf_puts(b, "{\"id\":");
+            json_str(b, d->id);
+            ps_buf_puts(b, ",\"title\":");
+            json_str(b, d->title);
+            ps_buf_printf(b, ",\"level\":\"%s\",\"clause\":", ps_check_level_name(d->level));
+            json_str(b, d->clause);
+            ps_buf_puts(b, ",\"tags\":");
+            json_tags(b, d->tags);
+            ps_buf_printf(b, ",\"status\":\"%s\",\"duration_ms\":%.3f,\"observations\":{\"passed\":%u,\"failed\":%u}",
+                          ps_check_status_name(o.status), o.duration_ms, o.passes, o.failures);
+            if (o.message) {
+                ps_buf_puts(b, ",\"message\":");
+                if (o.failures > 1) {
+                    ps_buf m = PS_BUF_INIT;
+                    ps_buf_printf(&m, "%s (and %u more failed observations)", o.message, o.failures - 1);
+                    json_str(b, m.data);
+                    ps_buf_free(&m);
+                } else {
+                    json_str(b, o.message);
+                }
+            }
+            if (o.evidence_json) {
+                ps_buf_puts(b, ",\"evidence\":");
+                ps_buf_puts(b, o.evidence_json);
+            }
+            ps_buf_putc(b, '}');
+        }
+        ps_buf_puts(b, "]}");
+    }
+    ps_buf_puts(b, "\n]}\n");
+}
+
+int ps_conform_run(const ps_conform_config *cfg, ps_checks *checks, ps_buf *doc, ps_error *err)
+{
+    ps_conform *c = ps_conform_create(cfg, checks, err);
+    if (!c) return 2;
+
+    if (ps_suite_probe(c) == 0 && !c->aborted) {
+        bool errors = ps_checks_any_selected(checks, "errors.");
+        if (!c->aborted && (ps_checks_any_selected(checks, "auth.") || errors)) ps_suite_auth(c);
+        if (!c->aborted && (ps_checks_any_selected(checks, "validation.") || errors)) ps_suite_validation(c);
+        if (!c->aborted && (ps_checks_any_selected(checks, "create.") || ps_checks_any_selected(checks, "roundtrip.") ||
+                            ps_checks_selected(checks, PS_CK_SCHEMA_CREATED_CATEGORY)))
+            ps_suite_roundtrip(c);
+        if (!c->aborted && ps_checks_any_selected(checks, "ratelimit.")) ps_suite_ratelimit(c);
+        /* Last: it exhausts a limit (and, without --limit-key, the main key's). */
+        if (!c->aborted && ps_checks_any_selected(checks, "limit429.")) ps_suite_limit429(c);
+    }
+
+    int exit_code = 0;
+    if (c->aborted) {
+        exit_code = 3;
+    } else {
+        for (int i = 0; i < PS_CK_COUNT; i++) {
+            if (!ps_checks_selected(checks, (ps_check_id)i)) continue;
+            ps_check_outcome o;
+            ps_check_outcome_get(checks, (ps_check_id)i, cfg->strict, &o);
+            if (o.status == PS_STATUS_FAILED) exit_code = 1;
+        }
+    }
+    build_doc(c, checks, exit_code, doc);
+    ps_conform_destroy(c);
+    return exit_code;
+}

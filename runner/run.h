@@ -1,0 +1,26 @@
+/* run.h - one whole conformance run: the suites in order, then the JSON
+ * document of docs/report-json.md that every report writer renders from.
+ *
+ * Ownership: the caller owns cfg, checks and doc (a ps_buf it frees). */
+#ifndef PS_RUNNER_RUN_H
+#define PS_RUNNER_RUN_H
+
+#include <stdio.h>
+
+#include "core/buf.h"
+#include "core/error.h"
+#include "runner/checks.h"
+#include "runner/config.h"
+
+#define PS_CONFORM_VERSION "0.1.0"
+
+/* Runs the selected checks against cfg->base_url and writes the JSON report
+ * into doc. Returns the process exit code (0 passed, 1 a check failed, 3 the
+ * target could not be reached or the run was aborted), or 2 with err set
+ * when the configuration cannot be used (e.g. a malformed URL). */
+int ps_conform_run(const ps_conform_config *cfg, ps_checks *checks, ps_buf *doc, ps_error *err);
+
+/* Prints the catalogue for --list (id, level, tags, clause, title). */
+void ps_conform_print_list(FILE *out);
+
+#endif

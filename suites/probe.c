@@ -1,0 +1,88 @@
+/* probe.c - the base address and the first contact with the service. */
+#include <stdio.h>
+#include <string.h>
+
+#include "suites/suites.h"
+
+static void check_base_url(ps_conform *c)
+{
+    const char *url = ps_http_client_base_url(c->http);
+    size_t n = strlen(url);
+    if (n >= 3 && strcmp(url + n - 3, "/v1") == 0) ps_check_pass(c->checks, PS_CK_BASE_URL_V1);
+    else
+        ps_check_fail(c->checks, PS_CK_BASE_URL_V1, NULL,
+                      "the base URL '%s' does not end in /v1 (spec 9: the version segment ends the base address)",
+                      url);
+}
+
+/* Checks a list response against spec 4 listCategories and spec 2 Category. */
+static void check_list_body(ps_conform *c, const ps_exchange *ex)
+{
+    char why[300];
+    ps_json *v = ps_conform_parse_body(ex, why, sizeof why);
+    if (!v) {
+        ps_conform_fail(c, PS_CK_SCHEMA_LIST_IS_ARRAY, ex, "a JSON array of Category", "%s", why);
+        ps_check_not_run(c->checks, PS_CK_SCHEMA_LIST_CATEGORY, "the list body is not JSON");
+        return;
+    }
+    if (v->type != PS_JSON_ARRAY) {
+        ps_conform_fail(c, PS_CK_SCHEMA_LIST_IS_ARRAY, ex, "a JSON array of Category",
+                        "the list body is a JSON %s, not an array", ps_json_type_name(v->type));
+        ps_check_not_run(c->checks, PS_CK_SCHEMA_LIST_CATEGORY, "the list body is not an array");
+        goto out;
+    }
+    ps_check_pass(c->checks, PS_CK_SCHEMA_LIST_IS_ARRAY);
+    for (size_t i = 0; i < v->count; i++) {
+        if (!ps_conform_is_category(v->items[i], why, sizeof why)) {
+            ps_conform_fail(c, PS_CK_SCHEMA_LIST_CATEGORY, ex, "every item a Category",
+                            "list item %zu of %zu: %s", i, v->count, why);
+            goto out;
+        }
+    }
+    /* An empty list proves nothing about items; the round trip fills it. */
+    if (v->count) ps_check_pass(c->checks, PS_CK_SCHEMA_LIST_CATEGORY);
+out:
+    ps_json_free(v);
+}
+
+int ps_suite_probe(ps_conform *c)
+{
+    check_base_url(c);
+    char auth[1024];
+    snprintf(auth, sizeof auth, "Bearer %s", c->cfg->api_key);
+    ps_http_request req = {"GET", "/categories", auth, NULL, 0, NULL};
+    ps_exchange ex;
+    int rc = ps_conform_send(c, PS_CK_LIST_STATUS_200, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
+    if (rc == PS_SEND_FAILED) {
+        c->aborted = true;
+        snprintf(c->abort_reason, sizeof c->abort_reason, "could not reach %s/categories: %s",
+                 ps_http_client_base_url(c->http), ex.error);
+        ps_exchange_free(&ex);
+        return -1;
+    }
+    if (rc == PS_SEND_SKIPPED) {
+        ps_conform_no_response(c, PS_CK_LIST_STATUS_200, rc, &ex);
+        ps_exchange_free(&ex);
+        return 0;
+    }
+    if (ex.status == 200) {
+        ps_check_pass(c->checks, PS_CK_LIST_STATUS_200);
+        ps_check_pass(c->checks, PS_CK_AUTH_VALID_KEY);
+    } else {
+        const char *hint = ex.status == 401 ? " (is the API key right?)"
+                           : ex.status == 404 ? " (is the base URL right? it should end in /v1)"
+                                              : "";
+        ps_conform_fail(c, PS_CK_LIST_STATUS_200, &ex, "200 with a JSON array",
+                        "GET /categories with the API key answered %ld%s", ex.status, hint);
+        if (ex.status == 401)
+            ps_conform_fail(c, PS_CK_AUTH_VALID_KEY, &ex, "200", "the configured API key was refused with 401");
+    }
+    if (ex.status >= 200 && ex.status < 300) check_list_body(c, &ex);
+    ps_exchange_free(&ex);
+    return 0;
+}
+
+void ps_suite_check_list_body(ps_conform *c, const ps_exchange *ex)
+{
+    check_list_body(c, ex);
+}

@@ -1,0 +1,43 @@
+/* validation.c - the 400 family on createCategory, driven by
+ * suites/validation_payloads.def. */
+#include <stdio.h>
+#include <string.h>
+
+#include "suites/suites.h"
+
+typedef struct payload {
+    ps_check_id ck;
+    const char *label;
+    const char *body;
+} payload;
+
+static const payload payloads[] = {
+#define PS_PAYLOAD(ck, label, body) {PS_CK_##ck, label, body},
+#include "suites/validation_payloads.def"
+#undef PS_PAYLOAD
+};
+
+void ps_suite_validation(ps_conform *c)
+{
+    char auth[1024];
+    snprintf(auth, sizeof auth, "Bearer %s", c->cfg->api_key);
+    for (size_t i = 0; i < sizeof payloads / sizeof payloads[0]; i++) {
+        const payload *p = &payloads[i];
+        if (!ps_checks_selected(c->checks, p->ck)) continue;
+        ps_http_request req = {"POST", "/categories", auth, p->body, strlen(p->body), "application/json"};
+        ps_exchange ex;
+        int rc = ps_conform_send(c, p->ck, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
+        if (rc != PS_SENT) {
+            ps_conform_no_response(c, p->ck, rc, &ex);
+        } else if (ex.status == 400) {
+            ps_check_pass(c->checks, p->ck);
+        } else if (ex.status >= 200 && ex.status < 300) {
+            ps_conform_fail(c, p->ck, &ex, "400 with an Error body",
+                            "a create with %s was accepted (%ld)", p->label, ex.status);
+        } else {
+            ps_conform_fail(c, p->ck, &ex, "400 with an Error body",
+                            "a create with %s answered %ld, not 400", p->label, ex.status);
+        }
+        ps_exchange_free(&ex);
+    }
+}
