@@ -31,7 +31,9 @@ static const char script[] =
     "s.hidden=s.querySelector('.check')!==null&&s.querySelector('.check:not([hidden])')===null;});}\n"
     "var m=/^#show=([a-z_,]+)$/.exec(location.hash);\n"
     "if(m){var want=m[1].split(',');boxes.forEach(function(i){i.checked=want.indexOf(i.value)>=0;});}\n"
-    "f.addEventListener('change',apply);apply();})();\n";
+    "f.addEventListener('change',apply);apply();\n"
+    "window.addEventListener('beforeprint',function(){\n"
+    "document.querySelectorAll('details.check:not([hidden])').forEach(function(e){e.open=true;});});})();\n";
 
 static int status_index(const char *s)
 {

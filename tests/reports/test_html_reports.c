@@ -170,8 +170,8 @@ static const char *const degenerate[] = {
     " \"plans\": [1, {\"plan\": {}}], \"limits\": {\"violations\": [1, {\"window_reset\": -5},"
     " {\"window_reset\": 1e300}, {\"window_reset\": \"soon\"}]}, \"thresholds\": [1, {\"passed\": 1}]}",
     /* one interval and one spectrum row: a single point to draw */
-    "{\"intervals\": [{\"t_s\": 0, \"throughput_rps\": 5, \"p50_us\": 7}], \"percentile_spectrum\":"
-    " {\"corrected\": [[5, 1.0, 1]]}}",
+    ("{\"intervals\": [{\"t_s\": 0, \"throughput_rps\": 5, \"p50_us\": 7}], \"percentile_spectrum\":"
+     " {\"corrected\": [[5, 1.0, 1]]}}"),
 };
 
 static void test_degenerate_documents_render(void)

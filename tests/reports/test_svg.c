@@ -165,7 +165,7 @@ static void test_percentile_axis(void)
     double xmax = attr_num(svg, "data-x-max");
     CHECK(fabs(xmax - 0.999) < 1e-9); /* 99.9% is the last decade with data */
     const char *pts = strstr(svg, "points=\"");
-    double p0x, p0y, p1x, p1y, p2x, p2y, p3x, p3y;
+    double p0x = NAN, p0y, p1x = NAN, p1y, p2x = NAN, p2y, p3x = NAN, p3y;
     CHECK(pts && sscanf(pts + 8, "%lf,%lf %lf,%lf %lf,%lf %lf,%lf", &p0x, &p0y, &p1x, &p1y, &p2x, &p2y,
                         &p3x, &p3y) == 8);
     CHECK(fabs(p0x - l) < 0.1);
