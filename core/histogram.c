@@ -406,6 +406,75 @@ static bool walk_next(struct pct_walk *w)
     return true;
 }
 
+/* Appends v with `decimals` fraction digits right-aligned in `width`, rounded
+ * the way Java's Formatter and JS's Intl.NumberFormat round: from the
+ * shortest decimal that reads back as v, half up. printf rounds the exact
+ * binary value instead, so e.g. 0.9997802734375 (a hair below in binary)
+ * prints ...437 there but ...438 in HdrHistogram's Java and JS output. */
+static void put_fixed_java(ps_buf *out, int width, int decimals, double v)
+{
+    if (!isfinite(v) || fabs(v) >= 1e15 || decimals > 20) {
+        ps_buf_printf(out, "%*.*f", width, decimals, v);
+        return;
+    }
+    char sci[40];
+    for (int prec = 0; prec < 17; prec++) {
+        snprintf(sci, sizeof sci, "%.*e", prec, v);
+        if (strtod(sci, NULL) == v) break;
+    }
+    /* sci is [-]d[.ddd]e[+-]x: collect its digits and decimal exponent. */
+    const char *p = sci;
+    bool neg = *p == '-';
+    if (neg) p++;
+    char mant[24];
+    int n = 0;
+    for (; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9' && n < (int)sizeof mant) mant[n++] = *p;
+    int exp10 = *p == 'e' ? atoi(p + 1) : 0;
+    /* Positional digits: value = 0.digits * 10^point, with point digits
+     * before the decimal point (leading zeros added when point < 1). */
+    char digits[64];
+    int len = 0, point = exp10 + 1;
+    if (point < 1) {
+        int zeros = -point + 1;
+        if (zeros > 40) zeros = 40; /* far below any printed digit */
+        for (int i = 0; i < zeros; i++) digits[len++] = '0';
+        point = 1;
+    }
+    for (int i = 0; i < n && len < (int)sizeof digits - 1; i++) digits[len++] = mant[i];
+    while (len < point + decimals + 1 && len < (int)sizeof digits - 1) digits[len++] = '0';
+    int keep = point + decimals;
+    bool up = digits[keep] >= '5';
+    len = keep;
+    if (up) {
+        int i = keep - 1;
+        for (; i >= 0; i--) {
+            if (digits[i] == '9') {
+                digits[i] = '0';
+            } else {
+                digits[i]++;
+                break;
+            }
+        }
+        if (i < 0) { /* carry past the first digit: 9.99 -> 10.00 */
+            memmove(digits + 1, digits, (size_t)len);
+            digits[0] = '1';
+            len++;
+            point++;
+        }
+    }
+    char text[80];
+    int t = 0;
+    if (neg) text[t++] = '-';
+    for (int i = 0; i < point; i++) text[t++] = digits[i];
+    if (decimals > 0) {
+        text[t++] = '.';
+        for (int i = point; i < len; i++) text[t++] = digits[i];
+    }
+    text[t] = '\0';
+    ps_buf_printf(out, "%*s", width, text);
+}
+
 void ps_hist_percentiles_format(const ps_hist *h, ps_buf *out, int ticks_per_half_distance,
                                 double value_scale, ps_hist_format format)
 {
@@ -437,11 +506,15 @@ void ps_hist_percentiles_format(const ps_hist *h, ps_buf *out, int ticks_per_hal
             ps_buf_printf(out, "%.*f,%f,%" PRId64 ",%.2f\n", sf, value, p, w.cumulative, inverted);
             break;
         case PS_HIST_FORMAT_JAVA:
-            if (w.reported != 100.0)
-                ps_buf_printf(out, "%12.*f %2.12f %10" PRId64 " %14.2f\n", sf, value, p,
-                              w.cumulative, inverted);
-            else
-                ps_buf_printf(out, "%12.*f %2.12f %10" PRId64 "\n", sf, value, p, w.cumulative);
+            put_fixed_java(out, 12, sf, value);
+            ps_buf_putc(out, ' ');
+            put_fixed_java(out, 2, 12, p);
+            ps_buf_printf(out, " %10" PRId64, w.cumulative);
+            if (w.reported != 100.0) {
+                ps_buf_putc(out, ' ');
+                put_fixed_java(out, 14, 2, inverted);
+            }
+            ps_buf_putc(out, '\n');
             break;
         default:
             ps_buf_printf(out, "%12.*f %12f %12" PRId64 " %12.2f\n", sf, value, p, w.cumulative,
@@ -460,9 +533,13 @@ void ps_hist_percentiles_format(const ps_hist *h, ps_buf *out, int ticks_per_hal
         ps_buf_printf(out, "#[Buckets = %12d, SubBuckets     = %12d]\n", h->bucket_count,
                       h->sub_bucket_count);
     } else if (format == PS_HIST_FORMAT_JAVA) {
-        ps_buf_printf(out, "#[Mean    = %12.*f, StdDeviation   = %12.*f]\n", sf, mean, sf, stddev);
-        ps_buf_printf(out, "#[Max     = %12.*f, Total count    = %12" PRId64 "]\n", sf, max,
-                      h->total_count);
+        ps_buf_puts(out, "#[Mean    = ");
+        put_fixed_java(out, 12, sf, mean);
+        ps_buf_puts(out, ", StdDeviation   = ");
+        put_fixed_java(out, 12, sf, stddev);
+        ps_buf_puts(out, "]\n#[Max     = ");
+        put_fixed_java(out, 12, sf, max);
+        ps_buf_printf(out, ", Total count    = %12" PRId64 "]\n", h->total_count);
         ps_buf_printf(out, "#[Buckets = %12d, SubBuckets     = %12d]\n", h->bucket_count,
                       h->sub_bucket_count);
     }

@@ -1,7 +1,8 @@
 /* test_hdr_peer.c - cross-checks our histogram encoding and interval logs with
  * hdr-histogram-js (HdrHistogram's JavaScript port) in both directions: it
  * reads a log our writer produced, and we decode a histogram it encoded; the
- * numbers and every bucket must agree.
+ * numbers, every bucket and the percentile text (our JAVA layout against its
+ * outputPercentileDistribution) must agree.
  *
  * Usage: test_hdr_peer NODE PEER_JS HDR_HISTOGRAM_JS_DIR */
 #include <errno.h>
@@ -141,6 +142,20 @@ static void compare_with_peer(const ps_buf *out, const ps_hist *ours)
                     (long long)ps_hist_count_at_index(ours, (int32_t)idx));
         c = end;
         while (*c == ' ') c++;
+    }
+    /* HdrHistogram's percentile text, byte for byte (our JAVA layout). */
+    const char *spectrum = strstr(out->data, "\nspectrum\n");
+    CHECK(spectrum != NULL);
+    if (spectrum) {
+        spectrum += strlen("\nspectrum\n");
+        ps_buf mine = PS_BUF_INIT;
+        ps_hist_percentiles_format(ours, &mine, 5, 1000.0, PS_HIST_FORMAT_JAVA);
+        if (strcmp(spectrum, mine.data) != 0) {
+            fprintf(stderr, "  percentile text differs; peer:\n%s\n  ours:\n%s\n", spectrum,
+                    mine.data);
+            CHECK(0);
+        }
+        ps_buf_free(&mine);
     }
     int ours_buckets = 0;
     for (int32_t i = 0; i < ps_hist_counts_len(ours); i++)

@@ -729,6 +729,21 @@ static void percentile_text_parses_back(void)
     CHECK(strstr(csv.data, ",1.000000,100000,inf\n") != NULL);
     CHECK(strstr(csv.data, "#[") == NULL);
 
+    /* Rounding: a mean of exactly 1/16 is a tie at 3 decimals. printf (and so
+     * HdrHistogram_c) rounds it to even, Java and JS round half up. */
+    ps_hist *sixteenth = make(1, US_60S, 3);
+    ps_hist_record_n(sixteenth, 0, 15);
+    ps_hist_record(sixteenth, 1);
+    CHECK(ps_hist_mean(sixteenth) == 0.0625);
+    ps_buf tie_c = PS_BUF_INIT, tie_j = PS_BUF_INIT;
+    ps_hist_percentiles_format(sixteenth, &tie_c, 5, 1.0, PS_HIST_FORMAT_CLASSIC);
+    ps_hist_percentiles_format(sixteenth, &tie_j, 5, 1.0, PS_HIST_FORMAT_JAVA);
+    CHECK(strstr(tie_c.data, "#[Mean    =        0.062,") != NULL);
+    CHECK(strstr(tie_j.data, "#[Mean    =        0.063,") != NULL);
+    ps_buf_free(&tie_c);
+    ps_buf_free(&tie_j);
+    ps_hist_close(sixteenth);
+
     /* Empty: one 100% row and a zero footer, no NaN. */
     ps_hist_reset(h);
     ps_buf empty = PS_BUF_INIT;

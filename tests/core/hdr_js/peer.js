@@ -9,7 +9,8 @@
 //       encoding to OUT_FILE and prints the histogram's numbers.
 //
 // Output: one "key value" line per number, then "counts i:c i:c ..." with every
-// non-zero bucket, so the C side can compare bucket for bucket.
+// non-zero bucket, so the C side can compare bucket for bucket, then a line
+// "spectrum" followed by outputPercentileDistribution(5, 1000)'s text.
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -28,7 +29,8 @@ try {
   fail(`cannot load hdr-histogram-js from ${moduleDir} (run scripts/install-deps.sh): ${e.message}`);
 }
 
-function report(h, extra) {
+// spectrumOf is the histogram whose text is printed (default h).
+function report(h, extra, spectrumOf = h) {
   const lines = [];
   for (const [k, v] of Object.entries(extra)) lines.push(`${k} ${v}`);
   lines.push(`total ${h.totalCount}`);
@@ -42,7 +44,9 @@ function report(h, extra) {
     if (c !== 0) counts.push(`${i}:${c}`);
   }
   lines.push(`counts ${counts.join(" ")}`);
-  process.stdout.write(lines.join("\n") + "\n");
+  // Last: HdrHistogram's percentile text (values in thousands), to the end.
+  lines.push("spectrum");
+  process.stdout.write(lines.join("\n") + "\n" + spectrumOf.outputPercentileDistribution(5, 1000));
 }
 
 if (mode === "read-log") {
@@ -93,8 +97,12 @@ if (mode === "read-log") {
   }
   h.recordValueWithCount(0, 3);
   h.recordValueWithCount(777, 1000000);
-  fs.writeFileSync(file, hdr.encodeIntoCompressedBase64(h) + "\n");
-  report(h, {});
+  const encoded = hdr.encodeIntoCompressedBase64(h);
+  fs.writeFileSync(file, encoded + "\n");
+  // The text comes from a decoded copy: the JS port's footer prints the max
+  // as recorded, where Java (and our JAVA layout) print its bucket's top;
+  // a decoded histogram's max already is that top.
+  report(h, {}, hdr.decodeFromCompressedBase64(encoded));
 } else {
   fail(`unknown mode ${mode}`);
 }
