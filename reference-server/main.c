@@ -23,7 +23,9 @@ static void raise_fd_limit(ps_server_config *cfg)
     }
     int64_t room = rl.rlim_cur == RLIM_INFINITY ? INT64_MAX : (int64_t)rl.rlim_cur - 64;
     if (room < 16) room = 16;
-    if (cfg->max_connections > room) {
+    if (cfg->max_connections == 0) {
+        cfg->max_connections = room < 20000 ? room : 20000;
+    } else if (cfg->max_connections > room) {
         fprintf(stderr, "petstore-server: --max-connections lowered from %lld to %lld to fit RLIMIT_NOFILE\n",
                 (long long)cfg->max_connections, (long long)room);
         cfg->max_connections = room;

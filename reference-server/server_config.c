@@ -1,6 +1,7 @@
 /* server_config.c - flag parsing for petstore-server. */
 #include "reference-server/server_config.h"
 
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -81,7 +82,7 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
     cfg->seed_path = NULL;
     cfg->max_body = 64 * 1024;
     cfg->max_header_bytes = 16 * 1024;
-    cfg->max_connections = 20000;
+    cfg->max_connections = 0; /* auto: 20000 or what RLIMIT_NOFILE allows */
     cfg->idle_timeout_ns = 60 * 1000000000LL;
     cfg->request_timeout_ns = 10 * 1000000000LL;
     cfg->write_timeout_ns = 10 * 1000000000LL;
@@ -137,7 +138,9 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
         int64_t v;
         int rc = 0;
         if (strcmp(name, "--bind") == 0) {
-            if (!*value) rc = ps_error_set(err, "expected an IP address");
+            unsigned char addr[16];
+            if (inet_pton(AF_INET, value, addr) != 1 && inet_pton(AF_INET6, value, addr) != 1)
+                rc = ps_error_set(err, "'%s' is not an IPv4 or IPv6 address", value);
             cfg->bind_addr = value;
         } else if (strcmp(name, "--port") == 0) {
             rc = ps_cli_parse_int(value, 0, 65535, &v, err);

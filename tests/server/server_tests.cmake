@@ -1,3 +1,14 @@
 # Tests of petstore-server's HTTP side (included from tests/server/CMakeLists.txt).
 ps_add_unit_test(test_server_logic ${CMAKE_CURRENT_LIST_DIR}/test_server_logic.c petstore_server_logic)
 target_compile_definitions(test_server_logic PRIVATE PS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+
+# Integration tests: python3 (stdlib) clients against the real server on loopback.
+find_package(Python3 COMPONENTS Interpreter)
+function(ps_add_server_test name labels)
+  add_test(NAME ${name}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/${name}.py --server $<TARGET_FILE:petstore-server> ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT 120)
+endfunction()
+if(Python3_FOUND)
+  ps_add_server_test(test_server_http "integration")
+endif()

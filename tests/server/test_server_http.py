@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""test_server_http.py - the interface rules through the real server:
+routing (404, 405 + Allow), bearer authentication and its challenges, every
+400 code, 413, exact round-trips of unicode and escapes, and the rate-limit
+headers on every response."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serverlib  # noqa: E402
+from serverlib import KEY_FREE, KEY_PRO, Server  # noqa: E402
+
+RATE_HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
+
+
+class Routing(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = Server("--key", "rt:enterprise:100000:1000000")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.__exit__()
+
+    def assertError(self, status, hdrs, parsed, want_status, want_code=None):
+        self.assertEqual(status, want_status)
+        self.assertTrue(hdrs.get("content-type", "").startswith("application/json"), hdrs)
+        self.assertIsInstance(parsed, dict)
+        self.assertEqual(parsed.get("status"), want_status)
+        self.assertIsInstance(parsed.get("code"), str)
+        self.assertIsInstance(parsed.get("message"), str)
+        if want_code:
+            self.assertEqual(parsed["code"], want_code)
+        for h in RATE_HEADERS:
+            self.assertIn(h, hdrs, "%d lacks %s" % (status, h))
+
+    def test_list_is_an_array_of_categories(self):
+        st, h, _, body = self.srv.get(key="rt")
+        self.assertEqual(st, 200)
+        self.assertEqual(h["content-type"], "application/json")
+        self.assertIsInstance(body, list)
+        self.assertGreater(len(body), 0)  # seeded
+        for c in body:
+            self.assertIsInstance(c["id"], int)
+            self.assertIsInstance(c["name"], str)
+            if "description" in c:
+                self.assertIsInstance(c["description"], str)
+        ids = [c["id"] for c in body]
+        self.assertEqual(len(ids), len(set(ids)))
+
+    def test_unknown_paths_are_404(self):
+        for path in ("/nothing", "/categories/", "/categories/1", "/Categories", "/v2/categories"):
+            st, h, _, body = self.srv.request("GET", path=path, key="rt")
+            self.assertError(st, h, body, 404, "not_found")
+        st, h, _, body = self.srv.request("GET", path="/", key="rt", raw_path=True)
+        self.assertError(st, h, body, 404, "not_found")
+
+    def test_query_string_is_ignored(self):
+        st, _, _, body = self.srv.request("GET", path="/categories?x=1", key="rt")
+        self.assertEqual(st, 200)
+        self.assertIsInstance(body, list)
+
+    def test_other_methods_are_405_with_allow(self):
+        for m in ("PUT", "DELETE", "PATCH", "OPTIONS"):
+            st, h, _, body = self.srv.request(m, key="rt")
+            self.assertError(st, h, body, 405, "method_not_allowed")
+            self.assertEqual(h.get("allow"), "GET, POST")
+
+    def test_head_is_405_without_body(self):
+        st, h, data, _ = self.srv.request("HEAD", key="rt")
+        self.assertEqual(st, 405)
+        self.assertEqual(h.get("allow"), "GET, POST")
+        self.assertEqual(data, b"")
+        for k in RATE_HEADERS:
+            self.assertIn(k, h)
+
+    def test_missing_credential_challenge_has_no_error(self):
+        st, h, _, body = self.srv.get(key=None)
+        self.assertError(st, h, body, 401, "missing_credential")
+        self.assertEqual(h.get("www-authenticate"), 'Bearer realm="petstore"')
+
+    def test_unknown_key_is_invalid_token(self):
+        for verb in ("GET", "POST"):
+            st, h, _, body = self.srv.request(verb, key="no-such-key", body='{"name":"x"}' if verb == "POST" else None)
+            self.assertError(st, h, body, 401, "invalid_key")
+            self.assertTrue(h.get("www-authenticate", "").startswith('Bearer realm="petstore", error="invalid_token"'), h)
+
+    def test_malformed_credentials(self):
+        cases = [("Bearer", "malformed_credential", True), ("Bearer ", "malformed_credential", True),
+                 ("Bearer a b", "malformed_credential", True), ("Basic dXNlcjpwYXNz", "unsupported_scheme", False),
+                 ("Token rt", "unsupported_scheme", False)]
+        for value, code, token_sent in cases:
+            st, h, _, body = self.srv.get(headers={"Authorization": value})
+            self.assertError(st, h, body, 401, code)
+            www = h.get("www-authenticate", "")
+            self.assertTrue(www.startswith("Bearer realm=\"petstore\""), www)
+            self.assertEqual('error="invalid_token"' in www, token_sent, (value, www))
+
+    def test_scheme_is_case_insensitive(self):
+        for scheme in ("bearer", "BEARER", "BeArEr"):
+            st, _, _, _ = self.srv.get(key="rt", scheme=scheme)
+            self.assertEqual(st, 200, scheme)
+
+    def test_every_invalid_body_has_its_code(self):
+        cases = [
+            (b"", "empty_body"), (b"   ", "empty_body"), (b"{\"name\":", "malformed_json"),
+            (b"{'name':'x'}", "malformed_json"), (b"{\"name\":\"x\"} trailing", "trailing_data"),
+            (b"{\"name\":\"x\"}{}", "trailing_data"), (b"{\"name\":\"\xc3\x28\"}", "invalid_utf8"),
+            (b"[\"name\"]", "not_object"), (b"\"dog\"", "not_object"), (b"42", "not_object"),
+            (b"null", "not_object"), (b"{}", "missing_name"), (b"{\"description\":\"d\"}", "missing_name"),
+            (b"{\"name\":1}", "name_not_string"), (b"{\"name\":null}", "name_not_string"),
+            (b"{\"name\":true}", "name_not_string"), (b"{\"name\":[]}", "name_not_string"),
+            (b"{\"name\":{}}", "name_not_string"), (b"{\"name\":\"x\",\"description\":1}", "description_not_string"),
+            (b"{\"name\":\"x\",\"description\":null}", "description_not_string"),
+            (b"{\"name\":\"x\",\"name\":\"y\"}", "duplicate_member"), (b"[" * 100 + b"]" * 100, "too_deep"),
+        ]
+        for body, code in cases:
+            st, h, _, parsed = self.srv.post(body, key="rt")
+            self.assertError(st, h, parsed, 400, code)
+
+    def test_any_content_type_is_accepted(self):
+        st, _, _, body = self.srv.post('{"name":"ct"}', key="rt", headers={"Content-Type": "text/plain"})
+        self.assertEqual(st, 201)
+        self.assertEqual(body["name"], "ct")
+
+    def test_create_returns_201_and_lists_it(self):
+        st, h, _, body = self.srv.post('{"name":"ferret","description":"weasel kin","extra":[1]}', key="rt")
+        self.assertEqual(st, 201)
+        self.assertEqual(h["content-type"], "application/json")
+        self.assertEqual(set(body), {"id", "name", "description"})  # unknown members are ignored
+        st2, _, _, body2 = self.srv.post('{"name":"mouse"}', key="rt")
+        self.assertEqual(st2, 201)
+        self.assertNotIn("description", body2)
+        self.assertGreater(body2["id"], body["id"])
+        _, _, _, lst = self.srv.get(key="rt")
+        self.assertIn(body, lst)
+        self.assertIn(body2, lst)
+
+    def test_unicode_and_escapes_round_trip(self):
+        names = ["Ünïcödé 🐟 金魚", "quote \" backslash \\ slash /", "ctl \u0001\t\n\r", "nul \u0000 inside",
+                 "<script>&amp;</script>", "\u2028\u2029", "e\u0301"]
+        created = []
+        for n in names:
+            payload = json.dumps({"name": n, "description": n[::-1]}, ensure_ascii=(len(created) % 2 == 0))
+            st, _, _, body = self.srv.post(payload, key="rt")
+            self.assertEqual(st, 201, n)
+            self.assertEqual(body["name"], n)
+            self.assertEqual(body["description"], n[::-1])
+            created.append(body)
+        _, _, _, lst = self.srv.get(key="rt")
+        for c in created:
+            self.assertIn(c, lst)
+
+    def test_remaining_falls_by_one_per_request(self):
+        seen = []
+        for i in range(4):
+            # errors count too
+            if i % 2:
+                _, h, _, _ = self.srv.request("GET", path="/nope", key=KEY_PRO)
+            else:
+                _, h, _, _ = self.srv.get(key=KEY_PRO)
+            seen.append(int(h["x-ratelimit-remaining"]))
+            self.assertEqual(h["x-ratelimit-limit"], "300")
+        self.assertEqual(seen, list(range(seen[0], seen[0] - 4, -1)))
+
+
+class BodyLimits(unittest.TestCase):
+    def test_oversized_body_is_413_with_error_body(self):
+        with Server("--max-body", "100") as srv:
+            st, h, _, body = srv.post('{"name":"' + "x" * 200 + '"}')
+            self.assertEqual(st, 413)
+            self.assertEqual(body["code"], "body_too_large")
+            self.assertEqual(body["status"], 413)
+            for k in RATE_HEADERS:
+                self.assertIn(k, h)
+            # chunked bodies are capped as they arrive
+            c = srv.conn()
+            c.putrequest("POST", srv.base + "/categories")
+            c.putheader("Authorization", "Bearer " + KEY_FREE)
+            c.putheader("Transfer-Encoding", "chunked")
+            c.endheaders()
+            chunk = b"x" * 80
+            for _ in range(3):
+                c.send(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            r = c.getresponse()
+            self.assertEqual(r.status, 413)
+            self.assertEqual(json.loads(r.read())["code"], "body_too_large")
+            c.close()
+            st, _, _, _ = srv.post('{"name":"fits"}')
+            self.assertEqual(st, 201)
+
+    def test_headers_too_large_is_431(self):
+        with Server("--max-header-size", "1K") as srv:
+            st, h, _, body = srv.get(headers={"X-Big": "y" * 2000})
+            self.assertEqual(st, 431)
+            self.assertEqual(body["code"], "headers_too_large")
+            self.assertIn("x-ratelimit-limit", h)
+            self.assertEqual(srv.get()[0], 200)
+
+
+class BasePathAndKeysFile(unittest.TestCase):
+    def test_base_path_and_keys_file(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt") as f:
+            f.write("# test keys\nfile-key pro\nfile-ent enterprise 7 70\n")
+            f.flush()
+            with Server("--keys-file", f.name, "--base-path", "/api/v9", keys=False) as srv:
+                self.assertTrue(srv.url.endswith("/api/v9"))
+                st, h, _, _ = srv.get(key="file-key")
+                self.assertEqual(st, 200)
+                self.assertEqual(h["x-ratelimit-limit"], "300")
+                st, h, _, _ = srv.get(key="file-ent")
+                self.assertEqual(h["x-ratelimit-limit"], "7")
+                self.assertEqual(srv.request("GET", path="/v1/categories", key="file-key", raw_path=True)[0], 404)
+
+
+class CommandLine(unittest.TestCase):
+    def run_server(self, *args):
+        return subprocess.run([serverlib.BIN, *args], capture_output=True, timeout=20, text=True)
+
+    def test_usage_errors_exit_2_and_name_the_problem(self):
+        cases = [(["--port", "x"], "--port"), (["--threads", "0"], "--threads"), (["--bogus"], "--bogus"),
+                 (["--key", "k:nope"], "nope"), (["--fault", "no-such"], "no-such"),
+                 (["--key", "k:free", "--bind", "999.1.1.1", "--port", "0"], "999.1.1.1")]
+        for args, needle in cases:
+            r = self.run_server(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(needle, r.stderr)
+        with tempfile.NamedTemporaryFile("w", suffix=".txt") as f:
+            f.write("ok free\n\nbad-line enterprise 5\n")
+            f.flush()
+            r = self.run_server("--keys-file", f.name)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn(f.name, r.stderr)
+            self.assertIn("line 3", r.stderr)
+
+    def test_help_and_list_faults(self):
+        r = self.run_server("--help")
+        self.assertEqual(r.returncode, 0)
+        for flag in ("--delay", "--stall", "--time-scale", "--fault", "--max-body", "--threads", "--data"):
+            self.assertIn(flag, r.stdout)
+        r = self.run_server("--list-faults")
+        self.assertEqual(r.returncode, 0)
+        names = [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
+        self.assertGreaterEqual(len(names), 15)
+        self.assertIn("over-admission-race", names)
+
+    def test_fault_is_logged_loudly(self):
+        with Server("--fault", "no-auth") as srv:
+            self.assertEqual(srv.get(key=None)[0], 200)
+            srv.kill()
+            self.assertIn("WARNING: fault no-auth enabled", srv.stderr())
+
+
+class AccessLog(unittest.TestCase):
+    def test_access_log_has_a_line_per_response(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "access.log")
+            with Server("--access-log", path) as srv:
+                srv.get()
+                srv.request("GET", path="/zzz")
+                srv.kill()
+            with open(path) as f:
+                lines = f.read().splitlines()
+            self.assertEqual(len(lines), 2)
+            self.assertIn(" 200 ", lines[0])
+            self.assertIn("/zzz", lines[1])
+            self.assertIn(" 404 ", lines[1])
+
+
+if __name__ == "__main__":
+    serverlib.main()
