@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""test_server_faults.py - every --fault observably changes the behaviour it
+names (docs/faults.md). Each probe returns True when it sees the deviation;
+it must see it on a server with the fault and must NOT see it on the same
+server without faults, so no probe can pass vacuously."""
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serverlib  # noqa: E402
+from serverlib import KEY_FREE, KEY_PRO, Server  # noqa: E402
+
+
+def small(name):
+    """A key of its own per probe: enterprise, 1 request per minute."""
+    return "s-" + name
+
+
+def p_list_id_string(srv, k):
+    _, _, _, body = srv.get(key=KEY_PRO)
+    return any(isinstance(c.get("id"), str) for c in body)
+
+
+def p_create_status_200(srv, k):
+    return srv.post('{"name":"x"}', key=KEY_PRO)[0] == 200
+
+
+def p_invent_description(srv, k):
+    _, _, _, body = srv.post('{"name":"no description"}', key=KEY_PRO)
+    return body.get("description") == ""
+
+
+def p_unicode_mangled(srv, k):
+    _, _, _, body = srv.post(json.dumps({"name": "café 🐟"}), key=KEY_PRO)
+    listed = [c["name"] for c in srv.get(key=KEY_PRO)[3] if c.get("id") == body.get("id")]
+    return body.get("name") != "café 🐟" or listed != ["café 🐟"]
+
+
+def p_duplicate_ids(srv, k):
+    ids = [srv.post('{"name":"d%d"}' % i, key=KEY_PRO)[3]["id"] for i in range(4)]
+    return len(set(ids)) < len(ids)
+
+
+def p_content_type_text(srv, k):
+    return srv.get(key=KEY_PRO)[1].get("content-type", "").startswith("text/plain")
+
+
+def p_error_status_mismatch(srv, k):
+    st, _, _, body = srv.request("GET", path="/nothing", key=KEY_PRO)
+    return st == 404 and body.get("status") != 404
+
+
+def p_error_missing_code(srv, k):
+    st, _, _, body = srv.request("GET", path="/nothing", key=KEY_PRO)
+    return st == 404 and "code" not in body
+
+
+def p_no_auth(srv, k):
+    return srv.get(key=None)[0] == 200 and srv.post('{"name":"anon"}', key=None)[0] == 201
+
+
+def p_accept_any_key(srv, k):
+    return srv.get(key="made-up-key")[0] == 200
+
+
+def p_bearer_case_sensitive(srv, k):
+    return srv.get(key=KEY_PRO, scheme="bearer")[0] == 401 and srv.get(key=KEY_PRO)[0] == 200
+
+
+def p_no_www_authenticate(srv, k):
+    st, h, _, _ = srv.get(key=None)
+    return st == 401 and "www-authenticate" not in h
+
+
+def p_missing_name_accepted(srv, k):
+    st, _, _, body = srv.post('{"description":"nameless"}', key=KEY_PRO)
+    return st == 201 and body.get("name") == ""
+
+
+def p_wrong_type_accepted(srv, k):
+    st, _, _, body = srv.post('{"name":42}', key=KEY_PRO)
+    return st == 201 and body.get("name") == "42"
+
+
+def p_malformed_json_500(srv, k):
+    return srv.post('{"name":', key=KEY_PRO)[0] == 500
+
+
+def p_no_ratelimit_headers_on_errors(srv, k):
+    ok = "x-ratelimit-limit" in srv.get(key=KEY_PRO)[1]
+    err = srv.request("GET", path="/nothing", key=KEY_PRO)[1]
+    return ok and "x-ratelimit-limit" not in err
+
+
+def p_reset_milliseconds(srv, k):
+    return int(srv.get(key=KEY_PRO)[1]["x-ratelimit-reset"]) > time.time() * 100
+
+
+def p_reset_relative(srv, k):
+    return int(srv.get(key=KEY_PRO)[1]["x-ratelimit-reset"]) < 1_000_000_000
+
+
+def p_reset_unstable(srv, k):
+    a = srv.get(key=KEY_PRO)[1]["x-ratelimit-reset"]
+    b = srv.get(key=KEY_PRO)[1]["x-ratelimit-reset"]
+    return a != b
+
+
+def p_remaining_static(srv, k):
+    a = srv.get(key=KEY_PRO)[1]["x-ratelimit-remaining"]
+    b = srv.get(key=KEY_PRO)[1]["x-ratelimit-remaining"]
+    return a == b
+
+
+def p_remaining_negative(srv, k):
+    rems = [int(srv.get(key=k)[1]["x-ratelimit-remaining"]) for _ in range(3)]
+    return min(rems) < 0
+
+
+def p_limit_wrong_plan(srv, k):
+    return srv.get(key=KEY_PRO)[1]["x-ratelimit-limit"] == "100"
+
+
+def p_never_limit(srv, k):
+    return all(srv.get(key=k)[0] == 200 for _ in range(3))
+
+
+def p_no_retry_after(srv, k):
+    srv.get(key=k)
+    st, h, _, _ = srv.get(key=k)
+    return st == 429 and "retry-after" not in h
+
+
+def p_retry_after_mismatch(srv, k):
+    srv.get(key=k)
+    st, h, _, _ = srv.get(key=k)
+    if st != 429:
+        return False
+    return abs(int(h["x-ratelimit-reset"]) - int(time.time()) - int(h["retry-after"])) > 1
+
+
+def p_no_recovery(srv, k):
+    srv.get(key=k)
+    st, h, _, _ = srv.get(key=k)
+    if st != 429:
+        return False
+    time.sleep(max(0.0, int(h["x-ratelimit-reset"]) - time.time()) + 0.4)
+    return srv.get(key=k)[0] == 429
+
+
+def p_over_admission_race(srv, k):
+    import test_server_burst
+    for attempt in "abc":  # a race: a few chances on fresh keys
+        counts, errors = test_server_burst.burst(srv, "race50" + attempt)
+        if errors:
+            return False
+        if counts.get(200, 0) > test_server_burst.LIMIT:
+            return True
+    return False
+
+
+RACE_KEYS = ["--key", "race50a:enterprise:50:100000", "--key", "race50b:enterprise:50:100000",
+             "--key", "race50c:enterprise:50:100000"]
+
+
+PROBES = {name[2:].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("p_")}
+
+
+def server_args():
+    args = ["--time-scale", "60", "--threads", "2"]
+    for name in PROBES:
+        args += ["--key", small(name) + ":enterprise:1:1000"]
+    return args
+
+
+class Faults(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        r = subprocess.run([serverlib.BIN, "--list-faults"], capture_output=True, text=True, timeout=20)
+        cls.names = [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
+
+    def test_every_fault_has_a_probe(self):
+        self.assertEqual(sorted(self.names), sorted(PROBES))
+
+    def test_probes_see_nothing_on_a_correct_server(self):
+        with Server(*server_args()) as srv:
+            for name, probe in sorted(PROBES.items()):
+                if name == "over-admission-race":
+                    continue  # a 1 s window would reset under --time-scale 60 mid-burst: checked below
+                with self.subTest(fault=name):
+                    self.assertFalse(probe(srv, small(name)), "probe %s fires without the fault" % name)
+
+    def test_burst_probe_sees_nothing_on_a_correct_server(self):
+        with Server("--threads", "2", *RACE_KEYS) as srv:
+            self.assertFalse(p_over_admission_race(srv, None))
+
+
+def make_fault_test(name, probe):
+    def test(self):
+        args = server_args() if name != "over-admission-race" else ["--threads", "2"] + RACE_KEYS
+        with Server("--fault", name, *args) as srv:
+            self.assertTrue(probe(srv, small(name)), "fault %s changes nothing the probe sees" % name)
+            srv.kill()
+            self.assertIn("WARNING: fault %s enabled" % name, srv.stderr())
+    return test
+
+
+for _name, _probe in PROBES.items():
+    setattr(Faults, "test_fault_" + _name.replace("-", "_"), make_fault_test(_name, _probe))
+
+
+if __name__ == "__main__":
+    serverlib.main()
