@@ -677,6 +677,10 @@ static int on_headers_complete(http_parser *p)
     c->headers_done = true;
     c->method = p->method;
     c->keep_alive = http_should_keep_alive(p) && !p->upgrade;
+    if (p->http_major != 1) {
+        c->error_status = 505;
+        return -1;
+    }
     if ((p->flags & F_CONTENTLENGTH) && p->content_length > (uint64_t)c->lp->srv->cfg->max_body) {
         c->error_status = 413;
         return -1;
@@ -719,6 +723,10 @@ static void protocol_error(conn *c, int status)
     case 431:
         code = "headers_too_large";
         msg = "the request line and headers are larger than the server accepts (--max-header-size)";
+        break;
+    case 505:
+        code = "http_version_not_supported";
+        msg = "only HTTP/1.0 and HTTP/1.1 are spoken here";
         break;
     case 408:
         code = "request_timeout";

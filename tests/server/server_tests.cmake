@@ -15,4 +15,10 @@ if(Python3_FOUND)
   ps_add_server_test(test_server_burst "integration;tsan")
   ps_add_server_test(test_server_faults "integration")
   ps_add_server_test(test_server_lifecycle "integration;tsan")
+  ps_add_server_test(test_server_hardening "integration")
+  # the same with 10,000 simultaneous connections
+  add_test(NAME test_server_hardening_10k
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_server_hardening.py
+                   --server $<TARGET_FILE:petstore-server> --many 10000 Hardening.test_many_connections)
+  set_tests_properties(test_server_hardening_10k PROPERTIES LABELS "integration;slow" TIMEOUT 300)
 endif()

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""test_server_hardening.py - the server keeps serving through malformed
+HTTP, random bytes, slow clients, many connections, a connection cap and
+8 MiB bodies; pipelined and HTTP/1.0 requests are answered correctly.
+
+--many N sets the number of simultaneous connections (default 2000; the
+`slow` ctest runs 10,000)."""
+import json
+import os
+import random
+import re
+import resource
+import socket
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serverlib  # noqa: E402
+from serverlib import KEY_BIG, Server, split_response  # noqa: E402
+
+MANY = 2000
+GET = b"GET /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() + b"\r\n\r\n"
+
+
+def raise_nofile(n):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(hard, max(soft, n + 256))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return want
+
+
+class Hardening(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = Server("--request-timeout", "1s", "--idle-timeout", "2s")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.__exit__()
+
+    def assertServing(self):
+        st, _, _, body = self.srv.get(key=KEY_BIG)
+        self.assertEqual(st, 200)
+        self.assertIsInstance(body, list)
+        self.assertIsNone(self.srv.proc.poll())
+
+    def test_malformed_requests_get_400_and_close(self):
+        cases = [b"GARBAGE\r\n\r\n", b"GET\r\n\r\n",
+                 b"GET /v1/categories HTTP/1.1\r\nNoColonHere\r\n\r\n",
+                 b"GET /v1/categories HTTP/1.1\r\nContent-Length: -5\r\n\r\n",
+                 b"POST /v1/categories HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nabcde",
+                 b"POST /v1/categories HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n",
+                 b"GET /v1/categ\x00ories HTTP/1.1\r\n\r\n", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"]
+        for raw in cases:
+            out = self.srv.raw(raw, read_timeout=3)
+            st, h, body = split_response(out)
+            self.assertEqual(st, 400, (raw, out))
+            self.assertEqual(json.loads(body)["status"], 400)
+            self.assertIn("x-ratelimit-limit", h)
+            self.assertEqual(h.get("connection"), "close")
+        out = self.srv.raw(b"GET /v1/categories HTTP/9.9\r\n\r\n", read_timeout=3)
+        st, h, body = split_response(out)
+        self.assertEqual((st, json.loads(body)["code"]), (505, "http_version_not_supported"))
+        self.assertServing()
+
+    def test_random_bytes(self):
+        rnd = random.Random(1234)
+        for i in range(150):
+            data = bytes(rnd.getrandbits(8) for _ in range(rnd.randint(1, 3000)))
+            if i % 3 == 0:
+                data = b"POST /v1/categories HTTP/1.1\r\n" + data
+            self.srv.raw(data, read_timeout=0.3, shutdown=i % 2 == 0)
+        self.assertServing()
+
+    def test_pipelined_requests_answered_in_order(self):
+        body = b'{"name":"piped"}'
+        post = (b"POST /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() +
+                b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        bad = b"GET /nope HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() + b"\r\n\r\n"
+        out = self.srv.raw(GET + post + bad + GET.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"),
+                           read_timeout=5)
+        statuses = [int(m) for m in re.findall(rb"HTTP/1\.1 (\d{3}) ", out)]
+        self.assertEqual(statuses, [200, 201, 404, 200])
+
+    def test_http10_closes_unless_keep_alive(self):
+        out = self.srv.raw(GET.replace(b"HTTP/1.1", b"HTTP/1.0"), read_timeout=3)
+        st, h, _ = split_response(out)
+        self.assertEqual((st, h.get("connection")), (200, "close"))
+
+    def test_slow_client_is_timed_out_while_others_are_served(self):
+        s = socket.create_connection((self.srv.host, self.srv.port), timeout=5)
+        s.sendall(b"GET /v1/categories HTTP/1.1\r\n")
+        t0 = time.monotonic()
+        got = b""
+        closed = False
+        served = 0
+        while time.monotonic() - t0 < 6:
+            try:
+                s.sendall(b"X")  # one byte of a header every 100 ms: a slowloris
+            except OSError:
+                closed = True
+                break
+            s.settimeout(0.1)
+            try:
+                chunk = s.recv(4096)
+                if not chunk:
+                    closed = True
+                    break
+                got += chunk
+            except socket.timeout:
+                pass
+            except OSError:
+                closed = True
+                break
+            if served < 5:
+                t1 = time.monotonic()
+                self.assertEqual(self.srv.get(key=KEY_BIG)[0], 200)
+                self.assertLess(time.monotonic() - t1, 1.0)
+                served += 1
+        s.close()
+        elapsed = time.monotonic() - t0
+        self.assertTrue(closed or got, "the slow client was never cut off")
+        self.assertLess(elapsed, 4, "request timeout of 1 s not enforced")
+        if got:
+            self.assertEqual(split_response(got)[0], 408)
+
+    def test_idle_connection_is_closed(self):
+        s = socket.create_connection((self.srv.host, self.srv.port), timeout=6)
+        t0 = time.monotonic()
+        self.assertEqual(s.recv(10), b"")
+        self.assertGreater(time.monotonic() - t0, 1.5)
+        s.close()
+
+    def test_8_mib_body_gets_413_and_server_keeps_serving(self):
+        s = socket.create_connection((self.srv.host, self.srv.port), timeout=10)
+        size = 8 * 1024 * 1024
+        s.sendall(b"POST /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() +
+                  b"\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % size)
+        chunk = b"x" * 65536
+        try:
+            for _ in range(size // len(chunk)):
+                s.sendall(chunk)
+        except OSError:
+            pass  # the server answered and closed; what it said is in our receive buffer
+        out = b""
+        try:
+            while True:
+                c = s.recv(65536)
+                if not c:
+                    break
+                out += c
+        except OSError:
+            pass
+        s.close()
+        st, _, body = split_response(out)
+        self.assertEqual(st, 413, out[:300])
+        self.assertEqual(json.loads(body)["code"], "body_too_large")
+        self.assertServing()
+
+    def test_many_connections(self):
+        raise_nofile(MANY)
+        socks = []
+        try:
+            for _ in range(MANY):
+                socks.append(socket.create_connection((self.srv.host, self.srv.port), timeout=10))
+            self.assertServing()
+            # every one of them is served
+            for s in socks:
+                s.sendall(GET)
+            ok = 0
+            for s in socks:
+                buf = b""
+                while b"\r\n\r\n" not in buf:
+                    c = s.recv(65536)
+                    if not c:
+                        break
+                    buf += c
+                if buf.startswith(b"HTTP/1.1 200"):
+                    ok += 1
+            self.assertEqual(ok, MANY)
+        finally:
+            for s in socks:
+                s.close()
+        self.assertServing()
+
+
+class ConnectionCap(unittest.TestCase):
+    def test_connections_beyond_the_cap_are_closed(self):
+        with Server("--max-connections", "20") as srv:
+            socks = [socket.create_connection((srv.host, srv.port), timeout=5) for _ in range(20)]
+            time.sleep(0.2)
+            extra = socket.create_connection((srv.host, srv.port), timeout=5)
+            try:
+                extra.sendall(GET)
+                self.assertEqual(extra.recv(100), b"")
+            except ConnectionResetError:
+                pass
+            extra.close()
+            for s in socks[:3]:
+                s.sendall(GET)
+                self.assertTrue(s.recv(100).startswith(b"HTTP/1.1 200"))
+            for s in socks:
+                s.close()
+            time.sleep(0.2)  # closed connections free their slots
+            self.assertEqual(srv.get(key=KEY_BIG)[0], 200)
+
+
+if __name__ == "__main__":
+    if "--many" in sys.argv:
+        i = sys.argv.index("--many")
+        MANY = int(sys.argv[i + 1])
+        del sys.argv[i:i + 2]
+    serverlib.main()
