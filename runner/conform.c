@@ -15,8 +15,11 @@
 
 volatile sig_atomic_t ps_conform_interrupted;
 
-/* After this many transport failures in a row the target is considered gone. */
-#define MAX_CONSECUTIVE_TRANSPORT_FAILURES 3
+/* The target is considered gone after this many connection failures in a
+ * row, or this many failures of any kind (a server that times out or hangs
+ * up on some requests is a deviation to report, not a reason to stop). */
+#define MAX_CONSECUTIVE_CONNECT_FAILURES 3
+#define MAX_CONSECUTIVE_TRANSPORT_FAILURES 10
 /* Evidence keeps this much of a body; the rest is summarised. */
 #define EVIDENCE_BODY_MAX 4096
 /* Clock slack for Reset/Retry-After comparisons: whole-second rounding on
@@ -467,17 +470,18 @@ static void observe_ratelimit(ps_conform *c, const ps_exchange *ex, ps_key_role 
                         "X-RateLimit-Reset is %" PRId64 " at client time %" PRId64 "%s", reset, sent_s, hint);
     }
 
-    if (!tr || !counted_ok || !reset_sane) {
-        if (tr && !counted_ok) { /* unchanged: a 401 is not about our key */ }
-        else if (tr) tr->have = false;
-        return;
-    }
+    if (!tr || !counted_ok) return; /* a 401 is not about our key: its sequence goes on */
 
-    /* sequences on one key: stable Reset, Remaining falling one by one */
+    /* Sequences on one key: Reset holds within a window (judged only when
+     * Reset is a plausible time), Remaining falls one by one (judged
+     * whenever two responses name the same Reset: even a static, bogus
+     * Reset then shows a static Remaining). */
     if (tr->have && tr->limit == limit) {
         bool same_reset = reset == tr->reset;
         bool fell = remaining < tr->remaining && ex->status != 429 && tr->status != 429;
-        if (same_reset) {
+        if (!reset_sane || !tr->reset_sane) {
+            /* reset-unix-seconds already says what is wrong */
+        } else if (same_reset) {
             ps_check_pass(c->checks, PS_CK_RATELIMIT_RESET_STABLE);
         } else if (fell) {
             ps_conform_fail(c, PS_CK_RATELIMIT_RESET_STABLE, ex, "the same X-RateLimit-Reset within a window",
@@ -515,6 +519,7 @@ static void observe_ratelimit(ps_conform *c, const ps_exchange *ex, ps_key_role 
     tr->remaining = remaining;
     tr->reset = reset;
     tr->status = ex->status;
+    tr->reset_sane = reset_sane;
 }
 
 static void observe(ps_conform *c, const ps_exchange *ex, ps_key_role role)
@@ -587,7 +592,11 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_http_request *req, p
         c->exchanges++;
         ps_check_add_time(c->checks, ck, ex->elapsed_ms);
         if (rc < 0) {
-            if (++c->consecutive_transport_failures >= MAX_CONSECUTIVE_TRANSPORT_FAILURES && !c->aborted) {
+            c->consecutive_transport_failures++;
+            c->consecutive_connect_failures = ex->unreachable ? c->consecutive_connect_failures + 1 : 0;
+            if ((c->consecutive_transport_failures >= MAX_CONSECUTIVE_TRANSPORT_FAILURES ||
+                 c->consecutive_connect_failures >= MAX_CONSECUTIVE_CONNECT_FAILURES) &&
+                !c->aborted) {
                 c->aborted = true;
                 snprintf(c->abort_reason, sizeof c->abort_reason,
                          "%d requests in a row got no response; last: %s", c->consecutive_transport_failures,
@@ -596,6 +605,7 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_http_request *req, p
             return PS_SEND_FAILED;
         }
         c->consecutive_transport_failures = 0;
+        c->consecutive_connect_failures = 0;
         if (ex->status == 429) {
             int64_t now = ps_clock_wall_ns();
             ps_rl_info rl;

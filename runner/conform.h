@@ -45,6 +45,7 @@ typedef struct key_track {
     bool have;
     int64_t limit, remaining, reset;
     long status;
+    bool reset_sane;
 } key_track;
 
 struct ps_conform {
@@ -55,7 +56,7 @@ struct ps_conform {
     char run_token[17];         /* random hex naming this run's categories */
     char unknown_key[48];       /* a key the service cannot know */
     key_track track[3];         /* by ps_key_role (NONE unused) */
-    int consecutive_transport_failures;
+    int consecutive_transport_failures, consecutive_connect_failures;
     bool aborted;               /* exit 3 */
     char abort_reason[400];
     char skip_reason[512];      /* why the last send was skipped */

@@ -290,6 +290,7 @@ int ps_http_perform(ps_http_client *c, const ps_http_request *req, ps_exchange *
         case CURLE_COULDNT_CONNECT:
         case CURLE_COULDNT_RESOLVE_HOST:
             snprintf(ex->error, sizeof ex->error, "could not connect: %s", what);
+            ex->unreachable = true;
             break;
         case CURLE_OPERATION_TIMEDOUT:
             snprintf(ex->error, sizeof ex->error, "no complete reply within the timeout (%.1f s): %s",

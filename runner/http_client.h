@@ -46,6 +46,7 @@ typedef struct ps_exchange {
     char *curl;                /* a curl command that reproduces it */
     /* the outcome */
     bool responded;            /* false: transport failure, see error */
+    bool unreachable;          /* the failure was connecting (refused, unresolvable) */
     char error[320];
     long status;
     ps_headers resp_headers;

@@ -145,7 +145,12 @@ static void check_list(ps_conform *c, created *cats, size_t ncats)
             continue;
         }
         ps_check_pass(c->checks, PS_CK_ROUNDTRIP_APPEARS_IN_LIST);
-        check_fields(c, &cats[k], found, &ex, "list");
+        /* An id handed out twice (already a roundtrip.ids-unique failure)
+         * cannot tell which item is which: compare fields of the others only. */
+        bool shared = false;
+        for (size_t j = 0; j < ncats; j++)
+            if (j != k && cats[j].created && cats[j].id == cats[k].id) shared = true;
+        if (!shared) check_fields(c, &cats[k], found, &ex, "list");
     }
     ps_json_free(list);
     ps_exchange_free(&ex);

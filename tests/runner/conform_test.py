@@ -1,0 +1,566 @@
+#!/usr/bin/env python3
+"""conform_test.py - drives petstore-conform in the runner's integration tests.
+
+Each mode starts what it needs on loopback (the reference server, Prism, or a
+tiny fake server of its own), runs the runner, parses its --json report and
+asserts one behaviour. Every child is killed on the way out; every wait is
+bounded. Exit 0 = the behaviour holds; otherwise the reasons are printed.
+
+  conform_test.py --conform BIN --server BIN reference
+  conform_test.py --conform BIN --server BIN fault NAME EXPECTED_ID [--strict]
+  conform_test.py --conform BIN --prism BIN --spec openapi.yaml prism
+  conform_test.py --conform BIN unreachable | usage
+  conform_test.py --conform BIN fake garbage|nonjson|huge|close|slow
+  conform_test.py --conform BIN politeness | maxwait
+"""
+import argparse
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import xml.etree.ElementTree as ET
+
+MAIN_KEY = "ps-test-main-k3y-9f2c7a"
+LIMIT_KEY = "ps-test-limit-k3y-41d0be"
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what, file=sys.stderr)
+    return cond
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Server:
+    """The reference server on a free loopback port; base URL from its first stdout line."""
+
+    def __init__(self, binary, extra, log_dir):
+        args = [binary, "--port", "0", "--no-seed", "--time-scale", "60",
+                "--key", MAIN_KEY + ":pro", "--key", LIMIT_KEY + ":free"] + extra
+        self.err = open(os.path.join(log_dir, "server.err"), "wb")
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.err)
+        ready, _, _ = select.select([self.proc.stdout], [], [], 10)
+        line = self.proc.stdout.readline().decode().strip() if ready else ""
+        if not line.startswith("http"):
+            self.stop()
+            raise SystemExit("server did not print its base URL (got %r)" % line)
+        self.url = line
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.err.close()
+
+
+def run_conform(args, binary, tmp, env_extra=None, timeout=90):
+    """Runs the runner with reports into tmp; returns (rc, stdout, stderr, json doc or None)."""
+    env = dict(os.environ)
+    env.pop("NO_COLOR", None)
+    for k in ("PETSTORE_BASE_URL", "PETSTORE_API_KEY", "PETSTORE_LIMIT_KEY"):
+        env.pop(k, None)
+    env.update(env_extra or {})
+    paths = {f: os.path.join(tmp, "report." + f) for f in ("json", "tap", "junit")}
+    cmd = [binary] + args + ["--json", paths["json"], "--tap", paths["tap"], "--junit", paths["junit"]]
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, env=env, capture_output=True, timeout=timeout)
+    elapsed = time.monotonic() - t0
+    out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    doc = None
+    if os.path.exists(paths["json"]) and os.path.getsize(paths["json"]):
+        with open(paths["json"], encoding="utf-8") as f:
+            doc = json.load(f)
+    print("runner exit %d in %.1f s" % (p.returncode, elapsed), file=sys.stderr)
+    if p.returncode not in (0, 1) or os.environ.get("CONFORM_TEST_VERBOSE"):
+        sys.stderr.write(out[-4000:] + err[-2000:])
+    return p.returncode, out, err, doc, paths
+
+
+def checks_by_status(doc):
+    result = {}
+    for suite in doc["suites"]:
+        for c in suite["checks"]:
+            result.setdefault(c["status"], set()).add(c["id"])
+    return result
+
+
+def assert_no_keys(texts, where):
+    for key in (MAIN_KEY, LIMIT_KEY):
+        for name, text in texts.items():
+            check(key not in text, "%s: the API key %s leaks into %s" % (where, key[:12] + "...", name))
+
+
+def assert_contract(doc):
+    """The members docs/report-json.md promises."""
+    for k in ("tool", "version", "format", "target", "started_at", "duration_s", "summary", "verdict",
+              "exit_code", "suites"):
+        check(k in doc, "report lacks member %s" % k)
+    for k in ("base_url", "plan", "limit_plan", "strict"):
+        check(k in doc["target"], "report target lacks %s" % k)
+    for k in ("total", "passed", "failed", "warnings", "not_run"):
+        check(k in doc["summary"], "report summary lacks %s" % k)
+    n = 0
+    for suite in doc["suites"]:
+        check("name" in suite and "checks" in suite, "suite without name/checks")
+        for c in suite["checks"]:
+            n += 1
+            for k in ("id", "title", "level", "clause", "tags", "status", "duration_ms"):
+                check(k in c, "check %s lacks %s" % (c.get("id"), k))
+            check(c["level"] in ("spec", "http", "advice"), "bad level %r" % c["level"])
+            check(c["status"] in ("passed", "failed", "warning", "not_run"), "bad status %r" % c["status"])
+            if c["status"] in ("failed", "warning") and c["id"] != "base.url-v1":
+                ev = c.get("evidence")
+                if check(isinstance(ev, dict), "%s %s without evidence" % (c["id"], c["status"])):
+                    for k in ("request", "response", "expected", "curl"):
+                        check(k in ev, "%s evidence lacks %s" % (c["id"], k))
+                    check(ev["curl"].startswith("curl "), "%s curl line %r" % (c["id"], ev["curl"]))
+    check(n == doc["summary"]["total"], "summary total %d but %d checks listed" % (doc["summary"]["total"], n))
+
+
+def list_ids(binary):
+    out = subprocess.run([binary, "--list"], capture_output=True, timeout=10).stdout.decode()
+    return [line.split()[0] for line in out.splitlines() if line and not line.startswith(" ")]
+
+
+def mode_reference(a, tmp):
+    srv = Server(a.server, [], tmp)
+    try:
+        rc, out, err, doc, paths = run_conform(
+            ["--base-url", srv.url, "--plan", "pro", "--limit-plan", "free", "--verbose"], a.conform, tmp,
+            {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY})
+    finally:
+        srv.stop()
+    check(rc == 0, "exit %d against the reference server, expected 0" % rc)
+    if not check(doc is not None, "no JSON report"):
+        return
+    assert_contract(doc)
+    by = checks_by_status(doc)
+    ids = list_ids(a.conform)
+    check(len(ids) >= 40, "--list shows %d checks" % len(ids))
+    check(by.get("passed", set()) == set(ids),
+          "not every check passed: failed %s, warnings %s, not run %s" % (
+              sorted(by.get("failed", [])), sorted(by.get("warning", [])), sorted(by.get("not_run", []))))
+    check(doc["verdict"] == "pass" and doc["exit_code"] == 0, "verdict %s exit_code %s" % (doc["verdict"], doc["exit_code"]))
+    check(doc["duration_s"] < 30, "the whole suite took %.1f s" % doc["duration_s"])
+    tap = open(paths["tap"], encoding="utf-8").read()
+    lines = tap.splitlines()
+    check(lines[0] == "TAP version 14", "TAP first line %r" % lines[0])
+    check(lines[1] == "1..%d" % len(ids), "TAP plan %r" % lines[1])
+    check(sum(1 for l in lines if l.startswith("ok ")) == len(ids), "TAP ok lines")
+    junit = ET.parse(paths["junit"]).getroot()
+    check(junit.tag == "testsuites", "JUnit root %s" % junit.tag)
+    check(len(junit.findall("testsuite")) == len(doc["suites"]), "one JUnit testsuite per suite")
+    check(len(junit.findall("testsuite/testcase")) == len(ids), "one JUnit testcase per check")
+    check(not junit.findall(".//failure"), "JUnit has failures")
+    check("> GET " in err and "Bearer ***" in err, "--verbose did not show the exchanges, redacted")
+    check("\033[" not in out, "colour codes on a non-terminal stdout")
+    assert_no_keys({"stdout": out, "stderr": err, "json": json.dumps(doc), "tap": tap,
+                    "junit": open(paths["junit"], encoding="utf-8").read()}, "reference")
+
+
+def mode_fault(a, tmp):
+    srv = Server(a.server, ["--fault", a.name], tmp)
+    try:
+        args = ["--base-url", srv.url, "--plan", "pro", "--limit-plan", "free", "--max-wait", "10s"]
+        if a.strict:
+            args.append("--strict")
+        rc, out, err, doc, paths = run_conform(args, a.conform, tmp,
+                                               {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY})
+    finally:
+        srv.stop()
+    check(rc == 1, "fault %s: exit %d, expected 1" % (a.name, rc))
+    if not check(doc is not None, "no JSON report"):
+        return
+    assert_contract(doc)
+    failed = checks_by_status(doc).get("failed", set())
+    check(a.expected in failed, "fault %s: %s not among the failed checks %s" % (a.name, a.expected, sorted(failed)))
+    check(a.expected in out and "FAIL" in out, "the console does not name the failing check")
+    junit = ET.parse(paths["junit"]).getroot()
+    names = [tc.get("name") for tc in junit.iter("testcase") if tc.find("failure") is not None]
+    check(a.expected in names, "JUnit does not fail testcase %s" % a.expected)
+    assert_no_keys({"stdout": out, "stderr": err, "json": json.dumps(doc),
+                    "junit": open(paths["junit"], encoding="utf-8").read(),
+                    "tap": open(paths["tap"], encoding="utf-8").read()}, "fault " + a.name)
+
+
+def mode_prism(a, tmp):
+    port = free_port()
+    log = open(os.path.join(tmp, "prism.log"), "wb")
+    proc = subprocess.Popen([a.prism, "mock", a.spec, "-p", str(port), "-h", "127.0.0.1"], stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        up = False
+        while time.monotonic() < deadline and not up:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.5).close()
+                up = True
+            except OSError:
+                time.sleep(0.2)
+        if not check(up, "Prism did not start listening within 60 s"):
+            return
+        # Prism serves the paths without the /v1 of the servers' URLs.
+        rc, out, err, doc, _ = run_conform(
+            ["--base-url", "http://127.0.0.1:%d" % port, "--plan", "pro", "--timeout", "2s", "--max-wait", "5s"],
+            a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY}, timeout=120)
+    finally:
+        os.killpg(proc.pid, 15)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+        log.close()
+    check(rc == 1, "against Prism: exit %d, expected 1 (finished, deviations found)" % rc)
+    if not check(doc is not None, "no JSON report"):
+        return
+    assert_contract(doc)
+    by = checks_by_status(doc)
+    failed = by.get("failed", set())
+    # Prism's documented nature: it accepts any key, never limits, and its
+    # rate-limit headers are the document's static examples.
+    for expected in ("auth.unknown-key", "limit429.enforced", "ratelimit.remaining-decrements"):
+        check(expected in failed, "Prism deviation %s not reported (failed: %s)" % (expected, sorted(failed)))
+    # ...while what it does implement from the document passes.
+    for expected in ("auth.missing-header", "schema.list-is-array", "schema.list-category", "errors.schema",
+                     "validation.missing-name", "validation.name-type", "ratelimit.headers-present"):
+        check(expected in by.get("passed", set()), "%s should pass against Prism (status: %s)" % (
+            expected, [s for s, ids in by.items() if expected in ids]))
+    check("base.url-v1" in by.get("warning", set()), "a base URL without /v1 is not warned about")
+
+
+def mode_unreachable(a, tmp):
+    port = free_port()  # nothing listens there
+    rc, out, err, doc, _ = run_conform(["--base-url", "http://127.0.0.1:%d/v1" % port, "--timeout", "2s"],
+                                       a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY})
+    check(rc == 3, "unreachable target: exit %d, expected 3" % rc)
+    check("could not reach" in err and "connect" in err, "no clear message on stderr: %r" % err[-500:])
+    if check(doc is not None, "no JSON report for an aborted run"):
+        check(doc["verdict"] == "aborted" and doc["exit_code"] == 3 and doc["aborted"],
+              "aborted run reported as %s/%s" % (doc["verdict"], doc["exit_code"]))
+
+
+def mode_usage(a, tmp):
+    cases = [
+        ([], {}, "no target"),
+        (["--base-url", "http://127.0.0.1:1/v1"], {}, "no API key"),
+        (["--base-url", "ftp://x/v1"], {"PETSTORE_API_KEY": "k"}, "http:// or https://"),
+        (["--bogus"], {}, "unknown flag '--bogus'"),
+        (["--base-url"], {}, "needs a value"),
+        (["--base-url", "http://127.0.0.1:1/v1", "--plan", "gold"], {"PETSTORE_API_KEY": "k"}, "--plan"),
+        (["--base-url", "http://127.0.0.1:1/v1", "--timeout", "soon"], {"PETSTORE_API_KEY": "k"}, "--timeout"),
+        (["--base-url", "http://127.0.0.1:1/v1", "--max-wait", "-3"], {"PETSTORE_API_KEY": "k"}, "--max-wait"),
+        (["--base-url", "http://127.0.0.1:1/v1", "--only", "nosuch.*"], {"PETSTORE_API_KEY": "k"}, "matches no check"),
+        (["--base-url", "http://127.0.0.1:1/v1", "--limit-plan", "free"], {"PETSTORE_API_KEY": "k"}, "limit key"),
+        (["--base-url", "http://127.0.0.1:1/v1", "--json", "/nonexistent-dir/r.json"], {"PETSTORE_API_KEY": "k"},
+         "cannot write"),
+        (["--list", "--only", "auth.*,ratelimit.reset-*"], None, None),
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+    for args, extra, needle in cases:
+        p = subprocess.run([a.conform] + args, env=dict(env, **(extra or {})), capture_output=True, timeout=20)
+        err = p.stderr.decode()
+        if needle is None:
+            out = p.stdout.decode()
+            ids = [l.split()[0] for l in out.splitlines() if l and not l.startswith(" ")]
+            check(p.returncode == 0, "--list exit %d" % p.returncode)
+            check(ids and all(i.startswith("auth.") or i.startswith("ratelimit.reset-") for i in ids)
+                  and "ratelimit.reset-stable" in ids and "auth.missing-header" in ids,
+                  "--list --only globs selected %s" % ids)
+            continue
+        check(p.returncode == 2, "%s: exit %d, expected 2" % (args, p.returncode))
+        check(needle in err, "%s: message %r does not mention %r" % (args, err.strip(), needle))
+
+
+class Fake(threading.Thread):
+    """A loopback server misbehaving one way, for every connection."""
+
+    def __init__(self, mode):
+        super().__init__(daemon=True)
+        self.mode = mode
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.stopping = False
+        self.held = []
+
+    def run(self):
+        while not self.stopping:
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            try:
+                self.serve(conn)
+            except OSError:
+                pass
+
+    def serve(self, conn):
+        conn.settimeout(2)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(65536)
+            if not chunk:
+                conn.close()
+                return
+            data += chunk
+        headers = data.split(b"\r\n\r\n")[0].decode("latin-1").lower()
+        length = 0
+        for line in headers.split("\r\n"):
+            if line.startswith("content-length:"):
+                length = int(line.split(":")[1])
+        body = data.split(b"\r\n\r\n", 1)[1]
+        while len(body) < length:
+            body += conn.recv(65536)
+        rl = b"X-RateLimit-Limit: 300\r\nX-RateLimit-Remaining: 299\r\nX-RateLimit-Reset: %d\r\n" % (int(time.time()) + 60)
+        if self.mode == "garbage":
+            conn.sendall(b"\x00\xffTHIS IS NOT HTTP\x1b[31m\r\n\r\n")
+        elif self.mode == "nonjson":
+            page = b"<html>\xff\xfe not json</html>"
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + rl +
+                         b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(page) + page)
+        elif self.mode == "huge":
+            body = b"[" + b"{\"id\":1,\"name\":\"x\"}," * 60000 + b"{\"id\":2,\"name\":\"y\"}]"
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + rl +
+                         b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+        elif self.mode == "close":
+            pass  # hang up without a word
+        elif self.mode == "slow":
+            self.held.append(conn)  # never answer; the runner's --timeout must end it
+            return
+        conn.close()
+
+    def stop(self):
+        self.stopping = True
+        self.join(5)
+        for c in self.held:
+            c.close()
+        self.sock.close()
+
+
+def mode_fake(a, tmp):
+    fake = Fake(a.kind)
+    fake.start()
+    try:
+        rc, out, err, doc, _ = run_conform(
+            ["--base-url", "http://127.0.0.1:%d/v1" % fake.port, "--timeout", "1s", "--max-wait", "2s"],
+            a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY}, timeout=120)
+    finally:
+        fake.stop()
+    check(rc in (1, 3), "%s: exit %d (a crash or a usage error?)" % (a.kind, rc))
+    check(doc is not None, "%s: no JSON report" % a.kind)
+    text = out + err
+    expect = {
+        "garbage": (3, "not HTTP"),
+        "close": (3, "closed the connection"),
+        "slow": (3, "timeout"),
+        "nonjson": (1, "not JSON"),
+        "huge": (1, "1 MiB"),
+    }[a.kind]
+    check(rc == expect[0], "%s: exit %d, expected %d" % (a.kind, rc, expect[0]))
+    check(expect[1] in text, "%s: output does not say %r:\n%s" % (a.kind, expect[1], text[-1500:]))
+    check("\033[31m" not in out, "%s: server bytes drove the terminal" % a.kind)
+    if doc and a.kind == "nonjson":
+        failed = checks_by_status(doc).get("failed", set())
+        check({"schema.content-type-json", "schema.list-is-array"} <= failed, "nonjson: failed %s" % sorted(failed))
+    if doc and a.kind == "huge":
+        failed = checks_by_status(doc).get("failed", set())
+        check("schema.list-is-array" in failed, "huge: failed %s" % sorted(failed))
+
+
+class LimitingFake(threading.Thread):
+    """A minimal Categories service with a fixed-window limiter per key that
+    records, per key, every request time and every 429's "not before" time,
+    so a request sent too early after a 429 is caught to the millisecond."""
+
+    def __init__(self, limit, window_s, retry_after_s=None):
+        super().__init__(daemon=True)
+        import http.server
+
+        fake = self
+        self.limit, self.window_s, self.fixed_retry_after = limit, window_s, retry_after_s
+        self.lock = threading.Lock()
+        self.windows = {}      # key -> [window_end, count]
+        self.not_before = {}   # key -> time before which nothing may arrive
+        self.violations = []
+        self.refusals = 0
+        self.requests = 0
+        self.created = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def answer(self, status, body, extra=()):
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in extra:
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def handle_any(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(n) if n else b""
+                now = time.time()
+                auth = self.headers.get("Authorization") or ""
+                key = auth[7:] if auth.lower().startswith("bearer ") else None
+                with fake.lock:
+                    fake.requests += 1
+                    if key and now < fake.not_before.get(key, 0) - 0.05:
+                        fake.violations.append("%s sent %.3f s before the indicated time" % (
+                            key[:8], fake.not_before[key] - now))
+                    w = fake.windows.get(key)
+                    if not w or now >= w[0]:
+                        w = fake.windows[key] = [now + fake.window_s, 0]
+                    reset = int(w[0]) + (1 if w[0] != int(w[0]) else 0)
+                    refused = w[1] >= fake.limit
+                    if not refused:
+                        w[1] += 1
+                    rl = [("X-RateLimit-Limit", str(fake.limit)), ("X-RateLimit-Remaining", str(fake.limit - w[1])),
+                          ("X-RateLimit-Reset", str(reset))]
+                    if refused:
+                        fake.refusals += 1
+                        ra = fake.fixed_retry_after or max(1, reset - int(now))
+                        fake.not_before[key] = max(fake.not_before.get(key, 0), int(now) + ra)
+                if key not in (MAIN_KEY, LIMIT_KEY):
+                    return self.answer(401, {"code": "unauthorized", "message": "no", "status": 401},
+                                       rl + [("WWW-Authenticate", "Bearer")])
+                if refused:
+                    return self.answer(429, {"code": "rate_limited", "message": "slow down", "status": 429},
+                                       rl + [("Retry-After", str(ra))])
+                if self.command == "GET":
+                    with fake.lock:
+                        items = list(fake.created)
+                    return self.answer(200, items, rl)
+                try:
+                    body = json.loads(raw)
+                    ok = (isinstance(body, dict) and isinstance(body.get("name"), str) and
+                          isinstance(body.get("description", ""), str))
+                except ValueError:
+                    ok = False
+                if not ok:
+                    return self.answer(400, {"code": "bad", "message": "bad body", "status": 400}, rl)
+                with fake.lock:
+                    item = {"id": fake.requests, "name": body["name"]}
+                    if "description" in body:
+                        item["description"] = body["description"]
+                    fake.created.append(item)
+                return self.answer(201, item, rl)
+
+            do_GET = do_POST = handle_any
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+
+    def run(self):
+        self.httpd.serve_forever(poll_interval=0.1)
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def mode_politeness(a, tmp):
+    """After a 429 nothing is sent on that key before the indicated time,
+    both inside the 429 suite and when an ordinary check meets a 429 (it
+    waits and retries, within --max-wait)."""
+    fake = LimitingFake(limit=15, window_s=1.5)
+    fake.start()
+    try:
+        rc, out, err, doc, _ = run_conform(
+            ["--base-url", "http://127.0.0.1:%d/v1" % fake.port, "--plan", "enterprise:15:100000",
+             "--max-wait", "5s", "--timeout", "2s"], a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY}, timeout=120)
+    finally:
+        fake.stop()
+    check(rc in (0, 1), "exit %d" % rc)
+    check(fake.refusals >= 3, "only %d refusals: the test did not exercise politeness" % fake.refusals)
+    check(not fake.violations, "impolite: %s" % fake.violations[:5])
+    if check(doc is not None, "no JSON report"):
+        by = checks_by_status(doc)
+        check(not by.get("not_run"), "checks not run although waits fit --max-wait: %s" % sorted(by.get("not_run", [])))
+        for ok in ("limit429.enforced", "limit429.retry-after", "limit429.recovers", "roundtrip.fields-exact",
+                   "validation.missing-name"):
+            check(ok in by.get("passed", set()), "%s did not pass against the limiting fake: %s" % (
+                ok, [s for s, ids in by.items() if ok in ids]))
+
+
+def mode_maxwait(a, tmp):
+    """A 429 asking for longer than --max-wait: the check is not run (never
+    failed), and the key is left alone for the whole indicated time."""
+    fake = LimitingFake(limit=4, window_s=60, retry_after_s=60)
+    fake.start()
+    try:
+        rc, out, err, doc, _ = run_conform(
+            ["--base-url", "http://127.0.0.1:%d/v1" % fake.port, "--only", "validation.*", "--max-wait", "1s"],
+            a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY}, timeout=60)
+        sent_after = fake.requests
+    finally:
+        fake.stop()
+    check(rc == 0, "exit %d: checks that could not wait must be not_run, not failed" % rc)
+    check(not fake.violations, "impolite: %s" % fake.violations[:5])
+    check(fake.refusals == 1, "%d refusals: the runner kept sending on a limited key" % fake.refusals)
+    if check(doc is not None, "no JSON report"):
+        by = checks_by_status(doc)
+        check(by.get("not_run") and not by.get("failed"), "statuses %s" % by)
+        msgs = [c.get("message", "") for s in doc["suites"] for c in s["checks"] if c["status"] == "not_run"]
+        check(any("--max-wait" in m for m in msgs), "not-run reasons do not mention --max-wait: %s" % msgs)
+    check(sent_after <= 6, "%d requests reached the server" % sent_after)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--conform", required=True)
+    p.add_argument("--server")
+    p.add_argument("--prism")
+    p.add_argument("--spec")
+    sub = p.add_subparsers(dest="mode", required=True)
+    sub.add_parser("reference")
+    f = sub.add_parser("fault")
+    f.add_argument("name")
+    f.add_argument("expected")
+    f.add_argument("--strict", action="store_true")
+    sub.add_parser("prism")
+    sub.add_parser("unreachable")
+    sub.add_parser("usage")
+    fk = sub.add_parser("fake")
+    fk.add_argument("kind", choices=["garbage", "nonjson", "huge", "close", "slow"])
+    sub.add_parser("politeness")
+    sub.add_parser("maxwait")
+    a = p.parse_args()
+    with tempfile.TemporaryDirectory(prefix="conform-test-") as tmp:
+        globals()["mode_" + a.mode](a, tmp)
+    if failures:
+        print("%d failure(s)" % len(failures), file=sys.stderr)
+        return 1
+    print("ok", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

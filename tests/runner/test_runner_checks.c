@@ -1,0 +1,132 @@
+/* test_runner_checks.c - the check catalogue, --only/--skip selection and how
+ * observations turn into a status under each level and --strict. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "runner/checks.h"
+
+static void catalogue_ids_unique_and_suited(void)
+{
+    static const char *const suites[] = {"base", "list", "create", "schema", "errors", "auth",
+                                         "validation", "roundtrip", "ratelimit", "limit429"};
+    for (int i = 0; i < PS_CK_COUNT; i++) {
+        const ps_check_def *d = ps_check_def_get((ps_check_id)i);
+        CHECK(d->ck == (ps_check_id)i);
+        CHECK(d->clause && *d->clause && d->title && *d->title && d->tags && *d->tags);
+        char suite[32];
+        ps_check_suite(d, suite, sizeof suite);
+        bool known = false;
+        for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) known |= strcmp(suite, suites[s]) == 0;
+        CHECK(known);
+        for (int j = i + 1; j < PS_CK_COUNT; j++) CHECK(strcmp(d->id, ps_check_def_get((ps_check_id)j)->id) != 0);
+    }
+    /* Levels the issue fixes: WWW-Authenticate is an RFC rule, the case of
+     * the scheme is required of a correct server. */
+    CHECK_INT(ps_check_def_get(PS_CK_AUTH_WWW_AUTHENTICATE)->level, PS_LEVEL_HTTP);
+    CHECK_INT(ps_check_def_get(PS_CK_AUTH_SCHEME_CASE_INSENSITIVE)->level, PS_LEVEL_SPEC);
+    CHECK_INT(ps_check_def_get(PS_CK_BASE_URL_V1)->level, PS_LEVEL_ADVICE);
+}
+
+static int count_selected(const ps_checks *c)
+{
+    int n = 0;
+    for (int i = 0; i < PS_CK_COUNT; i++) n += ps_checks_selected(c, (ps_check_id)i);
+    return n;
+}
+
+static void selection_by_glob_tag_and_skip(void)
+{
+    ps_error err;
+    ps_checks *c = ps_checks_create();
+    CHECK_INT(count_selected(c), PS_CK_COUNT);
+    CHECK_INT(ps_checks_select(c, "ratelimit.*", NULL, &err), 0);
+    for (int i = 0; i < PS_CK_COUNT; i++)
+        CHECK(ps_checks_selected(c, (ps_check_id)i) ==
+              (strncmp(ps_check_def_get((ps_check_id)i)->id, "ratelimit.", 10) == 0));
+    CHECK(ps_checks_any_selected(c, "ratelimit."));
+    CHECK(!ps_checks_any_selected(c, "auth."));
+
+    /* a tag: "exhausts" marks the checks that use up a limit */
+    CHECK_INT(ps_checks_select(c, NULL, "exhausts", &err), 0);
+    CHECK(!ps_checks_any_selected(c, "limit429."));
+    CHECK(ps_checks_selected(c, PS_CK_AUTH_MISSING_HEADER));
+
+    /* a suite name, several patterns with spaces, and a skip inside */
+    CHECK_INT(ps_checks_select(c, "auth, validation.missing-name", "auth.www-*", &err), 0);
+    CHECK(ps_checks_selected(c, PS_CK_AUTH_BARE_KEY));
+    CHECK(ps_checks_selected(c, PS_CK_VALIDATION_MISSING_NAME));
+    CHECK(!ps_checks_selected(c, PS_CK_VALIDATION_NAME_TYPE));
+    CHECK(!ps_checks_selected(c, PS_CK_AUTH_WWW_AUTHENTICATE));
+
+    /* typos are errors, not empty runs */
+    CHECK_INT(ps_checks_select(c, "ratelimt.*", NULL, &err), -1);
+    CHECK(strstr(err.message, "ratelimt.*") != NULL);
+    CHECK_INT(ps_checks_select(c, NULL, "nonesuch", &err), -1);
+    CHECK_INT(ps_checks_select(c, ",", NULL, &err), -1);
+    CHECK_INT(ps_checks_select(c, "auth", "auth", &err), -1);
+    CHECK(strstr(err.message, "no check") != NULL);
+    ps_checks_destroy(c);
+}
+
+static void outcomes_by_level_and_strictness(void)
+{
+    ps_checks *c = ps_checks_create();
+    ps_check_outcome o;
+
+    ps_check_outcome_get(c, PS_CK_LIST_STATUS_200, false, &o);
+    CHECK_INT(o.status, PS_STATUS_NOT_RUN);
+    CHECK(o.message != NULL);
+
+    ps_check_pass(c, PS_CK_LIST_STATUS_200);
+    ps_check_outcome_get(c, PS_CK_LIST_STATUS_200, false, &o);
+    CHECK_INT(o.status, PS_STATUS_PASSED);
+
+    /* one failure among passes fails a spec check; the first message stays */
+    ps_check_pass(c, PS_CK_ERRORS_SCHEMA);
+    ps_check_fail(c, PS_CK_ERRORS_SCHEMA, "{\"x\":1}", "first %d", 1);
+    ps_check_fail(c, PS_CK_ERRORS_SCHEMA, NULL, "second");
+    ps_check_outcome_get(c, PS_CK_ERRORS_SCHEMA, false, &o);
+    CHECK_INT(o.status, PS_STATUS_FAILED);
+    CHECK_STR(o.message, "first 1");
+    CHECK_STR(o.evidence_json, "{\"x\":1}");
+    CHECK_INT(o.failures, 2);
+    CHECK_INT(o.passes, 1);
+
+    /* http level: a warning, a failure under --strict */
+    ps_check_fail(c, PS_CK_AUTH_WWW_AUTHENTICATE, NULL, "no header");
+    ps_check_outcome_get(c, PS_CK_AUTH_WWW_AUTHENTICATE, false, &o);
+    CHECK_INT(o.status, PS_STATUS_WARNING);
+    ps_check_outcome_get(c, PS_CK_AUTH_WWW_AUTHENTICATE, true, &o);
+    CHECK_INT(o.status, PS_STATUS_FAILED);
+
+    /* advice never fails, strict or not */
+    ps_check_fail(c, PS_CK_BASE_URL_V1, NULL, "no /v1");
+    ps_check_outcome_get(c, PS_CK_BASE_URL_V1, true, &o);
+    CHECK_INT(o.status, PS_STATUS_WARNING);
+
+    /* a not-run reason does not hide later outcomes */
+    ps_check_not_run(c, PS_CK_LIMIT429_RECOVERS, "waited too long");
+    ps_check_outcome_get(c, PS_CK_LIMIT429_RECOVERS, false, &o);
+    CHECK_INT(o.status, PS_STATUS_NOT_RUN);
+    CHECK_STR(o.message, "waited too long");
+    ps_check_fail(c, PS_CK_LIMIT429_RECOVERS, NULL, "still 429");
+    ps_check_outcome_get(c, PS_CK_LIMIT429_RECOVERS, false, &o);
+    CHECK_INT(o.status, PS_STATUS_FAILED);
+
+    /* unselected checks ignore observations */
+    ps_error err;
+    CHECK_INT(ps_checks_select(c, "auth.*", NULL, &err), 0);
+    ps_check_fail(c, PS_CK_CREATE_STATUS_201, NULL, "ignored");
+    ps_check_outcome_get(c, PS_CK_CREATE_STATUS_201, false, &o);
+    CHECK_INT(o.failures, 0);
+    ps_checks_destroy(c);
+}
+
+int main(void)
+{
+    RUN(catalogue_ids_unique_and_suited);
+    RUN(selection_by_glob_tag_and_skip);
+    RUN(outcomes_by_level_and_strictness);
+    return TEST_EXIT();
+}

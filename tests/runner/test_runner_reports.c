@@ -1,0 +1,144 @@
+/* test_runner_reports.c - the console, TAP 14 and JUnit writers render a
+ * conformance document faithfully: counts, statuses, evidence, and hostile
+ * server bytes (control characters, markup) neutralised. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "harness.h"
+#include "reports/report_console.h"
+#include "reports/report_junit.h"
+#include "reports/report_tap.h"
+
+/* A failed check whose reply carries an escape sequence, markup and a
+ * '#' in its message; a warning; a check not run; a pass. */
+static const char doc_text[] =
+    "{\"tool\":\"petstore-conform\",\"version\":\"0.1.0\",\"format\":1,"
+    "\"target\":{\"base_url\":\"http://h/v1\",\"plan\":\"pro\",\"limit_plan\":\"free\",\"strict\":false},"
+    "\"started_at\":\"2026-11-21T05:00:00Z\",\"duration_s\":1.5,"
+    "\"summary\":{\"total\":4,\"passed\":1,\"failed\":1,\"warnings\":1,\"not_run\":1},"
+    "\"verdict\":\"fail\",\"exit_code\":1,\"aborted\":null,"
+    "\"suites\":[{\"name\":\"schema\",\"checks\":["
+    "{\"id\":\"schema.list-is-array\",\"title\":\"list is an array\",\"level\":\"spec\",\"clause\":\"spec 4\","
+    "\"tags\":[\"schema\"],\"status\":\"failed\",\"duration_ms\":2.0,\"message\":\"got an object # not <array>\","
+    "\"evidence\":{\"request\":{\"method\":\"GET\",\"url\":\"http://h/v1/categories\","
+    "\"headers\":[[\"Authorization\",\"Bearer ***\"]],\"body\":\"\"},"
+    "\"response\":{\"status\":200,\"headers\":[[\"Content-Type\",\"application/json\"]],"
+    "\"body\":\"{\\\"evil\\\":\\\"\\u001b[31m</failure>&\\\"}\"},"
+    "\"expected\":\"a JSON array\",\"curl\":\"curl -i -H \\\"Authorization: Bearer ${PETSTORE_API_KEY}\\\" 'http://h/v1/categories'\"}},"
+    "{\"id\":\"schema.content-type-json\",\"title\":\"json\",\"level\":\"spec\",\"clause\":\"spec 4\","
+    "\"tags\":[\"schema\"],\"status\":\"passed\",\"duration_ms\":1.0}]},"
+    "{\"name\":\"auth\",\"checks\":["
+    "{\"id\":\"auth.www-authenticate\",\"title\":\"challenge\",\"level\":\"http\",\"clause\":\"RFC 9110\","
+    "\"tags\":[\"auth\"],\"status\":\"warning\",\"duration_ms\":1.0,\"message\":\"no header\"},"
+    "{\"id\":\"auth.bearer-error-attribute\",\"title\":\"error attr\",\"level\":\"advice\",\"clause\":\"RFC 6750\","
+    "\"tags\":[\"auth\"],\"status\":\"not_run\",\"duration_ms\":0,\"message\":\"no 401 seen\"}]}]}";
+
+static char *render(int which, const ps_json *doc, bool color)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ps_error err;
+    ps_console_options o = {color, true};
+    int rc = which == 0 ? ps_report_console_conform(doc, f, &o, &err)
+             : which == 1 ? ps_report_tap_conform(doc, f, &err)
+                          : ps_report_junit_conform(doc, f, &err);
+    CHECK_INT(rc, 0);
+    fclose(f);
+    return text;
+}
+
+static void tap_points_and_diagnostics(const ps_json *doc)
+{
+    char *t = render(1, doc, false);
+    CHECK(strncmp(t, "TAP version 14\n1..4\n", 20) == 0);
+    CHECK(strstr(t, "not ok 1 - schema.list-is-array: list is an array\n  ---\n") != NULL);
+    CHECK(strstr(t, "  message: \"got an object # not \\u003carray\\u003e\"") != NULL);
+    CHECK(strstr(t, "ok 2 - schema.content-type-json") != NULL);
+    CHECK(strstr(t, "ok 3 - auth.www-authenticate: challenge\n  ---\n") != NULL);
+    CHECK(strstr(t, "severity: warning") != NULL);
+    CHECK(strstr(t, "ok 4 - auth.bearer-error-attribute: error attr # SKIP no 401 seen\n") != NULL);
+    CHECK(strstr(t, "\033") == NULL);
+    free(t);
+}
+
+static void junit_structure_and_escaping(const ps_json *doc)
+{
+    char *x = render(2, doc, false);
+    CHECK(strstr(x, "<testsuites name=\"petstore-conform\" tests=\"4\" failures=\"1\"") != NULL);
+    CHECK(strstr(x, "<testsuite name=\"schema\" tests=\"2\" failures=\"1\"") != NULL);
+    CHECK(strstr(x, "<testsuite name=\"auth\" tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"1\"") != NULL);
+    CHECK(strstr(x, "<failure message=\"got an object # not &lt;array&gt;\" type=\"spec\">") != NULL);
+    CHECK(strstr(x, "&lt;/failure&gt;&amp;") != NULL);  /* the server's markup stays text */
+    CHECK(strstr(x, "reproduce: curl -i -H &quot;Authorization: Bearer ${PETSTORE_API_KEY}&quot;") != NULL);
+    CHECK(strstr(x, "<skipped message=\"no 401 seen\"/>") != NULL);
+    CHECK(strstr(x, "<system-out>WARNING") != NULL);
+    CHECK(strstr(x, "\033") == NULL);
+    /* exactly one closing tag per opened testcase */
+    int open = 0, close = 0;
+    for (const char *p = x; (p = strstr(p, "<testcase ")); p++) open++;
+    for (const char *p = x; (p = strstr(p, "</testcase>")); p++) close++;
+    CHECK_INT(open, 4);
+    CHECK_INT(close, 4);
+    free(x);
+}
+
+static void console_colour_only_when_asked(const ps_json *doc)
+{
+    char *plain = render(0, doc, false);
+    CHECK(strstr(plain, "\033") == NULL); /* the server's ESC byte is neutralised too */
+    CHECK(strstr(plain, "FAIL schema.list-is-array") != NULL);
+    CHECK(strstr(plain, "WARN auth.www-authenticate") != NULL);
+    CHECK(strstr(plain, "SKIP auth.bearer-error-attribute") != NULL);
+    CHECK(strstr(plain, "reproduce: curl -i") != NULL);
+    CHECK(strstr(plain, "4 checks: 1 passed, 1 failed, 1 warnings, 1 not run") != NULL);
+    char *colour = render(0, doc, true);
+    CHECK(strstr(colour, "\033[31mFAIL") != NULL);
+    CHECK(strstr(colour, "\033[31m</failure>") == NULL);
+    free(plain);
+    free(colour);
+}
+
+static void write_failures_and_bad_documents(const ps_json *doc)
+{
+    ps_error err;
+    FILE *full = fopen("/dev/full", "w");
+    if (full) {
+        setvbuf(full, NULL, _IONBF, 0);
+        CHECK_INT(ps_report_tap_conform(doc, full, &err), -1);
+        CHECK_INT(ps_report_junit_conform(doc, full, &err), -1);
+        CHECK(strstr(err.message, "write failed") != NULL);
+        fclose(full);
+    }
+    ps_json *arr = ps_json_parse("[1]", 3, NULL, NULL);
+    CHECK_INT(ps_report_tap_conform(arr, stdout, &err), -1);
+    CHECK_INT(ps_report_junit_conform(NULL, stdout, &err), -1);
+    CHECK_INT(ps_report_console_conform(arr, stdout, NULL, &err), -1);
+    ps_json_free(arr);
+    /* an empty object renders (0 checks) rather than crashing */
+    ps_json *empty = ps_json_parse("{}", 2, NULL, NULL);
+    char *t = render(1, empty, false);
+    CHECK(strncmp(t, "TAP version 14\n1..0\n", 20) == 0);
+    free(t);
+    ps_json_free(empty);
+}
+
+int main(void)
+{
+    ps_error err;
+    ps_json *doc = ps_json_parse(doc_text, strlen(doc_text), NULL, &err);
+    CHECK(doc != NULL);
+    if (!doc) {
+        fprintf(stderr, "fixture: %s\n", err.message);
+        return 1;
+    }
+
+    tap_points_and_diagnostics(doc);
+    junit_structure_and_escaping(doc);
+    console_colour_only_when_asked(doc);
+    write_failures_and_bad_documents(doc);
+    ps_json_free(doc);
+    return TEST_EXIT();
+}
