@@ -40,6 +40,7 @@ typedef struct ps_store_options {
     const char *seed_path;    /* JSON array of NewCategory objects loaded when the store is empty; may be NULL */
     int64_t max_batch_delay_us; /* group-commit wait for more records (default 0: sync as soon as the writer is free) */
     bool fault_duplicate_ids;   /* deliberate: hands the same id to concurrent creations */
+    bool fault_list_id_string;  /* deliberate: ids in the list rendering are JSON strings ("1") */
 } ps_store_options;
 
 int ps_store_open(const ps_store_options *opts, ps_store **out, ps_error *err);
@@ -48,7 +49,11 @@ void ps_store_close(ps_store *s);
 
 /* Creates a category; `name` and `description` are copied. done(arg, &cat,
  * 0) once durable, or done(arg, NULL, -1) if the journal failed (the
- * creation is then not acknowledged and not visible). */
+ * creation is then not acknowledged and not visible). `cat` and the strings
+ * it points to stay valid until ps_store_close (copy them if you need them
+ * longer). Also -1 (at once) when name or description is not valid UTF-8,
+ * which the journal could not replay. With fault_duplicate_ids, every second
+ * creation reuses the id handed out just before. */
 typedef void (*ps_store_done_fn)(void *arg, const ps_category *created, int status);
 void ps_store_create_async(ps_store *s, const char *name, size_t name_len, const char *description,
                            size_t description_len, bool has_description, ps_store_done_fn done,
@@ -59,5 +64,9 @@ const char *ps_store_snapshot_json(const ps_store_snapshot *snap, size_t *len);
 void ps_store_snapshot_release(ps_store_snapshot *snap);
 
 size_t ps_store_count(ps_store *s);
+
+/* Number of journal batches made durable so far (one write + one fdatasync
+ * each); 0 without a journal. Group commit shows as syncs < creations. */
+uint64_t ps_store_journal_syncs(ps_store *s);
 
 #endif
