@@ -22,3 +22,32 @@ if(Python3_FOUND)
                    --server $<TARGET_FILE:petstore-server> --many 10000 Hardening.test_many_connections)
   set_tests_properties(test_server_hardening_10k PROPERTIES LABELS "integration;slow" TIMEOUT 300)
 endif()
+
+# The body validator's fuzz target: a libFuzzer run (label fuzz) with
+# -DPETSTORE_FUZZ=ON under clang; in every build a replay of the seed corpus.
+set(PS_FUZZ_CORPUS ${PROJECT_SOURCE_DIR}/fixtures/fuzz/validate)
+add_executable(fuzz_validate_replay ${CMAKE_CURRENT_LIST_DIR}/fuzz_validate.c)
+target_link_libraries(fuzz_validate_replay PRIVATE petstore_server_logic)
+set_target_properties(fuzz_validate_replay PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+add_test(NAME fuzz_validate_replay COMMAND fuzz_validate_replay ${PS_FUZZ_CORPUS})
+set_tests_properties(fuzz_validate_replay PROPERTIES LABELS unit TIMEOUT 60)
+if(PETSTORE_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "PETSTORE_FUZZ needs clang (CC=clang)")
+  endif()
+  # the validator and the JSON parser are compiled into the target so libFuzzer sees their coverage
+  add_executable(fuzz_validate ${CMAKE_CURRENT_LIST_DIR}/fuzz_validate.c
+                 ${PROJECT_SOURCE_DIR}/reference-server/validate.c ${PROJECT_SOURCE_DIR}/reference-server/responses.c
+                 ${PROJECT_SOURCE_DIR}/core/json.c ${PROJECT_SOURCE_DIR}/core/buf.c ${PROJECT_SOURCE_DIR}/core/error.c)
+  target_include_directories(fuzz_validate PRIVATE ${PROJECT_SOURCE_DIR})
+  target_compile_definitions(fuzz_validate PRIVATE PS_LIBFUZZER=1)
+  # clang flags buf.c's vsnprintf wrapper, which gcc accepts: not an issue of the target
+  target_compile_options(fuzz_validate PRIVATE -fsanitize=fuzzer,address,undefined -Wno-format-nonliteral)
+  target_link_options(fuzz_validate PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(fuzz_validate PRIVATE PkgConfig::YAJL m)
+  set_target_properties(fuzz_validate PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  add_test(NAME fuzz_validate
+           COMMAND ${CMAKE_COMMAND} -E env sh -c
+             "mkdir -p '${CMAKE_CURRENT_BINARY_DIR}/fuzz_corpus' && exec '$<TARGET_FILE:fuzz_validate>' -max_total_time=20 -max_len=4096 -timeout=10 '${CMAKE_CURRENT_BINARY_DIR}/fuzz_corpus' '${PS_FUZZ_CORPUS}'")
+  set_tests_properties(fuzz_validate PROPERTIES LABELS fuzz TIMEOUT 120)
+endif()

@@ -116,7 +116,8 @@ class Routing(unittest.TestCase):
             (b"{\"name\":true}", "name_not_string"), (b"{\"name\":[]}", "name_not_string"),
             (b"{\"name\":{}}", "name_not_string"), (b"{\"name\":\"x\",\"description\":1}", "description_not_string"),
             (b"{\"name\":\"x\",\"description\":null}", "description_not_string"),
-            (b"{\"name\":\"x\",\"name\":\"y\"}", "duplicate_member"), (b"[" * 100 + b"]" * 100, "too_deep"),
+            (b"{\"name\":\"x\",\"name\":\"y\"}", "duplicate_member"),
+            (b"{\"name\":\"\\udc1f\"}", "invalid_unicode_escape"), (b"[" * 100 + b"]" * 100, "too_deep"),
         ]
         for body, code in cases:
             st, h, _, parsed = self.srv.post(body, key="rt")

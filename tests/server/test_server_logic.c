@@ -179,6 +179,9 @@ static void every_invalid_body_has_its_code(void)
     CHECK_STR(CODE("{\"name\":\"x\",\"description\":5}"), "description_not_string");
     CHECK_STR(CODE("{\"name\":\"x\",\"description\":null}"), "description_not_string");
     CHECK_STR(CODE("{\"name\":\"x\",\"name\":\"y\"}"), "duplicate_member");
+    CHECK_STR(CODE("{\"name\":\"\\udc1f\"}"), "invalid_unicode_escape");
+    CHECK_STR(CODE("{\"name\":\"x\",\"description\":\"\\ud75d\\udc1f\"}"), "invalid_unicode_escape");
+    CHECK_STR(CODE("{\"name\":\"\\ud83d\\udc1f\"}"), "ok"); /* a proper pair */
     ps_buf deep = PS_BUF_INIT;
     for (int i = 0; i < 200; i++) ps_buf_putc(&deep, '[');
     for (int i = 0; i < 200; i++) ps_buf_putc(&deep, ']');
