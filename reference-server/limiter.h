@@ -23,7 +23,9 @@ typedef struct ps_limiter_options {
     double time_scale;        /* >= 1: windows and bans run this many times faster */
     int64_t ban_threshold;    /* requests refused in one window before a ban; 0 = never ban */
     int64_t ban_seconds;      /* ban length in (scaled) seconds */
-    size_t max_identities;    /* cap on tracked identities (0 = 1,000,000) */
+    size_t max_identities;    /* cap on tracked identities (0 = 1,000,000); enforced per lock
+                                 stripe (1/64 of it each), evicting the stripe's least recently
+                                 seen identity, whose counts are then forgotten */
     bool fault_racy_admission;/* deliberate check-then-increment race (fault over-admission-race) */
 } ps_limiter_options;
 

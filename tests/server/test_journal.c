@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -230,6 +231,50 @@ static void test_write_failure_never_acknowledged(void)
     ps_store_close(s);
 }
 
+/* A write that fails half-way on a regular file (file size limit: a short
+ * write, then EFBIG) is cut back, nothing of it is acknowledged or visible,
+ * and the journal keeps working once the disk has room again. */
+static void test_failed_batch_rolled_back(void)
+{
+    char *dir = make_temp_dir();
+    char path[4200];
+    journal_path(path, sizeof path, dir);
+    ps_store *s = open_journal(path);
+    for (int i = 0; i < 3; i++) CHECK_INT(create_sync(s, "ok", 2, NULL, 0), i + 1);
+    off_t good = file_size(path);
+    struct rlimit old, lim;
+    getrlimit(RLIMIT_FSIZE, &old);
+    lim = old;
+    lim.rlim_cur = (rlim_t)good + 100; /* room for part of one record only */
+    signal(SIGXFSZ, SIG_IGN);
+    CHECK_INT(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    char big[300];
+    memset(big, 'b', sizeof big);
+    fprintf(stderr, "(expect 'not acknowledged' messages: file size limit)\n");
+    waiter w;
+    waiter_init(&w);
+    for (int i = 0; i < 20; i++) ps_store_create_async(s, big, sizeof big, NULL, 0, false, waiter_done, &w);
+    waiter_wait(&w, 20);
+    CHECK_INT(setrlimit(RLIMIT_FSIZE, &old), 0);
+    CHECK_INT(w.failed, 20);
+    waiter_destroy(&w);
+    CHECK_INT(ps_store_count(s), 3);
+    CHECK_INT(file_size(path), good); /* the partial record was cut off */
+    int64_t id = create_sync(s, "after", 5, NULL, 0); /* ids of failed creations are not reused */
+    CHECK(id > 3);
+    ps_store_close(s);
+    s = open_journal(path); /* clean: no torn record to repair */
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_INT(ps_store_count(s), 4);
+        ps_json *list = list_tree(s);
+        CHECK(find_id(list, id) != NULL);
+        ps_json_free(list);
+        ps_store_close(s);
+    }
+    remove_temp_dir(dir);
+}
+
 static void test_group_commit(void)
 {
     char *dir = make_temp_dir();
@@ -447,6 +492,7 @@ int main(void)
     RUN(test_middle_corruption_is_an_error);
     RUN(test_second_opener_refused);
     RUN(test_write_failure_never_acknowledged);
+    RUN(test_failed_batch_rolled_back);
     RUN(test_group_commit);
     RUN(test_kill9_mid_storm_loses_no_acknowledged_create);
     return TEST_EXIT();
