@@ -60,6 +60,7 @@ class Server:
 
     def kill(self, sig=signal.SIGKILL):
         if self.proc.poll() is None:
+            self.stopped_by_test = True
             self.proc.send_signal(sig)
         try:
             self.proc.wait(timeout=20)
@@ -71,11 +72,30 @@ class Server:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.kill()
+    def __exit__(self, exc_type=None, *exc):
+        """Stops the server with SIGTERM: a graceful stop must exit 0, and
+        the sanitizers (ASan leak check at exit, TSan, UBSan) must be silent."""
+        by_test = getattr(self, "stopped_by_test", False)
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        rc = self.proc.returncode
+        err = self.stderr()
         if self.proc.stdout:
             self.proc.stdout.close()
         self.stderr_file.close()
+        if exc_type is not None:
+            return
+        for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "WARNING: ThreadSanitizer",
+                       "runtime error:"):
+            if marker in err:
+                raise AssertionError("petstore-server reported %r:\n%s" % (marker, err[-6000:]))
+        if not by_test and rc != 0:
+            raise AssertionError("petstore-server did not stop cleanly on SIGTERM (exit %s):\n%s" % (rc, err[-3000:]))
 
     def conn(self, timeout=10):
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
