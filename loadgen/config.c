@@ -1,0 +1,528 @@
+/* config.c - petstore-load's flags, keys file and thresholds. */
+#include "loadgen/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/buf.h"
+#include "core/cli.h"
+
+void ps_lg_config_usage(FILE *out)
+{
+    fputs("usage: petstore-load --base-url URL (--api-key KEY [--plan P] | --keys FILE)\n"
+          "         [--threads N] [--connections C] [--duration D | --requests N]\n"
+          "         [--rate R] [--ramp R1:R2] [--mix list=9,create=1] [--bodies FILE]\n"
+          "         [--timeout D] [--verify-limits] [--burst] [--ignore-retry-after]\n"
+          "         [--engine epoll|curl] [--threshold EXPR]... [--json FILE] [--hdr FILE]\n"
+          "         [--hdr-log FILE] [--html FILE] [--quiet]\n"
+          "\n"
+          "  --base-url URL        target, ending in the version segment (http://host:port/v1)\n"
+          "  --api-key KEY         bearer key; --plan free|pro|business|enterprise[:PM:PD]\n"
+          "  --keys FILE           many keys: one 'KEY PLAN [RATE]' per line, # comments\n"
+          "  --threads N           event loops (default 1); --connections C total (default 10)\n"
+          "  --duration D          run length (30s, 2m; default 10s); --requests N instead\n"
+          "  --rate R              open model: R req/s in total on a fixed schedule;\n"
+          "                        without it: closed model, as fast as connections allow\n"
+          "  --ramp R1:R2          open model, rate linear from R1 to R2 over the duration\n"
+          "  --mix list=W,create=W operation weights (default list=1)\n"
+          "  --timeout D           per request (default 10s)\n"
+          "  --verify-limits       count admitted responses per key and rate-limit window\n"
+          "  --burst               release all connections at once just after a window reset\n"
+          "  --ignore-retry-after  keep sending on a key after a 429 (default: wait)\n"
+          "  --threshold EXPR      e.g. 'p99<200ms', 'p99.9<=1s', 'max<2s', 'error_rate<1%'\n"
+          "exit: 0 ok, 1 rate limit violated, 2 usage, 3 target unreachable, 99 threshold failed\n",
+          out);
+}
+
+void ps_lg_redact(const char *key, char out[8])
+{
+    size_t n = strlen(key);
+    if (n < 8) {
+        memcpy(out, "***", 4);
+        return;
+    }
+    out[0] = key[0];
+    out[1] = key[1];
+    memcpy(out + 2, "***", 3);
+    out[5] = key[n - 2];
+    out[6] = key[n - 1];
+    out[7] = '\0';
+}
+
+bool ps_lg_config_open_model(const ps_lg_config *cfg)
+{
+    if (cfg->rate > 0 || cfg->ramp) return true;
+    for (size_t i = 0; i < cfg->nkeys; i++)
+        if (cfg->keys[i].rate > 0) return true;
+    return false;
+}
+
+static void add_key(ps_lg_config *cfg, const char *key, size_t len, const ps_plan *plan, double rate,
+                    int line)
+{
+    cfg->keys = realloc(cfg->keys, (cfg->nkeys + 1) * sizeof *cfg->keys);
+    if (!cfg->keys) abort();
+    ps_lg_key *k = &cfg->keys[cfg->nkeys++];
+    k->key = strndup(key, len);
+    if (!k->key) abort();
+    k->plan = *plan;
+    k->rate = rate;
+    k->line = line;
+}
+
+/* A key goes into an HTTP header verbatim: refuse bytes that would break
+ * the request (or smuggle another header). */
+static bool key_text_ok(const char *s, size_t len)
+{
+    if (len == 0 || len > 512) return false;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f) return false;
+    return true;
+}
+
+int ps_lg_keys_load(ps_lg_config *cfg, const char *path, ps_error *err)
+{
+    ps_buf text = PS_BUF_INIT;
+    int rc = -1;
+    if (ps_buf_read_file(&text, path) != 0) {
+        ps_error_set(err, "cannot read keys file '%s': %s", path, strerror(errno));
+        goto out;
+    }
+    if (memchr(text.data, '\0', text.len)) {
+        ps_error_set(err, "keys file '%s' contains a NUL byte", path);
+        goto out;
+    }
+    int line = 0;
+    size_t before = cfg->nkeys;
+    for (char *p = text.data, *next; p && *p; p = next) {
+        line++;
+        char *nl = strchr(p, '\n');
+        next = nl ? nl + 1 : NULL;
+        if (nl) *nl = '\0';
+        char *hash = strchr(p, '#');
+        if (hash) *hash = '\0';
+        char *fields[4];
+        int n = 0;
+        for (char *tok = strtok(p, " \t\r"); tok; tok = strtok(NULL, " \t\r")) {
+            if (n == 4) break;
+            fields[n++] = tok;
+        }
+        if (n == 0) continue;
+        if (n < 2 || n > 3) {
+            ps_error_set(err, "keys file '%s' line %d: expected 'KEY PLAN [RATE]', got %d field%s",
+                         path, line, n, n == 1 ? "" : "s");
+            goto out;
+        }
+        if (!key_text_ok(fields[0], strlen(fields[0]))) {
+            ps_error_set(err, "keys file '%s' line %d: the key must be 1-512 printable ASCII bytes",
+                         path, line);
+            goto out;
+        }
+        ps_plan plan;
+        if (ps_plan_parse(fields[1], &plan, err) != 0) {
+            ps_error_prefix(err, "keys file '%s' line %d: ", path, line);
+            goto out;
+        }
+        double rate = 0;
+        if (n == 3 && ps_cli_parse_double(fields[2], 0.001, 10e6, &rate, err) != 0) {
+            ps_error_prefix(err, "keys file '%s' line %d: rate: ", path, line);
+            goto out;
+        }
+        add_key(cfg, fields[0], strlen(fields[0]), &plan, rate, line);
+    }
+    if (cfg->nkeys == before) {
+        ps_error_set(err, "keys file '%s' holds no key", path);
+        goto out;
+    }
+    rc = 0;
+out:
+    ps_buf_free(&text);
+    return rc;
+}
+
+int ps_lg_threshold_parse(const char *text, ps_lg_threshold *out, ps_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *lt = strchr(text, '<');
+    if (!lt)
+        return ps_error_set(err, "threshold '%s': expected METRIC<VALUE or METRIC<=VALUE", text);
+    size_t mlen = (size_t)(lt - text);
+    const char *val = lt + 1;
+    if (*val == '=') {
+        out->or_equal = true;
+        val++;
+    }
+    char metric[32];
+    if (mlen == 0 || mlen >= sizeof metric)
+        return ps_error_set(err, "threshold '%s': missing or overlong metric name", text);
+    memcpy(metric, text, mlen);
+    metric[mlen] = '\0';
+    if (strcmp(metric, "error_rate") == 0) {
+        out->metric = PS_LG_METRIC_ERROR_RATE;
+        size_t vlen = strlen(val);
+        bool pct = vlen > 0 && val[vlen - 1] == '%';
+        char num[32];
+        if (vlen == 0 || vlen >= sizeof num)
+            return ps_error_set(err, "threshold '%s': bad error rate", text);
+        memcpy(num, val, vlen - (pct ? 1 : 0));
+        num[vlen - (pct ? 1 : 0)] = '\0';
+        if (ps_cli_parse_double(num, 0, pct ? 100 : 1, &out->bound, err) != 0)
+            return ps_error_prefix(err, "threshold '%s': ", text);
+        if (pct) out->bound /= 100.0;
+    } else {
+        if (strcmp(metric, "max") == 0) {
+            out->metric = PS_LG_METRIC_MAX;
+        } else if (strcmp(metric, "mean") == 0 || strcmp(metric, "avg") == 0) {
+            out->metric = PS_LG_METRIC_MEAN;
+        } else if (metric[0] == 'p' && metric[1]) {
+            /* p99, p99.9, p99_9 (the JSON's spelling) all mean the 99.9th. */
+            char num[32];
+            snprintf(num, sizeof num, "%s", metric + 1);
+            for (char *c = num; *c; c++)
+                if (*c == '_') *c = '.';
+            if (ps_cli_parse_double(num, 0, 100, &out->percentile, err) != 0)
+                return ps_error_prefix(err, "threshold '%s': percentile: ", text);
+            out->metric = PS_LG_METRIC_PERCENTILE;
+        } else {
+            return ps_error_set(err,
+                                "threshold '%s': unknown metric '%s' (expected p50, p90, p95, p99, "
+                                "p99.9, max, mean or error_rate)",
+                                text, metric);
+        }
+        /* A latency with a unit: us, ms or s (required, so '200' is never ambiguous). */
+        char *end;
+        errno = 0;
+        double v = strtod(val, &end);
+        if (end == val || errno || v < 0)
+            return ps_error_set(err, "threshold '%s': expected a latency like 200ms", text);
+        if (strcmp(end, "us") == 0)
+            out->bound = v;
+        else if (strcmp(end, "ms") == 0)
+            out->bound = v * 1e3;
+        else if (strcmp(end, "s") == 0)
+            out->bound = v * 1e6;
+        else
+            return ps_error_set(err, "threshold '%s': latency unit must be us, ms or s", text);
+    }
+    out->expression = strdup(text);
+    if (!out->expression) abort();
+    return 0;
+}
+
+static int parse_mix(const char *text, ps_lg_config *cfg, ps_error *err)
+{
+    unsigned mix[PS_LG_OPS] = {0, 0};
+    char *copy = strdup(text);
+    if (!copy) abort();
+    int rc = -1;
+    for (char *save, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) {
+            ps_error_set(err, "--mix: expected NAME=WEIGHT, got '%s'", tok);
+            goto out;
+        }
+        *eq = '\0';
+        int op;
+        if (strcmp(tok, "list") == 0)
+            op = PS_LG_OP_LIST;
+        else if (strcmp(tok, "create") == 0)
+            op = PS_LG_OP_CREATE;
+        else {
+            ps_error_set(err, "--mix: unknown operation '%s' (expected list or create)", tok);
+            goto out;
+        }
+        int64_t w;
+        if (ps_cli_parse_int(eq + 1, 0, 1000, &w, err) != 0) {
+            ps_error_prefix(err, "--mix %s weight: ", tok);
+            goto out;
+        }
+        mix[op] = (unsigned)w;
+    }
+    if (mix[0] + mix[1] == 0) {
+        ps_error_set(err, "--mix '%s': the weights add up to 0", text);
+        goto out;
+    }
+    memcpy(cfg->mix, mix, sizeof mix);
+    rc = 0;
+out:
+    free(copy);
+    return rc;
+}
+
+static int parse_url(const char *url, ps_lg_config *cfg, ps_error *err)
+{
+    const char *p;
+    if (strncasecmp(url, "http://", 7) == 0) {
+        p = url + 7;
+    } else if (strncasecmp(url, "https://", 8) == 0) {
+        p = url + 8;
+        cfg->https = true;
+    } else {
+        return ps_error_set(err, "--base-url '%s': must start with http:// or https://", url);
+    }
+    const char *host_end, *host = p;
+    if (*p == '[') {
+        host = p + 1;
+        host_end = strchr(p, ']');
+        if (!host_end) return ps_error_set(err, "--base-url '%s': unclosed '[' in the host", url);
+        p = host_end + 1;
+    } else {
+        host_end = p + strcspn(p, ":/?#");
+        p = host_end;
+    }
+    if (host_end == host) return ps_error_set(err, "--base-url '%s': no host", url);
+    cfg->host = strndup(host, (size_t)(host_end - host));
+    if (*p == ':') {
+        p++;
+        size_t n = strcspn(p, "/?#");
+        char port[8];
+        int64_t v;
+        if (n == 0 || n >= sizeof port)
+            return ps_error_set(err, "--base-url '%s': bad port", url);
+        memcpy(port, p, n);
+        port[n] = '\0';
+        if (ps_cli_parse_int(port, 1, 65535, &v, err) != 0)
+            return ps_error_prefix(err, "--base-url '%s' port: ", url);
+        cfg->port = strdup(port);
+        p += n;
+    } else {
+        cfg->port = strdup(cfg->https ? "443" : "80");
+    }
+    if (*p && *p != '/')
+        return ps_error_set(err, "--base-url '%s': query or fragment not allowed", url);
+    size_t n = strlen(p);
+    while (n > 0 && p[n - 1] == '/') n--;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)p[i] <= 0x20 || (unsigned char)p[i] >= 0x7f || p[i] == '?' || p[i] == '#')
+            return ps_error_set(err, "--base-url '%s': the path holds a byte not allowed here", url);
+    cfg->path_prefix = strndup(p, n);
+    cfg->base_url = strdup(url);
+    if (!cfg->host || !cfg->port || !cfg->path_prefix || !cfg->base_url) abort();
+    return 0;
+}
+
+enum {
+    OPT_BASE_URL = 256, OPT_API_KEY, OPT_PLAN, OPT_KEYS, OPT_THREADS, OPT_CONNECTIONS,
+    OPT_DURATION, OPT_REQUESTS, OPT_RATE, OPT_RAMP, OPT_MIX, OPT_BODIES, OPT_TIMEOUT,
+    OPT_JSON, OPT_HDR, OPT_HDR_LOG, OPT_HTML, OPT_THRESHOLD, OPT_VERIFY, OPT_BURST,
+    OPT_IGNORE_RA, OPT_ENGINE, OPT_QUIET, OPT_HELP,
+};
+
+static const struct option options[] = {
+    {"base-url", required_argument, NULL, OPT_BASE_URL},
+    {"api-key", required_argument, NULL, OPT_API_KEY},
+    {"plan", required_argument, NULL, OPT_PLAN},
+    {"keys", required_argument, NULL, OPT_KEYS},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"connections", required_argument, NULL, OPT_CONNECTIONS},
+    {"duration", required_argument, NULL, OPT_DURATION},
+    {"requests", required_argument, NULL, OPT_REQUESTS},
+    {"rate", required_argument, NULL, OPT_RATE},
+    {"ramp", required_argument, NULL, OPT_RAMP},
+    {"mix", required_argument, NULL, OPT_MIX},
+    {"bodies", required_argument, NULL, OPT_BODIES},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"hdr", required_argument, NULL, OPT_HDR},
+    {"hdr-log", required_argument, NULL, OPT_HDR_LOG},
+    {"html", required_argument, NULL, OPT_HTML},
+    {"threshold", required_argument, NULL, OPT_THRESHOLD},
+    {"verify-limits", no_argument, NULL, OPT_VERIFY},
+    {"burst", no_argument, NULL, OPT_BURST},
+    {"ignore-retry-after", no_argument, NULL, OPT_IGNORE_RA},
+    {"engine", required_argument, NULL, OPT_ENGINE},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+static int set_path(char **slot, const char *value, const char *flag, ps_error *err)
+{
+    if (!*value) return ps_error_set(err, "%s: empty file name", flag);
+    free(*slot);
+    *slot = strdup(value);
+    if (!*slot) abort();
+    return 0;
+}
+
+ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default_bodies,
+                                      ps_lg_config *cfg, ps_error *err)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->threads = 1;
+    cfg->connections = 10;
+    cfg->mix[PS_LG_OP_LIST] = 1;
+    cfg->timeout_ns = 10 * INT64_C(1000000000);
+    cfg->honour_retry_after = true;
+    const char *api_key = NULL, *plan_text = NULL, *keys_path = NULL;
+    bool have_duration = false;
+    int64_t v;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", options, NULL)) != -1) {
+        const char *flag = optind > 1 && optind <= argc ? argv[optind - 1] : "?";
+        switch (c) {
+        case OPT_BASE_URL:
+            if (cfg->base_url) return ps_error_set(err, "--base-url given twice");
+            if (parse_url(optarg, cfg, err) != 0) return PS_LG_CONFIG_ERROR;
+            break;
+        case OPT_API_KEY:
+            if (!key_text_ok(optarg, strlen(optarg)))
+                return ps_error_set(err, "--api-key: the key must be 1-512 printable ASCII bytes");
+            api_key = optarg;
+            break;
+        case OPT_PLAN: plan_text = optarg; break;
+        case OPT_KEYS: keys_path = optarg; break;
+        case OPT_THREADS:
+            if (ps_cli_parse_int(optarg, 1, 256, &v, err) != 0)
+                return ps_error_prefix(err, "--threads: ");
+            cfg->threads = (int)v;
+            break;
+        case OPT_CONNECTIONS:
+            if (ps_cli_parse_int(optarg, 1, 100000, &v, err) != 0)
+                return ps_error_prefix(err, "--connections: ");
+            cfg->connections = (int)v;
+            break;
+        case OPT_DURATION:
+            if (ps_cli_parse_duration(optarg, 0, &cfg->duration_ns, err) != 0)
+                return ps_error_prefix(err, "--duration: ");
+            have_duration = true;
+            break;
+        case OPT_REQUESTS:
+            if (ps_cli_parse_int(optarg, 1, INT64_C(1) << 40, &cfg->requests, err) != 0)
+                return ps_error_prefix(err, "--requests: ");
+            break;
+        case OPT_RATE:
+            if (ps_cli_parse_double(optarg, 0.001, 10e6, &cfg->rate, err) != 0)
+                return ps_error_prefix(err, "--rate: ");
+            break;
+        case OPT_RAMP: {
+            const char *colon = strchr(optarg, ':');
+            char from[32];
+            if (!colon || (size_t)(colon - optarg) >= sizeof from)
+                return ps_error_set(err, "--ramp: expected R1:R2 (req/s), got '%s'", optarg);
+            memcpy(from, optarg, (size_t)(colon - optarg));
+            from[colon - optarg] = '\0';
+            if (ps_cli_parse_double(from, 0, 10e6, &cfg->ramp_from, err) != 0 ||
+                ps_cli_parse_double(colon + 1, 0, 10e6, &cfg->ramp_to, err) != 0)
+                return ps_error_prefix(err, "--ramp: ");
+            if (cfg->ramp_from + cfg->ramp_to <= 0)
+                return ps_error_set(err, "--ramp: both rates are 0");
+            cfg->ramp = true;
+            break;
+        }
+        case OPT_MIX:
+            if (parse_mix(optarg, cfg, err) != 0) return PS_LG_CONFIG_ERROR;
+            break;
+        case OPT_BODIES:
+            if (set_path(&cfg->bodies_path, optarg, "--bodies", err)) return PS_LG_CONFIG_ERROR;
+            break;
+        case OPT_TIMEOUT:
+            if (ps_cli_parse_duration(optarg, 0, &cfg->timeout_ns, err) != 0)
+                return ps_error_prefix(err, "--timeout: ");
+            break;
+        case OPT_JSON:
+            if (set_path(&cfg->json_path, optarg, "--json", err)) return PS_LG_CONFIG_ERROR;
+            break;
+        case OPT_HDR:
+            if (set_path(&cfg->hdr_path, optarg, "--hdr", err)) return PS_LG_CONFIG_ERROR;
+            break;
+        case OPT_HDR_LOG:
+            if (set_path(&cfg->hdr_log_path, optarg, "--hdr-log", err)) return PS_LG_CONFIG_ERROR;
+            break;
+        case OPT_HTML:
+            if (set_path(&cfg->html_path, optarg, "--html", err)) return PS_LG_CONFIG_ERROR;
+            break;
+        case OPT_THRESHOLD: {
+            cfg->thresholds = realloc(cfg->thresholds, (cfg->nthresholds + 1) * sizeof *cfg->thresholds);
+            if (!cfg->thresholds) abort();
+            if (ps_lg_threshold_parse(optarg, &cfg->thresholds[cfg->nthresholds], err) != 0)
+                return PS_LG_CONFIG_ERROR;
+            cfg->nthresholds++;
+            break;
+        }
+        case OPT_VERIFY: cfg->verify_limits = true; break;
+        case OPT_BURST: cfg->burst = true; break;
+        case OPT_IGNORE_RA: cfg->honour_retry_after = false; break;
+        case OPT_ENGINE:
+            if (strcmp(optarg, "epoll") == 0)
+                cfg->engine = PS_LG_ENGINE_EPOLL;
+            else if (strcmp(optarg, "curl") == 0)
+                cfg->engine = PS_LG_ENGINE_CURL;
+            else
+                return ps_error_set(err, "--engine: expected epoll or curl, got '%s'", optarg);
+            break;
+        case OPT_QUIET: cfg->quiet = true; break;
+        case OPT_HELP: return PS_LG_CONFIG_HELP;
+        case ':': return ps_error_set(err, "%s needs a value", flag);
+        default: return ps_error_set(err, "unknown option '%s' (see --help)", flag);
+        }
+    }
+    if (optind < argc) return ps_error_set(err, "unexpected argument '%s'", argv[optind]);
+    if (!cfg->base_url) return ps_error_set(err, "--base-url is required");
+    if (api_key && keys_path) return ps_error_set(err, "give --api-key or --keys, not both");
+    if (!api_key && !keys_path) return ps_error_set(err, "--api-key KEY or --keys FILE is required");
+    if (keys_path && plan_text)
+        return ps_error_set(err, "--plan goes with --api-key; the keys file gives each key's plan");
+    if (api_key) {
+        ps_plan plan = {PS_PLAN_UNKNOWN, 0, 0};
+        if (plan_text && ps_plan_parse(plan_text, &plan, err) != 0)
+            return ps_error_prefix(err, "--plan: ");
+        add_key(cfg, api_key, strlen(api_key), &plan, 0, 0);
+    } else if (ps_lg_keys_load(cfg, keys_path, err) != 0) {
+        return PS_LG_CONFIG_ERROR;
+    }
+    if (have_duration && cfg->requests)
+        return ps_error_set(err, "give --duration or --requests, not both");
+    if (!have_duration && !cfg->requests) cfg->duration_ns = 10 * INT64_C(1000000000);
+    if (cfg->ramp && cfg->rate > 0) return ps_error_set(err, "give --rate or --ramp, not both");
+    if (cfg->ramp && !cfg->duration_ns) return ps_error_set(err, "--ramp needs --duration");
+    if (cfg->connections < cfg->threads)
+        return ps_error_set(err, "--connections (%d) must be at least --threads (%d)",
+                            cfg->connections, cfg->threads);
+    bool shared_rate = cfg->rate > 0 || cfg->ramp;
+    bool any_own = false, all_own = true;
+    for (size_t i = 0; i < cfg->nkeys; i++) {
+        if (cfg->keys[i].rate > 0)
+            any_own = true;
+        else
+            all_own = false;
+    }
+    if (any_own && !all_own && !shared_rate)
+        return ps_error_set(err, "some keys in the keys file have a RATE and some do not: give "
+                                 "--rate (shared by the keys without one) or a rate for every key");
+    if (cfg->engine == PS_LG_ENGINE_AUTO)
+        cfg->engine = cfg->https ? PS_LG_ENGINE_CURL : PS_LG_ENGINE_EPOLL;
+    if (cfg->https && cfg->engine == PS_LG_ENGINE_EPOLL)
+        return ps_error_set(err, "--engine epoll speaks plain http:// only; use --engine curl");
+    if (cfg->burst && cfg->engine != PS_LG_ENGINE_EPOLL)
+        return ps_error_set(err, "--burst needs the epoll engine (plain http://)");
+    if (cfg->mix[PS_LG_OP_CREATE] > 0)
+        if (set_path(&cfg->bodies_path, cfg->bodies_path ? cfg->bodies_path : default_bodies,
+                     "--bodies", err))
+            return PS_LG_CONFIG_ERROR;
+    return PS_LG_CONFIG_OK;
+}
+
+void ps_lg_config_free(ps_lg_config *cfg)
+{
+    free(cfg->base_url);
+    free(cfg->host);
+    free(cfg->port);
+    free(cfg->path_prefix);
+    for (size_t i = 0; i < cfg->nkeys; i++) free(cfg->keys[i].key);
+    free(cfg->keys);
+    free(cfg->json_path);
+    free(cfg->hdr_path);
+    free(cfg->hdr_log_path);
+    free(cfg->html_path);
+    free(cfg->bodies_path);
+    for (size_t i = 0; i < cfg->nthresholds; i++) free(cfg->thresholds[i].expression);
+    free(cfg->thresholds);
+    memset(cfg, 0, sizeof *cfg);
+}

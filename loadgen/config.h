@@ -1,0 +1,97 @@
+/* config.h - petstore-load's command line and --keys file: parsed into one
+ * read-only ps_lg_config shared by every thread.
+ *
+ * Ownership: the config owns every string and array in it; free with
+ * ps_lg_config_free. Parsing never exits the process: it returns a code and
+ * a message the caller prints (exit code 2 is the caller's choice). */
+#ifndef PS_LG_CONFIG_H
+#define PS_LG_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/error.h"
+#include "core/plan.h"
+
+typedef enum ps_lg_engine {
+    PS_LG_ENGINE_AUTO,  /* epoll for http://, curl for https:// */
+    PS_LG_ENGINE_EPOLL,
+    PS_LG_ENGINE_CURL,
+} ps_lg_engine;
+
+typedef enum ps_lg_op { PS_LG_OP_LIST, PS_LG_OP_CREATE, PS_LG_OPS } ps_lg_op;
+
+typedef struct ps_lg_key {
+    char *key;
+    ps_plan plan;
+    double rate;  /* its own req/s (--keys RATE column), 0 = shares --rate / closed model */
+    int line;     /* line in the keys file, 0 for --api-key */
+} ps_lg_key;
+
+typedef enum ps_lg_metric {
+    PS_LG_METRIC_PERCENTILE, /* latency at `percentile` */
+    PS_LG_METRIC_MAX,
+    PS_LG_METRIC_MEAN,
+    PS_LG_METRIC_ERROR_RATE, /* (failed + timed out + 5xx) / scheduled */
+} ps_lg_metric;
+
+typedef struct ps_lg_threshold {
+    char *expression;   /* as given, for the report */
+    ps_lg_metric metric;
+    double percentile;  /* 0..100 for PERCENTILE */
+    bool or_equal;      /* "<=" rather than "<" */
+    double bound;       /* microseconds, or a fraction for ERROR_RATE */
+} ps_lg_threshold;
+
+typedef struct ps_lg_config {
+    char *base_url;
+    bool https;
+    char *host;         /* without brackets for IPv6 */
+    char *port;         /* decimal text */
+    char *path_prefix;  /* path of the base URL without trailing '/', may be "" */
+    ps_lg_key *keys;
+    size_t nkeys;
+    int threads, connections;
+    int64_t duration_ns;  /* 0 when --requests bounds the run */
+    int64_t requests;     /* 0 = unbounded (the duration bounds the run) */
+    double rate;          /* total req/s, 0 = closed model */
+    bool ramp;
+    double ramp_from, ramp_to;
+    unsigned mix[PS_LG_OPS];
+    int64_t timeout_ns;
+    char *json_path, *hdr_path, *hdr_log_path, *html_path, *bodies_path;
+    ps_lg_threshold *thresholds;
+    size_t nthresholds;
+    bool verify_limits, burst, honour_retry_after, quiet;
+    ps_lg_engine engine;  /* resolved: never AUTO after parsing */
+} ps_lg_config;
+
+typedef enum ps_lg_parse_status {
+    PS_LG_CONFIG_OK = 0,
+    PS_LG_CONFIG_ERROR = -1,
+    PS_LG_CONFIG_HELP = 1, /* --help: usage printed, exit 0 */
+} ps_lg_parse_status;
+
+/* Parses argv into cfg (zeroed by the call). default_bodies is the create
+ * bodies file used when --bodies is not given. */
+ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default_bodies,
+                                      ps_lg_config *cfg, ps_error *err);
+void ps_lg_config_free(ps_lg_config *cfg);
+void ps_lg_config_usage(FILE *out);
+
+/* Reads a keys file ("KEY PLAN [RATE]" per line, '#' comments) and appends
+ * its keys to cfg. */
+int ps_lg_keys_load(ps_lg_config *cfg, const char *path, ps_error *err);
+/* Parses one threshold ("p99<200ms", "max<=1s", "error_rate<1%"). */
+int ps_lg_threshold_parse(const char *text, ps_lg_threshold *out, ps_error *err);
+/* Key as it may appear in reports: first 2 + "***" + last 2 characters
+ * ("***" alone for keys shorter than 8). out needs 8 bytes. */
+void ps_lg_redact(const char *key, char out[8]);
+
+/* True when the run uses the open model (a rate on the command line or
+ * in the keys file). */
+bool ps_lg_config_open_model(const ps_lg_config *cfg);
+
+#endif

@@ -1,0 +1,163 @@
+/* engine_curl.c - the engine for https:// targets (and --engine curl): one
+ * libcurl multi handle per thread with one easy handle per connection,
+ * reused so libcurl keeps the connections alive. About a third of the epoll
+ * engine's speed (ANCHORS.md), so it is used only where the epoll engine
+ * cannot go. */
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "loadgen/transport.h"
+
+#define MAX_WAIT_NS INT64_C(100000000)
+
+typedef struct handle {
+    CURL *easy;
+    bool busy;
+    ps_lg_req req;
+    ps_lg_resp resp;
+    int64_t now_s;
+} handle;
+
+static size_t on_header(char *data, size_t size, size_t n, void *p)
+{
+    handle *h = p;
+    size_t len = size * n;
+    const char *colon = memchr(data, ':', len);
+    if (!colon) return len;
+    size_t name_len = (size_t)(colon - data);
+    const char *v = colon + 1;
+    size_t vlen = len - name_len - 1;
+    while (vlen > 0 && (v[0] == ' ' || v[0] == '\t')) v++, vlen--;
+    while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' ')) vlen--;
+    ps_lg_resp_header(&h->resp, data, name_len, v, vlen, h->now_s);
+    return len;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *p)
+{
+    (void)data;
+    (void)p;
+    return size * n;
+}
+
+static int run(ps_lg_thread *t)
+{
+    const ps_lg_shared *sh = t->sh;
+    const ps_lg_config *cfg = sh->cfg;
+    int rc = -1;
+    CURLM *multi = curl_multi_init();
+    handle *hs = calloc((size_t)t->nconns, sizeof *hs);
+    /* Per key: [0] list headers, [1] create headers (with Content-Type). */
+    struct curl_slist **hdrs = calloc(cfg->nkeys * 2, sizeof *hdrs);
+    if (!multi || !hs || !hdrs) abort();
+    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, (long)t->nconns);
+    for (size_t k = 0; k < cfg->nkeys; k++) {
+        char auth[600];
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s", cfg->keys[k].key);
+        for (int j = 0; j < 2; j++) {
+            hdrs[2 * k + j] = curl_slist_append(hdrs[2 * k + j], auth);
+            hdrs[2 * k + j] = curl_slist_append(hdrs[2 * k + j], "Accept: application/json");
+            if (j) hdrs[2 * k + j] = curl_slist_append(hdrs[2 * k + j], "Content-Type: application/json");
+        }
+    }
+    for (int i = 0; i < t->nconns; i++) {
+        CURL *e = hs[i].easy = curl_easy_init();
+        if (!e) {
+            ps_error_set(&t->err, "curl_easy_init failed");
+            goto out;
+        }
+        curl_easy_setopt(e, CURLOPT_URL, sh->list_url);
+        curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(e, CURLOPT_HEADERDATA, &hs[i]);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(e, CURLOPT_PRIVATE, &hs[i]);
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(cfg->timeout_ns / 1000000));
+        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(e, CURLOPT_USERAGENT, "petstore-load/0.1.0");
+        curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    }
+    ps_lg_thread_begin(t, ps_clock_mono_ns());
+    int busy = 0;
+    bool done_scheduling = false;
+    for (;;) {
+        int64_t now = ps_clock_mono_ns();
+        ps_lg_tick(t, now);
+        int64_t wake = now + MAX_WAIT_NS;
+        if (!done_scheduling) {
+            ps_lg_expire(t, now);
+            for (int i = 0; i < t->nconns; i++) {
+                if (hs[i].busy) continue;
+                ps_lg_req r;
+                int64_t w = INT64_MAX;
+                ps_lg_take_result tr = ps_lg_take(t, now, &r, &w);
+                if (tr != PS_LG_TAKE_READY) {
+                    if (tr == PS_LG_TAKE_NONE && w < wake) wake = w;
+                    break;
+                }
+                handle *h = &hs[i];
+                h->req = r;
+                memset(&h->resp, 0, sizeof h->resp);
+                h->now_s = ps_clock_wall_s();
+                if (r.op == PS_LG_OP_CREATE) {
+                    curl_easy_setopt(h->easy, CURLOPT_POSTFIELDS, sh->create_bodies[r.body]);
+                    curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, hdrs[2 * r.key + 1]);
+                } else {
+                    curl_easy_setopt(h->easy, CURLOPT_HTTPGET, 1L);
+                    curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, hdrs[2 * r.key]);
+                }
+                h->busy = true;
+                busy++;
+                curl_multi_add_handle(multi, h->easy);
+            }
+            done_scheduling = ps_lg_scheduling_done(t, now);
+        }
+        if (done_scheduling && busy == 0) break;
+        int running;
+        curl_multi_perform(multi, &running);
+        CURLMsg *m;
+        int left;
+        while ((m = curl_multi_info_read(multi, &left))) {
+            if (m->msg != CURLMSG_DONE) continue;
+            handle *h = NULL;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&h);
+            CURLcode res = m->data.result;
+            curl_multi_remove_handle(multi, h->easy);
+            int64_t end = ps_clock_mono_ns();
+            long status = 0;
+            curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &status);
+            if (res == CURLE_OK) {
+                h->resp.status = (int)status;
+                h->resp.keep_alive = true;
+                ps_lg_answered(t, &h->req, end, &h->resp);
+            } else if (res == CURLE_OPERATION_TIMEDOUT) {
+                ps_lg_failed(t, &h->req, PS_LG_FAIL_TIMEOUT);
+            } else if (res == CURLE_COULDNT_CONNECT || res == CURLE_COULDNT_RESOLVE_HOST ||
+                       res == CURLE_SSL_CONNECT_ERROR) {
+                ps_lg_failed(t, &h->req, PS_LG_FAIL_CONNECT);
+            } else {
+                ps_lg_failed(t, &h->req, PS_LG_FAIL_READ);
+            }
+            h->busy = false;
+            busy--;
+        }
+        int64_t d = wake - ps_clock_mono_ns();
+        if (d < 0) d = 0;
+        if (running > 0 || d > 0) curl_multi_poll(multi, NULL, 0, (int)((d + 999999) / 1000000), NULL);
+    }
+    rc = 0;
+out:
+    for (int i = 0; i < t->nconns; i++) {
+        if (!hs[i].easy) continue;
+        if (hs[i].busy) curl_multi_remove_handle(multi, hs[i].easy);
+        curl_easy_cleanup(hs[i].easy);
+    }
+    for (size_t k = 0; k < cfg->nkeys * 2; k++) curl_slist_free_all(hdrs[k]);
+    free(hdrs);
+    free(hs);
+    curl_multi_cleanup(multi);
+    return rc;
+}
+
+const ps_lg_engine_ops ps_lg_engine_curl = {"curl", run};

@@ -1,0 +1,376 @@
+/* engine_epoll.c - the fast engine for plain http:// keep-alive targets: one
+ * epoll loop per thread, non-blocking sockets, pre-rendered request bytes
+ * and libhttp-parser reading only status and rate-limit headers. Nothing is
+ * allocated per request. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "loadgen/transport.h"
+
+#define RECONNECT_DELAY_NS INT64_C(100000000) /* after a failed connect */
+#define TIMEOUT_SCAN_NS INT64_C(10000000)
+#define MAX_WAIT_NS INT64_C(100000000)       /* keeps the interval ring moving */
+
+typedef enum conn_state { C_CLOSED, C_CONNECTING, C_IDLE, C_BUSY } conn_state;
+
+typedef struct conn {
+    int fd;
+    conn_state state;
+    size_t woff;
+    int64_t retry_at;
+    ps_lg_req req;
+    ps_lg_parser parser;
+} conn;
+
+typedef struct loop {
+    ps_lg_thread *t;
+    int ep;
+    conn *c;
+    int n;
+    int *idle; /* stack of idle connections */
+    int nidle;
+    int busy;
+    int64_t next_scan;
+    int64_t max_reset; /* warm-up: latest X-RateLimit-Reset seen */
+    char rbuf[65536];
+} loop;
+
+static void conn_close(loop *L, int i)
+{
+    conn *c = &L->c[i];
+    if (c->fd >= 0) {
+        epoll_ctl(L->ep, EPOLL_CTL_DEL, c->fd, NULL);
+        close(c->fd);
+    }
+    if (c->state == C_IDLE) {
+        for (int k = 0; k < L->nidle; k++)
+            if (L->idle[k] == i) {
+                L->idle[k] = L->idle[--L->nidle];
+                break;
+            }
+    }
+    if (c->state == C_BUSY) L->busy--;
+    c->fd = -1;
+    c->state = C_CLOSED;
+}
+
+static void make_idle(loop *L, int i)
+{
+    L->c[i].state = C_IDLE;
+    L->idle[L->nidle++] = i;
+}
+
+static void conn_open(loop *L, int i, int64_t now)
+{
+    conn *c = &L->c[i];
+    const ps_lg_shared *sh = L->t->sh;
+    c->retry_at = now + RECONNECT_DELAY_NS;
+    int fd = socket(sh->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        L->t->stats.err_connect++;
+        return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    int rc = connect(fd, (const struct sockaddr *)&sh->addr, sh->addrlen);
+    if (rc != 0 && errno != EINPROGRESS) {
+        close(fd);
+        L->t->stats.err_connect++;
+        return;
+    }
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.u32 = (uint32_t)i};
+    if (epoll_ctl(L->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        close(fd);
+        L->t->stats.err_connect++;
+        return;
+    }
+    c->fd = fd;
+    if (rc == 0)
+        make_idle(L, i);
+    else
+        c->state = C_CONNECTING;
+}
+
+static void fail_request(loop *L, int i, ps_lg_failure why)
+{
+    ps_lg_failed(L->t, &L->c[i].req, why);
+    conn_close(L, i);
+}
+
+/* Writes what the socket takes; the rest goes when EPOLLOUT says so. */
+static void flush(loop *L, int i)
+{
+    conn *c = &L->c[i];
+    const ps_lg_bytes *b = c->req.bytes;
+    while (c->woff < b->len) {
+        ssize_t w = send(c->fd, b->data + c->woff, b->len - c->woff, MSG_NOSIGNAL);
+        if (w > 0) {
+            c->woff += (size_t)w;
+        } else if (w < 0 && errno == EINTR) {
+            continue;
+        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return;
+        } else {
+            fail_request(L, i, PS_LG_FAIL_READ);
+            return;
+        }
+    }
+}
+
+static void start_request(loop *L, const ps_lg_req *r, int64_t now)
+{
+    int i = L->idle[--L->nidle];
+    conn *c = &L->c[i];
+    c->state = C_BUSY;
+    L->busy++;
+    c->req = *r;
+    c->req.sent_ns = now;
+    c->woff = 0;
+    ps_lg_parser_start(&c->parser, ps_clock_wall_s());
+    flush(L, i);
+}
+
+static void finish(loop *L, int i, int64_t now)
+{
+    conn *c = &L->c[i];
+    const ps_lg_resp *resp = &c->parser.resp;
+    if ((resp->seen & PS_LG_H_RESET) && !(resp->bad & PS_LG_H_RESET) && resp->reset > L->max_reset)
+        L->max_reset = resp->reset;
+    ps_lg_answered(L->t, &c->req, now, resp);
+    if (c->woff < c->req.bytes->len || !resp->keep_alive) {
+        /* Answered before we finished sending, or the server closes: start afresh. */
+        conn_close(L, i);
+        conn_open(L, i, now);
+        return;
+    }
+    c->state = C_IDLE;
+    L->busy--;
+    L->idle[L->nidle++] = i;
+}
+
+static void on_readable(loop *L, int i)
+{
+    conn *c = &L->c[i];
+    for (;;) {
+        ssize_t n = recv(c->fd, L->rbuf, sizeof L->rbuf, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        int64_t now = ps_clock_mono_ns();
+        if (c->state != C_BUSY) {
+            /* Idle: the server closed a keep-alive connection (or sent bytes
+             * nobody asked for). Not a request's failure: reconnect. */
+            conn_close(L, i);
+            conn_open(L, i, now);
+            return;
+        }
+        ps_error perr;
+        ps_lg_parse_result pr;
+        if (n > 0)
+            pr = ps_lg_parser_feed(&c->parser, L->rbuf, (size_t)n, &perr);
+        else if (n == 0)
+            pr = ps_lg_parser_eof(&c->parser, &perr);
+        else
+            pr = PS_LG_PARSE_ERROR;
+        if (pr == PS_LG_PARSE_DONE) {
+            finish(L, i, now);
+            if (n == 0 && c->state != C_CLOSED) {
+                conn_close(L, i);
+                conn_open(L, i, now);
+            }
+            return;
+        }
+        if (pr == PS_LG_PARSE_ERROR) {
+            fail_request(L, i, PS_LG_FAIL_READ);
+            conn_open(L, i, now);
+            return;
+        }
+    }
+}
+
+static void on_event(loop *L, const struct epoll_event *ev)
+{
+    int i = (int)ev->data.u32;
+    conn *c = &L->c[i];
+    if (c->state == C_CONNECTING) {
+        int soerr = 0;
+        socklen_t len = sizeof soerr;
+        if (!(ev->events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) return;
+        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
+            L->t->stats.err_connect++;
+            conn_close(L, i);
+            c->retry_at = ps_clock_mono_ns() + RECONNECT_DELAY_NS;
+            return;
+        }
+        make_idle(L, i);
+        return;
+    }
+    if ((ev->events & EPOLLOUT) && c->state == C_BUSY && c->woff < c->req.bytes->len) flush(L, i);
+    if (c->state == C_CLOSED) return;
+    if (ev->events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(L, i);
+}
+
+static void scan(loop *L, int64_t now, bool reconnect)
+{
+    int64_t timeout = L->t->sh->cfg->timeout_ns;
+    for (int i = 0; i < L->n; i++) {
+        conn *c = &L->c[i];
+        if (c->state == C_BUSY && now - c->req.sent_ns >= timeout) {
+            fail_request(L, i, PS_LG_FAIL_TIMEOUT);
+            if (reconnect) conn_open(L, i, now);
+        } else if (c->state == C_CONNECTING && now - c->retry_at >= timeout) {
+            L->t->stats.err_connect++;
+            conn_close(L, i);
+        } else if (c->state == C_CLOSED && reconnect && c->retry_at <= now) {
+            conn_open(L, i, now);
+        }
+    }
+    L->next_scan = now + TIMEOUT_SCAN_NS;
+}
+
+static void wait_events(loop *L, int64_t now, int64_t until)
+{
+    if (until > L->next_scan) until = L->next_scan;
+    if (until > now + MAX_WAIT_NS) until = now + MAX_WAIT_NS;
+    int64_t d = until > now ? until - now : 0;
+    struct timespec ts = {.tv_sec = d / 1000000000, .tv_nsec = d % 1000000000};
+    struct epoll_event evs[256];
+    int n = epoll_pwait2(L->ep, evs, 256, &ts, NULL);
+    if (n < 0 && errno == ENOSYS) n = epoll_wait(L->ep, evs, 256, (int)((d + 999999) / 1000000));
+    for (int k = 0; k < n; k++) on_event(L, &evs[k]);
+}
+
+/* Runs the loop until every connection is idle (or closed), for the burst's
+ * warm-up, or until deadline. */
+static void settle(loop *L, int64_t deadline)
+{
+    for (;;) {
+        int64_t now = ps_clock_mono_ns();
+        ps_lg_tick(L->t, now);
+        if (now >= L->next_scan) scan(L, now, false);
+        int connecting = 0;
+        for (int i = 0; i < L->n; i++) connecting += L->c[i].state == C_CONNECTING;
+        if ((L->busy == 0 && connecting == 0) || now >= deadline) return;
+        wait_events(L, now, deadline);
+    }
+}
+
+/* --burst: every connection opened and used once, then all of them (in
+ * every thread) send together just after the latest window reset seen. */
+static void burst(loop *L)
+{
+    ps_lg_thread *t = L->t;
+    ps_lg_shared *sh = (ps_lg_shared *)t->sh;
+    int64_t now = ps_clock_mono_ns();
+    settle(L, now + sh->cfg->timeout_ns);
+    ps_lg_req r;
+    now = ps_clock_mono_ns();
+    while (L->nidle > 0) {
+        ps_lg_take_extra(t, now, &r);
+        start_request(L, &r, now);
+    }
+    settle(L, ps_clock_mono_ns() + sh->cfg->timeout_ns);
+    int64_t seen = atomic_load(&sh->burst_reset_s);
+    while (L->max_reset > seen && !atomic_compare_exchange_weak(&sh->burst_reset_s, &seen, L->max_reset)) {
+    }
+    pthread_barrier_wait(&sh->barrier);
+    /* 30 ms past the reset second: the window has surely ended on the server. */
+    int64_t target = atomic_load(&sh->burst_reset_s) * INT64_C(1000000000) + INT64_C(30000000);
+    int64_t wait = target - ps_clock_wall_ns();
+    if (wait > 0 && wait < INT64_C(130000000000)) {
+        /* Keep the event loop turning so warm connections stay healthy. */
+        int64_t until = ps_clock_mono_ns() + wait;
+        while ((now = ps_clock_mono_ns()) < until) {
+            ps_lg_tick(t, now);
+            wait_events(L, now, until);
+        }
+    }
+    for (int i = 0; i < L->n; i++)
+        if (L->c[i].state == C_CLOSED) conn_open(L, i, ps_clock_mono_ns());
+    settle(L, ps_clock_mono_ns() + INT64_C(1000000000));
+    pthread_barrier_wait(&sh->barrier);
+    now = ps_clock_mono_ns();
+    ps_lg_thread_begin(t, now);
+    while (L->nidle > 0) {
+        ps_lg_take_extra(t, now, &r);
+        start_request(L, &r, now);
+    }
+}
+
+static int run(ps_lg_thread *t)
+{
+    int rc = -1;
+    loop *L = calloc(1, sizeof *L);
+    if (!L) abort();
+    L->t = t;
+    L->n = t->nconns;
+    L->c = calloc((size_t)L->n, sizeof *L->c);
+    L->idle = calloc((size_t)L->n, sizeof *L->idle);
+    if (!L->c || !L->idle) abort();
+    /* The default 50 us timer slack would delay every scheduled send by
+     * up to that much and show up as latency in the open model. */
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    L->ep = epoll_create1(EPOLL_CLOEXEC);
+    int64_t now = ps_clock_mono_ns();
+    if (L->ep < 0) {
+        ps_error_set(&t->err, "epoll_create1: %s", strerror(errno));
+        if (t->sh->cfg->burst) {
+            pthread_barrier_wait((pthread_barrier_t *)&t->sh->barrier);
+            pthread_barrier_wait((pthread_barrier_t *)&t->sh->barrier);
+        }
+        goto out;
+    }
+    for (int i = 0; i < L->n; i++) {
+        L->c[i].fd = -1;
+        conn_open(L, i, now);
+    }
+    L->next_scan = now + TIMEOUT_SCAN_NS;
+    if (t->sh->cfg->burst)
+        burst(L);
+    else
+        ps_lg_thread_begin(t, now);
+
+    bool done_scheduling = false;
+    for (;;) {
+        now = ps_clock_mono_ns();
+        ps_lg_tick(t, now);
+        int64_t wake = now + MAX_WAIT_NS;
+        if (!done_scheduling) {
+            ps_lg_expire(t, now);
+            while (L->nidle > 0) {
+                ps_lg_req r;
+                int64_t w = INT64_MAX;
+                ps_lg_take_result tr = ps_lg_take(t, now, &r, &w);
+                if (tr == PS_LG_TAKE_READY) {
+                    start_request(L, &r, now);
+                    continue;
+                }
+                if (tr == PS_LG_TAKE_NONE && w < wake) wake = w;
+                break;
+            }
+            done_scheduling = ps_lg_scheduling_done(t, now);
+        }
+        if (done_scheduling && L->busy == 0) break;
+        if (now >= L->next_scan) scan(L, now, !done_scheduling);
+        wait_events(L, now, wake);
+    }
+    rc = 0;
+out:
+    for (int i = 0; i < L->n; i++)
+        if (L->c[i].fd >= 0) close(L->c[i].fd);
+    if (L->ep >= 0) close(L->ep);
+    free(L->c);
+    free(L->idle);
+    free(L);
+    return rc;
+}
+
+const ps_lg_engine_ops ps_lg_engine_epoll = {"epoll", run};

@@ -1,0 +1,244 @@
+/* limits.c - per-key, per-window admission counts and their verdict. */
+#include "loadgen/limits.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ps_lg_limits_init(ps_lg_limits *l, size_t nkeys)
+{
+    memset(l, 0, sizeof *l);
+    l->cap = 64;
+    l->slots = calloc(l->cap, sizeof *l->slots);
+    l->keys = calloc(nkeys ? nkeys : 1, sizeof *l->keys);
+    if (!l->slots || !l->keys) abort();
+    l->nkeys = nkeys;
+    return 0;
+}
+
+void ps_lg_limits_free(ps_lg_limits *l)
+{
+    free(l->slots);
+    free(l->keys);
+    memset(l, 0, sizeof *l);
+}
+
+static size_t slot_hash(uint32_t key, int64_t limit, int64_t reset)
+{
+    uint64_t h = 0x9e3779b97f4a7c15u ^ key;
+    h = (h ^ (uint64_t)limit) * 0xff51afd7ed558ccdu;
+    h = (h ^ (uint64_t)reset) * 0xc4ceb9fe1a85ec53u;
+    return (size_t)(h ^ (h >> 29));
+}
+
+static ps_lg_window *find_or_add(ps_lg_limits *l, uint32_t key, int64_t limit, int64_t reset);
+
+/* Windows are few (keys x windows seen), so growth is rare and off the
+ * per-response path in practice. */
+static void grow(ps_lg_limits *l)
+{
+    ps_lg_window *old = l->slots;
+    size_t old_cap = l->cap;
+    l->cap *= 2;
+    l->slots = calloc(l->cap, sizeof *l->slots);
+    if (!l->slots) abort();
+    l->count = 0;
+    for (size_t i = 0; i < old_cap; i++) {
+        if (!old[i].used) continue;
+        ps_lg_window *w = find_or_add(l, old[i].key, old[i].limit, old[i].reset);
+        *w = old[i];
+    }
+    free(old);
+}
+
+static ps_lg_window *find_or_add(ps_lg_limits *l, uint32_t key, int64_t limit, int64_t reset)
+{
+    if ((l->count + 1) * 2 > l->cap) grow(l);
+    size_t i = slot_hash(key, limit, reset) & (l->cap - 1);
+    for (;; i = (i + 1) & (l->cap - 1)) {
+        ps_lg_window *w = &l->slots[i];
+        if (!w->used) {
+            w->used = true;
+            w->key = key;
+            w->limit = limit;
+            w->reset = reset;
+            w->max_remaining = w->min_remaining = -1;
+            l->count++;
+            return w;
+        }
+        if (w->key == key && w->limit == limit && w->reset == reset) return w;
+    }
+}
+
+void ps_lg_limits_observe(ps_lg_limits *l, size_t key, const ps_lg_resp *r)
+{
+    ps_lg_key_checks *k = &l->keys[key];
+    const unsigned all = PS_LG_H_LIMIT | PS_LG_H_REMAINING | PS_LG_H_RESET;
+    k->responses++;
+    if ((r->seen & all) != all) k->missing_headers++;
+    if (r->bad & all) k->bad_headers++;
+    if (r->status == 429) {
+        if (!(r->seen & PS_LG_H_RETRY_AFTER))
+            k->missing_retry_after++;
+        else if (r->bad & PS_LG_H_RETRY_AFTER)
+            k->bad_retry_after++;
+    }
+    const unsigned id = PS_LG_H_LIMIT | PS_LG_H_RESET;
+    if ((r->seen & id) != id || (r->bad & id)) return;
+    ps_lg_window *w = find_or_add(l, (uint32_t)key, r->limit, r->reset);
+    if (r->status == 429) {
+        w->limited++;
+        return;
+    }
+    w->admitted++;
+    if ((r->seen & PS_LG_H_REMAINING) && !(r->bad & PS_LG_H_REMAINING)) {
+        if (r->remaining > w->max_remaining) w->max_remaining = r->remaining;
+        if (w->min_remaining < 0 || r->remaining < w->min_remaining) w->min_remaining = r->remaining;
+    }
+}
+
+void ps_lg_limits_failure(ps_lg_limits *l, size_t key)
+{
+    l->keys[key].failures++;
+}
+
+void ps_lg_limits_merge(ps_lg_limits *dst, const ps_lg_limits *src)
+{
+    for (size_t i = 0; i < src->cap; i++) {
+        const ps_lg_window *s = &src->slots[i];
+        if (!s->used) continue;
+        ps_lg_window *d = find_or_add(dst, s->key, s->limit, s->reset);
+        d->admitted += s->admitted;
+        d->limited += s->limited;
+        if (s->max_remaining > d->max_remaining) d->max_remaining = s->max_remaining;
+        if (s->min_remaining >= 0 && (d->min_remaining < 0 || s->min_remaining < d->min_remaining))
+            d->min_remaining = s->min_remaining;
+    }
+    for (size_t k = 0; k < dst->nkeys && k < src->nkeys; k++) {
+        ps_lg_key_checks *d = &dst->keys[k];
+        const ps_lg_key_checks *s = &src->keys[k];
+        d->responses += s->responses;
+        d->missing_headers += s->missing_headers;
+        d->bad_headers += s->bad_headers;
+        d->missing_retry_after += s->missing_retry_after;
+        d->bad_retry_after += s->bad_retry_after;
+        d->failures += s->failures;
+    }
+}
+
+const char *ps_lg_violation_kind_name(ps_lg_violation_kind k)
+{
+    switch (k) {
+    case PS_LG_V_OVER_ADMISSION: return "over_admission";
+    case PS_LG_V_UNDER_ADMISSION: return "under_admission";
+    case PS_LG_V_MISSING_RETRY_AFTER: return "missing_retry_after";
+    case PS_LG_V_MISSING_HEADERS: return "missing_headers";
+    case PS_LG_V_BAD_HEADERS: return "bad_headers";
+    }
+    return "unknown";
+}
+
+static ps_lg_violation *push(ps_lg_violation **arr, size_t *n, size_t *cap)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 8;
+        *arr = realloc(*arr, *cap * sizeof **arr);
+        if (!*arr) abort();
+    }
+    ps_lg_violation *v = &(*arr)[(*n)++];
+    memset(v, 0, sizeof *v);
+    return v;
+}
+
+static const char *window_name(const ps_plan *plan, int64_t limit)
+{
+    if (plan->per_minute > 0 && limit == plan->per_minute) return "minute";
+    if (plan->per_day > 0 && limit == plan->per_day) return "day";
+    return "unknown";
+}
+
+static int by_key_reset(const void *a, const void *b)
+{
+    const ps_lg_violation *x = a, *y = b;
+    if (x->fails != y->fails) return x->fails ? -1 : 1;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->reset > y->reset) - (x->reset < y->reset);
+}
+
+size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_violation **out,
+                           size_t *n)
+{
+    size_t cap = 0, failing = 0;
+    *out = NULL;
+    *n = 0;
+    for (size_t i = 0; i < l->cap; i++) {
+        const ps_lg_window *w = &l->slots[i];
+        if (!w->used || w->key >= cfg->nkeys) continue;
+        const ps_lg_key *key = &cfg->keys[w->key];
+        char red[8];
+        ps_lg_redact(key->key, red);
+        const char *wname = window_name(&key->plan, w->limit);
+        if (w->admitted > w->limit) {
+            ps_lg_violation *v = push(out, n, &cap);
+            v->kind = PS_LG_V_OVER_ADMISSION;
+            v->fails = true;
+            snprintf(v->message, sizeof v->message,
+                     "key %s (%s): the %s window ending at %lld admitted %lld requests, over its "
+                     "limit of %lld",
+                     red, ps_plan_name(key->plan.id), wname, (long long)w->reset,
+                     (long long)w->admitted, (long long)w->limit);
+        } else if (w->limited > 0 && w->admitted < w->limit && w->max_remaining == w->limit - 1 &&
+                   l->keys[w->key].failures == 0) {
+            ps_lg_violation *v = push(out, n, &cap);
+            v->kind = PS_LG_V_UNDER_ADMISSION;
+            snprintf(v->message, sizeof v->message,
+                     "key %s (%s): the %s window ending at %lld refused %lld requests with 429 "
+                     "after admitting only %lld of %lld (warning: other clients of this key "
+                     "would explain it too)",
+                     red, ps_plan_name(key->plan.id), wname, (long long)w->reset,
+                     (long long)w->limited, (long long)w->admitted, (long long)w->limit);
+        } else {
+            continue;
+        }
+        ps_lg_violation *v = &(*out)[*n - 1];
+        v->key = w->key;
+        v->window = wname;
+        v->reset = w->reset;
+        v->admitted = w->admitted;
+        v->limit = w->limit;
+        v->count = v->kind == PS_LG_V_OVER_ADMISSION ? w->admitted - w->limit : w->limit - w->admitted;
+        if (v->fails) failing++;
+    }
+    for (size_t k = 0; k < l->nkeys && k < cfg->nkeys; k++) {
+        const ps_lg_key_checks *c = &l->keys[k];
+        char red[8];
+        ps_lg_redact(cfg->keys[k].key, red);
+        struct {
+            ps_lg_violation_kind kind;
+            int64_t count;
+            const char *what;
+        } checks[] = {
+            {PS_LG_V_MISSING_HEADERS, c->missing_headers,
+             "lacked one of X-RateLimit-Limit, -Remaining, -Reset"},
+            {PS_LG_V_BAD_HEADERS, c->bad_headers,
+             "had a malformed (or repeated, disagreeing) X-RateLimit-* header"},
+            {PS_LG_V_MISSING_RETRY_AFTER, c->missing_retry_after + c->bad_retry_after,
+             "were 429 without a valid Retry-After"},
+        };
+        for (size_t j = 0; j < sizeof checks / sizeof checks[0]; j++) {
+            if (checks[j].count == 0) continue;
+            ps_lg_violation *v = push(out, n, &cap);
+            v->kind = checks[j].kind;
+            v->key = k;
+            v->window = "unknown";
+            v->count = checks[j].count;
+            v->fails = true;
+            snprintf(v->message, sizeof v->message, "key %s (%s): %lld of %lld responses %s", red,
+                     ps_plan_name(cfg->keys[k].plan.id), (long long)checks[j].count,
+                     (long long)c->responses, checks[j].what);
+            failing++;
+        }
+    }
+    if (*n > 1) qsort(*out, *n, sizeof **out, by_key_reset);
+    return failing;
+}

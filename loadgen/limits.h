@@ -1,0 +1,83 @@
+/* limits.h - verification of the server's rate limiting from the responses
+ * a load test saw (--verify-limits).
+ *
+ * Every response that names its window (X-RateLimit-Limit L and
+ * X-RateLimit-Reset R) is counted under the window (key, L, R): the Reset
+ * value is the window's identity, as the spec makes it the time the window
+ * ends. A window that admitted (non-429) more than L requests is an
+ * over-admission. A window that refused with 429 although fewer than L were
+ * admitted, when this run saw the window from its first admission
+ * (Remaining = L - 1) and no request on that key failed, is an
+ * under-admission: reported as a warning, never failing the run, because
+ * other clients of the same key (or a response reporting the day window
+ * instead) explain it as well as a limiter bug does. Every response must carry
+ * the three X-RateLimit-* headers, well formed, and every 429 a valid
+ * Retry-After; a missing or malformed one fails the run.
+ *
+ * A ps_lg_limits belongs to one thread while the run lasts (no locks);
+ * threads' tables are merged after join. It owns its memory. */
+#ifndef PS_LG_LIMITS_H
+#define PS_LG_LIMITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "loadgen/config.h"
+#include "loadgen/respparse.h"
+
+typedef struct ps_lg_window {
+    int64_t limit, reset;
+    int64_t admitted, limited;
+    int64_t max_remaining, min_remaining; /* over admitted responses; -1 = none */
+    uint32_t key;
+    bool used;
+} ps_lg_window;
+
+typedef struct ps_lg_key_checks {
+    int64_t responses, missing_headers, bad_headers, missing_retry_after, bad_retry_after;
+    int64_t failures; /* requests on the key that got no response */
+} ps_lg_key_checks;
+
+typedef struct ps_lg_limits {
+    ps_lg_window *slots;
+    size_t cap, count;
+    ps_lg_key_checks *keys;
+    size_t nkeys;
+} ps_lg_limits;
+
+typedef enum ps_lg_violation_kind {
+    PS_LG_V_OVER_ADMISSION,
+    PS_LG_V_UNDER_ADMISSION,
+    PS_LG_V_MISSING_RETRY_AFTER,
+    PS_LG_V_MISSING_HEADERS,
+    PS_LG_V_BAD_HEADERS,
+} ps_lg_violation_kind;
+
+typedef struct ps_lg_violation {
+    ps_lg_violation_kind kind;
+    size_t key;          /* index into the config's keys */
+    const char *window;  /* "minute", "day" or "unknown" (static) */
+    int64_t reset;       /* the window's X-RateLimit-Reset, 0 when not about a window */
+    int64_t admitted, limit, count;
+    bool fails;          /* false for warnings (under-admission) */
+    char message[256];
+} ps_lg_violation;
+
+int ps_lg_limits_init(ps_lg_limits *l, size_t nkeys);
+void ps_lg_limits_free(ps_lg_limits *l);
+/* Counts one response on key. */
+void ps_lg_limits_observe(ps_lg_limits *l, size_t key, const ps_lg_resp *r);
+/* Counts one request on key that got no response. */
+void ps_lg_limits_failure(ps_lg_limits *l, size_t key);
+/* Adds src into dst (same nkeys). */
+void ps_lg_limits_merge(ps_lg_limits *dst, const ps_lg_limits *src);
+
+/* Checks every window and key. Fills a new array the caller frees (*out,
+ * *n) and returns the number of violations that fail the run. */
+size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_violation **out,
+                           size_t *n);
+const char *ps_lg_violation_kind_name(ps_lg_violation_kind k);
+
+#endif

@@ -1,0 +1,30 @@
+/* main.c - petstore-load: the load generator's command line entry. */
+#include <stdio.h>
+
+#include "loadgen/config.h"
+#include "loadgen/run.h"
+
+#ifndef PS_LG_DEFAULT_BODIES
+#define PS_LG_DEFAULT_BODIES "fixtures/create-bodies.json"
+#endif
+
+int main(int argc, char **argv)
+{
+    ps_lg_config cfg;
+    ps_error err = {{0}};
+    ps_lg_parse_status st = ps_lg_config_parse(argc, argv, PS_LG_DEFAULT_BODIES, &cfg, &err);
+    if (st == PS_LG_CONFIG_HELP) {
+        ps_lg_config_usage(stdout);
+        ps_lg_config_free(&cfg);
+        return 0;
+    }
+    if (st != PS_LG_CONFIG_OK) {
+        fprintf(stderr, "petstore-load: %s\n", err.message);
+        ps_lg_config_usage(stderr);
+        ps_lg_config_free(&cfg);
+        return PS_LG_EXIT_USAGE;
+    }
+    int code = ps_lg_run(&cfg);
+    ps_lg_config_free(&cfg);
+    return code;
+}

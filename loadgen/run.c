@@ -1,0 +1,485 @@
+/* run.c - orchestration of a load run. */
+#include "loadgen/run.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/hdr_log.h"
+#include "core/json.h"
+#include "loadgen/summary.h"
+#include "loadgen/transport.h"
+#include "reports/html_report.h"
+
+static ps_lg_shared *volatile signal_target;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    if (signal_target) atomic_store(&signal_target->stop, 1);
+}
+
+/* Create bodies: a JSON array of NewCategory objects, re-serialised
+ * compactly so each request carries exactly the object given. */
+static int load_bodies(const char *path, ps_lg_shared *sh, ps_error *err)
+{
+    ps_buf text = PS_BUF_INIT;
+    ps_json *doc = NULL;
+    int rc = -1;
+    if (ps_buf_read_file(&text, path) != 0) {
+        ps_error_set(err, "cannot read create bodies '%s': %s", path, strerror(errno));
+        goto out;
+    }
+    doc = ps_json_parse(text.data, text.len, NULL, err);
+    if (!doc) {
+        ps_error_prefix(err, "create bodies '%s': ", path);
+        goto out;
+    }
+    if (doc->type != PS_JSON_ARRAY || doc->count == 0) {
+        ps_error_set(err, "create bodies '%s': expected a non-empty JSON array of objects", path);
+        goto out;
+    }
+    sh->create_bodies = calloc(doc->count, sizeof *sh->create_bodies);
+    if (!sh->create_bodies) abort();
+    for (size_t i = 0; i < doc->count; i++) {
+        const ps_json *o = doc->items[i];
+        if (o->type != PS_JSON_OBJECT) {
+            ps_error_set(err, "create bodies '%s': item %zu is a %s, not an object", path, i,
+                         ps_json_type_name(o->type));
+            goto out;
+        }
+        ps_buf b = PS_BUF_INIT;
+        ps_buf_putc(&b, '{');
+        for (size_t m = 0; m < o->count; m++) {
+            const ps_json *v = o->items[m];
+            if (v->type != PS_JSON_STRING) {
+                ps_buf_free(&b);
+                ps_error_set(err, "create bodies '%s': item %zu member '%s' is not a string", path,
+                             i, o->keys[m]);
+                goto out;
+            }
+            if (m) ps_buf_putc(&b, ',');
+            ps_buf_json_string(&b, o->keys[m], o->key_lens[m]);
+            ps_buf_putc(&b, ':');
+            ps_buf_json_string(&b, v->str, v->len);
+        }
+        ps_buf_putc(&b, '}');
+        sh->create_bodies[sh->nbodies++] = ps_buf_detach(&b);
+    }
+    rc = 0;
+out:
+    ps_json_free(doc);
+    ps_buf_free(&text);
+    return rc;
+}
+
+static void render_requests(const ps_lg_config *cfg, ps_lg_shared *sh)
+{
+    sh->per_key = 1 + sh->nbodies;
+    sh->reqs = calloc(cfg->nkeys * sh->per_key, sizeof *sh->reqs);
+    if (!sh->reqs) abort();
+    bool v6 = strchr(cfg->host, ':') != NULL;
+    bool default_port = strcmp(cfg->port, cfg->https ? "443" : "80") == 0;
+    for (size_t k = 0; k < cfg->nkeys; k++) {
+        for (size_t j = 0; j < sh->per_key; j++) {
+            ps_buf b = PS_BUF_INIT;
+            ps_buf_printf(&b, "%s %s/categories HTTP/1.1\r\nHost: %s%s%s%s%s\r\n",
+                          j ? "POST" : "GET", cfg->path_prefix, v6 ? "[" : "", cfg->host,
+                          v6 ? "]" : "", default_port ? "" : ":", default_port ? "" : cfg->port);
+            ps_buf_printf(&b, "Authorization: Bearer %s\r\nAccept: application/json\r\n"
+                              "User-Agent: petstore-load/0.1.0\r\n",
+                          cfg->keys[k].key);
+            if (j)
+                ps_buf_printf(&b, "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                              strlen(sh->create_bodies[j - 1]), sh->create_bodies[j - 1]);
+            else
+                ps_buf_puts(&b, "\r\n");
+            sh->reqs[k * sh->per_key + j].len = b.len;
+            sh->reqs[k * sh->per_key + j].data = ps_buf_detach(&b);
+        }
+    }
+    sh->shared_keys = calloc(cfg->nkeys, sizeof *sh->shared_keys);
+    if (!sh->shared_keys) abort();
+    for (size_t k = 0; k < cfg->nkeys; k++)
+        if (cfg->keys[k].rate <= 0) sh->shared_keys[sh->nshared++] = k;
+    ps_buf b = PS_BUF_INIT;
+    ps_buf_printf(&b, "%s%s/categories", cfg->https ? "https://" : "http://", "");
+    ps_buf_reset(&b);
+    /* base_url may end in '/', path_prefix never does. */
+    size_t n = strlen(cfg->base_url);
+    while (n > 0 && cfg->base_url[n - 1] == '/') n--;
+    ps_buf_append(&b, cfg->base_url, n);
+    ps_buf_puts(&b, "/categories");
+    sh->list_url = ps_buf_detach(&b);
+}
+
+/* Resolves the target and opens one TCP connection to it, so an
+ * unreachable target is exit 3 before any thread starts. */
+static int probe_target(const ps_lg_config *cfg, ps_lg_shared *sh, ps_error *err)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    int g = getaddrinfo(cfg->host, cfg->port, &hints, &res);
+    if (g != 0) return ps_error_set(err, "cannot resolve '%s': %s", cfg->host, gai_strerror(g));
+    int last_errno = 0;
+    int rc = -1;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) continue;
+        int c = connect(fd, ai->ai_addr, ai->ai_addrlen);
+        if (c != 0 && errno == EINPROGRESS) {
+            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+            int64_t ms = cfg->timeout_ns / 1000000;
+            if (ms > 5000) ms = 5000;
+            if (poll(&pfd, 1, (int)ms) == 1) {
+                int soerr = 0;
+                socklen_t len = sizeof soerr;
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len);
+                c = soerr ? -1 : 0;
+                errno = soerr ? soerr : 0;
+            } else {
+                c = -1;
+                errno = ETIMEDOUT;
+            }
+        }
+        last_errno = errno;
+        close(fd);
+        if (c == 0) {
+            memcpy(&sh->addr, ai->ai_addr, ai->ai_addrlen);
+            sh->addrlen = ai->ai_addrlen;
+            rc = 0;
+            break;
+        }
+    }
+    freeaddrinfo(res);
+    if (rc != 0)
+        ps_error_set(err, "target %s:%s unreachable: %s", cfg->host, cfg->port,
+                     last_errno ? strerror(last_errno) : "no usable address");
+    return rc;
+}
+
+typedef struct worker_arg {
+    ps_lg_thread *t;
+    const ps_lg_engine_ops *engine;
+    _Atomic int *finished;
+} worker_arg;
+
+static void *worker_main(void *p)
+{
+    worker_arg *a = p;
+    if (a->engine->run(a->t) != 0) a->t->rc = -1;
+    ps_lg_stats_finish(&a->t->stats);
+    atomic_fetch_add(a->finished, 1);
+    return NULL;
+}
+
+typedef struct collector {
+    const ps_lg_config *cfg;
+    ps_lg_thread *threads;
+    ps_lg_interval iv;     /* the second being assembled */
+    ps_hist *sofar;        /* everything collected, for the progress line */
+    int64_t next_sec;
+    ps_lg_interval_row *rows;
+    size_t nrows, cap;
+    FILE *hdr_log;
+    bool progress;
+    int64_t errors_sofar;
+    ps_error err;
+    int failed;
+} collector;
+
+/* Drains every second all threads have finished; the last one may be
+ * partial (length up to `end_s`). */
+static void collect(collector *c, double end_s, bool final)
+{
+    for (;;) {
+        bool all_over = true;
+        for (int i = 0; i < c->cfg->threads; i++)
+            if (!ps_lg_stats_collect(&c->threads[i].stats, c->next_sec, &c->iv)) all_over = false;
+        if (!all_over) return;
+        double t_s = (double)c->next_sec;
+        /* A finished thread is "over" for every second: never run ahead of
+         * the clock (or past the end) while assembling. */
+        if (t_s + 1.0 > end_s && !final) return;
+        if (final && t_s >= end_s && c->iv.requests == 0 && c->iv.errors == 0) return;
+        double len = end_s - t_s < 1.0 && final ? end_s - t_s : 1.0;
+        if (len <= 0) len = 1.0;
+        if (c->nrows == c->cap) {
+            c->cap = c->cap ? c->cap * 2 : 64;
+            c->rows = realloc(c->rows, c->cap * sizeof *c->rows);
+            if (!c->rows) abort();
+        }
+        ps_lg_interval_row *r = &c->rows[c->nrows++];
+        memset(r, 0, sizeof *r);
+        r->t_s = t_s;
+        r->length_s = len;
+        r->requests = c->iv.requests;
+        r->p50_us = ps_hist_value_at_percentile(c->iv.h, 50);
+        r->p90_us = ps_hist_value_at_percentile(c->iv.h, 90);
+        r->p99_us = ps_hist_value_at_percentile(c->iv.h, 99);
+        r->max_us = ps_hist_max(c->iv.h);
+        r->c2xx = c->iv.c2xx;
+        r->c3xx = c->iv.c3xx;
+        r->c4xx = c->iv.c4xx;
+        r->c5xx = c->iv.c5xx;
+        r->c429 = c->iv.c429;
+        r->errors = c->iv.errors;
+        c->errors_sofar += c->iv.errors;
+        if (c->hdr_log && !c->failed &&
+            ps_hdr_log_write_interval(c->hdr_log, t_s, len, c->iv.h, 1.0, &c->err) != 0)
+            c->failed = 1;
+        ps_hist_add(c->sofar, c->iv.h);
+        if (c->progress) {
+            fprintf(stderr, "\r%5llds  %9.0f req/s  errors %-8lld p99 so far %10.3f ms ",
+                    (long long)c->next_sec + 1, (double)r->requests / len,
+                    (long long)c->errors_sofar,
+                    (double)ps_hist_value_at_percentile(c->sofar, 99) / 1000.0);
+            fflush(stderr);
+        }
+        ps_hist_reset(c->iv.h);
+        c->iv.requests = c->iv.c2xx = c->iv.c3xx = c->iv.c4xx = c->iv.c5xx = c->iv.c429 = 0;
+        c->iv.errors = 0;
+        c->next_sec++;
+        if (final && (double)c->next_sec >= end_s) return;
+    }
+}
+
+static FILE *open_out(const char *path, ps_error *err)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (!f) ps_error_set(err, "cannot write '%s': %s", path, strerror(errno));
+    return f;
+}
+
+static int close_out(FILE *f, const char *path, ps_error *err)
+{
+    int bad = ferror(f);
+    if (f == stdout)
+        bad |= fflush(f) != 0;
+    else
+        bad |= fclose(f) != 0;
+    if (bad) return ps_error_set(err, "error writing '%s'", path);
+    return 0;
+}
+
+static int write_html(const char *path, const char *json, size_t len, ps_error *err)
+{
+    ps_json *doc = ps_json_parse(json, len, NULL, err);
+    if (!doc) return ps_error_prefix(err, "own JSON summary unreadable: ");
+    FILE *f = open_out(path, err);
+    int rc = -1;
+    if (f) {
+        rc = ps_report_html_load(doc, f, err);
+        if (close_out(f, path, err) != 0) rc = -1;
+    }
+    ps_json_free(doc);
+    return rc;
+}
+
+int ps_lg_run(const ps_lg_config *cfg)
+{
+    ps_error err = {{0}};
+    int exit_code = PS_LG_EXIT_USAGE;
+    ps_lg_shared *sh = calloc(1, sizeof *sh);
+    ps_lg_thread *threads = calloc((size_t)cfg->threads, sizeof *threads);
+    pthread_t *tids = calloc((size_t)cfg->threads, sizeof *tids);
+    worker_arg *args = calloc((size_t)cfg->threads, sizeof *args);
+    if (!sh || !threads || !tids || !args) abort();
+    collector col = {.cfg = cfg, .threads = threads};
+    ps_lg_stats total;
+    bool total_ok = false, barrier = false;
+    int started = 0;
+    _Atomic int finished = 0;
+    ps_lg_limits limits = {0};
+    ps_lg_violation *violations = NULL;
+    size_t nviol = 0, failing = 0;
+    ps_lg_threshold_result *thr = calloc(cfg->nthresholds + 1, sizeof *thr);
+    ps_buf json = PS_BUF_INIT;
+    if (!thr) abort();
+    sh->cfg = cfg;
+
+    if (cfg->mix[PS_LG_OP_CREATE] > 0 && load_bodies(cfg->bodies_path, sh, &err) != 0) goto fail;
+    if (cfg->hdr_log_path && !(col.hdr_log = open_out(cfg->hdr_log_path, &err))) goto fail;
+    if (probe_target(cfg, sh, &err) != 0) {
+        exit_code = PS_LG_EXIT_UNREACHABLE;
+        goto fail;
+    }
+    render_requests(cfg, sh);
+    if (cfg->engine == PS_LG_ENGINE_CURL) curl_global_init(CURL_GLOBAL_DEFAULT);
+    const ps_lg_engine_ops *engine = cfg->engine == PS_LG_ENGINE_CURL ? &ps_lg_engine_curl
+                                                                       : &ps_lg_engine_epoll;
+    for (int i = 0; i < cfg->threads; i++) {
+        int nconns = cfg->connections / cfg->threads + (i < cfg->connections % cfg->threads);
+        if (ps_lg_thread_init(&threads[i], i, nconns, sh, &err) != 0) goto fail;
+    }
+    if (ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col.iv.h, &err) != 0 ||
+        ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col.sofar, &err) != 0)
+        goto fail;
+    pthread_barrier_init(&sh->barrier, NULL, (unsigned)cfg->threads);
+    barrier = true;
+    col.progress = !cfg->quiet && isatty(STDERR_FILENO);
+
+    signal_target = sh;
+    struct sigaction sa = {.sa_handler = on_sigint};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    sh->start_mono_ns = ps_clock_mono_ns();
+    sh->start_wall_ns = ps_clock_wall_ns();
+    if (col.hdr_log &&
+        ps_hdr_log_write_header(col.hdr_log, (double)sh->start_wall_ns / 1e9, &err) != 0)
+        goto fail;
+    for (int i = 0; i < cfg->threads; i++) {
+        args[i] = (worker_arg){&threads[i], engine, &finished};
+        if (pthread_create(&tids[i], NULL, worker_main, &args[i]) != 0) {
+            ps_error_set(&err, "cannot start thread %d", i);
+            /* Threads already started would wait at the burst barrier forever. */
+            atomic_store(&sh->stop, 1);
+            if (cfg->burst) abort();
+            break;
+        }
+        started++;
+    }
+    while (atomic_load(&finished) < started) {
+        ps_clock_sleep_ns(INT64_C(50000000));
+        collect(&col, (double)(ps_clock_mono_ns() - sh->start_mono_ns) / 1e9, false);
+    }
+    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    int64_t end_ns = ps_clock_mono_ns();
+    if (started < cfg->threads) goto fail;
+    collect(&col, (double)(end_ns - sh->start_mono_ns) / 1e9, true);
+    if (col.progress) fputc('\n', stderr);
+    for (int i = 0; i < cfg->threads; i++) {
+        if (threads[i].rc != 0) {
+            err = threads[i].err;
+            goto fail;
+        }
+    }
+
+    /* Merge. */
+    if (ps_lg_stats_init(&total, (1u << PS_LG_PLANS) - 1, false, &err) != 0) goto fail;
+    total_ok = true;
+    ps_lg_limits_init(&limits, cfg->nkeys);
+    int64_t begin = INT64_MAX;
+    for (int i = 0; i < cfg->threads; i++) {
+        ps_lg_stats_add(&total, &threads[i].stats);
+        ps_lg_limits_merge(&limits, &threads[i].limits);
+        if (threads[i].begin_ns && threads[i].begin_ns < begin) begin = threads[i].begin_ns;
+    }
+    if (begin == INT64_MAX) begin = sh->start_mono_ns;
+    if (cfg->verify_limits) failing = ps_lg_limits_verify(&limits, cfg, &violations, &nviol);
+    bool thr_failed = false;
+    for (size_t i = 0; i < cfg->nthresholds; i++) {
+        thr[i] = ps_lg_threshold_eval(&cfg->thresholds[i], &total);
+        thr_failed |= !thr[i].passed;
+    }
+    exit_code = failing ? PS_LG_EXIT_LIMITS : thr_failed ? PS_LG_EXIT_THRESHOLD : PS_LG_EXIT_OK;
+
+    ps_lg_summary sum = {
+        .cfg = cfg, .total = &total, .rows = col.rows, .nrows = col.nrows,
+        .limits_checked = cfg->verify_limits, .windows = limits.count,
+        .violations = violations, .nviolations = nviol, .failing_violations = failing,
+        .thresholds = thr, .duration_s = (double)(end_ns - begin) / 1e9,
+        .started_wall_ns = sh->start_wall_ns, .exit_code = exit_code,
+    };
+    if (ps_lg_summary_json(&sum, &json, &err) != 0) goto fail_output;
+
+    /* The human summary on stderr. */
+    if (!cfg->quiet) {
+        double dur = sum.duration_s > 0 ? sum.duration_s : 1e-9;
+        fprintf(stderr,
+                "petstore-load: %lld requests in %.2fs, %.1f req/s (%s model, %s engine)\n"
+                "  answered %lld, failed %lld, timed out %lld, skipped for Retry-After %lld; "
+                "errors connect %lld read %lld timeout %lld\n",
+                (long long)total.scheduled, sum.duration_s, (double)total.answered / dur,
+                ps_lg_config_open_model(cfg) ? "open" : "closed", engine->name,
+                (long long)total.answered, (long long)total.failed, (long long)total.timed_out,
+                (long long)total.skipped_retry_after, (long long)total.err_connect,
+                (long long)total.err_read, (long long)total.err_timeout);
+        fprintf(stderr, "  latency ms       p50       p90       p99     p99.9       max\n");
+        const char *names[2] = {"corrected  ", "uncorrected"};
+        ps_hist *hs[2] = {total.all.corr, total.all.unc};
+        for (int i = 0; i < 2; i++)
+            fprintf(stderr, "  %s %9.3f %9.3f %9.3f %9.3f %9.3f\n", names[i],
+                    ps_hist_value_at_percentile(hs[i], 50) / 1e3,
+                    ps_hist_value_at_percentile(hs[i], 90) / 1e3,
+                    ps_hist_value_at_percentile(hs[i], 99) / 1e3,
+                    ps_hist_value_at_percentile(hs[i], 99.9) / 1e3, ps_hist_max(hs[i]) / 1e3);
+        for (size_t i = 0; i < nviol; i++)
+            fprintf(stderr, "  %s: %s\n", violations[i].fails ? "LIMIT VIOLATION" : "warning",
+                    violations[i].message);
+        if (cfg->verify_limits)
+            fprintf(stderr, "  limits: %s (%zu windows checked)\n", failing ? "FAIL" : "pass",
+                    limits.count);
+        for (size_t i = 0; i < cfg->nthresholds; i++)
+            fprintf(stderr, "  threshold %s: %s\n", cfg->thresholds[i].expression,
+                    thr[i].passed ? "passed" : "FAILED");
+    }
+    if (cfg->json_path) {
+        FILE *f = open_out(cfg->json_path, &err);
+        if (!f) goto fail_output;
+        fwrite(json.data, 1, json.len, f);
+        if (close_out(f, cfg->json_path, &err) != 0) goto fail_output;
+    }
+    if (cfg->hdr_path) {
+        FILE *f = open_out(cfg->hdr_path, &err);
+        if (!f) goto fail_output;
+        ps_hist_percentiles_print(total.all.corr, f, 5, 1000.0);
+        if (close_out(f, cfg->hdr_path, &err) != 0) goto fail_output;
+    }
+    if (col.hdr_log) {
+        FILE *f = col.hdr_log;
+        col.hdr_log = NULL;
+        if (col.failed) {
+            err = col.err;
+            fclose(f);
+            goto fail_output;
+        }
+        if (close_out(f, cfg->hdr_log_path, &err) != 0) goto fail_output;
+    }
+    if (cfg->html_path && write_html(cfg->html_path, json.data, json.len, &err) != 0)
+        goto fail_output;
+    goto out;
+
+fail_output:
+    exit_code = PS_LG_EXIT_USAGE;
+fail:
+    fprintf(stderr, "petstore-load: %s\n", err.message);
+out:
+    signal_target = NULL;
+    if (col.hdr_log && col.hdr_log != stdout) fclose(col.hdr_log);
+    if (col.iv.h) ps_hist_close(col.iv.h);
+    if (col.sofar) ps_hist_close(col.sofar);
+    free(col.rows);
+    if (total_ok) ps_lg_stats_free(&total);
+    if (limits.slots) ps_lg_limits_free(&limits);
+    free(violations);
+    free(thr);
+    ps_buf_free(&json);
+    for (int i = 0; i < cfg->threads; i++)
+        if (threads[i].sh) ps_lg_thread_free(&threads[i]);
+    if (barrier) pthread_barrier_destroy(&sh->barrier);
+    if (sh->reqs)
+        for (size_t i = 0; i < cfg->nkeys * sh->per_key; i++) free(sh->reqs[i].data);
+    free(sh->reqs);
+    for (size_t i = 0; i < sh->nbodies; i++) free(sh->create_bodies[i]);
+    free(sh->create_bodies);
+    free(sh->shared_keys);
+    free(sh->list_url);
+    free(sh);
+    free(threads);
+    free(tids);
+    free(args);
+    return exit_code;
+}

@@ -1,0 +1,58 @@
+/* summary.h - the --json document of a load run (names fixed by
+ * docs/report-json.md) and the evaluation of --threshold expressions.
+ *
+ * Everything is computed from merged, after-join data; the document is
+ * appended to a caller-owned ps_buf. */
+#ifndef PS_LG_SUMMARY_H
+#define PS_LG_SUMMARY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "loadgen/config.h"
+#include "loadgen/limits.h"
+#include "loadgen/stats.h"
+
+/* One second of the run, as the intervals array reports it. */
+typedef struct ps_lg_interval_row {
+    double t_s, length_s;
+    int64_t requests, p50_us, p90_us, p99_us, max_us;
+    int64_t c2xx, c3xx, c4xx, c5xx, c429, errors;
+} ps_lg_interval_row;
+
+typedef struct ps_lg_threshold_result {
+    bool passed;
+    double actual; /* microseconds, or a fraction for error_rate */
+} ps_lg_threshold_result;
+
+typedef struct ps_lg_summary {
+    const ps_lg_config *cfg;
+    const ps_lg_stats *total;     /* merged, every plan's histograms present */
+    const ps_lg_interval_row *rows;
+    size_t nrows;
+    bool limits_checked;
+    size_t windows;
+    const ps_lg_violation *violations;
+    size_t nviolations, failing_violations;
+    const ps_lg_threshold_result *thresholds; /* cfg->nthresholds of them */
+    double duration_s;            /* first request to last answer */
+    int64_t started_wall_ns;
+    int exit_code;
+} ps_lg_summary;
+
+/* Evaluates one threshold against the merged stats (corrected latencies). */
+ps_lg_threshold_result ps_lg_threshold_eval(const ps_lg_threshold *th, const ps_lg_stats *total);
+
+/* Error rate: requests with no response or a 5xx, over all scheduled. */
+double ps_lg_error_rate(const ps_lg_stats *total);
+
+/* Appends the JSON document. Returns 0, or -1 with a message. */
+int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *out, ps_error *err);
+
+/* Appends the percentile-spectrum rows of h ([value_us, percentile 0..1,
+ * total_count], from ps_hist_percentiles_print so they match --hdr) as a
+ * JSON array. */
+int ps_lg_spectrum_json(const ps_hist *h, ps_buf *out, ps_error *err);
+
+#endif

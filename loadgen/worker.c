@@ -1,0 +1,244 @@
+/* worker.c - scheduling and accounting shared by the engines. */
+#include "loadgen/worker.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+
+static void heap_down(ps_lg_stream *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && h[l].due < h[m].due) m = l;
+        if (r < n && h[r].due < h[m].due) m = r;
+        if (m == i) return;
+        ps_lg_stream tmp = h[i];
+        h[i] = h[m];
+        h[m] = tmp;
+        i = m;
+    }
+}
+
+int ps_lg_thread_init(ps_lg_thread *t, int id, int nconns, const ps_lg_shared *sh, ps_error *err)
+{
+    const ps_lg_config *cfg = sh->cfg;
+    memset(t, 0, sizeof *t);
+    t->id = id;
+    t->nconns = nconns;
+    t->sh = sh;
+    unsigned plan_mask = 0;
+    for (size_t i = 0; i < cfg->nkeys; i++) plan_mask |= 1u << cfg->keys[i].plan.id;
+    if (ps_lg_stats_init(&t->stats, plan_mask, true, err) != 0) return -1;
+    ps_lg_limits_init(&t->limits, cfg->nkeys);
+    t->blocked_until = calloc(cfg->nkeys, sizeof *t->blocked_until);
+    if (!t->blocked_until) abort();
+    t->rr = (size_t)id;
+    t->open = ps_lg_config_open_model(cfg);
+    int nthreads = cfg->threads;
+    if (cfg->requests) {
+        t->quota = cfg->requests / nthreads + (id < cfg->requests % nthreads ? 1 : 0);
+        if (t->quota == 0) t->quota = -1; /* more threads than requests: this one idles */
+    }
+    if (t->open) {
+        t->heap = calloc(cfg->nkeys + 1, sizeof *t->heap);
+        if (!t->heap) abort();
+        double phase = (double)id / nthreads;
+        double span = cfg->ramp ? (double)cfg->duration_ns / 1e9 : 0;
+        if ((cfg->rate > 0 || cfg->ramp) && sh->nshared > 0) {
+            ps_lg_stream *s = &t->heap[t->nheap++];
+            s->key = -1;
+            s->rate.r1 = (cfg->ramp ? cfg->ramp_from : cfg->rate) / nthreads;
+            s->rate.r2 = (cfg->ramp ? cfg->ramp_to : cfg->rate) / nthreads;
+            s->rate.span_s = span;
+            s->rate.phase = phase;
+        }
+        for (size_t i = 0; i < cfg->nkeys; i++) {
+            if (cfg->keys[i].rate <= 0) continue;
+            ps_lg_stream *s = &t->heap[t->nheap++];
+            s->key = (int64_t)i;
+            s->rate.r1 = s->rate.r2 = cfg->keys[i].rate / nthreads;
+            s->rate.phase = phase;
+        }
+        for (size_t i = 0; i < t->nheap; i++) t->heap[i].due = ps_lg_rate_due_ns(&t->heap[i].rate, 0);
+        for (size_t i = t->nheap; i-- > 0;) heap_down(t->heap, t->nheap, i);
+    }
+    return 0;
+}
+
+void ps_lg_thread_free(ps_lg_thread *t)
+{
+    ps_lg_stats_free(&t->stats);
+    ps_lg_limits_free(&t->limits);
+    free(t->blocked_until);
+    free(t->heap);
+    memset(t, 0, sizeof *t);
+}
+
+void ps_lg_thread_begin(ps_lg_thread *t, int64_t begin_ns)
+{
+    t->begin_ns = begin_ns;
+    t->end_ns = t->sh->cfg->duration_ns ? begin_ns + t->sh->cfg->duration_ns : INT64_MAX;
+}
+
+bool ps_lg_stopping(const ps_lg_thread *t)
+{
+    return atomic_load_explicit(&((ps_lg_shared *)t->sh)->stop, memory_order_relaxed) != 0;
+}
+
+void ps_lg_tick(ps_lg_thread *t, int64_t now)
+{
+    int64_t sec = (now - t->sh->start_mono_ns) / 1000000000;
+    if (sec > t->stats.cur_sec) ps_lg_stats_tick(&t->stats, sec);
+}
+
+/* Next key of the round robin over `keys` (all keys when NULL) that is not
+ * waiting out a Retry-After; -1 when all are, with *wake the earliest end. */
+static int64_t next_key(ps_lg_thread *t, const size_t *keys, size_t n, int64_t now, int64_t *wake)
+{
+    bool honour = t->sh->cfg->honour_retry_after;
+    int64_t earliest = INT64_MAX;
+    for (size_t tries = 0; tries < n; tries++) {
+        size_t i = t->rr++ % n;
+        size_t key = keys ? keys[i] : i;
+        if (!honour || t->blocked_until[key] <= now) return (int64_t)key;
+        if (t->blocked_until[key] < earliest) earliest = t->blocked_until[key];
+    }
+    if (wake) *wake = earliest;
+    return -1;
+}
+
+static void fill(ps_lg_thread *t, ps_lg_req *r, size_t key, int64_t due, int64_t now)
+{
+    const ps_lg_shared *sh = t->sh;
+    r->key = key;
+    r->op = ps_lg_mix_op(sh->cfg->mix, t->mix_k++);
+    r->body = 0;
+    size_t idx = 0;
+    if (r->op == PS_LG_OP_CREATE && sh->nbodies > 0) {
+        r->body = (size_t)(t->body_k++ % sh->nbodies);
+        idx = 1 + r->body;
+    } else {
+        r->op = PS_LG_OP_LIST;
+    }
+    r->bytes = &sh->reqs[key * sh->per_key + idx];
+    r->due_ns = due;
+    r->sent_ns = now;
+    t->stats.scheduled++;
+}
+
+static bool quota_reached(const ps_lg_thread *t)
+{
+    return t->quota < 0 || (t->quota > 0 && t->stats.scheduled >= t->quota);
+}
+
+static void advance(ps_lg_thread *t)
+{
+    ps_lg_stream *s = &t->heap[0];
+    s->k++;
+    s->due = ps_lg_rate_due_ns(&s->rate, s->k);
+    heap_down(t->heap, t->nheap, 0);
+}
+
+/* Drops streams whose next request falls after the end of the run. */
+static bool top_alive(ps_lg_thread *t)
+{
+    while (t->nheap > 0) {
+        ps_lg_stream *s = &t->heap[0];
+        if (s->due != INT64_MAX && t->begin_ns + s->due < t->end_ns && !quota_reached(t)) return true;
+        t->heap[0] = t->heap[--t->nheap];
+        heap_down(t->heap, t->nheap, 0);
+    }
+    return false;
+}
+
+ps_lg_take_result ps_lg_take(ps_lg_thread *t, int64_t now, ps_lg_req *r, int64_t *wake_ns)
+{
+    const ps_lg_shared *sh = t->sh;
+    if (ps_lg_stopping(t)) return PS_LG_TAKE_EXHAUSTED;
+    if (!t->open) {
+        if (now >= t->end_ns || quota_reached(t)) return PS_LG_TAKE_EXHAUSTED;
+        int64_t key = next_key(t, NULL, sh->cfg->nkeys, now, wake_ns);
+        if (key < 0) return PS_LG_TAKE_NONE;
+        fill(t, r, (size_t)key, now, now);
+        return PS_LG_TAKE_READY;
+    }
+    while (top_alive(t)) {
+        ps_lg_stream *s = &t->heap[0];
+        int64_t due = t->begin_ns + s->due;
+        if (due > now) {
+            *wake_ns = due;
+            return PS_LG_TAKE_NONE;
+        }
+        int64_t key = s->key;
+        if (key < 0)
+            key = next_key(t, sh->shared_keys, sh->nshared, now, NULL);
+        else if (sh->cfg->honour_retry_after && t->blocked_until[key] > now)
+            key = -1;
+        if (key < 0) {
+            /* Retry-After told us to wait: this request is not sent at all
+             * (sending it later would bunch the schedule into a burst). */
+            t->stats.skipped_retry_after++;
+            advance(t);
+            continue;
+        }
+        fill(t, r, (size_t)key, due, now);
+        advance(t);
+        return PS_LG_TAKE_READY;
+    }
+    return PS_LG_TAKE_EXHAUSTED;
+}
+
+void ps_lg_take_extra(ps_lg_thread *t, int64_t now, ps_lg_req *r)
+{
+    size_t key = t->rr++ % t->sh->cfg->nkeys;
+    uint64_t k = t->mix_k;
+    fill(t, r, key, now, now);
+    /* Warm-up and burst requests are all lists: cheap and side-effect free. */
+    r->op = PS_LG_OP_LIST;
+    r->bytes = &t->sh->reqs[key * t->sh->per_key];
+    t->mix_k = k;
+}
+
+void ps_lg_expire(ps_lg_thread *t, int64_t now)
+{
+    if (!t->open) return;
+    int64_t timeout = t->sh->cfg->timeout_ns;
+    while (top_alive(t)) {
+        ps_lg_stream *s = &t->heap[0];
+        if (t->begin_ns + s->due > now - timeout) return;
+        t->stats.scheduled++;
+        ps_lg_stats_fail(&t->stats, PS_LG_FAIL_TIMEOUT);
+        advance(t);
+    }
+}
+
+void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_lg_resp *resp)
+{
+    const ps_lg_config *cfg = t->sh->cfg;
+    ps_lg_stats_answer(&t->stats, r->op, cfg->keys[r->key].plan.id, resp->status,
+                       (now - r->due_ns) / 1000, (now - r->sent_ns) / 1000);
+    if (cfg->verify_limits) ps_lg_limits_observe(&t->limits, r->key, resp);
+    if (resp->status == 429 && cfg->honour_retry_after) {
+        int64_t wait_ns = INT64_C(1000000000);
+        if ((resp->seen & PS_LG_H_RETRY_AFTER) && !(resp->bad & PS_LG_H_RETRY_AFTER))
+            wait_ns = resp->retry_after_wait_s * INT64_C(1000000000);
+        else if ((resp->seen & PS_LG_H_RESET) && !(resp->bad & PS_LG_H_RESET))
+            wait_ns = resp->reset * INT64_C(1000000000) - ps_clock_wall_ns();
+        if (wait_ns > INT64_C(86400000000000)) wait_ns = INT64_C(86400000000000);
+        if (now + wait_ns > t->blocked_until[r->key]) t->blocked_until[r->key] = now + wait_ns;
+    }
+}
+
+void ps_lg_failed(ps_lg_thread *t, const ps_lg_req *r, ps_lg_failure why)
+{
+    ps_lg_stats_fail(&t->stats, why);
+    if (t->sh->cfg->verify_limits) ps_lg_limits_failure(&t->limits, r->key);
+}
+
+bool ps_lg_scheduling_done(ps_lg_thread *t, int64_t now)
+{
+    if (ps_lg_stopping(t)) return true;
+    if (!t->open) return now >= t->end_ns || quota_reached(t);
+    return !top_alive(t);
+}
