@@ -816,6 +816,13 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         protocol_error(c, 408); /* a slow client: tell it, then close */
         return;
     }
+    if ((what & BEV_EVENT_EOF) && (c->state == CONN_READING || c->state == CONN_CLOSING) &&
+        evbuffer_get_length(bufferevent_get_output(bev)) > 0) {
+        /* the client half-closed after its requests: deliver the answers, then close */
+        c->state = CONN_CLOSING;
+        bufferevent_disable(bev, EV_READ);
+        return;
+    }
     if (c->state == CONN_BUSY) { /* the handler still owns the connection */
         c->dead = true;
         bufferevent_disable(bev, EV_READ | EV_WRITE);

@@ -83,6 +83,10 @@ class Hardening(unittest.TestCase):
         statuses = [int(m) for m in re.findall(rb"HTTP/1\.1 (\d{3}) ", out)]
         self.assertEqual(statuses, [200, 201, 404, 200])
 
+    def test_half_closed_client_still_gets_its_answers(self):
+        out = self.srv.raw(GET + GET, read_timeout=3, shutdown=True)
+        self.assertEqual(re.findall(rb"HTTP/1\.1 (\d{3}) ", out), [b"200", b"200"])
+
     def test_http10_closes_unless_keep_alive(self):
         out = self.srv.raw(GET.replace(b"HTTP/1.1", b"HTTP/1.0"), read_timeout=3)
         st, h, _ = split_response(out)
