@@ -12,6 +12,7 @@ bounded. Exit 0 = the behaviour holds; otherwise the reasons are printed.
   conform_test.py --conform BIN unreachable | usage
   conform_test.py --conform BIN fake garbage|nonjson|huge|close|slow
   conform_test.py --conform BIN politeness | maxwait
+  conform_test.py --conform BIN docs docs/conformance-checks.md
 """
 import argparse
 import json
@@ -533,6 +534,15 @@ def mode_maxwait(a, tmp):
     check(sent_after <= 6, "%d requests reached the server" % sent_after)
 
 
+def mode_docs(a, tmp):
+    """docs/conformance-checks.md lists every check --list shows."""
+    text = open(a.doc, encoding="utf-8").read()
+    ids = list_ids(a.conform)
+    check(len(ids) >= 40, "--list shows %d checks" % len(ids))
+    for i in ids:
+        check("| `%s` |" % i in text, "%s: no row for %s (regenerate it from --list)" % (a.doc, i))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--conform", required=True)
@@ -552,6 +562,8 @@ def main():
     fk.add_argument("kind", choices=["garbage", "nonjson", "huge", "close", "slow"])
     sub.add_parser("politeness")
     sub.add_parser("maxwait")
+    d = sub.add_parser("docs")
+    d.add_argument("doc")
     a = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="conform-test-") as tmp:
         globals()["mode_" + a.mode](a, tmp)
