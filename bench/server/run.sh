@@ -8,7 +8,9 @@
 #
 # usage: bench/server/run.sh [BUILD_DIR] [DURATION]   (defaults: build, 5s)
 # Prints one line per measurement and the ratios; exits non-zero if a tool is
-# missing or a server does not start. Everything listens on 127.0.0.1 only.
+# missing or a server does not start, or (with BENCH_MIN_RATIO=0.6 etc. in
+# the environment) if the GET ratio petstore/nginx is below it. Everything
+# listens on 127.0.0.1 only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -99,6 +101,10 @@ echo "nginx (1 worker)              : $n1 req/s"
 p1=$(rps -t1 -c32 -d"$dur" -H "Authorization: Bearer $key" "$url1/categories")
 echo "petstore-server --threads 1   : $p1 req/s"
 python3 -c "print('ratio petstore/nginx          : %.2fx (goal >= 0.60x)' % ($p1/$n1))"
+if [ -n "${BENCH_MIN_RATIO:-}" ] && ! python3 -c "import sys; sys.exit(0 if $p1/$n1 >= $BENCH_MIN_RATIO else 1)"; then
+  echo "run.sh: GET ratio below BENCH_MIN_RATIO=$BENCH_MIN_RATIO" >&2
+  exit 1
+fi
 
 echo "scaling, wrk -t2 -c64 -d$dur"
 q1=$(rps -t2 -c64 -d"$dur" -H "Authorization: Bearer $key" "$url1/categories")

@@ -51,3 +51,14 @@ if(PETSTORE_FUZZ)
              "mkdir -p '${CMAKE_CURRENT_BINARY_DIR}/fuzz_corpus' && exec '$<TARGET_FILE:fuzz_validate>' -max_total_time=20 -max_len=4096 -timeout=10 '${CMAKE_CURRENT_BINARY_DIR}/fuzz_corpus' '${PS_FUZZ_CORPUS}'")
   set_tests_properties(fuzz_validate PROPERTIES LABELS fuzz TIMEOUT 120)
 endif()
+
+# A short run of the benchmark (1 s per measurement); fails only when the
+# GET ratio to nginx falls below a loose floor (the machine is shared).
+find_program(PS_WRK wrk)
+find_program(PS_NGINX nginx PATHS /usr/sbin)
+if(PS_WRK AND PS_NGINX)
+  add_test(NAME bench_server
+           COMMAND ${CMAKE_COMMAND} -E env BENCH_MIN_RATIO=0.3
+                   ${PROJECT_SOURCE_DIR}/bench/server/run.sh ${CMAKE_BINARY_DIR} 1s)
+  set_tests_properties(bench_server PROPERTIES LABELS bench TIMEOUT 60 RUN_SERIAL TRUE)
+endif()
