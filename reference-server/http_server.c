@@ -53,7 +53,7 @@ struct conn {
     http_parser parser;
     char ip[INET6_ADDRSTRLEN + 4];
     /* the request being parsed */
-    bool request_started, headers_done, in_value, field_is_auth;
+    bool request_started, headers_done, in_value, field_is_auth, field_is_expect, expect_continue;
     int error_status; /* set by a parser callback that stops the parse */
     size_t header_bytes;
     char field[32];
@@ -404,6 +404,8 @@ static void reset_request(conn *c)
     c->headers_done = false;
     c->in_value = false;
     c->field_is_auth = false;
+    c->field_is_expect = false;
+    c->expect_continue = false;
     c->error_status = 0;
     c->header_bytes = 0;
     c->field_len = 0;
@@ -665,7 +667,9 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
         c->in_value = true;
         c->field_is_auth = c->field_len == 13 && strncasecmp(c->field, "authorization", 13) == 0;
         if (c->field_is_auth) c->auth_count++;
+        c->field_is_expect = c->field_len == 6 && strncasecmp(c->field, "expect", 6) == 0;
     }
+    if (c->field_is_expect && len >= 12 && strncasecmp(at, "100-continue", 12) == 0) c->expect_continue = true;
     if (c->field_is_auth && c->auth_count == 1 && c->auth.len + len <= MAX_AUTH_BYTES)
         ps_buf_append(&c->auth, at, len);
     return 0;
@@ -682,8 +686,12 @@ static int on_headers_complete(http_parser *p)
         return -1;
     }
     if ((p->flags & F_CONTENTLENGTH) && p->content_length > (uint64_t)c->lp->srv->cfg->max_body) {
-        c->error_status = 413;
+        c->error_status = 413; /* answered before the body is sent or read */
         return -1;
+    }
+    if (c->expect_continue && p->http_minor >= 1) { /* RFC 9110 10.1.1: the client waits for this */
+        static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+        evbuffer_add(bufferevent_get_output(c->bev), cont, sizeof cont - 1);
     }
     return 0;
 }
