@@ -100,6 +100,7 @@ int main(int argc, char **argv)
             ps_store_count(store), cfg.data_path ? ", journal " : "", cfg.data_path ? cfg.data_path : "");
     if (ps_http_server_start(srv, &err) != 0) {
         fprintf(stderr, "petstore-server: %s\n", err.message);
+        ps_http_server_wait(srv); /* the loops that did start were told to stop */
         goto out;
     }
     int sig = 0;

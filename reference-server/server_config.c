@@ -55,7 +55,9 @@ void ps_server_config_usage(FILE *out)
           "Other:\n"
           "  --access-log FILE       one line per response, '-' for stderr\n"
           "  --help                  this text\n"
-          "Durations take us, ms, s, m, h, d; sizes take K, M, G. Exit status 2 on usage errors.\n",
+          "Durations take us, ms, s, m, h, d; sizes take K, M, G.\n"
+          "Exit status: 0 after a graceful stop, 2 for usage errors (flags, keys file),\n"
+          "1 when the server cannot start (seed file, journal, address in use, access log).\n",
           out);
 }
 
