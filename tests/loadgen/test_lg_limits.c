@@ -1,0 +1,195 @@
+/* test_lg_limits.c - the per-key, per-window admission verifier. */
+#include <stdlib.h>
+
+#include "harness.h"
+#include "loadgen/limits.h"
+
+static ps_lg_config cfg_with_keys(void)
+{
+    static ps_lg_key keys[2];
+    static char k0[] = "abcdefgh-key-zz", k1[] = "short";
+    keys[0] = (ps_lg_key){k0, {PS_PLAN_FREE, 60, 1000}, 0, 0};
+    keys[1] = (ps_lg_key){k1, {PS_PLAN_PRO, 300, 10000}, 0, 0};
+    ps_lg_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.keys = keys;
+    cfg.nkeys = 2;
+    return cfg;
+}
+
+static ps_lg_resp resp(int status, int64_t limit, int64_t remaining, int64_t reset)
+{
+    ps_lg_resp r;
+    memset(&r, 0, sizeof r);
+    r.status = status;
+    r.seen = PS_LG_H_LIMIT | PS_LG_H_REMAINING | PS_LG_H_RESET;
+    r.limit = limit;
+    r.remaining = remaining;
+    r.reset = reset;
+    if (status == 429) {
+        r.seen |= PS_LG_H_RETRY_AFTER;
+        r.retry_after_wait_s = 5;
+    }
+    return r;
+}
+
+static void exact_limit_passes(void)
+{
+    ps_lg_config cfg = cfg_with_keys();
+    ps_lg_limits l;
+    ps_lg_limits_init(&l, 2);
+    for (int i = 0; i < 60; i++) {
+        ps_lg_resp r = resp(200, 60, 59 - i, 1000);
+        ps_lg_limits_observe(&l, 0, &r);
+    }
+    for (int i = 0; i < 5; i++) {
+        ps_lg_resp r = resp(429, 60, 0, 1000);
+        ps_lg_limits_observe(&l, 0, &r);
+    }
+    ps_lg_violation *v;
+    size_t n;
+    CHECK_INT(ps_lg_limits_verify(&l, &cfg, &v, &n), 0);
+    CHECK_INT(n, 0);
+    CHECK_INT(l.count, 1);
+    free(v);
+    ps_lg_limits_free(&l);
+}
+
+static void over_admission_named(void)
+{
+    ps_lg_config cfg = cfg_with_keys();
+    ps_lg_limits a, b;
+    ps_lg_limits_init(&a, 2);
+    ps_lg_limits_init(&b, 2);
+    /* Two threads each saw 31 admissions of one 60-request window: 62. */
+    for (int i = 0; i < 31; i++) {
+        ps_lg_resp r = resp(201, 60, 10, 2000);
+        ps_lg_limits_observe(&a, 0, &r);
+        ps_lg_limits_observe(&b, 0, &r);
+    }
+    /* The next window of the same key is fine and stays apart. */
+    for (int i = 0; i < 60; i++) {
+        ps_lg_resp r = resp(200, 60, 59 - i, 2060);
+        ps_lg_limits_observe(&b, 0, &r);
+    }
+    ps_lg_limits_merge(&a, &b);
+    ps_lg_violation *v;
+    size_t n;
+    CHECK_INT(ps_lg_limits_verify(&a, &cfg, &v, &n), 1);
+    CHECK_INT(n, 1);
+    if (n == 1) {
+        CHECK_INT(v[0].kind, PS_LG_V_OVER_ADMISSION);
+        CHECK(v[0].fails);
+        CHECK_INT(v[0].admitted, 62);
+        CHECK_INT(v[0].limit, 60);
+        CHECK_INT(v[0].reset, 2000);
+        CHECK_STR(v[0].window, "minute");
+        CHECK(strstr(v[0].message, "ab***zz") != NULL);
+        CHECK(strstr(v[0].message, "abcdefgh") == NULL);
+    }
+    free(v);
+    ps_lg_limits_free(&a);
+    ps_lg_limits_free(&b);
+}
+
+static void under_admission_is_a_warning(void)
+{
+    ps_lg_config cfg = cfg_with_keys();
+    ps_lg_limits l;
+    ps_lg_limits_init(&l, 2);
+    for (int i = 0; i < 200; i++) {
+        ps_lg_resp r = resp(200, 300, 299 - i, 3000);
+        ps_lg_limits_observe(&l, 1, &r);
+    }
+    ps_lg_resp r = resp(429, 300, 0, 3000);
+    ps_lg_limits_observe(&l, 1, &r);
+    ps_lg_violation *v;
+    size_t n;
+    CHECK_INT(ps_lg_limits_verify(&l, &cfg, &v, &n), 0);
+    CHECK_INT(n, 1);
+    if (n == 1) {
+        CHECK_INT(v[0].kind, PS_LG_V_UNDER_ADMISSION);
+        CHECK(!v[0].fails);
+        CHECK_INT(v[0].admitted, 200);
+        CHECK(strstr(v[0].message, "***") != NULL);
+    }
+    free(v);
+    /* Not when the window was already in use before we looked (first
+     * Remaining we saw is not limit - 1). */
+    ps_lg_limits_free(&l);
+    ps_lg_limits_init(&l, 2);
+    for (int i = 0; i < 200; i++) {
+        ps_lg_resp ok = resp(200, 300, 199 - i, 3000);
+        ps_lg_limits_observe(&l, 1, &ok);
+    }
+    ps_lg_limits_observe(&l, 1, &r);
+    CHECK_INT(ps_lg_limits_verify(&l, &cfg, &v, &n), 0);
+    CHECK_INT(n, 0);
+    free(v);
+    ps_lg_limits_free(&l);
+}
+
+static void header_rules(void)
+{
+    ps_lg_config cfg = cfg_with_keys();
+    ps_lg_limits l;
+    ps_lg_limits_init(&l, 2);
+    ps_lg_resp r = resp(429, 60, 0, 4000);
+    r.seen &= ~(unsigned)PS_LG_H_RETRY_AFTER;
+    ps_lg_limits_observe(&l, 0, &r);
+    ps_lg_resp bare;
+    memset(&bare, 0, sizeof bare);
+    bare.status = 200;
+    ps_lg_limits_observe(&l, 0, &bare);
+    ps_lg_resp bad = resp(200, 60, 3, 4000);
+    bad.bad = PS_LG_H_REMAINING;
+    ps_lg_limits_observe(&l, 0, &bad);
+    ps_lg_violation *v;
+    size_t n;
+    CHECK_INT(ps_lg_limits_verify(&l, &cfg, &v, &n), 3);
+    CHECK_INT(n, 3);
+    int seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].kind == PS_LG_V_MISSING_RETRY_AFTER) seen |= 1;
+        if (v[i].kind == PS_LG_V_MISSING_HEADERS) seen |= 2;
+        if (v[i].kind == PS_LG_V_BAD_HEADERS) seen |= 4;
+        CHECK_INT(v[i].count, 1);
+    }
+    CHECK_INT(seen, 7);
+    free(v);
+    ps_lg_limits_free(&l);
+}
+
+/* Many windows force the table to grow; counts survive it. */
+static void many_windows(void)
+{
+    ps_lg_config cfg = cfg_with_keys();
+    ps_lg_limits l;
+    ps_lg_limits_init(&l, 2);
+    for (int w = 0; w < 1000; w++)
+        for (int i = 0; i < 3; i++) {
+            ps_lg_resp r = resp(200, 60, 59 - i, 10000 + w);
+            ps_lg_limits_observe(&l, (size_t)(w & 1), &r);
+        }
+    for (int i = 0; i < 61; i++) {
+        ps_lg_resp r = resp(200, 60, 5, 10500);
+        ps_lg_limits_observe(&l, 0, &r);
+    }
+    CHECK_INT(l.count, 1000);
+    ps_lg_violation *v;
+    size_t n;
+    CHECK_INT(ps_lg_limits_verify(&l, &cfg, &v, &n), 1);
+    if (n == 1) CHECK_INT(v[0].admitted, 64);
+    free(v);
+    ps_lg_limits_free(&l);
+}
+
+int main(void)
+{
+    RUN(exact_limit_passes);
+    RUN(over_admission_named);
+    RUN(under_admission_is_a_warning);
+    RUN(header_rules);
+    RUN(many_windows);
+    return TEST_EXIT();
+}
