@@ -1,8 +1,10 @@
 /* config.c - flags and environment of petstore-conform. */
 #include "runner/config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/cli.h"
 
@@ -25,6 +27,7 @@ static const char usage[] =
     "behaviour:\n"
     "  --max-wait DUR      longest wait for a rate-limit window (default 75s)\n"
     "  --timeout DUR       per request (default 10s)\n"
+    "  --cacert FILE       CA certificates (PEM) for an https:// target with a private CA\n"
     "  --strict            HTTP-RFC checks (level http) fail the run instead of warning\n"
     "  --verbose           print every exchange (keys redacted) to stderr\n"
     "  --no-color          no colour on the console (also: NO_COLOR set)\n"
@@ -90,7 +93,8 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
         }
         static const char *const valued[] = {"--base-url", "--api-key", "--plan", "--limit-key",
                                               "--limit-plan", "--only", "--skip", "--max-wait",
-                                              "--timeout", "--json", "--tap", "--junit", "--html"};
+                                              "--timeout", "--json", "--tap", "--junit", "--html",
+                                              "--cacert"};
         bool known = false;
         for (size_t v = 0; v < sizeof valued / sizeof valued[0]; v++)
             if (strcmp(name, valued[v]) == 0) known = true;
@@ -112,6 +116,11 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
         else if (strcmp(name, "--tap") == 0) cfg->tap_path = value;
         else if (strcmp(name, "--junit") == 0) cfg->junit_path = value;
         else if (strcmp(name, "--html") == 0) cfg->html_path = value;
+        else if (strcmp(name, "--cacert") == 0) {
+            if (access(value, R_OK) != 0)
+                return ps_error_set(err, "--cacert: cannot read '%s': %s", value, strerror(errno));
+            cfg->ca_file = value;
+        }
         else if (strcmp(name, "--max-wait") == 0) {
             if (ps_cli_parse_duration(value, 1, &cfg->max_wait_ns, err) < 0)
                 return ps_error_prefix(err, "--max-wait: ");

@@ -24,6 +24,7 @@ typedef struct ps_conform_config {
     const char *only, *skip;  /* comma lists, NULL = none */
     int64_t max_wait_ns;      /* longest wait for a rate-limit window */
     int64_t timeout_ns;       /* per request */
+    const char *ca_file;      /* --cacert: PEM bundle for https targets */
     bool verbose, strict, list, help, version, no_color;
     const char *json_path, *tap_path, *junit_path, *html_path;
 } ps_conform_config;

@@ -56,6 +56,8 @@ ps_conform *ps_conform_create(const ps_conform_config *cfg, ps_checks *checks, p
         free(c);
         return NULL;
     }
+    ps_http_client_set_cancel(c->http, &ps_conform_interrupted);
+    if (cfg->ca_file) ps_http_client_set_ca(c->http, cfg->ca_file);
     ps_http_client_add_secret(c->http, cfg->api_key, "PETSTORE_API_KEY");
     if (cfg->limit_key_given) ps_http_client_add_secret(c->http, cfg->limit_key, "PETSTORE_LIMIT_KEY");
     c->polite = ps_politeness_create();
@@ -586,11 +588,25 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_http_request *req, p
             snprintf(c->skip_reason, sizeof c->skip_reason, "the run was aborted: %s", c->abort_reason);
             return PS_SEND_SKIPPED;
         }
-        if (!wait_for_key(c, key)) return PS_SEND_SKIPPED;
+        if (!wait_for_key(c, key)) {
+            if (ps_conform_interrupted && !c->aborted) {
+                c->aborted = true;
+                snprintf(c->abort_reason, sizeof c->abort_reason, "interrupted by a signal");
+            }
+            return PS_SEND_SKIPPED;
+        }
         ps_exchange_free(ex);
         int rc = ps_http_perform(c->http, req, ex);
         c->exchanges++;
         ps_check_add_time(c->checks, ck, ex->elapsed_ms);
+        if (ps_conform_interrupted) {
+            /* Whatever came back, the run stops here: nothing is judged on a
+             * cancelled exchange. */
+            c->aborted = true;
+            snprintf(c->abort_reason, sizeof c->abort_reason, "interrupted by a signal");
+            snprintf(c->skip_reason, sizeof c->skip_reason, "the run was aborted: interrupted by a signal");
+            return PS_SEND_SKIPPED;
+        }
         if (rc < 0) {
             c->consecutive_transport_failures++;
             c->consecutive_connect_failures = ex->unreachable ? c->consecutive_connect_failures + 1 : 0;

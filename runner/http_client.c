@@ -15,6 +15,8 @@ struct ps_http_client {
     char *base_url;
     int64_t timeout_ns;
     FILE *verbose;
+    char *ca_file;
+    volatile sig_atomic_t *cancel;
     struct {
         char *value;
         char *env;
@@ -64,7 +66,27 @@ void ps_http_client_destroy(ps_http_client *c)
         free(c->secrets[i].env);
     }
     free(c->base_url);
+    free(c->ca_file);
     free(c);
+}
+
+void ps_http_client_set_ca(ps_http_client *c, const char *ca_file)
+{
+    free(c->ca_file);
+    c->ca_file = ca_file ? strdup(ca_file) : NULL;
+    if (ca_file && !c->ca_file) abort();
+}
+
+void ps_http_client_set_cancel(ps_http_client *c, volatile sig_atomic_t *flag)
+{
+    c->cancel = flag;
+}
+
+static int on_progress(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    const ps_http_client *c = userp;
+    return c->cancel && *c->cancel ? 1 : 0; /* non-zero aborts the transfer */
 }
 
 void ps_http_client_add_secret(ps_http_client *c, const char *secret, const char *env_var)
@@ -262,6 +284,12 @@ int ps_http_perform(ps_http_client *c, const ps_http_request *req, ps_exchange *
     curl_easy_setopt(h, CURLOPT_HEADERDATA, ex);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "petstore-conform/0.1.0");
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
+    if (c->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+    if (c->cancel) {
+        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
+        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    }
     if (req->authorization) add_req_header(c, ex, &headers, "Authorization", req->authorization);
     add_req_header(c, ex, &headers, "Accept", "application/json");
     if (strcmp(req->method, "GET") == 0) {
@@ -306,6 +334,15 @@ int ps_http_perform(ps_http_client *c, const ps_http_request *req, ps_exchange *
         case CURLE_RECV_ERROR:
         case CURLE_PARTIAL_FILE:
             snprintf(ex->error, sizeof ex->error, "the connection broke during the reply: %s", what);
+            break;
+        case CURLE_ABORTED_BY_CALLBACK:
+            snprintf(ex->error, sizeof ex->error, "interrupted");
+            break;
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CONNECT_ERROR:
+        case CURLE_SSL_CACERT_BADFILE:
+            snprintf(ex->error, sizeof ex->error, "TLS failed: %s (for a private CA, give --cacert FILE)", what);
+            ex->unreachable = true;
             break;
         case CURLE_WEIRD_SERVER_REPLY:
         case CURLE_UNSUPPORTED_PROTOCOL:

@@ -12,6 +12,7 @@
 #ifndef PS_RUNNER_HTTP_CLIENT_H
 #define PS_RUNNER_HTTP_CLIENT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,6 +70,12 @@ void ps_http_client_destroy(ps_http_client *c);
  * names in its place. Empty secrets are ignored. */
 void ps_http_client_add_secret(ps_http_client *c, const char *secret, const char *env_var);
 const char *ps_http_client_base_url(const ps_http_client *c);
+/* CA bundle (PEM file) to verify https:// servers with, instead of the
+ * system's; the path is copied. */
+void ps_http_client_set_ca(ps_http_client *c, const char *ca_file);
+/* While *flag is non-zero, exchanges in flight stop at once ("interrupted");
+ * for a signal handler to cancel a run. flag must outlive the client. */
+void ps_http_client_set_cancel(ps_http_client *c, volatile sig_atomic_t *flag);
 
 /* Sends one request and records it into *ex (which must be zeroed or freed
  * first). Returns 0 when a response arrived (whatever its status), -1 on a

@@ -11,7 +11,8 @@ bounded. Exit 0 = the behaviour holds; otherwise the reasons are printed.
   conform_test.py --conform BIN --prism BIN --spec openapi.yaml prism
   conform_test.py --conform BIN unreachable | usage
   conform_test.py --conform BIN fake garbage|nonjson|huge|close|slow
-  conform_test.py --conform BIN politeness | maxwait
+  conform_test.py --conform BIN politeness | maxwait | interrupt
+  conform_test.py --conform BIN --server BIN https
   conform_test.py --conform BIN docs docs/conformance-checks.md
 """
 import argparse
@@ -79,8 +80,9 @@ def run_conform(args, binary, tmp, env_extra=None, timeout=90):
     for k in ("PETSTORE_BASE_URL", "PETSTORE_API_KEY", "PETSTORE_LIMIT_KEY"):
         env.pop(k, None)
     env.update(env_extra or {})
-    paths = {f: os.path.join(tmp, "report." + f) for f in ("json", "tap", "junit")}
-    cmd = [binary] + args + ["--json", paths["json"], "--tap", paths["tap"], "--junit", paths["junit"]]
+    paths = {f: os.path.join(tmp, "report." + f) for f in ("json", "tap", "junit", "html")}
+    cmd = [binary] + args + ["--json", paths["json"], "--tap", paths["tap"], "--junit", paths["junit"],
+                             "--html", paths["html"]]
     t0 = time.monotonic()
     p = subprocess.run(cmd, env=env, capture_output=True, timeout=timeout)
     elapsed = time.monotonic() - t0
@@ -172,8 +174,10 @@ def mode_reference(a, tmp):
     check(len(junit.findall("testsuite/testcase")) == len(ids), "one JUnit testcase per check")
     check(not junit.findall(".//failure"), "JUnit has failures")
     check("> GET " in err and "Bearer ***" in err, "--verbose did not show the exchanges, redacted")
+    html = open(paths["html"], encoding="utf-8").read()
+    check("<html" in html.lower() and "limit429.recovers" in html, "--html did not write a report naming the checks")
     check("\033[" not in out, "colour codes on a non-terminal stdout")
-    assert_no_keys({"stdout": out, "stderr": err, "json": json.dumps(doc), "tap": tap,
+    assert_no_keys({"stdout": out, "stderr": err, "json": json.dumps(doc), "tap": tap, "html": html,
                     "junit": open(paths["junit"], encoding="utf-8").read()}, "reference")
 
 
@@ -534,6 +538,97 @@ def mode_maxwait(a, tmp):
     check(sent_after <= 6, "%d requests reached the server" % sent_after)
 
 
+def mode_interrupt(a, tmp):
+    """SIGINT during a request in flight: the run stops at once with exit 3
+    and still writes its reports (partial, verdict aborted)."""
+    fake = Fake("slow")
+    fake.start()
+    jpath = os.path.join(tmp, "r.json")
+    try:
+        env = dict(os.environ, PETSTORE_API_KEY=MAIN_KEY)
+        p = subprocess.Popen([a.conform, "--base-url", "http://127.0.0.1:%d/v1" % fake.port, "--timeout", "60s",
+                              "--json", jpath], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        p.send_signal(2)
+        try:
+            out, err = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        took = time.monotonic() - t0
+    finally:
+        fake.stop()
+    check(p.returncode == 3, "interrupted run: exit %d, expected 3" % p.returncode)
+    check(took < 3, "the run took %.1f s to stop after SIGINT" % took)
+    check(b"interrupted" in err, "no 'interrupted' on stderr: %r" % err[-300:])
+    if check(os.path.exists(jpath), "no JSON report after an interrupt"):
+        doc = json.load(open(jpath))
+        check(doc["verdict"] == "aborted" and "interrupted" in (doc["aborted"] or ""), "report: %s %s" % (
+            doc["verdict"], doc["aborted"]))
+
+
+def mode_https(a, tmp):
+    """An https:// target (nginx terminating TLS in front of the reference
+    server, a private CA): passes with --cacert, is refused clearly without."""
+    import shutil
+    if not shutil.which("openssl") or not (os.path.exists("/usr/sbin/nginx") or shutil.which("nginx")):
+        print("skipped: needs openssl and nginx", file=sys.stderr)
+        sys.exit(77)
+    cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+    r = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                        "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert],
+                       capture_output=True, timeout=60)
+    if not check(r.returncode == 0, "openssl: %s" % r.stderr[-300:]):
+        return
+    srv = Server(a.server, [], tmp)
+    port = free_port()
+    upstream = srv.url.split("//")[1].split("/")[0]
+    conf = os.path.join(tmp, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write("""daemon off; master_process off; worker_processes 1; pid %(t)s/nginx.pid;
+error_log %(t)s/nginx.err warn;
+events { worker_connections 64; }
+http {
+  access_log off; client_body_temp_path %(t)s; proxy_temp_path %(t)s;
+  fastcgi_temp_path %(t)s; uwsgi_temp_path %(t)s; scgi_temp_path %(t)s;
+  server {
+    listen 127.0.0.1:%(p)d ssl; ssl_certificate %(c)s; ssl_certificate_key %(k)s;
+    location / { proxy_pass http://%(u)s; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+}
+""" % {"t": tmp, "p": port, "c": cert, "k": key, "u": upstream})
+    nginx = "/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else "nginx"
+    ng = subprocess.Popen([nginx, "-p", tmp, "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.5).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        url = "https://127.0.0.1:%d/v1" % port
+        env = {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY}
+        rc, out, err, doc, _ = run_conform(["--base-url", url, "--plan", "pro", "--limit-plan", "free",
+                                            "--cacert", cert], a.conform, tmp, env)
+        check(rc == 0, "https with --cacert: exit %d" % rc)
+        if doc:
+            by = checks_by_status(doc)
+            check(not by.get("failed") and not by.get("not_run"), "https run: %s" % by)
+        rc, out, err, doc, _ = run_conform(["--base-url", url, "--timeout", "5s"], a.conform, tmp, env)
+        check(rc == 3, "https with an unknown CA: exit %d, expected 3" % rc)
+        check("TLS failed" in err and "--cacert" in err, "no clear TLS message: %r" % err[-400:])
+    finally:
+        ng.terminate()
+        try:
+            ng.wait(5)
+        except subprocess.TimeoutExpired:
+            ng.kill()
+            ng.wait()
+        srv.stop()
+
+
 def mode_docs(a, tmp):
     """docs/conformance-checks.md lists every check --list shows."""
     text = open(a.doc, encoding="utf-8").read()
@@ -562,6 +657,8 @@ def main():
     fk.add_argument("kind", choices=["garbage", "nonjson", "huge", "close", "slow"])
     sub.add_parser("politeness")
     sub.add_parser("maxwait")
+    sub.add_parser("interrupt")
+    sub.add_parser("https")
     d = sub.add_parser("docs")
     d.add_argument("doc")
     a = p.parse_args()
