@@ -32,6 +32,9 @@ static const char script[] =
     "var m=/^#show=([a-z_,]+)$/.exec(location.hash);\n"
     "if(m){var want=m[1].split(',');boxes.forEach(function(i){i.checked=want.indexOf(i.value)>=0;});}\n"
     "f.addEventListener('change',apply);apply();\n"
+    "function openHash(){var t=document.getElementById(decodeURIComponent(location.hash.slice(1)));\n"
+    "if(t&&t.tagName==='DETAILS')t.open=true;}\n"
+    "window.addEventListener('hashchange',openHash);openHash();\n"
     "window.addEventListener('beforeprint',function(){\n"
     "document.querySelectorAll('details.check:not([hidden])').forEach(function(e){e.open=true;});});})();\n";
 
@@ -102,6 +105,25 @@ static void body_block(ps_buf *b, const ps_json *body)
         hc_value(b, body, "");
 }
 
+/* Members beyond the contract's method/url/status/headers/body (a writer's
+ * elapsed_ms, say) still show, after the exchange. */
+static void extra_members(ps_buf *b, const ps_json *obj)
+{
+    static const char *const known[] = {"method", "url", "status", "headers", "body"};
+    bool first = true;
+    for (size_t i = 0; i < obj->count; i++) {
+        bool skip = false;
+        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) skip |= !strcmp(obj->keys[i], known[k]);
+        if (skip) continue;
+        ps_buf_puts(b, first ? "\n<span class=\"note\">" : "<span class=\"note\">");
+        first = false;
+        hc_esc_n(b, obj->keys[i], obj->key_lens[i]);
+        ps_buf_puts(b, ": ");
+        hc_value(b, obj->items[i], "");
+        ps_buf_puts(b, "</span>\n");
+    }
+}
+
 static void request_block(ps_buf *b, const ps_json *req)
 {
     ps_buf_puts(b, "<h4>Request</h4><pre class=\"req\">");
@@ -112,6 +134,7 @@ static void request_block(ps_buf *b, const ps_json *req)
         ps_buf_putc(b, '\n');
         headers_block(b, ps_json_get(req, "headers"));
         body_block(b, ps_json_get(req, "body"));
+        extra_members(b, req);
     } else {
         hc_value(b, req, "");
     }
@@ -127,6 +150,7 @@ static void response_block(ps_buf *b, const ps_json *resp)
         ps_buf_putc(b, '\n');
         headers_block(b, ps_json_get(resp, "headers"));
         body_block(b, ps_json_get(resp, "body"));
+        extra_members(b, resp);
     } else {
         hc_value(b, resp, "");
     }
@@ -142,6 +166,17 @@ static void evidence_block(ps_buf *b, const ps_json *check)
     if (msg) {
         ps_buf_puts(b, "<p class=\"msg\">");
         hc_value(b, msg, "");
+        ps_buf_puts(b, "</p>");
+    }
+    const ps_json *obs = hc_get(check, "observations", PS_JSON_OBJECT);
+    if (obs) {
+        ps_buf_puts(b, "<p class=\"note\">observations: ");
+        for (size_t i = 0; i < obs->count; i++) {
+            if (i) ps_buf_puts(b, ", ");
+            hc_value(b, obs->items[i], "");
+            ps_buf_putc(b, ' ');
+            hc_esc_n(b, obs->keys[i], obs->key_lens[i]);
+        }
         ps_buf_puts(b, "</p>");
     }
     if (ev && ev->type == PS_JSON_OBJECT) {
@@ -189,12 +224,25 @@ static void evidence_block(ps_buf *b, const ps_json *check)
     ps_buf_puts(b, "</div>\n");
 }
 
-static void check_row(ps_buf *b, const ps_json *check, int counts[NSTATUS + 1])
+/* failed and warning checks are also listed at the top, linking to their row */
+static void attention_item(ps_buf *attn, const ps_json *check, int si)
+{
+    ps_buf_printf(attn, "<li><span class=\"badge st-%s\">%s</span> <a href=\"#", statuses[si], badge_labels[si]);
+    hc_value(attn, ps_json_get(check, "id"), "");
+    ps_buf_puts(attn, "\"><code>");
+    hc_value(attn, ps_json_get(check, "id"), "(no id)");
+    ps_buf_puts(attn, "</code></a> ");
+    hc_value(attn, ps_json_get(check, "message"), "");
+    ps_buf_puts(attn, "</li>\n");
+}
+
+static void check_row(ps_buf *b, ps_buf *attn, const ps_json *check, int counts[NSTATUS + 1])
 {
     const char *st = hc_str(check, "status");
     int si = status_index(st);
     counts[si < 0 ? NSTATUS : si]++;
     const char *cls = si < 0 ? "unknown" : statuses[si];
+    if (si == 1 || si == 2) attention_item(attn, check, si);
     bool expandable = ps_json_get(check, "evidence") || ps_json_get(check, "message");
     const char *outer = expandable ? "details" : "div";
     double dur;
@@ -216,7 +264,8 @@ static void check_row(ps_buf *b, const ps_json *check, int counts[NSTATUS + 1])
     ps_buf_puts(b, "</span><span class=\"cl\">");
     hc_value(b, ps_json_get(check, "clause"), "");
     ps_buf_puts(b, "</span><span class=\"dur\">");
-    if (hc_num(check, "duration_ms", &dur)) hc_latency_us(b, dur * 1000);
+    /* 0 means not timed (not run, or judged from other checks' exchanges) */
+    if (hc_num(check, "duration_ms", &dur) && dur > 0) hc_latency_us(b, dur * 1000);
     ps_buf_printf(b, "</span></%s>\n", expandable ? "summary" : "div");
     if (expandable) evidence_block(b, check);
     ps_buf_printf(b, "</%s>\n", outer);
@@ -265,7 +314,7 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
     if (!doc || doc->type != PS_JSON_OBJECT)
         return ps_error_set(err, "HTML report: the conformance summary is %s, not a JSON object",
                             doc ? ps_json_type_name(doc->type) : "missing");
-    ps_buf b = PS_BUF_INIT, body = PS_BUF_INIT;
+    ps_buf b = PS_BUF_INIT, body = PS_BUF_INIT, attn = PS_BUF_INIT;
     int counted[NSTATUS + 1] = {0};
     int rc = -1;
     const ps_json *target = hc_get(doc, "target", PS_JSON_OBJECT);
@@ -279,7 +328,7 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
         const ps_json *checks = hc_get(s, "checks", PS_JSON_ARRAY);
         int sc[NSTATUS + 1] = {0};
         ps_buf rows = PS_BUF_INIT;
-        for (size_t j = 0; checks && j < checks->count; j++) check_row(&rows, checks->items[j], sc);
+        for (size_t j = 0; checks && j < checks->count; j++) check_row(&rows, &attn, checks->items[j], sc);
         for (int k = 0; k <= NSTATUS; k++) counted[k] += sc[k];
         ps_buf_puts(&body, "<section class=\"suite\" data-suite=\"");
         hc_value(&body, ps_json_get(s, "name"), "");
@@ -338,6 +387,11 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
     if (counted[NSTATUS])
         ps_buf_puts(&b, "<label><input type=\"checkbox\" value=\"unknown\" checked> unknown</label>");
     ps_buf_puts(&b, "</div>\n");
+    if (attn.len) {
+        ps_buf_puts(&b, "<h2>Needs attention</h2>\n<ul class=\"attention\">\n");
+        ps_buf_append(&b, attn.data, attn.len);
+        ps_buf_puts(&b, "</ul>\n");
+    }
     ps_buf_puts(&b, "<p class=\"note\">Failed and warning checks open to show the request, the "
                     "response, what was expected and a curl command that reproduces it.</p>\n");
 
@@ -356,5 +410,6 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
     rc = hc_write(&b, out, err);
     ps_buf_free(&b);
     ps_buf_free(&body);
+    ps_buf_free(&attn);
     return rc;
 }
