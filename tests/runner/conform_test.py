@@ -144,7 +144,9 @@ def list_ids(binary):
 
 
 def mode_reference(a, tmp):
-    srv = Server(a.server, [], tmp)
+    # --ban-after 1: a second refusal in one window bans the key, so a run
+    # that passes here never sent on a key after a 429 too early.
+    srv = Server(a.server, ["--ban-after", "1", "--ban-seconds", "600"], tmp)
     try:
         rc, out, err, doc, paths = run_conform(
             ["--base-url", srv.url, "--plan", "pro", "--limit-plan", "free", "--verbose"], a.conform, tmp,
