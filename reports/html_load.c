@@ -175,6 +175,23 @@ static void spectrum_section(ps_buf *b, const ps_json *spec)
     free(cx), free(cy), free(ux), free(uy);
 }
 
+/* The last interval of a run is usually a sliver (10 ms after the final
+ * whole second); drawn, its rate of a few requests looks like a collapse. An
+ * interval shorter than half the longest one is left out of the plots. */
+static double longest_interval(const ps_json *iv)
+{
+    double max = 0, len;
+    for (size_t i = 0; i < iv->count; i++)
+        if (hc_num(iv->items[i], "length_s", &len) && len > max) max = len;
+    return max;
+}
+
+static bool interval_is_partial(const ps_json *iv, size_t i)
+{
+    double len;
+    return hc_num(iv->items[i], "length_s", &len) && len < longest_interval(iv) / 2;
+}
+
 /* One time-series plot over intervals[]: each series reads a dotted member. */
 typedef struct ts_def {
     const char *path, *name;
@@ -193,10 +210,13 @@ static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const ch
     if (!x || !ys) abort();
     for (size_t i = 0; i < n; i++) {
         const ps_json *t = hc_get(iv->items[i], "t_s", PS_JSON_NUMBER);
-        x[i] = t ? t->d : NAN;
+        double req;
+        x[i] = t && !interval_is_partial(iv, i) ? t->d : NAN;
+        /* an interval without requests has no latency: its 0 is not a measurement */
+        if (latency && hc_num(iv->items[i], "requests", &req) && req == 0) x[i] = NAN;
         for (size_t k = 0; k < ndefs; k++) {
             const ps_json *v = ps_json_path(iv->items[i], defs[k].path);
-            double d = v && v->type == PS_JSON_NUMBER ? v->d : NAN;
+            double d = v && v->type == PS_JSON_NUMBER && isfinite(x[i]) ? v->d : NAN;
             ys[k * n + i] = d;
             if (isfinite(d) && d > max) max = d;
         }
@@ -227,20 +247,36 @@ static void intervals_section(ps_buf *b, const ps_json *iv)
                                  {"p90_us", "p90", false},
                                  {"p99_us", "p99", false},
                                  {"max_us", "max", true}};
-    static const ts_def st[] = {{"status_classes.2xx", "2xx", false},
-                                {"status_classes.4xx", "4xx", false},
-                                {"status_classes.5xx", "5xx", false},
-                                {"status_classes.429", "429", true},
-                                {"status_classes.errors", "errors", true}};
+    static const ts_def st_all[] = {{"status_classes.2xx", "2xx", false},
+                                    {"status_classes.3xx", "3xx", false},
+                                    {"status_classes.4xx", "4xx", false},
+                                    {"status_classes.5xx", "5xx", false},
+                                    {"status_classes.429", "429", true},
+                                    {"status_classes.errors", "errors", true}};
+    ts_def st[6];
+    size_t nst = 0;
     ps_buf_puts(b, "<h2>Over time</h2>\n");
     if (!iv || iv->type != PS_JSON_ARRAY || !iv->count) {
         ps_buf_puts(b, "<p class=\"note\">No interval data in the report.</p>\n");
         return;
     }
+    size_t partial = 0;
+    for (size_t i = 0; i < iv->count; i++) partial += interval_is_partial(iv, i);
     interval_plot(b, iv, "throughput", "Throughput", "throughput", "requests/s", false, thr, 1);
     interval_plot(b, iv, "latency", "Latency per interval (uncorrected per-interval percentiles)",
                   "latency", NULL, true, lat, 4);
-    interval_plot(b, iv, "status", "Responses per interval by status", "responses", NULL, false, st, 5);
+    /* only the classes the run reports (3xx is not in every writer's intervals) */
+    for (size_t k = 0; k < sizeof st_all / sizeof st_all[0]; k++) {
+        bool present = false;
+        for (size_t i = 0; i < iv->count && !present; i++)
+            present = ps_json_path(iv->items[i], st_all[k].path) != NULL;
+        if (present) st[nst++] = st_all[k];
+    }
+    interval_plot(b, iv, "status", "Responses per interval by status", "responses", NULL, false, st, nst);
+    if (partial)
+        ps_buf_printf(b, "<p class=\"note\">%zu partial interval%s (shorter than half the longest)"
+                         " not drawn; intervals without requests have no latency point.</p>\n",
+                      partial, partial == 1 ? "" : "s");
 }
 
 static void status_section(ps_buf *b, const ps_json *doc)
@@ -452,6 +488,7 @@ int ps_report_html_load(const ps_json *doc, FILE *out, ps_error *err)
     card(&b, "answered", "answered", doc, false);
     card(&b, "failed", "failed", doc, false);
     card(&b, "timed out", "timed_out", doc, false);
+    if (ps_json_get(doc, "error_rate")) card(&b, "error rate", "error_rate", doc, false);
     card(&b, "p50 (corrected)", "p50", hc_get(lat, "corrected", PS_JSON_OBJECT), true);
     card(&b, "p99 (corrected)", "p99", hc_get(lat, "corrected", PS_JSON_OBJECT), true);
     card(&b, "max (corrected)", "max", hc_get(lat, "corrected", PS_JSON_OBJECT), true);

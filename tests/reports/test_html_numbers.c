@@ -195,22 +195,39 @@ static void check_intervals(const char *html, const ps_json *doc)
 {
     static const struct {
         const char *plot, *path;
-    } series[] = {{"throughput", "throughput_rps"},   {"latency", "p50_us"},
-                  {"latency", "p90_us"},              {"latency", "p99_us"},
-                  {"latency", "max_us"},              {"status", "status_classes.2xx"},
-                  {"status", "status_classes.4xx"},   {"status", "status_classes.5xx"},
-                  {"status", "status_classes.429"},   {"status", "status_classes.errors"}};
+    } series[] = {{"throughput", "throughput_rps"}, {"latency", "p50_us"},
+                  {"latency", "p90_us"},            {"latency", "p99_us"},
+                  {"latency", "max_us"},            {"status", "status_classes.2xx"},
+                  {"status", "status_classes.3xx"}, {"status", "status_classes.4xx"},
+                  {"status", "status_classes.5xx"}, {"status", "status_classes.429"},
+                  {"status", "status_classes.errors"}};
     const ps_json *iv = ps_json_get(doc, "intervals");
     CHECK(iv && iv->type == PS_JSON_ARRAY && iv->count > 0);
     if (!iv || iv->type != PS_JSON_ARRAY || !iv->count) return;
-    double *x = calloc(iv->count, sizeof *x), *y = calloc(iv->count, sizeof *y);
+    double *x = calloc(iv->count, sizeof *x), *y = calloc(iv->count, sizeof *y), max_len = 0;
+    for (size_t i = 0; i < iv->count; i++) {
+        double len = ps_json_get_number(iv->items[i], "length_s", 0);
+        if (len > max_len) max_len = len;
+    }
     for (size_t s = 0; s < sizeof series / sizeof series[0]; s++) {
         plot_geo g;
         CHECK(find_plot(html, series[s].plot, &g));
+        bool present = false;
+        for (size_t i = 0; i < iv->count; i++) present |= ps_json_path(iv->items[i], series[s].path) != NULL;
+        if (!present) { /* a class the writer does not report is not drawn */
+            char key[96];
+            snprintf(key, sizeof key, "data-series=\"%s\"", series[s].path);
+            CHECK(strstr(html, key) == NULL);
+            continue;
+        }
         for (size_t i = 0; i < iv->count; i++) {
             const ps_json *t = ps_json_get(iv->items[i], "t_s");
             const ps_json *v = ps_json_path(iv->items[i], series[s].path);
             x[i] = t && t->type == PS_JSON_NUMBER ? t->d : NAN;
+            /* not drawn: partial intervals, and latency of intervals without requests */
+            if (ps_json_get_number(iv->items[i], "length_s", 1) < max_len / 2) x[i] = NAN;
+            if (!strcmp(series[s].plot, "latency") && ps_json_get_number(iv->items[i], "requests", 1) == 0)
+                x[i] = NAN;
             y[i] = v && v->type == PS_JSON_NUMBER ? v->d : NAN;
         }
         check_series(&g, series[s].path, x, y, iv->count);
