@@ -26,7 +26,7 @@ void ps_buf_append(ps_buf *b, const void *data, size_t len);
 void ps_buf_puts(ps_buf *b, const char *s);
 void ps_buf_putc(ps_buf *b, char c);
 void ps_buf_printf(ps_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void ps_buf_vprintf(ps_buf *b, const char *fmt, va_list ap);
+void ps_buf_vprintf(ps_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Appends s as a JSON string literal, quotes included. Bytes are copied as-is
  * (callers pass valid UTF-8); control characters, '"' and '\\' are escaped,
  * and so are '<', '>' and '&' as \u003c etc. so the output is also safe

@@ -1,7 +1,9 @@
 /* json.c - strict JSON parsing into ps_json trees on top of yajl's event parser. */
+#define _GNU_SOURCE /* memmem */
 #include "core/json.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
@@ -118,6 +120,42 @@ static int on_number(void *ctx, const char *s, size_t len)
     return attach(ctx, v);
 }
 
+/* yajl turns a lone low surrogate escape into bytes that are not UTF-8 and a
+ * lone high one into '?'; either way the string could not come back as sent,
+ * so escapes are checked on the raw text first. Returns the offset of the
+ * first lone surrogate escape inside a string, or -1. */
+static long lone_surrogate_offset(const char *text, size_t len)
+{
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (!in_string) {
+            if (c == '"') in_string = true;
+            continue;
+        }
+        if (c == '"') {
+            in_string = false;
+        } else if (c == '\\' && i + 1 < len) {
+            if (text[i + 1] != 'u' || i + 6 > len) {
+                i++;
+                continue;
+            }
+            unsigned v = 0;
+            if (sscanf(text + i + 2, "%4x", &v) != 1) return -1; /* yajl reports the bad escape */
+            if (v >= 0xdc00 && v <= 0xdfff) return (long)i;
+            if (v >= 0xd800 && v <= 0xdbff) {
+                unsigned low = 0;
+                if (i + 12 > len || text[i + 6] != '\\' || text[i + 7] != 'u' ||
+                    sscanf(text + i + 8, "%4x", &low) != 1 || low < 0xdc00 || low > 0xdfff)
+                    return (long)i;
+                i += 6;
+            }
+            i += 5;
+        }
+    }
+    return -1;
+}
+
 static int on_string(void *ctx, const unsigned char *s, size_t len)
 {
     ps_json *v = node_new(PS_JSON_STRING);
@@ -210,6 +248,14 @@ ps_json *ps_json_parse(const char *text, size_t len, ps_json_failure *why, ps_er
         return fail(PS_JSON_EMPTY, why, err, "empty document");
     if (!ps_utf8_valid(text, len))
         return fail(PS_JSON_BAD_UTF8, why, err, "document is not valid UTF-8");
+    if (memmem(text, len, "\\u", 2)) {
+        long at = lone_surrogate_offset(text, len);
+        if (at >= 0) {
+            if (why) *why = PS_JSON_BAD_ESCAPE;
+            ps_error_set(err, "the \\u escape at offset %ld is a lone surrogate (no UTF-8 form)", at);
+            return NULL;
+        }
+    }
 
     builder b;
     memset(&b, 0, sizeof b);
@@ -322,6 +368,7 @@ const char *ps_json_failure_name(ps_json_failure f)
     case PS_JSON_TRAILING: return "trailing_data";
     case PS_JSON_BAD_UTF8: return "invalid_utf8";
     case PS_JSON_TOO_DEEP: return "too_deep";
+    case PS_JSON_BAD_ESCAPE: return "invalid_unicode_escape";
     }
     return "unknown";
 }

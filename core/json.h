@@ -52,6 +52,7 @@ typedef enum ps_json_failure {
     PS_JSON_TRAILING,       /* a complete value followed by more non-space bytes */
     PS_JSON_BAD_UTF8,       /* bytes that are not UTF-8 (anywhere in the text) */
     PS_JSON_TOO_DEEP,       /* nesting deeper than PS_JSON_MAX_DEPTH */
+    PS_JSON_BAD_ESCAPE,     /* a \u escape of a lone surrogate ("\udc1f"): no UTF-8 form */
 } ps_json_failure;
 
 /* Parses len bytes of text. Returns the tree, or NULL with *why (if non-NULL)

@@ -38,6 +38,9 @@ int ps_validate_new_category(const char *body, size_t len, const ps_validate_opt
             return fail(out, "invalid_utf8", "the body is not valid UTF-8: ", perr.message);
         case PS_JSON_TOO_DEEP:
             return fail(out, "too_deep", "the JSON nests too deeply: ", perr.message);
+        case PS_JSON_BAD_ESCAPE:
+            return fail(out, "invalid_unicode_escape", "the body has an escape with no UTF-8 form: ",
+                        perr.message);
         case PS_JSON_MALFORMED:
         default:
             return fail(out, "malformed_json", "the body is not valid JSON: ", perr.message);
@@ -77,16 +80,10 @@ int ps_validate_new_category(const char *body, size_t len, const ps_validate_opt
         out->name = name->str;
         out->name_len = name->len;
     }
-    /* yajl decodes a lone surrogate escape ("\udc1f") into bytes that are not
-     * UTF-8; such a string could not be stored or sent back as sent. */
-    if (!ps_utf8_valid(out->name, out->name_len))
-        return fail(out, "invalid_unicode_escape", "'name' holds a \\u escape of a lone surrogate", "");
     if (desc) {
         if (desc->type != PS_JSON_STRING)
             return fail(out, "description_not_string", "'description' must be a string when present, got ",
                         ps_json_type_name(desc->type));
-        if (!ps_utf8_valid(desc->str, desc->len))
-            return fail(out, "invalid_unicode_escape", "'description' holds a \\u escape of a lone surrogate", "");
         out->description = desc->str;
         out->description_len = desc->len;
         out->has_description = true;

@@ -28,6 +28,11 @@ static void failures_are_classified(void)
     CHECK_INT(FAILURE("{\"a\":\"\xed\xa0\x80\"}"), PS_JSON_BAD_UTF8); /* surrogate */
     CHECK_INT(FAILURE("{\"a\":\"x\0\"}"), PS_JSON_MALFORMED);          /* raw NUL */
     CHECK_INT(FAILURE("{\"a\":1}  \n"), PS_JSON_OK);
+    CHECK_INT(FAILURE("{\"a\":\"\\udc1f\"}"), PS_JSON_BAD_ESCAPE);      /* lone low surrogate */
+    CHECK_INT(FAILURE("{\"\\ud800\":1}"), PS_JSON_BAD_ESCAPE);           /* in a key */
+    CHECK_INT(FAILURE("{\"a\":\"\\ud83d\\udc08\"}"), PS_JSON_OK);     /* a proper pair */
+    CHECK_INT(FAILURE("{\"a\":\"\\ud83dx\"}"), PS_JSON_BAD_ESCAPE);     /* high without low */
+    CHECK_INT(FAILURE("{\"a\":\"\\\\udc1f\"}"), PS_JSON_OK);          /* escaped backslash, not an escape */
     ps_buf deep = PS_BUF_INIT;
     for (int i = 0; i < PS_JSON_MAX_DEPTH + 1; i++) ps_buf_putc(&deep, '[');
     for (int i = 0; i < PS_JSON_MAX_DEPTH + 1; i++) ps_buf_putc(&deep, ']');
