@@ -14,8 +14,8 @@
  * non-ASCII (2-, 3- and 4-byte UTF-8, a surrogate pair, U+2028) and HTML
  * metacharacters; the second has no description on purpose. */
 static const char *const bodies[] = {
-    "{\"name\":\"conform-{run} Chat \xc3\xbc \xe7\x8c\xab \xf0\x9f\x90\x88 \\\"quoted\\\" back\\\\slash \\/ \\u00e9\\u001f\","
-    "\"description\":\"line\\nbreak\\ttab <b>&amp;</b> \\ud83d\\udc08 \\u2028 end\"}",
+    ("{\"name\":\"conform-{run} Chat \xc3\xbc \xe7\x8c\xab \xf0\x9f\x90\x88 \\\"quoted\\\" back\\\\slash \\/ \\u00e9\\u001f\","
+     "\"description\":\"line\\nbreak\\ttab <b>&amp;</b> \\ud83d\\udc08 \\u2028 end\"}"),
     "{\"name\":\"conform-{run} no description\"}",
     "{\"name\":\"conform-{run} second\",\"description\":\"plain\"}",
 };
