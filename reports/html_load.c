@@ -350,21 +350,47 @@ static void breakdown_table(ps_buf *b, const char *heading, const char *first, c
     ps_buf_puts(b, "</table>\n");
 }
 
-static void plans_table(ps_buf *b, const ps_json *plans)
+/* Violations of one plan (by the violation's "plan" member). */
+static size_t plan_violations(const ps_json *viol, const ps_json *plan)
+{
+    size_t n = 0;
+    if (!viol || !plan || plan->type != PS_JSON_STRING) return 0;
+    for (size_t i = 0; i < viol->count; i++) {
+        const char *vp = hc_str(viol->items[i], "plan");
+        n += vp && strcmp(vp, plan->str) == 0;
+    }
+    return n;
+}
+
+/* The per-plan limit verdict: what each plan admitted and refused, and
+ * whether any of its windows broke the plan's limits. */
+static void plans_table(ps_buf *b, const ps_json *plans, const ps_json *lim)
 {
     if (!plans || plans->type != PS_JSON_ARRAY || !plans->count) return;
-    ps_buf_puts(b, "<h3>By plan</h3>\n<table><tr><th>plan</th><th class=\"n\">keys</th>"
-                   "<th class=\"n\">admitted</th><th class=\"n\">limited</th><th class=\"n\">p50</th>"
+    const ps_json *viol = hc_get(lim, "violations", PS_JSON_ARRAY);
+    const ps_json *checked = hc_get(lim, "checked", PS_JSON_BOOL);
+    ps_buf_puts(b, "<table class=\"plans\"><tr><th>plan</th><th class=\"n\">keys</th>"
+                   "<th class=\"n\">admitted</th><th class=\"n\">limited</th>"
+                   "<th class=\"n\">violations</th><th>limits</th><th class=\"n\">p50</th>"
                    "<th class=\"n\">p99</th><th class=\"n\">max</th></tr>\n");
     for (size_t i = 0; i < plans->count; i++) {
         const ps_json *p = plans->items[i];
         const ps_json *c = hc_get(hc_get(p, "latency_us", PS_JSON_OBJECT), "corrected", PS_JSON_OBJECT);
+        size_t nv = plan_violations(viol, ps_json_get(p, "plan"));
         ps_buf_puts(b, "<tr><td>");
         hc_value(b, ps_json_get(p, "plan"), "n/a");
         ps_buf_puts(b, "</td>");
         count_cell(b, p, "keys");
         count_cell(b, p, "admitted");
         count_cell(b, p, "limited");
+        ps_buf_printf(b, "<td class=\"n\">%zu</td><td>", nv);
+        if (nv)
+            ps_buf_puts(b, "<span class=\"badge st-failed\">violated</span>");
+        else if (checked && checked->boolean)
+            ps_buf_puts(b, "<span class=\"badge st-passed\">kept</span>");
+        else
+            ps_buf_puts(b, "<span class=\"badge st-not_run\">not checked</span>");
+        ps_buf_puts(b, "</td>");
         latency_cell(b, c, "p50");
         latency_cell(b, c, "p99");
         latency_cell(b, c, "max");
@@ -373,10 +399,12 @@ static void plans_table(ps_buf *b, const ps_json *plans)
     ps_buf_puts(b, "</table>\n");
 }
 
-static void limits_section(ps_buf *b, const ps_json *lim)
+static void limits_section(ps_buf *b, const ps_json *lim, const ps_json *plans)
 {
     ps_buf_puts(b, "<h2>Rate-limit verdict</h2>\n");
-    if (!lim || lim->type != PS_JSON_OBJECT) {
+    if (lim && lim->type != PS_JSON_OBJECT) lim = NULL;
+    plans_table(b, plans, lim);
+    if (!lim) {
         ps_buf_puts(b, "<p class=\"note\">Limits were not checked in this run.</p>\n");
         return;
     }
@@ -500,13 +528,11 @@ int ps_report_html_load(const ps_json *doc, FILE *out, ps_error *err)
     intervals_section(&b, hc_get(doc, "intervals", PS_JSON_ARRAY));
     status_section(&b, doc);
     ps_buf_puts(&b, "<h2>Breakdown</h2>\n");
-    if (!hc_get(doc, "operations", PS_JSON_OBJECT) && !hc_get(doc, "status_classes", PS_JSON_OBJECT) &&
-        !hc_get(doc, "plans", PS_JSON_ARRAY))
+    if (!hc_get(doc, "operations", PS_JSON_OBJECT) && !hc_get(doc, "status_classes", PS_JSON_OBJECT))
         ps_buf_puts(&b, "<p class=\"note\">No breakdown in the report.</p>\n");
     breakdown_table(&b, "By operation", "operation", hc_get(doc, "operations", PS_JSON_OBJECT), "requests");
     breakdown_table(&b, "By status class", "class", hc_get(doc, "status_classes", PS_JSON_OBJECT), "count");
-    plans_table(&b, hc_get(doc, "plans", PS_JSON_ARRAY));
-    limits_section(&b, ps_json_get(doc, "limits"));
+    limits_section(&b, ps_json_get(doc, "limits"), hc_get(doc, "plans", PS_JSON_ARRAY));
     thresholds_section(&b, hc_get(doc, "thresholds", PS_JSON_ARRAY));
 
     ps_buf_puts(&b, "<footer>");

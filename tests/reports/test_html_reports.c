@@ -135,6 +135,12 @@ static void test_load_sample_has_every_section(void)
     CHECK(strstr(html, "over_admission") && strstr(html, "missing_retry_after"));
     CHECK(strstr(html, "a 429 reply had no Retry-After header") != NULL);
     CHECK(strstr(html, "data-limits-verdict=\"fail\"") != NULL);
+    /* per-plan verdict: the fixture's two violations are both on plan pro */
+    const char *plans = strstr(html, "<table class=\"plans\">");
+    CHECK(plans != NULL);
+    CHECK(plans && strstr(plans, "<td>pro</td><td class=\"n\">1</td><td class=\"n\">19\xE2\x80\x89""000</td>"
+                                 "<td class=\"n\">990</td><td class=\"n\">2</td>"
+                                 "<td><span class=\"badge st-failed\">violated</span>") != NULL);
     /* parameters: every member shown */
     CHECK(strstr(html, "<span>honour_retry_after</span><code>true</code>") != NULL);
     CHECK(strstr(html, "<span>requests_limit</span><code>none</code>") != NULL);
