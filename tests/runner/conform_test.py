@@ -11,7 +11,7 @@ bounded. Exit 0 = the behaviour holds; otherwise the reasons are printed.
   conform_test.py --conform BIN --prism BIN --spec openapi.yaml prism
   conform_test.py --conform BIN unreachable | usage
   conform_test.py --conform BIN fake garbage|nonjson|huge|close|slow
-  conform_test.py --conform BIN politeness | maxwait | interrupt
+  conform_test.py --conform BIN politeness | maxwait | interrupt | colour
   conform_test.py --conform BIN --server BIN https
   conform_test.py --conform BIN docs docs/conformance-checks.md
 """
@@ -631,6 +631,42 @@ http {
         srv.stop()
 
 
+def mode_colour(a, tmp):
+    """Console colour only on a terminal, and never with NO_COLOR set."""
+    import pty
+
+    def on_tty(extra_env):
+        port = free_port()  # nothing listens: a quick aborted run still prints its report
+        env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+        env.update(PETSTORE_API_KEY=MAIN_KEY, **extra_env)
+        master, slave = pty.openpty()
+        p = subprocess.Popen([a.conform, "--base-url", "http://127.0.0.1:%d/v1" % port], stdout=slave,
+                             stderr=subprocess.DEVNULL, env=env)
+        os.close(slave)
+        chunks = []
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            r, _, _ = select.select([master], [], [], 0.5)
+            if r:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+            elif p.poll() is not None:
+                break
+        p.wait(10)
+        os.close(master)
+        return b"".join(chunks)
+
+    coloured = on_tty({})
+    check(b"\033[" in coloured and b"SKIP" in coloured, "no colour on a terminal: %r" % coloured[:200])
+    plain = on_tty({"NO_COLOR": "1"})
+    check(b"SKIP" in plain and b"\033[" not in plain, "colour despite NO_COLOR: %r" % plain[:200])
+
+
 def mode_docs(a, tmp):
     """docs/conformance-checks.md lists every check --list shows."""
     text = open(a.doc, encoding="utf-8").read()
@@ -660,6 +696,7 @@ def main():
     sub.add_parser("politeness")
     sub.add_parser("maxwait")
     sub.add_parser("interrupt")
+    sub.add_parser("colour")
     sub.add_parser("https")
     d = sub.add_parser("docs")
     d.add_argument("doc")
