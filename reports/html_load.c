@@ -403,9 +403,9 @@ static void limits_section(ps_buf *b, const ps_json *lim, const ps_json *plans)
 {
     ps_buf_puts(b, "<h2>Rate-limit verdict</h2>\n");
     if (lim && lim->type != PS_JSON_OBJECT) lim = NULL;
-    plans_table(b, plans, lim);
     if (!lim) {
         ps_buf_puts(b, "<p class=\"note\">Limits were not checked in this run.</p>\n");
+        plans_table(b, plans, lim);
         return;
     }
     const ps_json *viol = hc_get(lim, "violations", PS_JSON_ARRAY);
@@ -417,6 +417,7 @@ static void limits_section(ps_buf *b, const ps_json *lim, const ps_json *plans)
     hc_value(b, ps_json_get(lim, "windows"), "n/a");
     ps_buf_printf(b, " &middot; %zu violation%s</p>\n", viol ? viol->count : 0,
                   viol && viol->count == 1 ? "" : "s");
+    plans_table(b, plans, lim);
     if (!viol || !viol->count) return;
     ps_buf_puts(b, "<table class=\"violations\"><tr><th>key</th><th>plan</th><th>kind</th>"
                    "<th>window</th><th>window reset</th><th class=\"n\">admitted</th>"
