@@ -13,10 +13,12 @@ static const char css[] =
     "--ok:#00795a;--bad:#c24e00;--warn:#a86b00;--skip:#6b6b6b;}\n"
     "*{box-sizing:border-box}\n"
     "body{margin:0 auto;max-width:1240px;padding:24px;color:var(--fg);background:#fff;"
-    "font:14px/1.45 system-ui,-apple-system,\"Segoe UI\",Roboto,\"Helvetica Neue\",Arial,sans-serif}\n"
+    "font:14px/1.45 system-ui,-apple-system,\"Segoe UI\",Roboto,\"Helvetica "
+    "Neue\",Arial,sans-serif}\n"
     "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;"
     "border-bottom:1px solid var(--line);padding-bottom:4px}h3{font-size:15px;margin:16px 0 6px}\n"
-    "code,pre,.mono{font:12.5px/1.4 ui-monospace,\"SFMono-Regular\",Menlo,Consolas,\"DejaVu Sans Mono\",monospace}\n"
+    "code,pre,.mono{font:12.5px/1.4 ui-monospace,\"SFMono-Regular\",Menlo,Consolas,\"DejaVu Sans "
+    "Mono\",monospace}\n"
     "pre{background:var(--bg2);border:1px solid var(--line);border-radius:4px;padding:8px 10px;"
     "white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0 10px}\n"
     ".meta{color:var(--muted);margin:2px 0}\n"
@@ -24,7 +26,8 @@ static const char css[] =
     "color:#fff;vertical-align:middle;font-size:14px;margin-left:8px}\n"
     ".v-pass{background:var(--ok)}.v-fail{background:var(--bad)}.v-other{background:var(--skip)}\n"
     "table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums}\n"
-    "th,td{border-bottom:1px solid var(--line);padding:4px 10px;text-align:left;vertical-align:top}\n"
+    "th,td{border-bottom:1px solid var(--line);padding:4px "
+    "10px;text-align:left;vertical-align:top}\n"
     "th{background:var(--bg2);font-weight:600}td.n,th.n{text-align:right}\n"
     ".cards{display:flex;flex-wrap:wrap;gap:10px;margin:14px 0}\n"
     ".card{border:1px solid var(--line);border-radius:6px;padding:6px 12px;min-width:100px}\n"
@@ -41,7 +44,8 @@ static const char css[] =
     ".row{display:grid;grid-template-columns:76px minmax(170px,1.3fr) 2.2fr 52px 2fr 64px;"
     "gap:10px;padding:4px 6px;align-items:baseline}\n"
     "summary.row{cursor:pointer;list-style:none}summary.row::-webkit-details-marker{display:none}\n"
-    "summary.row::before{content:\"\\25B8\";position:absolute;margin-left:-14px;color:var(--muted)}\n"
+    "summary.row::before{content:\"\\25B8\";position:absolute;margin-left:-14px;color:var(--muted)}"
+    "\n"
     "details[open]>summary.row::before{content:\"\\25BE\"}\n"
     ".check:hover{background:#fafafa}.row .id{overflow-wrap:anywhere}.row .dur{text-align:right;"
     "color:var(--muted)}.row .lvl,.row .cl{color:var(--muted)}\n"
@@ -49,7 +53,8 @@ static const char css[] =
     ".attention{margin:6px 0 4px;padding-left:18px}.attention li{margin:2px 0}\n"
     ".filters{margin:8px 0}.filters label{margin-right:16px;cursor:pointer}\n"
     "svg.plot{display:block;max-width:100%;height:auto;margin:8px 0 18px}\n"
-    "svg.plot text{font:12px system-ui,-apple-system,\"Segoe UI\",Roboto,Arial,sans-serif;fill:#333}\n"
+    "svg.plot text{font:12px system-ui,-apple-system,\"Segoe "
+    "UI\",Roboto,Arial,sans-serif;fill:#333}\n"
     "svg.plot .pt{font-weight:600;font-size:14px;fill:#1a1a1a}\n"
     "svg.plot .grid line{stroke:#e3e3e3;stroke-width:1}svg.plot .frame{fill:none;stroke:#999}\n"
     "svg.plot .nodata{fill:#888;font-size:14px}\n"
@@ -113,7 +118,8 @@ void hc_esc_capped(ps_buf *b, const ps_json *str, size_t max)
     }
     n = max;
     /* back up to the start of a UTF-8 sequence so the page stays valid */
-    while (n > 0 && ((unsigned char)str->str[n] & 0xC0) == 0x80) n--;
+    while (n > 0 && ((unsigned char)str->str[n] & 0xC0) == 0x80)
+        n--;
     hc_esc_n(b, str->str, n);
     ps_buf_printf(b, "\n\xE2\x80\xA6 (%zu more bytes not shown)", str->len - n);
 }
@@ -121,10 +127,18 @@ void hc_esc_capped(ps_buf *b, const ps_json *str, size_t max)
 static void json_compact(ps_buf *b, const ps_json *v)
 {
     switch (v->type) {
-    case PS_JSON_NULL: ps_buf_puts(b, "null"); break;
-    case PS_JSON_BOOL: ps_buf_puts(b, v->boolean ? "true" : "false"); break;
-    case PS_JSON_NUMBER: ps_buf_puts(b, v->str ? v->str : "0"); break;
-    case PS_JSON_STRING: ps_buf_json_string(b, v->str, v->len); break;
+    case PS_JSON_NULL:
+        ps_buf_puts(b, "null");
+        break;
+    case PS_JSON_BOOL:
+        ps_buf_puts(b, v->boolean ? "true" : "false");
+        break;
+    case PS_JSON_NUMBER:
+        ps_buf_puts(b, v->str ? v->str : "0");
+        break;
+    case PS_JSON_STRING:
+        ps_buf_json_string(b, v->str, v->len);
+        break;
     case PS_JSON_ARRAY:
         ps_buf_putc(b, '[');
         for (size_t i = 0; i < v->count; i++) {
@@ -153,9 +167,14 @@ void hc_value(ps_buf *b, const ps_json *v, const char *dflt)
         return;
     }
     switch (v->type) {
-    case PS_JSON_STRING: hc_esc_n(b, v->str, v->len); return;
-    case PS_JSON_NUMBER: hc_esc(b, v->str); return;
-    default: break;
+    case PS_JSON_STRING:
+        hc_esc_n(b, v->str, v->len);
+        return;
+    case PS_JSON_NUMBER:
+        hc_esc(b, v->str);
+        return;
+    default:
+        break;
     }
     ps_buf tmp = PS_BUF_INIT;
     json_compact(&tmp, v);

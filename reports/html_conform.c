@@ -15,7 +15,8 @@
 static const char *const statuses[] = {"passed", "failed", "warning", "not_run"};
 static const char *const status_labels[] = {"passed", "failed", "warnings", "not run"};
 static const char *const badge_labels[] = {"passed", "failed", "warning", "not run"};
-static const char *const status_colours[] = {"var(--ok)", "var(--bad)", "var(--warn)", "var(--skip)"};
+static const char *const status_colours[] = {"var(--ok)", "var(--bad)", "var(--warn)",
+                                             "var(--skip)"};
 #define NSTATUS 4
 
 /* Filtering without a server: the checkboxes only appear once the script has
@@ -26,17 +27,22 @@ static const char script[] =
     "var f=document.getElementById('filters');if(!f)return;f.hidden=false;\n"
     "var boxes=f.querySelectorAll('input');\n"
     "function apply(){var on={};boxes.forEach(function(i){on[i.value]=i.checked;});\n"
-    "document.querySelectorAll('.check').forEach(function(c){c.hidden=on[c.getAttribute('data-status')]===false;});\n"
+    "document.querySelectorAll('.check').forEach(function(c){c.hidden=on[c.getAttribute('data-"
+    "status')]===false;});\n"
     "document.querySelectorAll('section.suite').forEach(function(s){\n"
-    "s.hidden=s.querySelector('.check')!==null&&s.querySelector('.check:not([hidden])')===null;});}\n"
+    "s.hidden=s.querySelector('.check')!==null&&s.querySelector('.check:not([hidden])')===null;});}"
+    "\n"
     "var m=/^#show=([a-z_,]+)$/.exec(location.hash);\n"
-    "if(m){var want=m[1].split(',');boxes.forEach(function(i){i.checked=want.indexOf(i.value)>=0;});}\n"
+    "if(m){var "
+    "want=m[1].split(',');boxes.forEach(function(i){i.checked=want.indexOf(i.value)>=0;});}\n"
     "f.addEventListener('change',apply);apply();\n"
-    "function openHash(){var t=document.getElementById(decodeURIComponent(location.hash.slice(1)));\n"
+    "function openHash(){var "
+    "t=document.getElementById(decodeURIComponent(location.hash.slice(1)));\n"
     "if(t&&t.tagName==='DETAILS')t.open=true;}\n"
     "window.addEventListener('hashchange',openHash);openHash();\n"
     "window.addEventListener('beforeprint',function(){\n"
-    "document.querySelectorAll('details.check:not([hidden])').forEach(function(e){e.open=true;});});})();\n";
+    "document.querySelectorAll('details.check:not([hidden])').forEach(function(e){e.open=true;});})"
+    ";})();\n";
 
 static int status_index(const char *s)
 {
@@ -113,7 +119,8 @@ static void extra_members(ps_buf *b, const ps_json *obj)
     bool first = true;
     for (size_t i = 0; i < obj->count; i++) {
         bool skip = false;
-        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) skip |= !strcmp(obj->keys[i], known[k]);
+        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+            skip |= !strcmp(obj->keys[i], known[k]);
         if (skip) continue;
         ps_buf_puts(b, first ? "\n<span class=\"note\">" : "<span class=\"note\">");
         first = false;
@@ -227,7 +234,8 @@ static void evidence_block(ps_buf *b, const ps_json *check)
 /* failed and warning checks are also listed at the top, linking to their row */
 static void attention_item(ps_buf *attn, const ps_json *check, int si)
 {
-    ps_buf_printf(attn, "<li><span class=\"badge st-%s\">%s</span> <a href=\"#", statuses[si], badge_labels[si]);
+    ps_buf_printf(attn, "<li><span class=\"badge st-%s\">%s</span> <a href=\"#", statuses[si],
+                  badge_labels[si]);
     hc_value(attn, ps_json_get(check, "id"), "");
     ps_buf_puts(attn, "\"><code>");
     hc_value(attn, ps_json_get(check, "id"), "(no id)");
@@ -249,8 +257,8 @@ static void check_row(ps_buf *b, ps_buf *attn, const ps_json *check, int counts[
 
     ps_buf_printf(b, "<%s class=\"check\" data-status=\"%s\" id=\"", outer, cls);
     hc_value(b, ps_json_get(check, "id"), "");
-    ps_buf_printf(b, "\"><%s class=\"row\"><span><span class=\"badge st-%s\">", expandable ? "summary" : "div",
-                  cls);
+    ps_buf_printf(b, "\"><%s class=\"row\"><span><span class=\"badge st-%s\">",
+                  expandable ? "summary" : "div", cls);
     if (si < 0)
         hc_value(b, ps_json_get(check, "status"), "unknown");
     else
@@ -328,8 +336,10 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
         const ps_json *checks = hc_get(s, "checks", PS_JSON_ARRAY);
         int sc[NSTATUS + 1] = {0};
         ps_buf rows = PS_BUF_INIT;
-        for (size_t j = 0; checks && j < checks->count; j++) check_row(&rows, &attn, checks->items[j], sc);
-        for (int k = 0; k <= NSTATUS; k++) counted[k] += sc[k];
+        for (size_t j = 0; checks && j < checks->count; j++)
+            check_row(&rows, &attn, checks->items[j], sc);
+        for (int k = 0; k <= NSTATUS; k++)
+            counted[k] += sc[k];
         ps_buf_puts(&body, "<section class=\"suite\" data-suite=\"");
         hc_value(&body, ps_json_get(s, "name"), "");
         ps_buf_puts(&body, "\">\n<h2>");
@@ -353,7 +363,9 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
     ps_buf_puts(&b, "<header>\n<h1>Pet Store conformance report");
     if (verdict) {
         ps_buf_printf(&b, "<span class=\"verdict %s\" data-verdict=\"",
-                      !strcmp(verdict, "pass") ? "v-pass" : !strcmp(verdict, "fail") ? "v-fail" : "v-other");
+                      !strcmp(verdict, "pass")   ? "v-pass"
+                      : !strcmp(verdict, "fail") ? "v-fail"
+                                                 : "v-other");
         hc_esc(&b, verdict);
         ps_buf_puts(&b, "\">");
         hc_esc(&b, verdict);
@@ -382,10 +394,11 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
 
     ps_buf_puts(&b, "<div class=\"filters\" id=\"filters\" hidden>Show: ");
     for (int i = 0; i < NSTATUS; i++)
-        ps_buf_printf(&b, "<label><input type=\"checkbox\" value=\"%s\" checked> %s</label>", statuses[i],
-                      status_labels[i]);
+        ps_buf_printf(&b, "<label><input type=\"checkbox\" value=\"%s\" checked> %s</label>",
+                      statuses[i], status_labels[i]);
     if (counted[NSTATUS])
-        ps_buf_puts(&b, "<label><input type=\"checkbox\" value=\"unknown\" checked> unknown</label>");
+        ps_buf_puts(&b,
+                    "<label><input type=\"checkbox\" value=\"unknown\" checked> unknown</label>");
     ps_buf_puts(&b, "</div>\n");
     if (attn.len) {
         ps_buf_puts(&b, "<h2>Needs attention</h2>\n<ul class=\"attention\">\n");
@@ -395,7 +408,8 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
     ps_buf_puts(&b, "<p class=\"note\">Failed and warning checks open to show the request, the "
                     "response, what was expected and a curl command that reproduces it.</p>\n");
 
-    if (!suites || !suites->count) ps_buf_puts(&b, "<p class=\"note\">The report lists no suites.</p>\n");
+    if (!suites || !suites->count)
+        ps_buf_puts(&b, "<p class=\"note\">The report lists no suites.</p>\n");
     ps_buf_append(&b, body.data, body.len);
 
     ps_buf_puts(&b, "<footer>");

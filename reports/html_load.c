@@ -12,8 +12,10 @@
 
 static const char script[] = "document.documentElement.setAttribute('data-script','ran');\n";
 
-static const char *const pct_keys[] = {"p50", "p75", "p90", "p95", "p99", "p99_9", "p99_99", "max", "mean"};
-static const char *const pct_labels[] = {"50%", "75%", "90%", "95%", "99%", "99.9%", "99.99%", "max", "mean"};
+static const char *const pct_keys[] = {"p50",   "p75",    "p90", "p95", "p99",
+                                       "p99_9", "p99_99", "max", "mean"};
+static const char *const pct_labels[] = {"50%",   "75%",    "90%", "95%", "99%",
+                                         "99.9%", "99.99%", "max", "mean"};
 #define NPCT (sizeof pct_keys / sizeof pct_keys[0])
 
 /* Latency axis unit from the largest value drawn, so ticks read "2.5 ms", not "2500 µs". */
@@ -34,7 +36,9 @@ static void verdict_badge(ps_buf *b, const char *verdict, const char *attr)
         return;
     }
     ps_buf_printf(b, "<span class=\"verdict %s\" data-%s=\"",
-                  !strcmp(verdict, "pass") ? "v-pass" : !strcmp(verdict, "fail") ? "v-fail" : "v-other",
+                  !strcmp(verdict, "pass")   ? "v-pass"
+                  : !strcmp(verdict, "fail") ? "v-fail"
+                                             : "v-other",
                   attr);
     hc_esc(b, verdict);
     ps_buf_puts(b, "\">");
@@ -108,10 +112,11 @@ static void percentiles_table(ps_buf *b, const ps_json *lat)
         ps_buf_puts(b, "<p class=\"note\">No latency was recorded.</p>\n");
         return;
     }
-    ps_buf_puts(b, "<p class=\"note\">Corrected latency counts from when each request should have "
-                   "been sent (coordinated omission corrected); uncorrected from when it was "
-                   "sent.</p>\n<table class=\"pct\"><tr><th>percentile</th><th class=\"n\">corrected"
-                   "</th><th class=\"n\">uncorrected</th></tr>\n");
+    ps_buf_puts(b,
+                "<p class=\"note\">Corrected latency counts from when each request should have "
+                "been sent (coordinated omission corrected); uncorrected from when it was "
+                "sent.</p>\n<table class=\"pct\"><tr><th>percentile</th><th class=\"n\">corrected"
+                "</th><th class=\"n\">uncorrected</th></tr>\n");
     for (size_t i = 0; i < NPCT; i++) {
         ps_buf_printf(b, "<tr data-key=\"%s\"><th>%s</th>", pct_keys[i], pct_labels[i]);
         latency_cell(b, c, pct_keys[i]);
@@ -159,7 +164,13 @@ static void spectrum_section(ps_buf *b, const ps_json *spec)
     latency_unit(max_us, &div, &unit);
     ps_svg_series s[2] = {
         {.name = "corrected", .key = "corrected", .x = cx, .y = cy, .n = cn, .color = 0},
-        {.name = "uncorrected", .key = "uncorrected", .x = ux, .y = uy, .n = un, .color = 1, .dashed = true},
+        {.name = "uncorrected",
+         .key = "uncorrected",
+         .x = ux,
+         .y = uy,
+         .n = un,
+         .color = 1,
+         .dashed = true},
     };
     ps_svg_plot p = {
         .id = "spectrum",
@@ -167,7 +178,11 @@ static void spectrum_section(ps_buf *b, const ps_json *spec)
         .width = 1180,
         .height = 360,
         .x = {.scale = PS_SVG_PERCENTILE, .label = "percentile"},
-        .y = {.scale = PS_SVG_LINEAR, .label = "latency", .unit = unit, .divisor = div, .from_zero = true},
+        .y = {.scale = PS_SVG_LINEAR,
+              .label = "latency",
+              .unit = unit,
+              .divisor = div,
+              .from_zero = true},
         .series = s,
         .nseries = 2,
     };
@@ -222,8 +237,13 @@ static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const ch
         }
     }
     for (size_t k = 0; k < ndefs && k < 8; k++)
-        s[k] = (ps_svg_series){.name = defs[k].name, .key = defs[k].path, .x = x, .y = ys + k * n,
-                               .n = n, .color = (int)k, .dashed = defs[k].dashed};
+        s[k] = (ps_svg_series){.name = defs[k].name,
+                               .key = defs[k].path,
+                               .x = x,
+                               .y = ys + k * n,
+                               .n = n,
+                               .color = (int)k,
+                               .dashed = defs[k].dashed};
     if (latency) latency_unit(max, &div, &yunit);
     ps_svg_plot p = {
         .id = id,
@@ -231,7 +251,11 @@ static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const ch
         .width = 1180,
         .height = 280,
         .x = {.scale = PS_SVG_LINEAR, .label = "time since start", .unit = "s", .from_zero = true},
-        .y = {.scale = PS_SVG_LINEAR, .label = ylabel, .unit = yunit, .divisor = div, .from_zero = true},
+        .y = {.scale = PS_SVG_LINEAR,
+              .label = ylabel,
+              .unit = yunit,
+              .divisor = div,
+              .from_zero = true},
         .series = s,
         .nseries = ndefs < 8 ? ndefs : 8,
     };
@@ -247,12 +271,10 @@ static void intervals_section(ps_buf *b, const ps_json *iv)
                                  {"p90_us", "p90", false},
                                  {"p99_us", "p99", false},
                                  {"max_us", "max", true}};
-    static const ts_def st_all[] = {{"status_classes.2xx", "2xx", false},
-                                    {"status_classes.3xx", "3xx", false},
-                                    {"status_classes.4xx", "4xx", false},
-                                    {"status_classes.5xx", "5xx", false},
-                                    {"status_classes.429", "429", true},
-                                    {"status_classes.errors", "errors", true}};
+    static const ts_def st_all[] = {
+        {"status_classes.2xx", "2xx", false}, {"status_classes.3xx", "3xx", false},
+        {"status_classes.4xx", "4xx", false}, {"status_classes.5xx", "5xx", false},
+        {"status_classes.429", "429", true},  {"status_classes.errors", "errors", true}};
     ts_def st[6];
     size_t nst = 0;
     ps_buf_puts(b, "<h2>Over time</h2>\n");
@@ -261,7 +283,8 @@ static void intervals_section(ps_buf *b, const ps_json *iv)
         return;
     }
     size_t partial = 0;
-    for (size_t i = 0; i < iv->count; i++) partial += interval_is_partial(iv, i);
+    for (size_t i = 0; i < iv->count; i++)
+        partial += interval_is_partial(iv, i);
     interval_plot(b, iv, "throughput", "Throughput", "throughput", "requests/s", false, thr, 1);
     interval_plot(b, iv, "latency", "Latency per interval (uncorrected per-interval percentiles)",
                   "latency", NULL, true, lat, 4);
@@ -272,10 +295,12 @@ static void intervals_section(ps_buf *b, const ps_json *iv)
             present = ps_json_path(iv->items[i], st_all[k].path) != NULL;
         if (present) st[nst++] = st_all[k];
     }
-    interval_plot(b, iv, "status", "Responses per interval by status", "responses", NULL, false, st, nst);
+    interval_plot(b, iv, "status", "Responses per interval by status", "responses", NULL, false, st,
+                  nst);
     if (partial)
-        ps_buf_printf(b, "<p class=\"note\">%zu partial interval%s (shorter than half the longest)"
-                         " not drawn; intervals without requests have no latency point.</p>\n",
+        ps_buf_printf(b,
+                      "<p class=\"note\">%zu partial interval%s (shorter than half the longest)"
+                      " not drawn; intervals without requests have no latency point.</p>\n",
                       partial, partial == 1 ? "" : "s");
 }
 
@@ -289,7 +314,8 @@ static void status_section(ps_buf *b, const ps_json *doc)
         ps_buf_puts(b, "<p class=\"note\">No responses were recorded.</p>\n");
     } else {
         for (size_t i = 0; i < st->count; i++)
-            if (st->items[i]->type == PS_JSON_NUMBER && isfinite(st->items[i]->d)) total += st->items[i]->d;
+            if (st->items[i]->type == PS_JSON_NUMBER && isfinite(st->items[i]->d))
+                total += st->items[i]->d;
         ps_buf_puts(b, "<table class=\"status\"><tr><th>status</th><th class=\"n\">responses</th>"
                        "<th class=\"n\">share</th></tr>\n");
         for (size_t i = 0; i < st->count; i++) {
@@ -310,7 +336,8 @@ static void status_section(ps_buf *b, const ps_json *doc)
         ps_buf_puts(b, "</table>\n");
     }
     if (errs && errs->count) {
-        ps_buf_puts(b, "<table class=\"errors\"><tr><th>error</th><th class=\"n\">count</th></tr>\n");
+        ps_buf_puts(b,
+                    "<table class=\"errors\"><tr><th>error</th><th class=\"n\">count</th></tr>\n");
         for (size_t i = 0; i < errs->count; i++) {
             ps_buf_puts(b, "<tr><td>");
             hc_esc_n(b, errs->keys[i], errs->key_lens[i]);
@@ -327,9 +354,10 @@ static void breakdown_table(ps_buf *b, const char *heading, const char *first, c
                             const char *count_key)
 {
     if (!obj || obj->type != PS_JSON_OBJECT || !obj->count) return;
-    ps_buf_printf(b, "<h3>%s</h3>\n<table><tr><th>%s</th><th class=\"n\">%s</th>"
-                     "<th class=\"n\">p50</th><th class=\"n\">p90</th><th class=\"n\">p99</th>"
-                     "<th class=\"n\">max</th><th class=\"n\">p99 uncorrected</th></tr>\n",
+    ps_buf_printf(b,
+                  "<h3>%s</h3>\n<table><tr><th>%s</th><th class=\"n\">%s</th>"
+                  "<th class=\"n\">p50</th><th class=\"n\">p90</th><th class=\"n\">p99</th>"
+                  "<th class=\"n\">max</th><th class=\"n\">p99 uncorrected</th></tr>\n",
                   heading, first, count_key);
     for (size_t i = 0; i < obj->count; i++) {
         const ps_json *e = obj->items[i];
@@ -375,7 +403,8 @@ static void plans_table(ps_buf *b, const ps_json *plans, const ps_json *lim)
                    "<th class=\"n\">p99</th><th class=\"n\">max</th></tr>\n");
     for (size_t i = 0; i < plans->count; i++) {
         const ps_json *p = plans->items[i];
-        const ps_json *c = hc_get(hc_get(p, "latency_us", PS_JSON_OBJECT), "corrected", PS_JSON_OBJECT);
+        const ps_json *c =
+            hc_get(hc_get(p, "latency_us", PS_JSON_OBJECT), "corrected", PS_JSON_OBJECT);
         size_t nv = plan_violations(viol, ps_json_get(p, "plan"));
         ps_buf_puts(b, "<tr><td>");
         hc_value(b, ps_json_get(p, "plan"), "n/a");
@@ -442,7 +471,8 @@ static void limits_section(ps_buf *b, const ps_json *lim, const ps_json *plans)
             struct tm tm;
             char when[32];
             if (gmtime_r(&t, &tm) && strftime(when, sizeof when, "%Y-%m-%d %H:%M:%SZ", &tm)) {
-                ps_buf_printf(b, "<span title=\"%s\">%s</span>", reset->str ? reset->str : "", when);
+                ps_buf_printf(b, "<span title=\"%s\">%s</span>", reset->str ? reset->str : "",
+                              when);
             }
         } else {
             hc_value(b, ps_json_get(v, "window_reset"), "");
@@ -469,7 +499,8 @@ static void thresholds_section(ps_buf *b, const ps_json *th)
         hc_value(b, ps_json_get(t, "expression"), "");
         ps_buf_puts(b, "</td><td>");
         if (passed)
-            ps_buf_printf(b, "<span class=\"badge st-%s\">%s</span>", passed->boolean ? "passed" : "failed",
+            ps_buf_printf(b, "<span class=\"badge st-%s\">%s</span>",
+                          passed->boolean ? "passed" : "failed",
                           passed->boolean ? "passed" : "failed");
         else
             ps_buf_puts(b, "n/a");
@@ -529,10 +560,13 @@ int ps_report_html_load(const ps_json *doc, FILE *out, ps_error *err)
     intervals_section(&b, hc_get(doc, "intervals", PS_JSON_ARRAY));
     status_section(&b, doc);
     ps_buf_puts(&b, "<h2>Breakdown</h2>\n");
-    if (!hc_get(doc, "operations", PS_JSON_OBJECT) && !hc_get(doc, "status_classes", PS_JSON_OBJECT))
+    if (!hc_get(doc, "operations", PS_JSON_OBJECT) &&
+        !hc_get(doc, "status_classes", PS_JSON_OBJECT))
         ps_buf_puts(&b, "<p class=\"note\">No breakdown in the report.</p>\n");
-    breakdown_table(&b, "By operation", "operation", hc_get(doc, "operations", PS_JSON_OBJECT), "requests");
-    breakdown_table(&b, "By status class", "class", hc_get(doc, "status_classes", PS_JSON_OBJECT), "count");
+    breakdown_table(&b, "By operation", "operation", hc_get(doc, "operations", PS_JSON_OBJECT),
+                    "requests");
+    breakdown_table(&b, "By status class", "class", hc_get(doc, "status_classes", PS_JSON_OBJECT),
+                    "count");
     limits_section(&b, ps_json_get(doc, "limits"), hc_get(doc, "plans", PS_JSON_ARRAY));
     thresholds_section(&b, hc_get(doc, "thresholds", PS_JSON_ARRAY));
 

@@ -116,7 +116,8 @@ size_t ps_svg_ticks_log(double *lo, double *hi, double *ticks)
     } else {
         int stride = (dhi - dlo + PS_SVG_MAX_TICKS - 2) / (PS_SVG_MAX_TICKS - 1);
         if (stride < 1) stride = 1;
-        for (int d = dlo; d <= dhi && n < PS_SVG_MAX_TICKS; d += stride) ticks[n++] = pow(10, d);
+        for (int d = dlo; d <= dhi && n < PS_SVG_MAX_TICKS; d += stride)
+            ticks[n++] = pow(10, d);
         dhi = dlo + (int)(n - 1) * stride;
     }
     *lo = pow(10, dlo);
@@ -135,7 +136,8 @@ void ps_svg_percentile_label(double u, char *out, size_t outlen)
     } else {
         char nines[24];
         int i;
-        for (i = 0; i < k - 2; i++) nines[i] = '9';
+        for (i = 0; i < k - 2; i++)
+            nines[i] = '9';
         nines[i] = '\0';
         snprintf(out, outlen, "99%s%s%%", k > 2 ? "." : "", nines);
     }
@@ -164,19 +166,20 @@ void ps_svg_format_number(double v, double step, char *out, size_t outlen)
 /* An axis ready for drawing: bounds in data units plus the transform. */
 typedef struct axis_geo {
     ps_svg_scale scale;
-    double lo, hi;     /* data units (percentile axis: u = 1/(1-p) units) */
-    double tlo, thi;   /* transformed bounds */
-    double px0, px1;   /* pixel positions of lo and hi */
+    double lo, hi;   /* data units (percentile axis: u = 1/(1-p) units) */
+    double tlo, thi; /* transformed bounds */
+    double px0, px1; /* pixel positions of lo and hi */
     double ticks[PS_SVG_MAX_TICKS];
     size_t nticks;
-    double step;       /* linear tick step, for label decimals */
+    double step; /* linear tick step, for label decimals */
 } axis_geo;
 
 static double transform(ps_svg_scale s, double v, bool *ok)
 {
     *ok = isfinite(v);
     switch (s) {
-    case PS_SVG_LINEAR: return v;
+    case PS_SVG_LINEAR:
+        return v;
     case PS_SVG_LOG:
         if (!(v > 0)) *ok = false;
         return *ok ? log10(v) : 0;
@@ -255,7 +258,8 @@ static void setup_axis(axis_geo *g, const ps_svg_plot *p, bool is_x, size_t max_
             double div = a->divisor > 0 ? a->divisor : 1;
             double l = lo / div, h = hi / div;
             g->nticks = ps_svg_ticks_linear(&l, &h, max_ticks, g->ticks);
-            for (size_t i = 0; i < g->nticks; i++) g->ticks[i] *= div;
+            for (size_t i = 0; i < g->nticks; i++)
+                g->ticks[i] *= div;
             g->step = g->nticks > 1 ? (g->ticks[1] - g->ticks[0]) / div : 1;
             lo = l * div, hi = h * div;
         }
@@ -295,9 +299,15 @@ static void tick_label(const axis_geo *g, const ps_svg_axis *a, double v, char *
 {
     double div = a->divisor > 0 ? a->divisor : 1;
     switch (g->scale) {
-    case PS_SVG_PERCENTILE: ps_svg_percentile_label(v, buf, n); break;
-    case PS_SVG_LOG: ps_svg_format_number(v / div, v / div, buf, n); break;
-    case PS_SVG_LINEAR: ps_svg_format_number(v / div, g->step, buf, n); break;
+    case PS_SVG_PERCENTILE:
+        ps_svg_percentile_label(v, buf, n);
+        break;
+    case PS_SVG_LOG:
+        ps_svg_format_number(v / div, v / div, buf, n);
+        break;
+    case PS_SVG_LINEAR:
+        ps_svg_format_number(v / div, g->step, buf, n);
+        break;
     }
 }
 
@@ -341,8 +351,10 @@ void ps_svg_plot_write(ps_buf *out, const ps_svg_plot *p)
     gx.px0 = left, gx.px1 = right;
     gy.px0 = bottom, gy.px1 = top;
 
-    ps_buf_printf(out, "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\""
-                       " width=\"%d\" height=\"%d\" role=\"img\" data-plot=\"", w, h, w, h);
+    ps_buf_printf(out,
+                  "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\""
+                  " width=\"%d\" height=\"%d\" role=\"img\" data-plot=\"",
+                  w, h, w, h);
     put_attr_text(out, p->id);
     ps_buf_printf(out, "\" data-x-scale=\"%s\" data-x-min=\"", scale_name(gx.scale));
     ps_svg_put_number(out, bound_value(&gx, gx.lo));
@@ -352,8 +364,10 @@ void ps_svg_plot_write(ps_buf *out, const ps_svg_plot *p)
     ps_svg_put_number(out, bound_value(&gy, gy.lo));
     ps_buf_puts(out, "\" data-y-max=\"");
     ps_svg_put_number(out, bound_value(&gy, gy.hi));
-    ps_buf_printf(out, "\" data-left=\"%g\" data-right=\"%g\" data-top=\"%g\" data-bottom=\"%g\""
-                       " aria-label=\"", left, right, top, bottom);
+    ps_buf_printf(out,
+                  "\" data-left=\"%g\" data-right=\"%g\" data-top=\"%g\" data-bottom=\"%g\""
+                  " aria-label=\"",
+                  left, right, top, bottom);
     put_attr_text(out, p->title);
     ps_buf_puts(out, "\">\n<title>");
     put_attr_text(out, p->title);
@@ -368,13 +382,15 @@ void ps_svg_plot_write(ps_buf *out, const ps_svg_plot *p)
         bool ok;
         double x = tick_px(&gx, gx.ticks[i], &ok);
         if (!ok) continue;
-        ps_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, top, x, bottom);
+        ps_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, top, x,
+                      bottom);
     }
     for (size_t i = 0; i < gy.nticks; i++) {
         bool ok;
         double y = tick_px(&gy, gy.ticks[i], &ok);
         if (!ok) continue;
-        ps_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", left, y, right, y);
+        ps_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", left, y,
+                      right, y);
     }
     ps_buf_puts(out, "</g>\n<g class=\"tl\">");
     for (size_t i = 0; i < gx.nticks; i++) {
@@ -396,13 +412,15 @@ void ps_svg_plot_write(ps_buf *out, const ps_svg_plot *p)
                       y + 4, lab);
     }
     ps_buf_puts(out, "</g>\n");
-    ps_buf_printf(out, "<rect class=\"frame\" x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\"/>\n", left,
-                  top, right - left, bottom - top);
+    ps_buf_printf(out, "<rect class=\"frame\" x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\"/>\n",
+                  left, top, right - left, bottom - top);
     ps_buf_printf(out, "<text class=\"al\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">",
                   (left + right) / 2, h - 8);
     axis_title(out, &p->x);
-    ps_buf_printf(out, "</text>\n<text class=\"al\" transform=\"translate(14 %.1f) rotate(-90)\""
-                       " text-anchor=\"middle\">", (top + bottom) / 2);
+    ps_buf_printf(out,
+                  "</text>\n<text class=\"al\" transform=\"translate(14 %.1f) rotate(-90)\""
+                  " text-anchor=\"middle\">",
+                  (top + bottom) / 2);
     axis_title(out, &p->y);
     ps_buf_puts(out, "</text>\n");
 
@@ -432,9 +450,10 @@ void ps_svg_plot_write(ps_buf *out, const ps_svg_plot *p)
         }
         ps_buf_puts(out, "<polyline class=\"series\" data-series=\"");
         put_attr_text(out, se->key);
-        ps_buf_printf(out, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\""
-                           " stroke-linejoin=\"round\"%s points=\"%s\" data-x=\"%s\" data-y=\"%s\">"
-                           "<title>",
+        ps_buf_printf(out,
+                      "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\""
+                      " stroke-linejoin=\"round\"%s points=\"%s\" data-x=\"%s\" data-y=\"%s\">"
+                      "<title>",
                       col, se->dashed ? " stroke-dasharray=\"6 3\"" : "", pts.data ? pts.data : "",
                       dx.data ? dx.data : "", dy.data ? dy.data : "");
         put_attr_text(out, se->name);
@@ -449,16 +468,19 @@ void ps_svg_plot_write(ps_buf *out, const ps_svg_plot *p)
         ps_buf_free(&dy);
     }
     if (!drawn_total)
-        ps_buf_printf(out, "<text class=\"nodata\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">"
-                           "no data</text>\n", (left + right) / 2, (top + bottom) / 2);
+        ps_buf_printf(out,
+                      "<text class=\"nodata\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">"
+                      "no data</text>\n",
+                      (left + right) / 2, (top + bottom) / 2);
 
     /* legend */
     ps_buf_puts(out, "<g class=\"legend\">");
     for (size_t i = 0; i < p->nseries; i++) {
         const ps_svg_series *se = &p->series[i];
         const char *col = palette[(size_t)(se->color < 0 ? 0 : se->color) % PALETTE_N];
-        ps_buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\""
-                           " stroke-width=\"2.5\"%s/><text x=\"%.1f\" y=\"%.1f\">",
+        ps_buf_printf(out,
+                      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\""
+                      " stroke-width=\"2.5\"%s/><text x=\"%.1f\" y=\"%.1f\">",
                       lx, ly - 4, lx + 22, ly - 4, col,
                       se->dashed ? " stroke-dasharray=\"6 3\"" : "", lx + 27, ly);
         put_attr_text(out, se->name);

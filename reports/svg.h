@@ -39,12 +39,12 @@ typedef struct ps_svg_series {
     const char *key;     /* data-series attribute, e.g. "corrected" */
     const double *x, *y; /* n points; a point with a non-finite coordinate is skipped */
     size_t n;
-    int color;           /* palette index (colour-blind-safe, cycles) */
+    int color; /* palette index (colour-blind-safe, cycles) */
     bool dashed;
 } ps_svg_series;
 
 typedef struct ps_svg_plot {
-    const char *id;    /* data-plot attribute */
+    const char *id; /* data-plot attribute */
     const char *title;
     int width, height; /* pixels; 0 picks 900 x 300 */
     ps_svg_axis x, y;

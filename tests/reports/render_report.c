@@ -34,7 +34,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if ((strcmp(argv[1], "conform") == 0 ? ps_report_html_conform(doc, out, &err)
-                                          : ps_report_html_load(doc, out, &err)) != 0) {
+                                         : ps_report_html_load(doc, out, &err)) != 0) {
         fprintf(stderr, "%s: %s\n", argv[3], err.message);
         goto out;
     }

@@ -76,7 +76,8 @@ static size_t parse_list(const char *s, double *out, size_t cap)
         if (end == s) break;
         out[n++] = v;
         s = end;
-        while (*s == ' ' || *s == ',') s++;
+        while (*s == ' ' || *s == ',')
+            s++;
     }
     return n;
 }
@@ -93,7 +94,8 @@ static bool find_plot(const char *html, const char *id, plot_geo *g)
     snprintf(key, sizeof key, "data-plot=\"%s\"", id);
     const char *p = strstr(html, key);
     if (!p) return false;
-    while (p > html && strncmp(p, "<svg", 4) != 0) p--;
+    while (p > html && strncmp(p, "<svg", 4) != 0)
+        p--;
     g->svg = p;
     char *xs = attr(p, "data-x-scale");
     snprintf(g->xscale, sizeof g->xscale, "%s", xs ? xs : "");
@@ -125,7 +127,8 @@ static double expect_py(const plot_geo *g, double y)
 #define MAXPTS 100000
 
 /* Checks one series of plot g against the expected points (NaN y = not drawn). */
-static void check_series(const plot_geo *g, const char *key, const double *ex, const double *ey, size_t n)
+static void check_series(const plot_geo *g, const char *key, const double *ex, const double *ey,
+                         size_t n)
 {
     char want[128];
     snprintf(want, sizeof want, "data-series=\"%s\"", key);
@@ -136,7 +139,8 @@ static void check_series(const plot_geo *g, const char *key, const double *ex, c
         fprintf(stderr, "series %s not found\n", key);
         return;
     }
-    while (strncmp(p, "<polyline", 9) != 0) p--;
+    while (strncmp(p, "<polyline", 9) != 0)
+        p--;
     char *sx = attr(p, "data-x"), *sy = attr(p, "data-y"), *pts = attr(p, "points");
     static double dx[MAXPTS], dy[MAXPTS], pp[2 * MAXPTS];
     size_t nx = parse_list(sx, dx, MAXPTS), ny = parse_list(sy, dy, MAXPTS);
@@ -151,10 +155,12 @@ static void check_series(const plot_geo *g, const char *key, const double *ex, c
         /* the numbers themselves, exactly */
         if (dx[k] != ex[i] || dy[k] != ey[i]) bad++;
         /* and where they were drawn, to the 0.1 px the writer prints */
-        if (fabs(pp[2 * k] - expect_px(g, ex[i])) > 0.051 || fabs(pp[2 * k + 1] - expect_py(g, ey[i])) > 0.051) {
+        if (fabs(pp[2 * k] - expect_px(g, ex[i])) > 0.051 ||
+            fabs(pp[2 * k + 1] - expect_py(g, ey[i])) > 0.051) {
             if (bad < 3)
-                fprintf(stderr, "%s point %zu (%g,%g) drawn at %g,%g, expected %g,%g\n", key, k, ex[i], ey[i],
-                        pp[2 * k], pp[2 * k + 1], expect_px(g, ex[i]), expect_py(g, ey[i]));
+                fprintf(stderr, "%s point %zu (%g,%g) drawn at %g,%g, expected %g,%g\n", key, k,
+                        ex[i], ey[i], pp[2 * k], pp[2 * k + 1], expect_px(g, ex[i]),
+                        expect_py(g, ey[i]));
             bad++;
         }
         k++;
@@ -174,7 +180,9 @@ static void check_spectrum(const char *html, const ps_json *doc)
     CHECK_STR(g.xscale, "percentile");
     static const char *const kinds[] = {"corrected", "uncorrected"};
     for (int k = 0; k < 2; k++) {
-        const ps_json *rows = ps_json_path(doc, "percentile_spectrum") ? ps_json_get(ps_json_get(doc, "percentile_spectrum"), kinds[k]) : NULL;
+        const ps_json *rows = ps_json_path(doc, "percentile_spectrum")
+                                  ? ps_json_get(ps_json_get(doc, "percentile_spectrum"), kinds[k])
+                                  : NULL;
         if (!rows || rows->type != PS_JSON_ARRAY) {
             fprintf(stderr, "no %s spectrum in the JSON\n", kinds[k]);
             CHECK(rows != NULL);
@@ -195,11 +203,16 @@ static void check_intervals(const char *html, const ps_json *doc)
 {
     static const struct {
         const char *plot, *path;
-    } series[] = {{"throughput", "throughput_rps"}, {"latency", "p50_us"},
-                  {"latency", "p90_us"},            {"latency", "p99_us"},
-                  {"latency", "max_us"},            {"status", "status_classes.2xx"},
-                  {"status", "status_classes.3xx"}, {"status", "status_classes.4xx"},
-                  {"status", "status_classes.5xx"}, {"status", "status_classes.429"},
+    } series[] = {{"throughput", "throughput_rps"},
+                  {"latency", "p50_us"},
+                  {"latency", "p90_us"},
+                  {"latency", "p99_us"},
+                  {"latency", "max_us"},
+                  {"status", "status_classes.2xx"},
+                  {"status", "status_classes.3xx"},
+                  {"status", "status_classes.4xx"},
+                  {"status", "status_classes.5xx"},
+                  {"status", "status_classes.429"},
                   {"status", "status_classes.errors"}};
     const ps_json *iv = ps_json_get(doc, "intervals");
     CHECK(iv && iv->type == PS_JSON_ARRAY && iv->count > 0);
@@ -213,7 +226,8 @@ static void check_intervals(const char *html, const ps_json *doc)
         plot_geo g;
         CHECK(find_plot(html, series[s].plot, &g));
         bool present = false;
-        for (size_t i = 0; i < iv->count; i++) present |= ps_json_path(iv->items[i], series[s].path) != NULL;
+        for (size_t i = 0; i < iv->count; i++)
+            present |= ps_json_path(iv->items[i], series[s].path) != NULL;
         if (!present) { /* a class the writer does not report is not drawn */
             char key[96];
             snprintf(key, sizeof key, "data-series=\"%s\"", series[s].path);
@@ -226,7 +240,8 @@ static void check_intervals(const char *html, const ps_json *doc)
             x[i] = t && t->type == PS_JSON_NUMBER ? t->d : NAN;
             /* not drawn: partial intervals, and latency of intervals without requests */
             if (ps_json_get_number(iv->items[i], "length_s", 1) < max_len / 2) x[i] = NAN;
-            if (!strcmp(series[s].plot, "latency") && ps_json_get_number(iv->items[i], "requests", 1) == 0)
+            if (!strcmp(series[s].plot, "latency") &&
+                ps_json_get_number(iv->items[i], "requests", 1) == 0)
                 x[i] = NAN;
             y[i] = v && v->type == PS_JSON_NUMBER ? v->d : NAN;
         }
@@ -237,7 +252,8 @@ static void check_intervals(const char *html, const ps_json *doc)
 
 static void check_latency_table(const char *html, const ps_json *doc)
 {
-    static const char *const keys[] = {"p50", "p75", "p90", "p95", "p99", "p99_9", "p99_99", "max", "mean"};
+    static const char *const keys[] = {"p50",   "p75",    "p90", "p95", "p99",
+                                       "p99_9", "p99_99", "max", "mean"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         char row[64], path[64];
         snprintf(row, sizeof row, "<tr data-key=\"%s\">", keys[i]);
@@ -275,14 +291,16 @@ static void check_conform_counts(const char *html, const ps_json *doc)
             char want[512];
             ps_buf esc = PS_BUF_INIT;
             ps_buf_html_escape(&esc, id, strlen(id));
-            snprintf(want, sizeof want, "data-status=\"%s\" id=\"%s\"", st, esc.data ? esc.data : "");
+            snprintf(want, sizeof want, "data-status=\"%s\" id=\"%s\"", st,
+                     esc.data ? esc.data : "");
             if (!strstr(html, want)) fprintf(stderr, "check %s (%s) not shown\n", id, st);
             CHECK(strstr(html, want) != NULL);
             ps_buf_free(&esc);
         }
     }
     size_t rows = 0;
-    for (const char *p = html; (p = strstr(p, "class=\"check\"")) != NULL; p++) rows++;
+    for (const char *p = html; (p = strstr(p, "class=\"check\"")) != NULL; p++)
+        rows++;
     CHECK_INT(rows, checks);
 }
 

@@ -49,7 +49,8 @@ static char *render_file(render_fn fn, const char *name, size_t *len)
 static size_t count_of(const char *hay, const char *needle)
 {
     size_t n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
     return n;
 }
 
@@ -72,8 +73,9 @@ static void check_self_contained(const char *html)
  * leaked from a degenerate document into the SVG. */
 static void check_numbers_only(const char *html)
 {
-    static const char *const attrs[] = {" points=\"", " data-x=\"", " data-y=\"", " data-x-min=\"",
-                                        " data-x-max=\"", " data-y-min=\"", " data-y-max=\""};
+    static const char *const attrs[] = {" points=\"",     " data-x=\"",     " data-y=\"",
+                                        " data-x-min=\"", " data-x-max=\"", " data-y-min=\"",
+                                        " data-y-max=\""};
     for (size_t a = 0; a < sizeof attrs / sizeof attrs[0]; a++) {
         for (const char *p = html; (p = strstr(p, attrs[a])) != NULL;) {
             p += strlen(attrs[a]);
@@ -106,7 +108,8 @@ static void test_conform_sample_escapes_hostile_body(void)
     CHECK_INT(count_of(html, "data-status=\"passed\""), 7);
     CHECK(strstr(html, "schema.category-fields") != NULL);
     CHECK(strstr(html, "spec 5 Category") != NULL);
-    CHECK(strstr(html, "curl -i -X GET -H &#39;Authorization: Bearer $PETSTORE_API_KEY&#39;") != NULL);
+    CHECK(strstr(html, "curl -i -X GET -H &#39;Authorization: Bearer $PETSTORE_API_KEY&#39;") !=
+          NULL);
     CHECK(strstr(html, "HTTP 200\nContent-Type: application/json\nX-RateLimit-Limit: 600") != NULL);
     CHECK(strstr(html, "each item an object with integer id") != NULL);
     CHECK(strstr(html, "data-count=\"failed\"><b>1</b>") != NULL);
@@ -138,13 +141,16 @@ static void test_load_sample_has_every_section(void)
     /* per-plan verdict: the fixture's two violations are both on plan pro */
     const char *plans = strstr(html, "<table class=\"plans\">");
     CHECK(plans != NULL);
-    CHECK(plans && strstr(plans, "<td>pro</td><td class=\"n\">1</td><td class=\"n\">19\xE2\x80\x89""000</td>"
+    CHECK(plans && strstr(plans, "<td>pro</td><td class=\"n\">1</td><td class=\"n\">19\xE2\x80\x89"
+                                 "000</td>"
                                  "<td class=\"n\">990</td><td class=\"n\">2</td>"
                                  "<td><span class=\"badge st-failed\">violated</span>") != NULL);
     /* parameters: every member shown */
     CHECK(strstr(html, "<span>honour_retry_after</span><code>true</code>") != NULL);
     CHECK(strstr(html, "<span>requests_limit</span><code>none</code>") != NULL);
-    CHECK(strstr(html, "<span>mix</span><code>{&quot;list&quot;: 9, &quot;create&quot;: 1}</code>") != NULL);
+    CHECK(
+        strstr(html, "<span>mix</span><code>{&quot;list&quot;: 9, &quot;create&quot;: 1}</code>") !=
+        NULL);
     CHECK(strstr(html, "p99.9&lt;1ms") != NULL);
     CHECK(len < 200 * 1024);
     free(html);
@@ -157,26 +163,34 @@ static const char *const degenerate[] = {
     " \"percentile_spectrum\": [], \"latency_us\": null, \"status\": [1], \"limits\": \"no\","
     " \"parameters\": 7, \"plans\": {}, \"operations\": [], \"thresholds\": {}}",
     "{\"suites\": [5, null, {\"name\": 3, \"checks\": {}}, {\"checks\": [1, \"x\", {},"
-    " {\"status\": \"bogus\", \"evidence\": 4}, {\"status\": \"failed\", \"evidence\": {\"request\": 1,"
+    " {\"status\": \"bogus\", \"evidence\": 4}, {\"status\": \"failed\", \"evidence\": "
+    "{\"request\": 1,"
     " \"response\": {\"headers\": {\"a\": [1]}, \"body\": {\"x\": 1}, \"status\": \"two hundred\"},"
-    " \"curl\": null}}, {\"status\": \"warning\", \"evidence\": {\"request\": {\"headers\": [[1, 2], \"x\", []]}}}]}]}",
-    "{\"summary\": {\"total\": 0, \"passed\": 0, \"failed\": 0, \"warnings\": 0, \"not_run\": 0}, \"suites\": []}",
-    "{\"summary\": {\"passed\": -5, \"failed\": 1e308, \"warnings\": 1e308}, \"duration_s\": \"long\"}",
+    " \"curl\": null}}, {\"status\": \"warning\", \"evidence\": {\"request\": {\"headers\": [[1, "
+    "2], \"x\", []]}}}]}]}",
+    "{\"summary\": {\"total\": 0, \"passed\": 0, \"failed\": 0, \"warnings\": 0, \"not_run\": 0}, "
+    "\"suites\": []}",
+    "{\"summary\": {\"passed\": -5, \"failed\": 1e308, \"warnings\": 1e308}, \"duration_s\": "
+    "\"long\"}",
     /* zero requests: empty intervals and spectrum, no violations */
     "{\"requests\": 0, \"duration_s\": 0, \"throughput_rps\": 0, \"status\": {}, \"errors\": {},"
     " \"latency_us\": {\"corrected\": {}, \"uncorrected\": {}}, \"percentile_spectrum\":"
     " {\"corrected\": [], \"uncorrected\": []}, \"intervals\": [], \"plans\": [],"
     " \"limits\": {\"verdict\": \"not_checked\", \"checked\": false, \"violations\": []}}",
     /* malformed rows and members of the wrong type everywhere */
-    "{\"percentile_spectrum\": {\"corrected\": [1, [], [\"a\", 0.5], [100, \"p\"], [100, 1.5], [100, -1],"
+    "{\"percentile_spectrum\": {\"corrected\": [1, [], [\"a\", 0.5], [100, \"p\"], [100, 1.5], "
+    "[100, -1],"
     " [5, 0.5, 1]], \"uncorrected\": {}}, \"intervals\": [1, {}, {\"t_s\": \"0\"}, {\"t_s\": 1,"
     " \"p50_us\": \"x\", \"status_classes\": 4}, {\"t_s\": 2, \"throughput_rps\": -1e308}],"
     " \"latency_us\": {\"corrected\": {\"p50\": \"fast\", \"p99\": -1, \"max\": 1e300}},"
-    " \"operations\": {\"list\": 5, \"create\": {\"latency_us\": []}}, \"status_classes\": {\"2xx\": null},"
+    " \"operations\": {\"list\": 5, \"create\": {\"latency_us\": []}}, \"status_classes\": "
+    "{\"2xx\": null},"
     " \"plans\": [1, {\"plan\": {}}], \"limits\": {\"violations\": [1, {\"window_reset\": -5},"
-    " {\"window_reset\": 1e300}, {\"window_reset\": \"soon\"}]}, \"thresholds\": [1, {\"passed\": 1}]}",
+    " {\"window_reset\": 1e300}, {\"window_reset\": \"soon\"}]}, \"thresholds\": [1, {\"passed\": "
+    "1}]}",
     /* one interval and one spectrum row: a single point to draw */
-    ("{\"intervals\": [{\"t_s\": 0, \"throughput_rps\": 5, \"p50_us\": 7}], \"percentile_spectrum\":"
+    ("{\"intervals\": [{\"t_s\": 0, \"throughput_rps\": 5, \"p50_us\": 7}], "
+     "\"percentile_spectrum\":"
      " {\"corrected\": [[5, 1.0, 1]]}}"),
 };
 
@@ -220,18 +234,25 @@ static void test_non_objects_are_refused(void)
 static void test_hostile_strings_everywhere(void)
 {
     const char *doc =
-        "{\"tool\": \"<t1>\", \"version\": \"<t2>\", \"verdict\": \"<t3>\", \"started_at\": \"<t4>\","
+        "{\"tool\": \"<t1>\", \"version\": \"<t2>\", \"verdict\": \"<t3>\", \"started_at\": "
+        "\"<t4>\","
         " \"target\": {\"base_url\": \"<t5>\", \"plan\": \"<t6>\"},"
         " \"suites\": [{\"name\": \"<t7>\", \"checks\": [{\"id\": \"<t8>\", \"title\": \"<t9>\","
-        " \"level\": \"<t10>\", \"clause\": \"<t11>\", \"status\": \"<t12>\", \"tags\": [\"<t13>\"],"
-        " \"message\": \"<t14>\", \"evidence\": {\"request\": {\"method\": \"<t15>\", \"url\": \"<t16>\","
+        " \"level\": \"<t10>\", \"clause\": \"<t11>\", \"status\": \"<t12>\", \"tags\": "
+        "[\"<t13>\"],"
+        " \"message\": \"<t14>\", \"evidence\": {\"request\": {\"method\": \"<t15>\", \"url\": "
+        "\"<t16>\","
         " \"headers\": [[\"<t17>\", \"<t18>\"]], \"body\": \"<t19>\\u0000<t20>\"}, \"response\":"
         " {\"status\": \"<t21>\", \"headers\": {\"<t22>\": \"<t23>\"}, \"body\": \"<t24>\"},"
         " \"expected\": [\"<t25>\"], \"curl\": \"<t26>\", \"<t27>\": \"<t28>\"}}]}],"
-        " \"parameters\": {\"<t29>\": \"<t30>\", \"base_url\": \"<t31>\"}, \"status\": {\"<t32>\": 1},"
-        " \"errors\": {\"<t33>\": \"<t34>\"}, \"operations\": {\"<t35>\": {}}, \"status_classes\": {\"<t36>\": {}},"
-        " \"plans\": [{\"plan\": \"<t37>\"}], \"limits\": {\"verdict\": \"<t38>\", \"violations\": [{\"key\":"
-        " \"<t39>\", \"plan\": \"<t40>\", \"kind\": \"<t41>\", \"window\": \"<t42>\", \"message\": \"<t43>\","
+        " \"parameters\": {\"<t29>\": \"<t30>\", \"base_url\": \"<t31>\"}, \"status\": {\"<t32>\": "
+        "1},"
+        " \"errors\": {\"<t33>\": \"<t34>\"}, \"operations\": {\"<t35>\": {}}, \"status_classes\": "
+        "{\"<t36>\": {}},"
+        " \"plans\": [{\"plan\": \"<t37>\"}], \"limits\": {\"verdict\": \"<t38>\", \"violations\": "
+        "[{\"key\":"
+        " \"<t39>\", \"plan\": \"<t40>\", \"kind\": \"<t41>\", \"window\": \"<t42>\", \"message\": "
+        "\"<t43>\","
         " \"window_reset\": \"<t44>\"}]}, \"thresholds\": [{\"expression\": \"<t45>\"}]}";
     char *c = render_text(ps_report_html_conform, doc, NULL, NULL);
     char *l = render_text(ps_report_html_load, doc, NULL, NULL);
@@ -254,9 +275,10 @@ out:
 /* A credential the writer forgot to redact does not reach the page. */
 static void test_authorization_is_redacted(void)
 {
-    const char *doc = "{\"suites\": [{\"name\": \"s\", \"checks\": [{\"id\": \"a\", \"status\": \"failed\","
-                      " \"evidence\": {\"request\": {\"method\": \"GET\", \"url\": \"u\", \"headers\":"
-                      " [[\"authorization\", \"Bearer sk-live-123\"], [\"X-Api-Key\", \"sk-live-456\"]]}}}]}]}";
+    const char *doc =
+        "{\"suites\": [{\"name\": \"s\", \"checks\": [{\"id\": \"a\", \"status\": \"failed\","
+        " \"evidence\": {\"request\": {\"method\": \"GET\", \"url\": \"u\", \"headers\":"
+        " [[\"authorization\", \"Bearer sk-live-123\"], [\"X-Api-Key\", \"sk-live-456\"]]}}}]}]}";
     char *c = render_text(ps_report_html_conform, doc, NULL, NULL);
     CHECK(c != NULL);
     CHECK(c && strstr(c, "sk-live") == NULL);
@@ -267,9 +289,11 @@ static void test_authorization_is_redacted(void)
 static void test_huge_body_is_capped(void)
 {
     ps_buf doc = PS_BUF_INIT;
-    ps_buf_puts(&doc, "{\"suites\": [{\"checks\": [{\"status\": \"failed\", \"evidence\": {\"response\":"
-                      " {\"body\": \"");
-    for (int i = 0; i < 300000; i++) ps_buf_puts(&doc, "\xC3\xA9"); /* 600 KB of 2-byte characters */
+    ps_buf_puts(&doc,
+                "{\"suites\": [{\"checks\": [{\"status\": \"failed\", \"evidence\": {\"response\":"
+                " {\"body\": \"");
+    for (int i = 0; i < 300000; i++)
+        ps_buf_puts(&doc, "\xC3\xA9"); /* 600 KB of 2-byte characters */
     ps_buf_puts(&doc, "\"}}}]}]}");
     size_t len = 0;
     char *c = render_text(ps_report_html_conform, doc.data, &len, NULL);
@@ -297,12 +321,14 @@ static void test_long_run_is_compact(void)
     }
     ps_buf_puts(&doc, "}, \"intervals\": [");
     for (int i = 0; i < 600; i++)
-        ps_buf_printf(&doc, "%s{\"t_s\": %d.0, \"length_s\": 1.0, \"requests\": %d, \"throughput_rps\": %d.5,"
-                            " \"p50_us\": %d, \"p90_us\": %d, \"p99_us\": %d, \"max_us\": %d,"
-                            " \"status_classes\": {\"2xx\": %d, \"4xx\": %d, \"5xx\": %d, \"429\": %d,"
-                            " \"errors\": %d}}",
-                      i ? ", " : "", i, 2000 - i % 17, 1999 - i % 13, 210 + i % 31, 320 + i % 47,
-                      900 + i % 301, 5000 + i * 7, 1900 - i % 11, 100 + i % 7, i % 3, 90 + i % 5, i % 2);
+        ps_buf_printf(
+            &doc,
+            "%s{\"t_s\": %d.0, \"length_s\": 1.0, \"requests\": %d, \"throughput_rps\": %d.5,"
+            " \"p50_us\": %d, \"p90_us\": %d, \"p99_us\": %d, \"max_us\": %d,"
+            " \"status_classes\": {\"2xx\": %d, \"4xx\": %d, \"5xx\": %d, \"429\": %d,"
+            " \"errors\": %d}}",
+            i ? ", " : "", i, 2000 - i % 17, 1999 - i % 13, 210 + i % 31, 320 + i % 47,
+            900 + i % 301, 5000 + i * 7, 1900 - i % 11, 100 + i % 7, i % 3, 90 + i % 5, i % 2);
     ps_buf_puts(&doc, "]}");
     size_t len = 0;
     char *l = render_text(ps_report_html_load, doc.data, &len, NULL);
@@ -316,7 +342,8 @@ static void test_long_run_is_compact(void)
         const char *pts = p ? strstr(p, "points=\"") : NULL;
         const char *end = pts ? strchr(pts + 8, '"') : NULL;
         size_t commas = 0;
-        for (const char *q = pts; q && q < end; q++) commas += *q == ',';
+        for (const char *q = pts; q && q < end; q++)
+            commas += *q == ',';
         CHECK_INT(commas, 600);
     }
     free(l);

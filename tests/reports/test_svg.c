@@ -114,9 +114,16 @@ static void test_plot_places_points_and_escapes(void)
 {
     double x[] = {0, 1, 2, 3}, y[] = {100, 2500, NAN, 1000};
     ps_svg_series s = {.name = "p99 <b>", .key = "p99\"x", .x = x, .y = y, .n = 4, .color = 0};
-    ps_svg_plot p = {.id = "t", .title = "A & B</svg>", .x = {.scale = PS_SVG_LINEAR, .label = "time", .unit = "s", .from_zero = true},
-                     .y = {.scale = PS_SVG_LINEAR, .label = "latency", .unit = "ms", .divisor = 1000, .from_zero = true},
-                     .series = &s, .nseries = 1};
+    ps_svg_plot p = {.id = "t",
+                     .title = "A & B</svg>",
+                     .x = {.scale = PS_SVG_LINEAR, .label = "time", .unit = "s", .from_zero = true},
+                     .y = {.scale = PS_SVG_LINEAR,
+                           .label = "latency",
+                           .unit = "ms",
+                           .divisor = 1000,
+                           .from_zero = true},
+                     .series = &s,
+                     .nseries = 1};
     ps_buf b = PS_BUF_INIT;
     ps_svg_plot_write(&b, &p);
     const char *svg = b.data;
@@ -153,21 +160,26 @@ static void test_percentile_axis(void)
     /* spectrum rows: 0%, 90%, 99.9%, and the 100% row that must sit at the right edge */
     double x[] = {0, 0.9, 0.999, 1.0}, y[] = {100, 200, 900, 5000};
     ps_svg_series s = {.name = "corrected", .key = "corrected", .x = x, .y = y, .n = 4};
-    ps_svg_plot p = {.id = "spec", .title = "spectrum", .x = {.scale = PS_SVG_PERCENTILE},
-                     .y = {.scale = PS_SVG_LINEAR, .from_zero = true}, .series = &s, .nseries = 1};
+    ps_svg_plot p = {.id = "spec",
+                     .title = "spectrum",
+                     .x = {.scale = PS_SVG_PERCENTILE},
+                     .y = {.scale = PS_SVG_LINEAR, .from_zero = true},
+                     .series = &s,
+                     .nseries = 1};
     ps_buf b = PS_BUF_INIT;
     ps_svg_plot_write(&b, &p);
     const char *svg = b.data;
     CHECK(strstr(svg, "data-x-scale=\"percentile\"") != NULL);
-    CHECK(strstr(svg, ">0%<") && strstr(svg, ">90%<") && strstr(svg, ">99%<") && strstr(svg, ">99.9%<"));
+    CHECK(strstr(svg, ">0%<") && strstr(svg, ">90%<") && strstr(svg, ">99%<") &&
+          strstr(svg, ">99.9%<"));
     CHECK(strstr(svg, ">50%<") == NULL);
     double l = attr_num(svg, "data-left"), r = attr_num(svg, "data-right");
     double xmax = attr_num(svg, "data-x-max");
     CHECK(fabs(xmax - 0.999) < 1e-9); /* 99.9% is the last decade with data */
     const char *pts = strstr(svg, "points=\"");
     double p0x = NAN, p0y, p1x = NAN, p1y, p2x = NAN, p2y, p3x = NAN, p3y;
-    CHECK(pts && sscanf(pts + 8, "%lf,%lf %lf,%lf %lf,%lf %lf,%lf", &p0x, &p0y, &p1x, &p1y, &p2x, &p2y,
-                        &p3x, &p3y) == 8);
+    CHECK(pts && sscanf(pts + 8, "%lf,%lf %lf,%lf %lf,%lf %lf,%lf", &p0x, &p0y, &p1x, &p1y, &p2x,
+                        &p2y, &p3x, &p3y) == 8);
     CHECK(fabs(p0x - l) < 0.1);
     CHECK(fabs(p1x - (l + (r - l) / 3)) < 0.1); /* 90% is one decade of three */
     CHECK(fabs(p2x - r) < 0.1 && fabs(p3x - r) < 0.1);
@@ -176,7 +188,8 @@ static void test_percentile_axis(void)
 
 static void test_empty_plot_says_no_data(void)
 {
-    ps_svg_plot p = {.id = "e", .title = NULL, .x = {.scale = PS_SVG_LOG}, .y = {.scale = PS_SVG_LINEAR}};
+    ps_svg_plot p = {
+        .id = "e", .title = NULL, .x = {.scale = PS_SVG_LOG}, .y = {.scale = PS_SVG_LINEAR}};
     ps_buf b = PS_BUF_INIT;
     ps_svg_plot_write(&b, &p);
     CHECK(strstr(b.data, ">no data<") != NULL);
