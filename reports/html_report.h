@@ -9,7 +9,13 @@
  * is left out, so a partial document still yields a readable page.
  *
  * Both return 0, or -1 with err (if non-NULL) naming the failure: doc is NULL
- * or not a JSON object, or writing to out failed. */
+ * or not a JSON object, or writing to out failed.
+ *
+ * The pages work from a file:// URL with no network: CSS and SVG are inline,
+ * the conformance page's few lines of script add the status filter, and links
+ * ending in #show=failed,warning (pre-filtered) or #CHECK-ID (that check
+ * opened) work too. Plots carry their data as attributes (see svg.h) so tests
+ * and scripts can read the numbers back; latency table cells carry data-us. */
 #ifndef PS_HTML_REPORT_H
 #define PS_HTML_REPORT_H
 
