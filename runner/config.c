@@ -28,6 +28,7 @@ static const char usage[] =
     "  --max-wait DUR      longest wait for a rate-limit window (default 75s)\n"
     "  --timeout DUR       per request (default 10s)\n"
     "  --cacert FILE       CA certificates (PEM) for an https:// target with a private CA\n"
+    "  --max-body SIZE     reply bytes kept and parsed (default 1M; a longer list is not judged)\n"
     "  --strict            HTTP-RFC checks (level http) fail the run instead of warning\n"
     "  --verbose           print every exchange (keys redacted) to stderr\n"
     "  --no-color          no colour on the console (also: NO_COLOR set)\n"
@@ -58,6 +59,7 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
     cfg->limit_plan.id = PS_PLAN_UNKNOWN;
     cfg->max_wait_ns = 75LL * 1000000000;
     cfg->timeout_ns = 10LL * 1000000000;
+    cfg->max_body = (size_t)1 << 20;
     bool plan_given = false, limit_plan_given = false;
     const char *plan_text = NULL, *limit_plan_text = NULL;
 
@@ -94,7 +96,7 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
         static const char *const valued[] = {"--base-url", "--api-key", "--plan", "--limit-key",
                                               "--limit-plan", "--only", "--skip", "--max-wait",
                                               "--timeout", "--json", "--tap", "--junit", "--html",
-                                              "--cacert"};
+                                              "--cacert", "--max-body"};
         bool known = false;
         for (size_t v = 0; v < sizeof valued / sizeof valued[0]; v++)
             if (strcmp(name, valued[v]) == 0) known = true;
@@ -116,7 +118,13 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
         else if (strcmp(name, "--tap") == 0) cfg->tap_path = value;
         else if (strcmp(name, "--junit") == 0) cfg->junit_path = value;
         else if (strcmp(name, "--html") == 0) cfg->html_path = value;
-        else if (strcmp(name, "--cacert") == 0) {
+        else if (strcmp(name, "--max-body") == 0) {
+            int64_t bytes;
+            if (ps_cli_parse_size(value, &bytes, err) < 0) return ps_error_prefix(err, "--max-body: ");
+            if (bytes < 1024 || bytes > ((int64_t)1 << 30))
+                return ps_error_set(err, "--max-body: between 1K and 1G, got '%s'", value);
+            cfg->max_body = (size_t)bytes;
+        } else if (strcmp(name, "--cacert") == 0) {
             if (access(value, R_OK) != 0)
                 return ps_error_set(err, "--cacert: cannot read '%s': %s", value, strerror(errno));
             cfg->ca_file = value;

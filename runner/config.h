@@ -25,6 +25,7 @@ typedef struct ps_conform_config {
     int64_t max_wait_ns;      /* longest wait for a rate-limit window */
     int64_t timeout_ns;       /* per request */
     const char *ca_file;      /* --cacert: PEM bundle for https targets */
+    size_t max_body;          /* --max-body: reply bytes kept and parsed */
     bool verbose, strict, list, help, version, no_color;
     const char *json_path, *tap_path, *junit_path, *html_path;
 } ps_conform_config;

@@ -58,6 +58,7 @@ ps_conform *ps_conform_create(const ps_conform_config *cfg, ps_checks *checks, p
     }
     ps_http_client_set_cancel(c->http, &ps_conform_interrupted);
     if (cfg->ca_file) ps_http_client_set_ca(c->http, cfg->ca_file);
+    ps_http_client_set_body_cap(c->http, cfg->max_body);
     ps_http_client_add_secret(c->http, cfg->api_key, "PETSTORE_API_KEY");
     if (cfg->limit_key_given) ps_http_client_add_secret(c->http, cfg->limit_key, "PETSTORE_LIMIT_KEY");
     c->polite = ps_politeness_create();
@@ -141,7 +142,7 @@ static void json_body(ps_buf *b, const char *data, size_t len, size_t total)
     ps_buf tmp = PS_BUF_INIT;
     ps_buf_append(&tmp, data, keep);
     ps_buf_printf(&tmp, "\n... [%zu bytes in all; evidence shows the first %zu%s]", total, keep,
-                  total > PS_HTTP_BODY_CAP ? "; the runner keeps at most 1 MiB of a reply" : "");
+                  total > len ? "; the runner kept only part of the reply (--max-body)" : "");
     json_string_utf8(b, tmp.data, tmp.len);
     ps_buf_free(&tmp);
 }
@@ -207,8 +208,8 @@ void ps_conform_no_response(ps_conform *c, ps_check_id ck, int send_rc, const ps
 ps_json *ps_conform_parse_body(const ps_exchange *ex, char *why, size_t why_size)
 {
     if (ex->truncated) {
-        snprintf(why, why_size, "the body is %zu bytes; the runner keeps and parses at most 1 MiB",
-                 ex->body_total);
+        snprintf(why, why_size, "the body is %zu bytes; the runner keeps and parses at most %zu KiB (--max-body)",
+                 ex->body_total, ex->body_cap >> 10);
         return NULL;
     }
     ps_error err;

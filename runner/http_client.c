@@ -16,6 +16,7 @@ struct ps_http_client {
     int64_t timeout_ns;
     FILE *verbose;
     char *ca_file;
+    size_t body_cap;
     volatile sig_atomic_t *cancel;
     struct {
         char *value;
@@ -53,6 +54,7 @@ ps_http_client *ps_http_client_create(const char *base_url, int64_t timeout_ns, 
     size_t n = strlen(c->base_url);
     while (n > 0 && c->base_url[n - 1] == '/') c->base_url[--n] = '\0';
     c->timeout_ns = timeout_ns;
+    c->body_cap = PS_HTTP_BODY_CAP;
     c->verbose = verbose;
     return c;
 }
@@ -75,6 +77,11 @@ void ps_http_client_set_ca(ps_http_client *c, const char *ca_file)
     free(c->ca_file);
     c->ca_file = ca_file ? strdup(ca_file) : NULL;
     if (ca_file && !c->ca_file) abort();
+}
+
+void ps_http_client_set_body_cap(ps_http_client *c, size_t cap)
+{
+    c->body_cap = cap;
 }
 
 void ps_http_client_set_cancel(ps_http_client *c, volatile sig_atomic_t *flag)
@@ -171,12 +178,13 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
     ps_exchange *ex = userp;
     size_t n = size * nmemb;
     ex->body_total += n;
-    if (ex->body.len < PS_HTTP_BODY_CAP) {
-        size_t keep = PS_HTTP_BODY_CAP - ex->body.len;
+    if (ex->body.len < ex->body_cap) {
+        size_t keep = ex->body_cap - ex->body.len;
         ps_buf_append(&ex->body, data, n < keep ? n : keep);
     }
     if (ex->body_total > ex->body.len) ex->truncated = true;
-    if (ex->body_total > PS_HTTP_BODY_ABANDON) return 0; /* aborts the transfer */
+    /* A server streaming forever is abandoned (well past what is kept). */
+    if (ex->body_total > PS_HTTP_BODY_ABANDON && ex->body_total > 4 * ex->body_cap) return 0;
     return n;
 }
 
@@ -260,6 +268,7 @@ int ps_http_perform(ps_http_client *c, const ps_http_request *req, ps_exchange *
     ps_buf_printf(&url, "%s%s", c->base_url, req->path);
 
     memset(ex, 0, sizeof *ex);
+    ex->body_cap = c->body_cap;
     ex->method = strdup(req->method);
     ex->url = ps_http_client_redact(c, url.data, url.len, NULL);
     if (!ex->method) abort();
@@ -325,8 +334,8 @@ int ps_http_perform(ps_http_client *c, const ps_http_request *req, ps_exchange *
                      (double)c->timeout_ns / 1e9, what);
             break;
         case CURLE_WRITE_ERROR:
-            snprintf(ex->error, sizeof ex->error,
-                     "reply body exceeded %zu MiB; gave up reading it", PS_HTTP_BODY_ABANDON >> 20);
+            snprintf(ex->error, sizeof ex->error, "reply body exceeded %zu MiB; gave up reading it",
+                     (ex->body_total - 1) >> 20);
             break;
         case CURLE_GOT_NOTHING:
             snprintf(ex->error, sizeof ex->error, "the server closed the connection without replying");

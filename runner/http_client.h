@@ -22,7 +22,8 @@
 #include "core/error.h"
 #include "core/http_headers.h"
 
-/* The body kept per response; the rest is counted and dropped. */
+/* The body kept per response by default (--max-body); the rest is counted
+ * and dropped. */
 #define PS_HTTP_BODY_CAP ((size_t)1 << 20)
 /* A reply body longer than this is abandoned (a server streaming forever). */
 #define PS_HTTP_BODY_ABANDON ((size_t)64 << 20)
@@ -51,7 +52,8 @@ typedef struct ps_exchange {
     char error[320];
     long status;
     ps_headers resp_headers;
-    ps_buf body;               /* at most PS_HTTP_BODY_CAP bytes */
+    ps_buf body;               /* at most body_cap bytes */
+    size_t body_cap;           /* the client's cap when this exchange ran */
     size_t body_total;         /* bytes the server sent */
     bool truncated;            /* body_total > body.len */
     int64_t sent_wall_ns;      /* wall clock just before sending */
@@ -73,6 +75,8 @@ const char *ps_http_client_base_url(const ps_http_client *c);
 /* CA bundle (PEM file) to verify https:// servers with, instead of the
  * system's; the path is copied. */
 void ps_http_client_set_ca(ps_http_client *c, const char *ca_file);
+/* How much of each reply body is kept (default PS_HTTP_BODY_CAP). */
+void ps_http_client_set_body_cap(ps_http_client *c, size_t cap);
 /* While *flag is non-zero, exchanges in flight stop at once ("interrupted");
  * for a signal handler to cancel a run. flag must outlive the client. */
 void ps_http_client_set_cancel(ps_http_client *c, volatile sig_atomic_t *flag);

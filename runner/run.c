@@ -71,7 +71,7 @@ static void build_doc(const ps_conform *c, const ps_checks *checks, int exit_cod
                   cfg->strict ? "true" : "false", cfg->limit_key_given ? "true" : "false",
                   (double)cfg->timeout_ns / 1e9, (double)cfg->max_wait_ns / 1e9);
     ps_buf_printf(b, "\"started_at\":\"%s\",\"duration_s\":%.3f,\"exchanges\":%u,\"body_cap_bytes\":%zu,\n",
-                  started, duration_s, c->exchanges, PS_HTTP_BODY_CAP);
+                  started, duration_s, c->exchanges, cfg->max_body);
     ps_buf_printf(b, "\"summary\":{\"total\":%u,\"passed\":%u,\"failed\":%u,\"warnings\":%u,\"not_run\":%u},\n",
                   total, passed, failed, warnings, not_run);
     ps_buf_printf(b, "\"verdict\":\"%s\",\"exit_code\":%d,\"aborted\":",
