@@ -77,12 +77,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if (cfg.list) {
-        for (int i = 0; i < PS_CK_COUNT; i++) {
-            const ps_check_def *d = ps_check_def_get((ps_check_id)i);
-            if (!ps_checks_selected(checks, d->ck)) continue;
-            printf("%-36s %-6s [%s]\n    %s\n    clause: %s\n", d->id, ps_check_level_name(d->level), d->tags,
-                   d->title, d->clause);
-        }
+        ps_conform_print_list(stdout, checks);
         code = 0;
         goto out;
     }

@@ -9,10 +9,11 @@
 #include "runner/conform.h"
 #include "suites/suites.h"
 
-void ps_conform_print_list(FILE *out)
+void ps_conform_print_list(FILE *out, const ps_checks *checks)
 {
     for (int i = 0; i < PS_CK_COUNT; i++) {
         const ps_check_def *d = ps_check_def_get((ps_check_id)i);
+        if (!ps_checks_selected(checks, d->ck)) continue;
         fprintf(out, "%-36s %-6s [%s]\n    %s\n    clause: %s\n", d->id, ps_check_level_name(d->level), d->tags,
                 d->title, d->clause);
     }

@@ -20,7 +20,7 @@
  * when the configuration cannot be used (e.g. a malformed URL). */
 int ps_conform_run(const ps_conform_config *cfg, ps_checks *checks, ps_buf *doc, ps_error *err);
 
-/* Prints the catalogue for --list (id, level, tags, clause, title). */
-void ps_conform_print_list(FILE *out);
+/* Prints the selected checks for --list (id, level, tags, title, clause). */
+void ps_conform_print_list(FILE *out, const ps_checks *checks);
 
 #endif

@@ -4,15 +4,16 @@
 
 #include "suites/suites.h"
 
-static void check_base_url(ps_conform *c)
+/* The first exchange serves as evidence: it shows the address used. */
+static void check_base_url(ps_conform *c, const ps_exchange *ex)
 {
     const char *url = ps_http_client_base_url(c->http);
     size_t n = strlen(url);
     if (n >= 3 && strcmp(url + n - 3, "/v1") == 0) ps_check_pass(c->checks, PS_CK_BASE_URL_V1);
     else
-        ps_check_fail(c->checks, PS_CK_BASE_URL_V1, NULL,
-                      "the base URL '%s' does not end in /v1 (spec 9: the version segment ends the base address)",
-                      url);
+        ps_conform_fail(c, PS_CK_BASE_URL_V1, ex, "a base URL ending in /v1",
+                        "the base URL '%s' does not end in /v1 (spec 9: the version segment ends the base address)",
+                        url);
 }
 
 /* Checks a list response against spec 4 listCategories and spec 2 Category. */
@@ -55,12 +56,12 @@ out:
 
 int ps_suite_probe(ps_conform *c)
 {
-    check_base_url(c);
     char auth[1024];
     snprintf(auth, sizeof auth, "Bearer %s", c->cfg->api_key);
     ps_http_request req = {"GET", "/categories", auth, NULL, 0, NULL};
     ps_exchange ex;
     int rc = ps_conform_send(c, PS_CK_LIST_STATUS_200, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
+    check_base_url(c, &ex);
     if (rc == PS_SEND_FAILED) {
         c->aborted = true;
         snprintf(c->abort_reason, sizeof c->abort_reason, "could not reach %s/categories: %s",
