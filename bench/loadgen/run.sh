@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# run.sh - petstore-load's speed, rate accuracy and memory, each against a
+# peer measured in the same run (figures drift between runs and machines;
+# the ratios are what to compare).
+#
+# 1. Closed model, one thread, 32 connections, 5 s against nginx (1 worker,
+#    access_log off, a static 66-byte JSON at /v1/categories): wrk -t1 -c32
+#    and petstore-load --threads 1 --connections 32, req/s and the ratio.
+# 2. Open model at 1k, 10k and 50k req/s: sent and answered rate vs asked.
+# 3. Peak memory (VmHWM via /usr/bin/time) of a 10 s fixed-rate run, and of a
+#    100 s one when BENCH_LONG=1 (too slow for CI).
+#
+# Usage: bench/loadgen/run.sh [BUILD_DIR]   (default: build)
+# Env: BENCH_SECONDS (default 5), BENCH_QUICK=1 skips memory, BENCH_LONG=1 adds 100 s.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+load="$build/bin/petstore-load"
+[ -x "$load" ] || { echo "run.sh: $load not built" >&2; exit 2; }
+command -v wrk >/dev/null || { echo "run.sh: wrk not installed" >&2; exit 2; }
+command -v nginx >/dev/null || command -v /usr/sbin/nginx >/dev/null || { echo "run.sh: nginx not installed" >&2; exit 2; }
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+secs=${BENCH_SECONDS:-5}
+
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+nginx_pid=
+cleanup() {
+  if [ -n "$nginx_pid" ]; then kill "$nginx_pid" 2>/dev/null || true; wait "$nginx_pid" 2>/dev/null || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# Exactly 66 bytes, like the anchors' measurements.
+printf '[{"id":1,"name":"Dog","description":"Domestic dogs of all breeds"}]' >"$tmp/categories.json"
+truncate -s 66 "$tmp/categories.json"
+
+start_nginx() {
+  for _ in $(seq 30); do
+    port=$((20000 + RANDOM % 40000))
+    cat >"$tmp/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $tmp/nginx.pid;
+error_log $tmp/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $tmp/body;
+  proxy_temp_path $tmp/proxy;
+  fastcgi_temp_path $tmp/fastcgi;
+  uwsgi_temp_path $tmp/uwsgi;
+  scgi_temp_path $tmp/scgi;
+  keepalive_requests 100000000;
+  server {
+    listen 127.0.0.1:$port;
+    location = /v1/categories { default_type application/json; alias $tmp/categories.json; }
+  }
+}
+CONF
+    "$nginx_bin" -p "$tmp" -c "$tmp/nginx.conf" &
+    nginx_pid=$!
+    sleep 0.3
+    if kill -0 "$nginx_pid" 2>/dev/null; then return 0; fi
+    wait "$nginx_pid" 2>/dev/null || true
+    nginx_pid=
+  done
+  echo "run.sh: could not start nginx" >&2
+  cat "$tmp/error.log" >&2 || true
+  exit 2
+}
+start_nginx
+base="http://127.0.0.1:$port/v1"
+echo "nginx $("$nginx_bin" -v 2>&1 | sed 's/.*\///') on $base, 66-byte JSON"
+
+jnum() { # jnum FILE NAME: a top-level number member of a petstore-load JSON
+  sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p" "$1" | head -n1
+}
+
+echo
+echo "== closed model, 1 thread, 32 connections, ${secs}s"
+wrk_rps=$(wrk -t1 -c32 -d"${secs}s" "$base/categories" | awk '/Requests\/sec/ {print $2}')
+"$load" --quiet --base-url "$base" --api-key bench-key-0001 --threads 1 --connections 32 \
+  --duration "${secs}s" --json "$tmp/closed.json"
+pl_rps=$(jnum "$tmp/closed.json" throughput_rps)
+awk -v w="$wrk_rps" -v p="$pl_rps" 'BEGIN {
+  printf "wrk           %10.0f req/s\npetstore-load %10.0f req/s\nratio petstore-load/wrk: %.2f (target >= 0.70)\n", w, p, p / w }'
+
+echo
+echo "== open model, rate accuracy (2 threads, 64 connections, ${secs}s each)"
+printf '%10s %12s %12s %14s %10s\n' asked scheduled/s answered/s p99_corr_ms answered_err
+for rate in 1000 10000 50000; do
+  "$load" --quiet --base-url "$base" --api-key bench-key-0001 --threads 2 --connections 64 \
+    --rate "$rate" --duration "${secs}s" --json "$tmp/rate.json"
+  sent=$(jnum "$tmp/rate.json" send_rate_rps)
+  ans=$(jnum "$tmp/rate.json" throughput_rps)
+  p99=$(sed -n 's/.*"latency_us": {"corrected": {[^}]*"p99": \([0-9]*\).*/\1/p' "$tmp/rate.json" | head -n1)
+  awk -v r="$rate" -v s="$sent" -v a="$ans" -v p="$p99" 'BEGIN {
+    printf "%10d %12.1f %12.1f %14.3f %9.2f%%\n", r, s, a, p / 1000, (a - r) / r * 100 }'
+done
+
+peak() { # peak SECONDS RATE
+  /usr/bin/time -v "$load" --quiet --base-url "$base" --api-key bench-key-0001 --threads 2 \
+    --connections 64 --rate "$2" --duration "$1s" --hdr-log "$tmp/peak.hlog" \
+    --json "$tmp/peak.json" 2>"$tmp/time.txt" >/dev/null
+  kb=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$tmp/time.txt")
+  printf '%5ss at %6s req/s: peak RSS %6.1f MiB, %s requests\n' "$1" "$2" "$(awk -v k="$kb" 'BEGIN{print k/1024}')" \
+    "$(jnum "$tmp/peak.json" requests)"
+}
+if [ "${BENCH_QUICK:-0}" = 1 ]; then exit 0; fi
+echo
+echo "== peak memory (2 threads, 64 connections, --hdr-log on)"
+peak 10 10000
+if [ "${BENCH_LONG:-0}" = 1 ]; then
+  peak 100 10000
+else
+  echo "  (the 100 s run: BENCH_LONG=1 $0)"
+fi
