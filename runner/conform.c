@@ -86,9 +86,7 @@ const char *ps_conform_key(const ps_conform *c, ps_key_role role)
 
 /* ---- evidence ---------------------------------------------------------- */
 
-/* Appends s as a JSON string, replacing invalid UTF-8 by U+FFFD (server
- * replies are untrusted bytes; the report must stay valid JSON). */
-static void json_string_utf8(ps_buf *b, const char *s, size_t len)
+void ps_conform_json_string(ps_buf *b, const char *s, size_t len)
 {
     if (ps_utf8_valid(s, len)) {
         ps_buf_json_string(b, s, len);
@@ -121,9 +119,9 @@ static void json_headers(ps_buf *b, const ps_headers *h)
     for (size_t i = 0; i < h->count; i++) {
         if (i) ps_buf_putc(b, ',');
         ps_buf_putc(b, '[');
-        json_string_utf8(b, h->items[i].name, strlen(h->items[i].name));
+        ps_conform_json_string(b, h->items[i].name, strlen(h->items[i].name));
         ps_buf_putc(b, ',');
-        json_string_utf8(b, h->items[i].value, strlen(h->items[i].value));
+        ps_conform_json_string(b, h->items[i].value, strlen(h->items[i].value));
         ps_buf_putc(b, ']');
     }
     ps_buf_putc(b, ']');
@@ -133,7 +131,7 @@ static void json_body(ps_buf *b, const char *data, size_t len, size_t total)
 {
     if (!data) data = "";
     if (len <= EVIDENCE_BODY_MAX && total <= len) {
-        json_string_utf8(b, data, len);
+        ps_conform_json_string(b, data, len);
         return;
     }
     size_t keep = len < EVIDENCE_BODY_MAX ? len : EVIDENCE_BODY_MAX;
@@ -143,7 +141,7 @@ static void json_body(ps_buf *b, const char *data, size_t len, size_t total)
     ps_buf_append(&tmp, data, keep);
     ps_buf_printf(&tmp, "\n... [%zu bytes in all; evidence shows the first %zu%s]", total, keep,
                   total > len ? "; the runner kept only part of the reply (--max-body)" : "");
-    json_string_utf8(b, tmp.data, tmp.len);
+    ps_conform_json_string(b, tmp.data, tmp.len);
     ps_buf_free(&tmp);
 }
 
@@ -152,9 +150,9 @@ char *ps_conform_evidence(const ps_conform *c, const ps_exchange *ex, const char
     (void)c;
     ps_buf b = PS_BUF_INIT;
     ps_buf_puts(&b, "{\"request\":{\"method\":");
-    json_string_utf8(&b, ex->method ? ex->method : "", ex->method ? strlen(ex->method) : 0);
+    ps_conform_json_string(&b, ex->method ? ex->method : "", ex->method ? strlen(ex->method) : 0);
     ps_buf_puts(&b, ",\"url\":");
-    json_string_utf8(&b, ex->url ? ex->url : "", ex->url ? strlen(ex->url) : 0);
+    ps_conform_json_string(&b, ex->url ? ex->url : "", ex->url ? strlen(ex->url) : 0);
     ps_buf_puts(&b, ",\"headers\":");
     json_headers(&b, &ex->req_headers);
     ps_buf_puts(&b, ",\"body\":");
@@ -168,13 +166,13 @@ char *ps_conform_evidence(const ps_conform *c, const ps_exchange *ex, const char
         ps_buf_printf(&b, ",\"elapsed_ms\":%.3f}", ex->elapsed_ms);
     } else {
         ps_buf_puts(&b, "{\"status\":0,\"headers\":[],\"body\":\"\",\"error\":");
-        json_string_utf8(&b, ex->error, strlen(ex->error));
+        ps_conform_json_string(&b, ex->error, strlen(ex->error));
         ps_buf_putc(&b, '}');
     }
     ps_buf_puts(&b, ",\"expected\":");
-    json_string_utf8(&b, expected ? expected : "", expected ? strlen(expected) : 0);
+    ps_conform_json_string(&b, expected ? expected : "", expected ? strlen(expected) : 0);
     ps_buf_puts(&b, ",\"curl\":");
-    json_string_utf8(&b, ex->curl ? ex->curl : "", ex->curl ? strlen(ex->curl) : 0);
+    ps_conform_json_string(&b, ex->curl ? ex->curl : "", ex->curl ? strlen(ex->curl) : 0);
     ps_buf_putc(&b, '}');
     return ps_buf_detach(&b);
 }

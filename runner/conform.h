@@ -79,6 +79,11 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_http_request *req, p
 /* The Authorization value for a role's key: "Bearer KEY". */
 const char *ps_conform_key(const ps_conform *c, ps_key_role role);
 
+/* Appends s as a JSON string literal, replacing bytes that are not UTF-8
+ * by U+FFFD: messages and evidence quote untrusted server bytes, and the
+ * report must stay a valid document. */
+void ps_conform_json_string(ps_buf *b, const char *s, size_t len);
+
 /* Evidence JSON object text for an exchange (caller frees). */
 char *ps_conform_evidence(const ps_conform *c, const ps_exchange *ex, const char *expected);
 

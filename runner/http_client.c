@@ -241,21 +241,39 @@ static void build_curl_line(ps_http_client *c, const ps_http_request *req, const
     ex->curl = ps_buf_detach(&b);
 }
 
+/* Server bytes on a terminal: control characters (but newline and tab)
+ * become '.', so a reply cannot drive the terminal. */
+static void put_clean(FILE *f, const char *prefix, const char *s, size_t len)
+{
+    fputs(prefix, f);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        fputc((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f ? '.' : ch, f);
+    }
+    fputc('\n', f);
+}
+
 static void print_verbose(FILE *f, const ps_exchange *ex)
 {
     fprintf(f, "> %s %s\n", ex->method, ex->url);
     for (size_t i = 0; i < ex->req_headers.count; i++)
         fprintf(f, "> %s: %s\n", ex->req_headers.items[i].name, ex->req_headers.items[i].value);
-    if (ex->req_body.len) fprintf(f, "> %.*s\n", (int)ex->req_body.len, ex->req_body.data);
+    if (ex->req_body.len) put_clean(f, "> ", ex->req_body.data, ex->req_body.len);
     if (!ex->responded) {
         fprintf(f, "! %s\n\n", ex->error);
         return;
     }
     fprintf(f, "< %ld (%.1f ms)\n", ex->status, ex->elapsed_ms);
-    for (size_t i = 0; i < ex->resp_headers.count; i++)
-        fprintf(f, "< %s: %s\n", ex->resp_headers.items[i].name, ex->resp_headers.items[i].value);
+    for (size_t i = 0; i < ex->resp_headers.count; i++) {
+        const ps_header *h = &ex->resp_headers.items[i];
+        ps_buf line = PS_BUF_INIT;
+        ps_buf_printf(&line, "%s: %s", h->name, h->value);
+        put_clean(f, "< ", line.data, line.len);
+        ps_buf_free(&line);
+    }
     size_t show = ex->body.len < 2048 ? ex->body.len : 2048;
-    if (show) fprintf(f, "< %.*s%s\n", (int)show, ex->body.data, show < ex->body_total ? " ..." : "");
+    if (show) put_clean(f, "< ", ex->body.data, show);
+    if (show < ex->body_total) fprintf(f, "< ... (%zu bytes in all)\n", ex->body_total);
     fputc('\n', f);
 }
 

@@ -21,7 +21,7 @@ void ps_conform_print_list(FILE *out, const ps_checks *checks)
 
 static void json_str(ps_buf *b, const char *s)
 {
-    ps_buf_json_string(b, s ? s : "", s ? strlen(s) : 0);
+    ps_conform_json_string(b, s ? s : "", s ? strlen(s) : 0);
 }
 
 static void json_tags(ps_buf *b, const char *tags)

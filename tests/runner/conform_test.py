@@ -10,7 +10,7 @@ bounded. Exit 0 = the behaviour holds; otherwise the reasons are printed.
   conform_test.py --conform BIN --server BIN fault NAME EXPECTED_ID [--strict]
   conform_test.py --conform BIN --prism BIN --spec openapi.yaml prism
   conform_test.py --conform BIN unreachable | usage
-  conform_test.py --conform BIN fake garbage|nonjson|huge|close|slow
+  conform_test.py --conform BIN fake garbage|nonjson|huge|close|slow|latin1
   conform_test.py --conform BIN politeness | maxwait | interrupt | colour
   conform_test.py --conform BIN --server BIN https
   conform_test.py --conform BIN docs docs/conformance-checks.md
@@ -353,6 +353,11 @@ class Fake(threading.Thread):
             body = b"[" + b"{\"id\":1,\"name\":\"x\"}," * 60000 + b"{\"id\":2,\"name\":\"y\"}]"
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + rl +
                          b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+        elif self.mode == "latin1":
+            # header values in Latin-1 (not UTF-8) end up in check messages
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/pl\xe4in\r\nX-RateLimit-Limit: \xb5\r\n"
+                         b"X-RateLimit-Remaining: 1\r\nX-RateLimit-Reset: 1\r\n"
+                         b"Content-Length: 2\r\nConnection: close\r\n\r\n[]")
         elif self.mode == "close":
             pass  # hang up without a word
         elif self.mode == "slow":
@@ -386,6 +391,7 @@ def mode_fake(a, tmp):
         "slow": (3, "timeout"),
         "nonjson": (1, "not JSON"),
         "huge": (1, "1024 KiB"),
+        "latin1": (1, "text/pl"),
     }[a.kind]
     check(rc == expect[0], "%s: exit %d, expected %d" % (a.kind, rc, expect[0]))
     check(expect[1] in text, "%s: output does not say %r:\n%s" % (a.kind, expect[1], text[-1500:]))
@@ -698,7 +704,7 @@ def main():
     sub.add_parser("unreachable")
     sub.add_parser("usage")
     fk = sub.add_parser("fake")
-    fk.add_argument("kind", choices=["garbage", "nonjson", "huge", "close", "slow"])
+    fk.add_argument("kind", choices=["garbage", "nonjson", "huge", "close", "slow", "latin1"])
     sub.add_parser("politeness")
     sub.add_parser("maxwait")
     sub.add_parser("interrupt")
