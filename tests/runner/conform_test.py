@@ -10,7 +10,7 @@ bounded. Exit 0 = the behaviour holds; otherwise the reasons are printed.
   conform_test.py --conform BIN --server BIN fault NAME EXPECTED_ID [--strict]
   conform_test.py --conform BIN --prism BIN --spec openapi.yaml prism
   conform_test.py --conform BIN unreachable | usage
-  conform_test.py --conform BIN fake garbage|nonjson|huge|close|slow|latin1
+  conform_test.py --conform BIN fake garbage|nonjson|huge|close|slow|latin1|chaos
   conform_test.py --conform BIN politeness | maxwait | interrupt | colour
   conform_test.py --conform BIN --server BIN https
   conform_test.py --conform BIN docs docs/conformance-checks.md
@@ -302,9 +302,11 @@ def mode_usage(a, tmp):
 class Fake(threading.Thread):
     """A loopback server misbehaving one way, for every connection."""
 
-    def __init__(self, mode):
+    def __init__(self, mode, seed=0):
         super().__init__(daemon=True)
         self.mode = mode
+        import random
+        self.rng = random.Random(seed)
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -358,12 +360,42 @@ class Fake(threading.Thread):
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/pl\xe4in\r\nX-RateLimit-Limit: \xb5\r\n"
                          b"X-RateLimit-Remaining: 1\r\nX-RateLimit-Reset: 1\r\n"
                          b"Content-Length: 2\r\nConnection: close\r\n\r\n[]")
+        elif self.mode == "chaos":
+            conn.sendall(self.chaos_reply())
         elif self.mode == "close":
             pass  # hang up without a word
         elif self.mode == "slow":
             self.held.append(conn)  # never answer; the runner's --timeout must end it
             return
         conn.close()
+
+    CHAOS_BODIES = [b"", b"[]", b"{}", b"null", b"[{\"id\":1}]", b"[{\"id\":\"1\",\"name\":5}]",
+                    b"{\"code\":1,\"message\":[],\"status\":\"400\"}", b"[" * 200 + b"]" * 200, b"\xff\xfe\xfd",
+                    b"[{\"id\":9223372036854775808,\"name\":\"x\"}]", b"{\"id\":1.0,\"name\":\"x\"}",
+                    b"{\"id\":1,\"id\":2,\"name\":\"dup\"}", b"\x00\x01{\"a\":\"\x00\"}", b"{\"name\":\"\xc3\"}",
+                    b"[{\"id\":1,\"name\":\"\\ud800\"}]", b"{\"code\":\"x\",\"message\":\"y\",\"status\":401}",
+                    b"<html>" + b"x" * 5000 + b"</html>", b"[{\"id\":-1,\"name\":\"\",\"description\":null}]"]
+    CHAOS_VALUES = [b"", b"-1", b"1e3", b"99999999999999999999", b"12, 13", b"0", b"60", b"1795000000",
+                    b"1795000000000", b"Wed, 21 Oct 2015 07:28:00 GMT", b"soon", b"\xff", b" 7 ", b"3600"]
+
+    def chaos_reply(self):
+        r = self.rng
+        status = r.choice([200, 200, 201, 400, 401, 500, 204, 302, 418, 429 if r.random() < 0.1 else 200])
+        head = [b"HTTP/1.1 %d Chaos" % status]
+        if r.random() < 0.8:
+            head.append(b"Content-Type: " + r.choice([b"application/json", b"text/plain", b"application/json; charset=utf-8",
+                                                      b"", b"application/jsonx", b"\xe4"]))
+        for name in (b"X-RateLimit-Limit", b"X-RateLimit-Remaining", b"X-RateLimit-Reset", b"Retry-After",
+                     b"WWW-Authenticate"):
+            for _ in range(r.choice([0, 1, 1, 1, 2])):
+                head.append(name + b": " + r.choice(self.CHAOS_VALUES))
+        body = r.choice(self.CHAOS_BODIES)
+        if status in (204, 302) or r.random() < 0.1:
+            head.append(b"Content-Length: %d" % len(body))
+        else:
+            head.append(b"Content-Length: %d" % len(body))
+        head.append(b"Connection: close")
+        return b"\r\n".join(head) + b"\r\n\r\n" + (b"" if status == 204 else body)
 
     def stop(self):
         self.stopping = True
@@ -373,7 +405,27 @@ class Fake(threading.Thread):
         self.sock.close()
 
 
+def mode_chaos(a, tmp):
+    """Seeded random malformed replies: never a crash, always a valid report."""
+    for seed in range(1, 6):
+        fake = Fake("chaos", seed)
+        fake.start()
+        try:
+            rc, out, err, doc, paths = run_conform(
+                ["--base-url", "http://127.0.0.1:%d/v1" % fake.port, "--plan", "free", "--timeout", "2s",
+                 "--max-wait", "0.5s", "--strict"], a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY}, timeout=120)
+        finally:
+            fake.stop()
+        check(rc in (1, 3), "chaos seed %d: exit %d" % (seed, rc))
+        check(doc is not None, "chaos seed %d: no JSON report" % seed)
+        if doc:
+            assert_contract(doc)
+        ET.parse(paths["junit"])  # raises on malformed XML
+
+
 def mode_fake(a, tmp):
+    if a.kind == "chaos":
+        return mode_chaos(a, tmp)
     fake = Fake(a.kind)
     fake.start()
     try:
@@ -704,7 +756,7 @@ def main():
     sub.add_parser("unreachable")
     sub.add_parser("usage")
     fk = sub.add_parser("fake")
-    fk.add_argument("kind", choices=["garbage", "nonjson", "huge", "close", "slow", "latin1"])
+    fk.add_argument("kind", choices=["garbage", "nonjson", "huge", "close", "slow", "latin1", "chaos"])
     sub.add_parser("politeness")
     sub.add_parser("maxwait")
     sub.add_parser("interrupt")
