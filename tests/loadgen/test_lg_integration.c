@@ -170,7 +170,7 @@ static void limits_clean(void)
     char *json = path_in_tmp("clean.json");
     int rc = run_load(40, LOAD, "--base-url", url, "--api-key", "lim-key-0001", "--plan",
                       "enterprise:10:100000", "--threads", "2", "--connections", "64", "--duration",
-                      "3s", "--burst", "--verify-limits", "--json", json, NULL);
+                      "1s", "--burst", "--verify-limits", "--json", json, NULL);
     stop_server();
     CHECK_INT(rc, 0);
     ps_json *d = load_json(json);
@@ -195,7 +195,7 @@ static void limits_race(void)
     char *json = path_in_tmp("race.json");
     int rc = run_load(40, LOAD, "--base-url", url, "--api-key", "lim-key-0001", "--plan",
                       "enterprise:10:100000", "--threads", "2", "--connections", "64", "--duration",
-                      "3s", "--burst", "--verify-limits", "--json", json, NULL);
+                      "1s", "--burst", "--verify-limits", "--json", json, NULL);
     stop_server();
     CHECK_INT(rc, 1);
     ps_json *d = load_json(json);
@@ -291,14 +291,14 @@ static void accounting(void)
     }
     json = path_in_tmp("acct-closed.json");
     rc = run_load(30, LOAD, "--base-url", url, "--api-key", "big-key-0001", "--threads", "3",
-                  "--connections", "7", "--requests", "1001", "--timeout", "150ms", "--mix",
+                  "--connections", "7", "--requests", "301", "--timeout", "150ms", "--mix",
                   "list=2,create=1", "--json", json, NULL);
     stop_server();
     CHECK_INT(rc, 0);
     d = load_json(json);
     if (d) {
         check_accounting(d);
-        CHECK_INT(num(d, "scheduled"), 1001);
+        CHECK_INT(num(d, "scheduled"), 301);
         CHECK(num(d, "timed_out") > 0);
         CHECK_INT(num(d, "operations.list.requests") + num(d, "operations.create.requests"),
                   num(d, "answered"));
