@@ -211,7 +211,7 @@ static void collect(collector *c, double end_s, bool final)
         /* A finished thread is "over" for every second: never run ahead of
          * the clock (or past the end) while assembling. */
         if (t_s + 1.0 > end_s && !final) return;
-        if (final && t_s >= end_s && c->iv.requests == 0 && c->iv.errors == 0) return;
+        if (final && t_s + 1.0 > end_s && c->iv.requests == 0 && c->iv.errors == 0) return;
         double len = end_s - t_s < 1.0 && final ? end_s - t_s : 1.0;
         if (len <= 0) len = 1.0;
         if (c->nrows == c->cap) {

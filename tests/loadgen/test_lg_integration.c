@@ -307,6 +307,36 @@ static void accounting(void)
     }
 }
 
+/* --ramp 100:300 over 2 s: (100 + 300) / 2 * 2 = 400 requests, 150 of them
+ * in the first second and 250 in the second. */
+static void ramp(void)
+{
+    const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", NULL);
+    CHECK(url != NULL);
+    if (!url) return;
+    char *json = path_in_tmp("ramp.json");
+    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "big-key-0001", "--threads", "2",
+                      "--connections", "8", "--ramp", "100:300", "--duration", "2s", "--json", json,
+                      NULL);
+    stop_server();
+    CHECK_INT(rc, 0);
+    ps_json *d = load_json(json);
+    if (!d) return;
+    int64_t n = num(d, "scheduled");
+    CHECK(n >= 399 && n <= 401);
+    const ps_json *iv = ps_json_get(d, "intervals");
+    CHECK(iv && iv->count >= 2);
+    if (iv && iv->count >= 2) {
+        int64_t first = ps_json_get_int(iv->items[0], "requests", 0);
+        int64_t second = ps_json_get_int(iv->items[1], "requests", 0);
+        fprintf(stderr, "ramp: %lld then %lld requests\n", (long long)first, (long long)second);
+        CHECK(first >= 140 && first <= 160);
+        CHECK(second >= 240 && second <= 260);
+    }
+    check_accounting(d);
+    ps_json_free(d);
+}
+
 static void thresholds_exit(void)
 {
     const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", NULL);
@@ -535,7 +565,7 @@ static const struct {
     {"accounting", accounting},         {"thresholds", thresholds_exit},
     {"bad_flags", bad_flags_exit_2},    {"unreachable", unreachable_exit_3},
     {"json_names", json_names},         {"many_keys", many_keys},
-    {"curl", curl_engine},
+    {"curl", curl_engine},              {"ramp", ramp},
 };
 
 int main(int argc, char **argv)
