@@ -523,7 +523,7 @@ static void observe_ratelimit(ps_conform *c, const ps_exchange *ex, ps_key_role 
     tr->reset_sane = reset_sane;
 }
 
-static void observe(ps_conform *c, const ps_exchange *ex, ps_key_role role)
+void ps_conform_observe(ps_conform *c, const ps_exchange *ex, ps_key_role role)
 {
     /* A mangled credential the server nevertheless accepted may have been
      * counted against the main key: its Remaining sequence starts afresh. */
@@ -637,7 +637,7 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_http_request *req, p
         } else {
             ps_politeness_note_ok(c->polite, key);
         }
-        observe(c, ex, role);
+        ps_conform_observe(c, ex, role);
         if (ex->status == 429 && (flags & PS_SEND_RETRY_429) && attempt < 5) continue;
         return PS_SENT;
     }

@@ -76,6 +76,11 @@ void ps_conform_destroy(ps_conform *c);
 int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_http_request *req, ps_key_role role,
                     unsigned flags, ps_exchange *ex);
 
+/* Runs one response through the shared observations (content type, Error
+ * shape, rate-limit headers and the key's sequence). ps_conform_send does
+ * this for every response; exposed for the fuzz target. */
+void ps_conform_observe(ps_conform *c, const ps_exchange *ex, ps_key_role role);
+
 /* The Authorization value for a role's key: "Bearer KEY". */
 const char *ps_conform_key(const ps_conform *c, ps_key_role role);
 

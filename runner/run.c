@@ -39,9 +39,10 @@ static void json_tags(ps_buf *b, const char *tags)
     ps_buf_putc(b, ']');
 }
 
-static void build_doc(const ps_conform *c, const ps_checks *checks, int exit_code, ps_buf *b)
+void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
 {
     const ps_conform_config *cfg = c->cfg;
+    const ps_checks *checks = c->checks;
     char started[32];
     time_t t = (time_t)(c->started_wall_ns / 1000000000);
     struct tm tm;
@@ -174,7 +175,7 @@ int ps_conform_run(const ps_conform_config *cfg, ps_checks *checks, ps_buf *doc,
             if (o.status == PS_STATUS_FAILED) exit_code = 1;
         }
     }
-    build_doc(c, checks, exit_code, doc);
+    ps_conform_report_doc(c, exit_code, doc);
     ps_conform_destroy(c);
     return exit_code;
 }

@@ -20,6 +20,11 @@
  * when the configuration cannot be used (e.g. a malformed URL). */
 int ps_conform_run(const ps_conform_config *cfg, ps_checks *checks, ps_buf *doc, ps_error *err);
 
+struct ps_conform;
+/* Writes the JSON report document of a run (docs/report-json.md) into doc;
+ * exposed for the fuzz target, ps_conform_run calls it. */
+void ps_conform_report_doc(const struct ps_conform *c, int exit_code, ps_buf *doc);
+
 /* Prints the selected checks for --list (id, level, tags, title, clause). */
 void ps_conform_print_list(FILE *out, const ps_checks *checks);
 
