@@ -272,16 +272,11 @@ static int close_out(FILE *f, const char *path, ps_error *err)
     return 0;
 }
 
-static int write_html(const char *path, const char *json, size_t len, ps_error *err)
+static int write_html(FILE *f, const char *json, size_t len, ps_error *err)
 {
     ps_json *doc = ps_json_parse(json, len, NULL, err);
     if (!doc) return ps_error_prefix(err, "own JSON summary unreadable: ");
-    FILE *f = open_out(path, err);
-    int rc = -1;
-    if (f) {
-        rc = ps_report_html_load(doc, f, err);
-        if (close_out(f, path, err) != 0) rc = -1;
-    }
+    int rc = ps_report_html_load(doc, f, err);
     ps_json_free(doc);
     return rc;
 }
@@ -305,11 +300,16 @@ int ps_lg_run(const ps_lg_config *cfg)
     size_t nviol = 0, failing = 0;
     ps_lg_threshold_result *thr = calloc(cfg->nthresholds + 1, sizeof *thr);
     ps_buf json = PS_BUF_INIT;
+    FILE *json_out = NULL, *hdr_out = NULL, *html_out = NULL;
     if (!thr) abort();
     sh->cfg = cfg;
 
     if (cfg->mix[PS_LG_OP_CREATE] > 0 && load_bodies(cfg->bodies_path, sh, &err) != 0) goto fail;
+    /* Every output is opened before the run, so a bad path costs no test. */
     if (cfg->hdr_log_path && !(col.hdr_log = open_out(cfg->hdr_log_path, &err))) goto fail;
+    if (cfg->json_path && !(json_out = open_out(cfg->json_path, &err))) goto fail;
+    if (cfg->hdr_path && !(hdr_out = open_out(cfg->hdr_path, &err))) goto fail;
+    if (cfg->html_path && !(html_out = open_out(cfg->html_path, &err))) goto fail;
     if (probe_target(cfg, sh, &err) != 0) {
         exit_code = PS_LG_EXIT_UNREACHABLE;
         goto fail;
@@ -426,15 +426,15 @@ int ps_lg_run(const ps_lg_config *cfg)
             fprintf(stderr, "  threshold %s: %s\n", cfg->thresholds[i].expression,
                     thr[i].passed ? "passed" : "FAILED");
     }
-    if (cfg->json_path) {
-        FILE *f = open_out(cfg->json_path, &err);
-        if (!f) goto fail_output;
+    if (json_out) {
+        FILE *f = json_out;
+        json_out = NULL;
         fwrite(json.data, 1, json.len, f);
         if (close_out(f, cfg->json_path, &err) != 0) goto fail_output;
     }
-    if (cfg->hdr_path) {
-        FILE *f = open_out(cfg->hdr_path, &err);
-        if (!f) goto fail_output;
+    if (hdr_out) {
+        FILE *f = hdr_out;
+        hdr_out = NULL;
         ps_hist_percentiles_print(total.all.corr, f, 5, 1000.0);
         if (close_out(f, cfg->hdr_path, &err) != 0) goto fail_output;
     }
@@ -443,13 +443,17 @@ int ps_lg_run(const ps_lg_config *cfg)
         col.hdr_log = NULL;
         if (col.failed) {
             err = col.err;
-            fclose(f);
+            if (f != stdout) fclose(f);
             goto fail_output;
         }
         if (close_out(f, cfg->hdr_log_path, &err) != 0) goto fail_output;
     }
-    if (cfg->html_path && write_html(cfg->html_path, json.data, json.len, &err) != 0)
-        goto fail_output;
+    if (html_out) {
+        FILE *f = html_out;
+        html_out = NULL;
+        int hrc = write_html(f, json.data, json.len, &err);
+        if (close_out(f, cfg->html_path, &err) != 0 || hrc != 0) goto fail_output;
+    }
     goto out;
 
 fail_output:
@@ -458,7 +462,9 @@ fail:
     fprintf(stderr, "petstore-load: %s\n", err.message);
 out:
     signal_target = NULL;
-    if (col.hdr_log && col.hdr_log != stdout) fclose(col.hdr_log);
+    FILE *still_open[] = {col.hdr_log, json_out, hdr_out, html_out};
+    for (size_t i = 0; i < sizeof still_open / sizeof still_open[0]; i++)
+        if (still_open[i] && still_open[i] != stdout) fclose(still_open[i]);
     if (col.iv.h) ps_hist_close(col.iv.h);
     if (col.sofar) ps_hist_close(col.sofar);
     free(col.rows);

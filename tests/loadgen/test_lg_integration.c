@@ -379,6 +379,13 @@ static void bad_flags_exit_2(void)
                        "p99<fast", NULL),
               2);
     CHECK_INT(run_load(10, "--what", NULL), 2);
+    /* Outputs are opened before the run: a bad path fails at once. */
+    CHECK_INT(run_load(10, "--base-url", "http://127.0.0.1:1/v1", "--api-key", "k", "--json",
+                       "/nonexistent-dir/x.json", NULL),
+              2);
+    CHECK_INT(run_load(10, "--base-url", "http://127.0.0.1:1/v1", "--api-key", "k", "--mix",
+                       "create=1", "--bodies", "/nonexistent-bodies.json", NULL),
+              2);
     CHECK_INT(run_load(10, "--help", NULL), 0);
 }
 
@@ -408,7 +415,8 @@ static void json_names(void)
     int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "big-key-0001", "--plan", "pro",
                       "--threads", "2", "--connections", "8", "--rate", "200", "--duration", "2s",
                       "--mix", "list=9,create=1", "--verify-limits", "--threshold", "p99<5s",
-                      "--json", json, "--hdr", hdr, "--hdr-log", hlog, NULL);
+                      "--json", json, "--hdr", hdr, "--hdr-log", hlog, "--html",
+                      path_in_tmp("names.html"), NULL);
     stop_server();
     CHECK_INT(rc, 0);
     ps_json *d = load_json(json);
@@ -470,6 +478,10 @@ static void json_names(void)
     snprintf(total, sizeof total, "Total count    = %12lld", (long long)num(d, "answered"));
     if (text.data && !strstr(text.data, total)) fprintf(stderr, "hdr lacks '%s'\n", total);
     CHECK(text.data && strstr(text.data, total));
+    ps_buf_free(&text);
+    /* --html: the load report drawn from this JSON. */
+    CHECK_INT(ps_buf_read_file(&text, path_in_tmp("names.html")), 0);
+    CHECK(text.data && strstr(text.data, "<html") != NULL);
     ps_buf_free(&text);
     /* --hdr-log: the intervals merge back to every answered request. */
     FILE *f = fopen(hlog, "r");
