@@ -100,6 +100,8 @@ struct loop {
     size_t nconns;
     uint64_t rng;
     ps_buf scratch; /* response headers are built here */
+    time_t date_s;  /* the second date_hdr was rendered for */
+    char date_hdr[64]; /* "Date: IMF-fixdate\r\n", re-rendered once a second */
 };
 
 typedef struct recovery_entry {
@@ -303,6 +305,21 @@ typedef struct response {
 
 static void delay_fire(evutil_socket_t fd, short what, void *arg);
 
+/* RFC 9110 6.6.1: an origin server with a clock MUST send Date on 2xx-4xx
+ * responses. Rendered at most once a second per loop (strftime is not cheap). */
+static const char *date_header(loop *lp)
+{
+    time_t now = time(NULL);
+    if (now != lp->date_s || !lp->date_hdr[0]) {
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        if (strftime(lp->date_hdr, sizeof lp->date_hdr, "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm) == 0)
+            lp->date_hdr[0] = '\0';
+        lp->date_s = now;
+    }
+    return lp->date_hdr;
+}
+
 /* Queues a response on the connection (or in its delay buffer) with the
  * headers every response carries. */
 static void send_response(conn *c, const response *r)
@@ -324,6 +341,7 @@ static void send_response(conn *c, const response *r)
         ps_rate_headers_render(h, &rh);
     }
     if (r->extra_headers) ps_buf_puts(h, r->extra_headers);
+    ps_buf_puts(h, date_header(c->lp));
     if (close) ps_buf_puts(h, "Connection: close\r\n");
     else if (c->parser.http_major == 1 && c->parser.http_minor == 0) ps_buf_puts(h, "Connection: keep-alive\r\n");
     ps_buf_puts(h, "\r\n");

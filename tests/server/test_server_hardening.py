@@ -64,6 +64,18 @@ class Hardening(unittest.TestCase):
         self.assertEqual((st, json.loads(body)["code"]), (505, "http_version_not_supported"))
         self.assertServing()
 
+    def test_date_header_on_every_response(self):
+        # RFC 9110 6.6.1: an origin server with a clock MUST send Date in 2xx-4xx responses
+        import email.utils
+        for raw in (GET, GET.replace(b"/v1/categories", b"/nope"), b"GARBAGE\r\n\r\n",
+                    GET.replace(KEY_BIG.encode(), b"wrong")):
+            st, h, _ = split_response(self.srv.raw(raw.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n")
+                                                   if raw.startswith(b"GET") else raw, read_timeout=3))
+            self.assertIn("date", h, (st, raw))
+            when = email.utils.parsedate_to_datetime(h["date"]).timestamp()
+            self.assertLess(abs(when - time.time()), 5)
+            self.assertTrue(h["date"].endswith(" GMT"))
+
     def test_random_bytes(self):
         rnd = random.Random(1234)
         for i in range(150):
