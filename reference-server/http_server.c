@@ -54,7 +54,12 @@ struct conn {
     char ip[INET6_ADDRSTRLEN + 4];
     /* the request being parsed */
     bool request_started, headers_done, in_value, field_is_auth, field_is_expect, expect_continue;
-    int error_status; /* set by a parser callback that stops the parse */
+    bool field_is_te, te_other; /* te_other: a transfer coding besides chunked */
+    char te[64]; /* the Transfer-Encoding values, joined by ',' */
+    size_t te_len;
+    int host_count;
+    int error_status;          /* set by a parser callback that stops the parse */
+    const char *error_message; /* and, when it knows more, why (static string) */
     size_t header_bytes;
     char field[32];
     size_t field_len;
@@ -424,7 +429,12 @@ static void reset_request(conn *c)
     c->field_is_auth = false;
     c->field_is_expect = false;
     c->expect_continue = false;
+    c->field_is_te = false;
+    c->te_other = false;
+    c->te_len = 0;
+    c->host_count = 0;
     c->error_status = 0;
+    c->error_message = NULL;
     c->header_bytes = 0;
     c->field_len = 0;
     ps_buf_reset(&c->url);
@@ -666,6 +676,13 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
 {
     conn *c = p->data;
     if (header_budget(c, len)) return -1;
+    /* RFC 9112 5.1: whitespace between the field name and the colon MUST be
+     * rejected with 400 (http_parser's lenient build lets it through) */
+    if (memchr(at, ' ', len) || memchr(at, '\t', len)) {
+        c->error_status = 400;
+        c->error_message = "whitespace between a header field name and its colon";
+        return -1;
+    }
     if (c->in_value) { /* a new field starts */
         c->in_value = false;
         c->field_len = 0;
@@ -677,6 +694,24 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
     return 0;
 }
 
+/* True when a Transfer-Encoding value names a coding other than chunked
+ * (gzip, deflate, ...): we decode none, so such a body cannot be read as
+ * JSON. */
+static bool te_has_other_coding(const char *at, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && (at[i] == ',' || at[i] == ' ' || at[i] == '\t')) i++;
+        size_t start = i;
+        while (i < len && at[i] != ',' && at[i] != ';') i++;
+        size_t end = i;
+        while (end > start && (at[end - 1] == ' ' || at[end - 1] == '\t')) end--;
+        if (end > start && !(end - start == 7 && strncasecmp(at + start, "chunked", 7) == 0)) return true;
+        while (i < len && at[i] != ',') i++; /* parameters of a coding */
+    }
+    return false;
+}
+
 static int on_header_value(http_parser *p, const char *at, size_t len)
 {
     conn *c = p->data;
@@ -686,8 +721,19 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
         c->field_is_auth = c->field_len == 13 && strncasecmp(c->field, "authorization", 13) == 0;
         if (c->field_is_auth) c->auth_count++;
         c->field_is_expect = c->field_len == 6 && strncasecmp(c->field, "expect", 6) == 0;
+        c->field_is_te = c->field_len == 17 && strncasecmp(c->field, "transfer-encoding", 17) == 0;
+        if (c->field_is_te && c->te_len > 0 && c->te_len < sizeof c->te) c->te[c->te_len++] = ',';
+        if (c->field_len == 4 && strncasecmp(c->field, "host", 4) == 0) c->host_count++;
     }
     if (c->field_is_expect && len >= 12 && strncasecmp(at, "100-continue", 12) == 0) c->expect_continue = true;
+    if (c->field_is_te) { /* judged whole at the end of the headers: a value may come in pieces */
+        if (len > sizeof c->te - c->te_len) {
+            c->te_other = true; /* longer than any "chunked" list we take */
+        } else {
+            memcpy(c->te + c->te_len, at, len);
+            c->te_len += len;
+        }
+    }
     if (c->field_is_auth && c->auth_count == 1 && c->auth.len + len <= MAX_AUTH_BYTES)
         ps_buf_append(&c->auth, at, len);
     return 0;
@@ -703,13 +749,37 @@ static int on_headers_complete(http_parser *p)
         c->error_status = 505;
         return -1;
     }
+    /* RFC 9112 3.2: an HTTP/1.1 request without Host, or any request with
+     * more than one, MUST be answered 400 */
+    if (c->host_count > 1 || (c->host_count == 0 && p->http_minor >= 1)) {
+        c->error_status = 400;
+        c->error_message = c->host_count ? "more than one Host header" : "an HTTP/1.1 request needs a Host header";
+        return -1;
+    }
     if ((p->flags & F_CONTENTLENGTH) && p->content_length > (uint64_t)c->lp->srv->cfg->max_body) {
         c->error_status = 413; /* answered before the body is sent or read */
+        return -1;
+    }
+    if (c->te_len > 0 && te_has_other_coding(c->te, c->te_len)) c->te_other = true;
+    if (c->te_other) { /* RFC 9112 6.1: a transfer coding we do not understand: 501 */
+        c->error_status = 501;
         return -1;
     }
     if (c->expect_continue && p->http_minor >= 1) { /* RFC 9110 10.1.1: the client waits for this */
         static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
         evbuffer_add(bufferevent_get_output(c->bev), cont, sizeof cont - 1);
+    }
+    return 0;
+}
+
+/* A chunk declared larger than the body cap is refused at its size line,
+ * before any of it is read or waited for. */
+static int on_chunk_header(http_parser *p)
+{
+    conn *c = p->data;
+    if (p->content_length > (uint64_t)c->lp->srv->cfg->max_body - c->body.len) {
+        c->error_status = 413;
+        return -1;
     }
     return 0;
 }
@@ -741,6 +811,7 @@ static void protocol_error(conn *c, int status)
     if (!c->counted) admit(c, &who);
     c->keep_alive = false;
     const char *code = "bad_request", *msg = "the request is not valid HTTP/1.1";
+    if (status == 400 && c->error_message) msg = c->error_message;
     switch (status) {
     case 413:
         code = "body_too_large";
@@ -749,6 +820,10 @@ static void protocol_error(conn *c, int status)
     case 431:
         code = "headers_too_large";
         msg = "the request line and headers are larger than the server accepts (--max-header-size)";
+        break;
+    case 501:
+        code = "unsupported_transfer_coding";
+        msg = "only the chunked transfer coding is supported";
         break;
     case 505:
         code = "http_version_not_supported";
@@ -795,6 +870,7 @@ static void conn_process(conn *c)
         if (e != HPE_OK) {
             int status = c->error_status ? c->error_status : 400;
             if (e == HPE_HEADER_OVERFLOW) status = 431;
+            if (!c->error_status) c->error_message = http_errno_description(e); /* says what was wrong */
             protocol_error(c, status);
             return;
         }
@@ -1049,6 +1125,7 @@ int ps_http_server_create(const ps_server_config *cfg, ps_store *store, ps_limit
     parser_settings.on_header_value = on_header_value;
     parser_settings.on_headers_complete = on_headers_complete;
     parser_settings.on_body = on_body;
+    parser_settings.on_chunk_header = on_chunk_header;
     parser_settings.on_message_complete = on_message_complete;
 
     ps_http_server *s = calloc(1, sizeof *s);

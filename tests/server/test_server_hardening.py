@@ -47,10 +47,10 @@ class Hardening(unittest.TestCase):
 
     def test_malformed_requests_get_400_and_close(self):
         cases = [b"GARBAGE\r\n\r\n", b"GET\r\n\r\n",
-                 b"GET /v1/categories HTTP/1.1\r\nNoColonHere\r\n\r\n",
-                 b"GET /v1/categories HTTP/1.1\r\nContent-Length: -5\r\n\r\n",
-                 b"POST /v1/categories HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nabcde",
-                 b"POST /v1/categories HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n",
+                 b"GET /v1/categories HTTP/1.1\r\nHost: x\r\nNoColonHere\r\n\r\n",
+                 b"GET /v1/categories HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
+                 b"POST /v1/categories HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nabcde",
+                 b"POST /v1/categories HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n",
                  b"GET /v1/categ\x00ories HTTP/1.1\r\n\r\n", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"]
         for raw in cases:
             out = self.srv.raw(raw, read_timeout=3)
@@ -63,6 +63,68 @@ class Hardening(unittest.TestCase):
         st, h, body = split_response(out)
         self.assertEqual((st, json.loads(body)["code"]), (505, "http_version_not_supported"))
         self.assertServing()
+
+    def request_error(self, raw):
+        out = self.srv.raw(raw, read_timeout=3)
+        st, h, body = split_response(out)
+        return st, h, (json.loads(body) if body.startswith(b"{") else None)
+
+    def test_host_header_rules(self):
+        # RFC 9112 3.2: HTTP/1.1 without Host, or more than one Host: 400 (and close)
+        auth = b"Authorization: Bearer " + KEY_BIG.encode() + b"\r\n"
+        for raw in (b"GET /v1/categories HTTP/1.1\r\n" + auth + b"\r\n",
+                    b"GET /v1/categories HTTP/1.1\r\nHost: a\r\nHost: b\r\n" + auth + b"\r\n",
+                    b"GET /v1/categories HTTP/1.0\r\nHost: a\r\nHost: a\r\n" + auth + b"\r\n"):
+            st, h, body = self.request_error(raw)
+            self.assertEqual((st, body and body["code"]), (400, "bad_request"), raw)
+            self.assertIn("Host", body["message"])
+            self.assertEqual(h.get("connection"), "close")
+        # HTTP/1.0 may omit it
+        st, _, _ = split_response(self.srv.raw(b"GET /v1/categories HTTP/1.0\r\n" + auth + b"\r\n"))
+        self.assertEqual(st, 200)
+
+    def test_whitespace_before_colon_is_400(self):
+        # RFC 9112 5.1: MUST be rejected (else "Authorization :" could be read two ways)
+        st, _, body = self.request_error(b"GET /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization : Bearer " +
+                                         KEY_BIG.encode() + b"\r\n\r\n")
+        self.assertEqual((st, body["code"]), (400, "bad_request"))
+        self.assertIn("whitespace", body["message"])
+
+    def test_unknown_transfer_coding_is_501(self):
+        # chunked last but gzip before it: we cannot decode the body (RFC 9112 6.1)
+        st, h, body = self.request_error(
+            b"POST /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() +
+            b"\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n")
+        self.assertEqual((st, body["code"], body["status"]), (501, "unsupported_transfer_coding", 501))
+        self.assertIn("x-ratelimit-limit", h)
+        # chunked alone (any case) is fine
+        body = b'{"name":"te-ok"}'
+        out = self.srv.raw(b"POST /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() +
+                           b"\r\nTransfer-Encoding: Chunked\r\nConnection: close\r\n\r\n%x\r\n%s\r\n0\r\n\r\n"
+                           % (len(body), body), read_timeout=3)
+        self.assertEqual(split_response(out)[0], 201, out[:200])
+
+    def test_huge_chunk_size_is_413_at_once(self):
+        # a chunk declared larger than --max-body is refused at its size line, not waited for
+        s = socket.create_connection((self.srv.host, self.srv.port), timeout=5)
+        t0 = time.monotonic()
+        s.sendall(b"POST /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() +
+                  b"\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\nabc")
+        out = b""
+        while b"}" not in out:
+            c = s.recv(4096)
+            if not c:
+                break
+            out += c
+        s.close()
+        st, _, body = split_response(out)
+        self.assertEqual((st, json.loads(body)["code"]), (413, "body_too_large"))
+        self.assertLess(time.monotonic() - t0, 0.9, "answered only by the request timeout")
+
+    def test_protocol_errors_say_what_is_wrong(self):
+        st, _, body = self.request_error(b"POST /v1/categories HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n{}")
+        self.assertEqual(st, 400)
+        self.assertIn("content-length", body["message"].lower())
 
     def test_date_header_on_every_response(self):
         # RFC 9110 6.6.1: an origin server with a clock MUST send Date in 2xx-4xx responses
