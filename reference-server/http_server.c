@@ -54,7 +54,7 @@ struct conn {
     char ip[INET6_ADDRSTRLEN + 4];
     /* the request being parsed */
     bool request_started, headers_done, in_value, field_is_auth, field_is_expect, expect_continue;
-    bool field_is_te, te_other; /* te_other: a transfer coding besides chunked */
+    bool field_is_te, auth_overflow, te_other; /* te_other: a transfer coding besides chunked */
     char te[64]; /* the Transfer-Encoding values, joined by ',' */
     size_t te_len;
     int host_count;
@@ -221,7 +221,9 @@ static void identify(conn *c, bool headers_known, identity *who)
     who->cred = PS_CRED_NONE;
     const char *token = NULL;
     size_t token_len = 0;
-    if (headers_known)
+    if (headers_known && c->auth_overflow) /* longer than any key; never match a cut-off prefix */
+        who->cred = PS_CRED_MALFORMED;
+    else if (headers_known)
         who->cred = ps_auth_parse(c->auth.data, c->auth.len, c->auth_count,
                                   ps_fault_on(cfg->faults, PS_FAULT_BEARER_CASE_SENSITIVE), &token, &token_len);
     if (who->cred == PS_CRED_TOKEN) {
@@ -430,6 +432,7 @@ static void reset_request(conn *c)
     c->field_is_expect = false;
     c->expect_continue = false;
     c->field_is_te = false;
+    c->auth_overflow = false;
     c->te_other = false;
     c->te_len = 0;
     c->host_count = 0;
@@ -734,8 +737,10 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
             c->te_len += len;
         }
     }
-    if (c->field_is_auth && c->auth_count == 1 && c->auth.len + len <= MAX_AUTH_BYTES)
-        ps_buf_append(&c->auth, at, len);
+    if (c->field_is_auth && c->auth_count == 1) {
+        if (c->auth.len + len <= MAX_AUTH_BYTES) ps_buf_append(&c->auth, at, len);
+        else c->auth_overflow = true;
+    }
     return 0;
 }
 

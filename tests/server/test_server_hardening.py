@@ -138,6 +138,13 @@ class Hardening(unittest.TestCase):
             self.assertLess(abs(when - time.time()), 5)
             self.assertTrue(h["date"].endswith(" GMT"))
 
+    def test_overlong_token_is_malformed_not_cut(self):
+        # a token beyond the server's 4 KiB cap must never be compared as its prefix
+        st, h, body = self.request_error(b"GET /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                                         KEY_BIG.encode() + b"A" * 6000 + b"\r\nConnection: close\r\n\r\n")
+        self.assertEqual((st, body["code"]), (401, "malformed_credential"))
+        self.assertIn('error="invalid_token"', h.get("www-authenticate", ""))
+
     def test_random_bytes(self):
         rnd = random.Random(1234)
         for i in range(150):
