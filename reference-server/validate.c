@@ -14,6 +14,8 @@ static int fail(ps_new_category *out, const char *code, const char *prefix, cons
     size_t d = strlen(detail);
     if (d > sizeof out->message - 1 - n) d = sizeof out->message - 1 - n;
     memcpy(out->message + n, detail, d);
+    /* yajl's messages end in a newline: not part of a one-line message */
+    while (d > 0 && (out->message[n + d - 1] == '\n' || out->message[n + d - 1] == ' ')) d--;
     out->message[n + d] = '\0';
     return -1;
 }

@@ -122,6 +122,9 @@ class Routing(unittest.TestCase):
         for body, code in cases:
             st, h, _, parsed = self.srv.post(body, key="rt")
             self.assertError(st, h, parsed, 400, code)
+            # one line, without the parser's trailing newline
+            self.assertEqual(parsed["message"], parsed["message"].strip(), body)
+            self.assertNotIn("\n", parsed["message"], body)
 
     def test_any_content_type_is_accepted(self):
         st, _, _, body = self.srv.post('{"name":"ct"}', key="rt", headers={"Content-Type": "text/plain"})
