@@ -178,6 +178,7 @@ static void *worker_main(void *p)
 {
     worker_arg *a = p;
     if (a->engine->run(a->t) != 0) a->t->rc = -1;
+    a->t->finished_ns = ps_clock_mono_ns();
     ps_lg_stats_finish(&a->t->stats);
     atomic_fetch_add(a->finished, 1);
     return NULL;
@@ -371,8 +372,9 @@ int ps_lg_run(const ps_lg_config *cfg)
     if (ps_lg_stats_init(&total, (1u << PS_LG_PLANS) - 1, false, &err) != 0) goto fail;
     total_ok = true;
     ps_lg_limits_init(&limits, cfg->nkeys);
-    int64_t begin = INT64_MAX;
+    int64_t begin = INT64_MAX, last = 0;
     for (int i = 0; i < cfg->threads; i++) {
+        if (threads[i].finished_ns > last) last = threads[i].finished_ns;
         ps_lg_stats_add(&total, &threads[i].stats);
         ps_lg_limits_merge(&limits, &threads[i].limits);
         if (threads[i].begin_ns && threads[i].begin_ns < begin) begin = threads[i].begin_ns;
@@ -390,7 +392,7 @@ int ps_lg_run(const ps_lg_config *cfg)
         .cfg = cfg, .total = &total, .rows = col.rows, .nrows = col.nrows,
         .limits_checked = cfg->verify_limits, .windows = limits.count,
         .violations = violations, .nviolations = nviol, .failing_violations = failing,
-        .thresholds = thr, .duration_s = (double)(end_ns - begin) / 1e9,
+        .thresholds = thr, .duration_s = (double)(last - begin) / 1e9,
         .started_wall_ns = sh->start_wall_ns, .exit_code = exit_code,
     };
     if (ps_lg_summary_json(&sum, &json, &err) != 0) goto fail_output;

@@ -74,6 +74,7 @@ typedef struct ps_lg_thread {
     ps_lg_stream *heap;    /* open model: streams, min-heap by due */
     size_t nheap;
     int64_t begin_ns, end_ns; /* monotonic; end INT64_MAX when --requests bounds the run */
+    int64_t finished_ns;      /* when the thread's last request was settled */
     int64_t quota;            /* requests this thread schedules at most, 0 = no bound */
     uint64_t mix_k, body_k;
     size_t rr;                /* round-robin cursor over keys */
