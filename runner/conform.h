@@ -53,7 +53,8 @@ struct ps_conform {
     ps_http_client *http;
     ps_politeness *polite;
     ps_checks *checks;
-    char run_token[17];         /* random hex naming this run's categories */
+    char run_token[9];          /* random hex naming this run's categories (short: length
+                                 * limits are not specified, so any may apply) */
     char unknown_key[48];       /* a key the service cannot know */
     key_track track[3];         /* by ps_key_role (NONE unused) */
     int consecutive_transport_failures, consecutive_connect_failures;

@@ -81,7 +81,7 @@ void ps_suite_auth(ps_conform *c)
         const char *method, *what;
     } ops[] = {{"GET", "listCategories"}, {"POST", "createCategory"}};
     char body[128];
-    snprintf(body, sizeof body, "{\"name\":\"conform-%s-auth\"}", c->run_token);
+    unsigned creates = 0;
 
     for (size_t o = 0; o < 2; o++) {
         for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
@@ -93,6 +93,8 @@ void ps_suite_auth(ps_conform *c)
             /* A correctly-schemed key (any case) is the main key proper. */
             if (v->expect != 401 && role == PS_KEY_MANGLED_MAIN) role = PS_KEY_MAIN;
             bool post = o == 1;
+            /* A distinct name per create: a uniqueness rule is not shown, so it may apply. */
+            if (post) snprintf(body, sizeof body, "{\"name\":\"c%s a%u\"}", c->run_token, ++creates);
             ps_http_request req = {ops[o].method, "/categories", v->tmpl ? auth.data : NULL,
                                    post ? body : NULL, post ? strlen(body) : 0,
                                    post ? "application/json" : NULL};

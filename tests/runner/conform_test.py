@@ -11,7 +11,7 @@ bounded. Exit 0 = the behaviour holds; otherwise the reasons are printed.
   conform_test.py --conform BIN --prism BIN --spec openapi.yaml prism
   conform_test.py --conform BIN unreachable | usage
   conform_test.py --conform BIN fake garbage|nonjson|huge|close|slow|latin1|chaos
-  conform_test.py --conform BIN politeness | maxwait | interrupt | colour
+  conform_test.py --conform BIN politeness | maxwait | interrupt | colour | liberties
   conform_test.py --conform BIN --server BIN https
   conform_test.py --conform BIN docs docs/conformance-checks.md
 """
@@ -465,12 +465,14 @@ class LimitingFake(threading.Thread):
     records, per key, every request time and every 429's "not before" time,
     so a request sent too early after a 429 is caught to the millisecond."""
 
-    def __init__(self, limit, window_s, retry_after_s=None):
+    def __init__(self, limit, window_s, retry_after_s=None, count_errors=True, unique_names=False, max_name=0):
         super().__init__(daemon=True)
         import http.server
 
         fake = self
         self.limit, self.window_s, self.fixed_retry_after = limit, window_s, retry_after_s
+        # Liberties the spec leaves open ("not shown"): a conformant service may take them.
+        self.count_errors, self.unique_names, self.max_name = count_errors, unique_names, max_name
         self.lock = threading.Lock()
         self.windows = {}      # key -> [window_end, count]
         self.not_before = {}   # key -> time before which nothing may arrive
@@ -481,6 +483,7 @@ class LimitingFake(threading.Thread):
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out in two writes
 
             def log_message(self, *args):
                 pass
@@ -511,43 +514,47 @@ class LimitingFake(threading.Thread):
                         w = fake.windows[key] = [now + fake.window_s, 0]
                     reset = int(w[0]) + (1 if w[0] != int(w[0]) else 0)
                     refused = w[1] >= fake.limit
-                    if not refused:
-                        w[1] += 1
-                    rl = [("X-RateLimit-Limit", str(fake.limit)), ("X-RateLimit-Remaining", str(fake.limit - w[1])),
-                          ("X-RateLimit-Reset", str(reset))]
                     if refused:
                         fake.refusals += 1
                         ra = fake.fixed_retry_after or max(1, reset - int(now))
                         fake.not_before[key] = max(fake.not_before.get(key, 0), int(now) + ra)
-                if key not in (MAIN_KEY, LIMIT_KEY):
-                    return self.answer(401, {"code": "unauthorized", "message": "no", "status": 401},
-                                       rl + [("WWW-Authenticate", "Bearer")])
-                if refused:
-                    return self.answer(429, {"code": "rate_limited", "message": "slow down", "status": 429},
-                                       rl + [("Retry-After", str(ra))])
-                if self.command == "GET":
-                    with fake.lock:
-                        items = list(fake.created)
-                    return self.answer(200, items, rl)
-                try:
-                    body = json.loads(raw)
-                    ok = (isinstance(body, dict) and isinstance(body.get("name"), str) and
-                          isinstance(body.get("description", ""), str))
-                except ValueError:
-                    ok = False
-                if not ok:
-                    return self.answer(400, {"code": "bad", "message": "bad body", "status": 400}, rl)
-                with fake.lock:
-                    item = {"id": fake.requests, "name": body["name"]}
-                    if "description" in body:
-                        item["description"] = body["description"]
-                    fake.created.append(item)
-                return self.answer(201, item, rl)
+                        status, body, extra = 429, {"code": "rate_limited", "message": "slow down", "status": 429}, \
+                            [("Retry-After", str(ra))]
+                    else:
+                        status, body, extra = fake.outcome(self.command, key, raw)
+                        if status < 400 or fake.count_errors:
+                            w[1] += 1
+                    rl = [("X-RateLimit-Limit", str(fake.limit)), ("X-RateLimit-Remaining", str(fake.limit - w[1])),
+                          ("X-RateLimit-Reset", str(reset))]
+                return self.answer(status, body, rl + extra)
 
             do_GET = do_POST = handle_any
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.httpd.server_address[1]
+
+    def outcome(self, method, key, raw):
+        """(status, body, extra headers) of an admitted request; caller holds the lock."""
+        if key not in (MAIN_KEY, LIMIT_KEY):
+            challenge = 'Bearer realm="fake"' + (', error="invalid_token"' if key else "")
+            return 401, {"code": "unauthorized", "message": "no", "status": 401}, [("WWW-Authenticate", challenge)]
+        if method == "GET":
+            return 200, list(self.created), []
+        try:
+            body = json.loads(raw)
+            ok = (isinstance(body, dict) and isinstance(body.get("name"), str) and
+                  isinstance(body.get("description", ""), str))
+        except ValueError:
+            ok = False
+        if not ok or (self.max_name and len(body["name"].encode()) > self.max_name):
+            return 400, {"code": "bad", "message": "bad body", "status": 400}, []
+        if self.unique_names and any(c["name"] == body["name"] for c in self.created):
+            return 409, {"code": "conflict", "message": "name taken", "status": 409}, []
+        item = {"id": len(self.created) + 1, "name": body["name"]}
+        if "description" in body:
+            item["description"] = body["description"]
+        self.created.append(item)
+        return 201, item, []
 
     def run(self):
         self.httpd.serve_forever(poll_interval=0.1)
@@ -579,6 +586,26 @@ def mode_politeness(a, tmp):
                    "validation.missing-name"):
             check(ok in by.get("passed", set()), "%s did not pass against the limiting fake: %s" % (
                 ok, [s for s, ids in by.items() if ok in ids]))
+
+
+def mode_liberties(a, tmp):
+    """What the spec leaves "not shown" never fails a run: a service that
+    does not count errors against the limit, enforces unique names (409) and
+    limits names to 26 bytes passes every check."""
+    for opts in ({"count_errors": False}, {"unique_names": True, "max_name": 26}):
+        fake = LimitingFake(limit=30, window_s=1.0, **opts)
+        fake.start()
+        try:
+            rc, out, err, doc, _ = run_conform(
+                ["--base-url", "http://127.0.0.1:%d/v1" % fake.port, "--plan", "enterprise:30:100000",
+                 "--max-wait", "5s", "--timeout", "2s"], a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY}, timeout=120)
+        finally:
+            fake.stop()
+        check(rc == 0, "%s: exit %d" % (opts, rc))
+        if check(doc is not None, "no JSON report"):
+            by = checks_by_status(doc)
+            check(not by.get("failed") and not by.get("not_run") and not by.get("warning"), "%s: %s" % (
+                opts, {k: sorted(v) for k, v in by.items() if k != "passed"}))
 
 
 def mode_maxwait(a, tmp):
@@ -759,6 +786,7 @@ def main():
     fk.add_argument("kind", choices=["garbage", "nonjson", "huge", "close", "slow", "latin1", "chaos"])
     sub.add_parser("politeness")
     sub.add_parser("maxwait")
+    sub.add_parser("liberties")
     sub.add_parser("interrupt")
     sub.add_parser("colour")
     sub.add_parser("https")
