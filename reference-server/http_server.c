@@ -1077,7 +1077,27 @@ static void *loop_main(void *arg)
     return NULL;
 }
 
-static int open_listener(const ps_server_config *cfg, int port, int *out_fd, int *out_port, ps_error *err)
+/* Every loop's socket sets SO_REUSEPORT, so bind() alone would let a second
+ * server started on a port that is in use (by another petstore-server of
+ * the same user) join it and take half its connections. A plain socket
+ * bound first tells us whether anyone listens there; then the real ones. */
+static int port_is_free(const struct sockaddr *sa, socklen_t sl, ps_error *err, const char *addr, int port)
+{
+    int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return ps_error_set(err, "socket: %s", strerror(errno));
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one); /* TIME_WAIT leftovers do not count */
+    int rc = 0;
+    if (bind(fd, sa, sl) != 0) {
+        int e = errno;
+        rc = ps_error_set(err, "cannot listen on %s port %d: %s", addr, port, strerror(e));
+    }
+    close(fd);
+    return rc;
+}
+
+static int open_listener(const ps_server_config *cfg, int port, bool first, int *out_fd, int *out_port,
+                         ps_error *err)
 {
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
@@ -1095,6 +1115,7 @@ static int open_listener(const ps_server_config *cfg, int port, int *out_fd, int
     } else {
         return ps_error_set(err, "--bind: '%s' is not an IPv4 or IPv6 address", cfg->bind_addr);
     }
+    if (first && port != 0 && port_is_free((struct sockaddr *)&ss, sl, err, cfg->bind_addr, port) != 0) return -1;
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return ps_error_set(err, "socket: %s", strerror(errno));
     int one = 1;
@@ -1172,7 +1193,7 @@ int ps_http_server_create(const ps_server_config *cfg, ps_store *store, ps_limit
         pthread_mutex_init(&lp->qlock, NULL);
         ps_buf_init(&lp->scratch);
         int port = i == 0 ? cfg->port : s->port;
-        if (open_listener(cfg, port, &lp->fd, &s->port, err) != 0) goto out;
+        if (open_listener(cfg, port, i == 0, &lp->fd, &s->port, err) != 0) goto out;
         lp->base = event_base_new();
         if (!lp->base) {
             ps_error_set(err, "libevent: event_base_new failed");

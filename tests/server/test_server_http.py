@@ -261,6 +261,19 @@ class CommandLine(unittest.TestCase):
             self.assertIn(f.name, r.stderr)
             self.assertIn("line 3", r.stderr)
 
+    def test_port_in_use_exits_1(self):
+        # every loop's socket has SO_REUSEPORT: a second server must not join the first one's port
+        with Server("--threads", "2") as srv:
+            try:
+                r = subprocess.run([serverlib.BIN, "--port", str(srv.port), "--key", "k:free"],
+                                   capture_output=True, timeout=5, text=True)
+            except subprocess.TimeoutExpired:
+                self.fail("a second server started on a port in use")
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("port %d" % srv.port, r.stderr)
+            self.assertIn("in use", r.stderr)
+            self.assertEqual(srv.get()[0], 200)
+
     def test_help_and_list_faults(self):
         r = self.run_server("--help")
         self.assertEqual(r.returncode, 0)
