@@ -33,6 +33,11 @@
 #define LINGER_NS (2 * 1000000000LL)       /* how long a closing connection's input is drained */
 #define LINGER_MAX_BYTES (16 * 1024 * 1024) /* and how much of it */
 #define MAX_AUTH_BYTES 4096
+/* Pipelined requests are parsed only while the answers already queued on
+ * the connection stay under this; beyond it reading pauses until the client
+ * has taken them (else a client that sends and never reads grows our memory
+ * without bound: 40 MB of pipelined GETs made 1.2 GB). */
+#define OUTPUT_HIGH_BYTES (256 * 1024)
 
 typedef struct loop loop;
 typedef struct conn conn;
@@ -50,6 +55,7 @@ struct conn {
     conn *prev, *next;
     enum conn_state state;
     bool dead; /* the peer went away while BUSY: free when the handler finishes */
+    bool out_paused; /* reading paused until the queued answers are written */
     http_parser parser;
     char ip[INET6_ADDRSTRLEN + 4];
     /* the request being parsed */
@@ -852,6 +858,11 @@ static void conn_process(conn *c)
 {
     struct evbuffer *in = bufferevent_get_input(c->bev);
     while (c->state == CONN_READING) {
+        if (evbuffer_get_length(bufferevent_get_output(c->bev)) > OUTPUT_HIGH_BYTES) {
+            c->out_paused = true; /* write_cb resumes */
+            bufferevent_disable(c->bev, EV_READ);
+            break;
+        }
         struct evbuffer_iovec v;
         if (evbuffer_peek(in, -1, NULL, &v, 1) < 1 || v.iov_len == 0) break;
         if (!c->request_started && c->req_timer) {
@@ -905,6 +916,12 @@ static void write_cb(struct bufferevent *bev, void *arg)
 {
     conn *c = arg;
     if (evbuffer_get_length(bufferevent_get_output(bev)) != 0) return;
+    if (c->out_paused && c->state == CONN_READING) { /* the client took our answers: read on */
+        c->out_paused = false;
+        bufferevent_enable(bev, EV_READ);
+        conn_process(c);
+        return;
+    }
     if (c->state == CONN_CLOSING) {
         conn_free(c);
     } else if (c->state == CONN_LINGER && !evtimer_pending(c->linger_timer, NULL)) {

@@ -145,6 +145,40 @@ class Hardening(unittest.TestCase):
         self.assertEqual((st, body["code"]), (401, "malformed_credential"))
         self.assertIn('error="invalid_token"', h.get("www-authenticate", ""))
 
+    def test_pipelining_client_that_never_reads_is_bounded(self):
+        # a client sends pipelined GETs for 3 s and reads nothing: the server must stop
+        # reading instead of queueing answers without bound, then answer every one
+        def rss_kb():
+            with open("/proc/%d/status" % self.srv.proc.pid) as f:
+                return int([ln for ln in f if ln.startswith("VmRSS")][0].split()[1])
+        before = rss_kb()
+        s = socket.create_connection((self.srv.host, self.srv.port), timeout=10)
+        batch = GET * 500
+        sent = 0
+        s.settimeout(1)
+        t0 = time.monotonic()
+        try:
+            while time.monotonic() - t0 < 3 and sent < 64 * 1024 * 1024:
+                sent += s.send(batch)
+        except socket.timeout:
+            pass
+        grown = rss_kb() - before
+        self.assertLess(grown, 64 * 1024, "server grew by %d KiB for %d bytes of unread pipelined requests" %
+                        (grown, sent))
+        complete = sent // len(GET)
+        s.settimeout(10)
+        answered, carry = 0, b""
+        while answered < complete:
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                break
+            data = carry + chunk
+            answered += data.count(b"HTTP/1.1 200 ")
+            carry = data[-12:]
+        s.close()
+        self.assertEqual(answered, complete)
+        self.assertServing()
+
     def test_random_bytes(self):
         rnd = random.Random(1234)
         for i in range(150):
