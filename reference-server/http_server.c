@@ -676,7 +676,10 @@ static int on_message_begin(http_parser *p)
 static int on_url(http_parser *p, const char *at, size_t len)
 {
     conn *c = p->data;
-    if (header_budget(c, len)) return -1;
+    if (header_budget(c, len)) {
+        c->error_status = 414; /* RFC 9110 15.5.15: the target alone is over the cap */
+        return -1;
+    }
     ps_buf_append(&c->url, at, len);
     return 0;
 }
@@ -827,6 +830,10 @@ static void protocol_error(conn *c, int status)
     case 413:
         code = "body_too_large";
         msg = "the request body is larger than the server accepts (--max-body)";
+        break;
+    case 414:
+        code = "uri_too_long";
+        msg = "the request target is longer than the server accepts (--max-header-size)";
         break;
     case 431:
         code = "headers_too_large";

@@ -17,6 +17,7 @@ const char *ps_reason_phrase(int status)
     case 408: return "Request Timeout";
     case 413: return "Content Too Large";
     case 429: return "Too Many Requests";
+    case 414: return "URI Too Long";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";

@@ -224,6 +224,11 @@ class BodyLimits(unittest.TestCase):
             self.assertEqual(body["code"], "headers_too_large")
             self.assertIn("x-ratelimit-limit", h)
             self.assertEqual(srv.get()[0], 200)
+            # a target over the cap is 414 (RFC 9110 15.5.15), not a header problem
+            st, h, _, body = srv.get(path="/categories?" + "q" * 2000)
+            self.assertEqual((st, body["code"], body["status"]), (414, "uri_too_long", 414))
+            self.assertIn("x-ratelimit-limit", h)
+            self.assertEqual(srv.get()[0], 200)
 
 
 class BasePathAndKeysFile(unittest.TestCase):
