@@ -343,9 +343,10 @@ static const struct option options[] = {
 static int set_path(char **slot, const char *value, const char *flag, ps_error *err)
 {
     if (!*value) return ps_error_set(err, "%s: empty file name", flag);
+    char *copy = strdup(value); /* before the free: value may be *slot itself */
+    if (!copy) abort();
     free(*slot);
-    *slot = strdup(value);
-    if (!*slot) abort();
+    *slot = copy;
     return 0;
 }
 
