@@ -83,10 +83,14 @@ void ps_suite_auth(ps_conform *c)
     char body[128];
     unsigned creates = 0;
 
+    /* The 401s also feed the Error-shape and challenge checks. */
+    bool feeds_others = ps_checks_any_selected(c->checks, "errors.") ||
+                        ps_checks_selected(c->checks, PS_CK_AUTH_WWW_AUTHENTICATE) ||
+                        ps_checks_selected(c->checks, PS_CK_AUTH_BEARER_ERROR);
     for (size_t o = 0; o < 2; o++) {
         for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
             const auth_variant *v = &variants[i];
-            if (!ps_checks_selected(c->checks, v->ck)) continue;
+            if (!ps_checks_selected(c->checks, v->ck) && !(feeds_others && v->expect == 401)) continue;
             ps_buf auth = PS_BUF_INIT;
             ps_key_role role = PS_KEY_NONE;
             if (v->tmpl) expand(c, v->tmpl, &auth, &role);
