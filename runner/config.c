@@ -46,6 +46,20 @@ const char *ps_conform_usage(void)
     return usage;
 }
 
+/* A bearer token is visible ASCII (RFC 6750 b64token is narrower still); a
+ * space, newline or control byte, typically from a secrets file, would
+ * break or inject header lines. */
+static int check_key(const char *key, const char *what, ps_error *err)
+{
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        if (*p <= 0x20 || *p >= 0x7f)
+            return ps_error_set(err, "%s contains %s at position %zu (a trailing newline?)", what,
+                                *p == ' ' ? "a space" : *p == '\n' || *p == '\r' ? "a line break"
+                                : *p >= 0x7f ? "a non-ASCII byte" : "a control character",
+                                (size_t)(p - (const unsigned char *)key));
+    return 0;
+}
+
 static const char *env_nonempty(const char *name)
 {
     const char *v = getenv(name);
@@ -148,6 +162,8 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
     if (strncmp(cfg->base_url, "http://", 7) != 0 && strncmp(cfg->base_url, "https://", 8) != 0)
         return ps_error_set(err, "--base-url '%s' must start with http:// or https://", cfg->base_url);
     if (!cfg->api_key) return ps_error_set(err, "no API key: set PETSTORE_API_KEY (or give --api-key)");
+    if (check_key(cfg->api_key, "the API key", err) < 0) return -1;
+    if (cfg->limit_key && check_key(cfg->limit_key, "the limit key", err) < 0) return -1;
     if (plan_given && ps_plan_parse(plan_text, &cfg->plan, err) < 0) return ps_error_prefix(err, "--plan: ");
     if (limit_plan_given) {
         if (ps_plan_parse(limit_plan_text, &cfg->limit_plan, err) < 0)

@@ -292,6 +292,8 @@ def mode_usage(a, tmp):
         (["--base-url", "http://127.0.0.1:1/v1", "--plan", "gold"], {"PETSTORE_API_KEY": "k"}, "--plan"),
         (["--base-url", "http://127.0.0.1:1/v1", "--timeout", "soon"], {"PETSTORE_API_KEY": "k"}, "--timeout"),
         (["--base-url", "http://127.0.0.1:1/v1", "--max-wait", "-3"], {"PETSTORE_API_KEY": "k"}, "--max-wait"),
+        (["--base-url", "http://127.0.0.1:1/v1"], {"PETSTORE_API_KEY": "abc\n"}, "line break"),
+        (["--base-url", "http://127.0.0.1:1/v1"], {"PETSTORE_API_KEY": "k", "PETSTORE_LIMIT_KEY": "a b"}, "limit key"),
         (["--base-url", "http://127.0.0.1:1/v1", "--max-body", "10"], {"PETSTORE_API_KEY": "k"}, "--max-body"),
         (["--base-url", "http://127.0.0.1:1/v1", "--cacert", "/nonexistent.pem"], {"PETSTORE_API_KEY": "k"}, "--cacert"),
         (["--base-url", "http://127.0.0.1:1/v1", "--only", "nosuch.*"], {"PETSTORE_API_KEY": "k"}, "matches no check"),
