@@ -35,22 +35,24 @@ static const char doc_text[] =
     "{\"id\":\"auth.bearer-error-attribute\",\"title\":\"error attr\",\"level\":\"advice\",\"clause\":\"RFC 6750\","
     "\"tags\":[\"auth\"],\"status\":\"not_run\",\"duration_ms\":0,\"message\":\"no 401 seen\"}]}]}";
 
-static char *render(int which, const ps_json *doc, bool color)
+static ps_json *doc; /* the fixture, parsed once in main */
+
+static char *render(int which, const ps_json *d, bool color)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     ps_error err;
     ps_console_options o = {color, true};
-    int rc = which == 0 ? ps_report_console_conform(doc, f, &o, &err)
-             : which == 1 ? ps_report_tap_conform(doc, f, &err)
-                          : ps_report_junit_conform(doc, f, &err);
+    int rc = which == 0 ? ps_report_console_conform(d, f, &o, &err)
+             : which == 1 ? ps_report_tap_conform(d, f, &err)
+                          : ps_report_junit_conform(d, f, &err);
     CHECK_INT(rc, 0);
     fclose(f);
     return text;
 }
 
-static void tap_points_and_diagnostics(const ps_json *doc)
+static void tap_points_and_diagnostics(void)
 {
     char *t = render(1, doc, false);
     CHECK(strncmp(t, "TAP version 14\n1..4\n", 20) == 0);
@@ -64,7 +66,7 @@ static void tap_points_and_diagnostics(const ps_json *doc)
     free(t);
 }
 
-static void junit_structure_and_escaping(const ps_json *doc)
+static void junit_structure_and_escaping(void)
 {
     char *x = render(2, doc, false);
     CHECK(strstr(x, "<testsuites name=\"petstore-conform\" tests=\"4\" failures=\"1\"") != NULL);
@@ -85,7 +87,7 @@ static void junit_structure_and_escaping(const ps_json *doc)
     free(x);
 }
 
-static void console_colour_only_when_asked(const ps_json *doc)
+static void console_colour_only_when_asked(void)
 {
     char *plain = render(0, doc, false);
     CHECK(strstr(plain, "\033") == NULL); /* the server's ESC byte is neutralised too */
@@ -101,7 +103,7 @@ static void console_colour_only_when_asked(const ps_json *doc)
     free(colour);
 }
 
-static void write_failures_and_bad_documents(const ps_json *doc)
+static void write_failures_and_bad_documents(void)
 {
     ps_error err;
     FILE *full = fopen("/dev/full", "w");
@@ -128,17 +130,15 @@ static void write_failures_and_bad_documents(const ps_json *doc)
 int main(void)
 {
     ps_error err;
-    ps_json *doc = ps_json_parse(doc_text, strlen(doc_text), NULL, &err);
-    CHECK(doc != NULL);
+    doc = ps_json_parse(doc_text, strlen(doc_text), NULL, &err);
     if (!doc) {
-        fprintf(stderr, "fixture: %s\n", err.message);
+        fprintf(stderr, "fixture does not parse: %s\n", err.message);
         return 1;
     }
-
-    tap_points_and_diagnostics(doc);
-    junit_structure_and_escaping(doc);
-    console_colour_only_when_asked(doc);
-    write_failures_and_bad_documents(doc);
+    RUN(tap_points_and_diagnostics);
+    RUN(junit_structure_and_escaping);
+    RUN(console_colour_only_when_asked);
+    RUN(write_failures_and_bad_documents);
     ps_json_free(doc);
     return TEST_EXIT();
 }
