@@ -153,29 +153,50 @@ ps_lg_parse_result ps_lg_parser_feed(ps_lg_parser *p, const char *data, size_t l
         return PS_LG_PARSE_ERROR;
     }
     p->fed += len;
-    size_t used = http_parser_execute(&p->hp, &settings, data, len);
-    enum http_errno e = HTTP_PARSER_ERRNO(&p->hp);
-    if (p->done) {
-        if (used < len) {
-            ps_error_set(err, "%zu unexpected bytes after the response (no request was pipelined)",
-                         len - used);
+    for (;;) {
+        size_t used = http_parser_execute(&p->hp, &settings, data, len);
+        enum http_errno e = HTTP_PARSER_ERRNO(&p->hp);
+        if (p->done) {
+            int status = p->resp.status;
+            if (status >= 100 && status < 200 && status != 101) {
+                /* An interim response (103 Early Hints...): the final one follows. */
+                size_t fed = p->fed;
+                ps_lg_parser_start(p, p->now_s);
+                p->fed = fed;
+                data += used;
+                len -= used;
+                if (len == 0) return PS_LG_PARSE_MORE;
+                continue;
+            }
+            if (status < 200 || status > 599) {
+                ps_error_set(err, "HTTP status %d is not a final status (200-599)", status);
+                return PS_LG_PARSE_ERROR;
+            }
+            if (used < len) {
+                ps_error_set(err,
+                             "%zu unexpected bytes after the response (no request was pipelined)",
+                             len - used);
+                return PS_LG_PARSE_ERROR;
+            }
+            return PS_LG_PARSE_DONE;
+        }
+        if (e != HPE_OK) {
+            ps_error_set(err, "malformed HTTP response: %s (%s)", http_errno_name(e),
+                         http_errno_description(e));
             return PS_LG_PARSE_ERROR;
         }
-        return PS_LG_PARSE_DONE;
+        return PS_LG_PARSE_MORE;
     }
-    if (e != HPE_OK) {
-        ps_error_set(err, "malformed HTTP response: %s (%s)", http_errno_name(e),
-                     http_errno_description(e));
-        return PS_LG_PARSE_ERROR;
-    }
-    return PS_LG_PARSE_MORE;
 }
 
 ps_lg_parse_result ps_lg_parser_eof(ps_lg_parser *p, ps_error *err)
 {
-    if (p->done) return PS_LG_PARSE_DONE;
-    http_parser_execute(&p->hp, &settings, NULL, 0);
-    if (p->done) return PS_LG_PARSE_DONE;
+    if (!p->done) http_parser_execute(&p->hp, &settings, NULL, 0);
+    if (p->done) {
+        if (p->resp.status >= 200 && p->resp.status <= 599) return PS_LG_PARSE_DONE;
+        ps_error_set(err, "HTTP status %d is not a final status (200-599)", p->resp.status);
+        return PS_LG_PARSE_ERROR;
+    }
     ps_error_set(err, "connection closed before the response was complete");
     return PS_LG_PARSE_ERROR;
 }

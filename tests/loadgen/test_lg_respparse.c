@@ -154,6 +154,31 @@ static void garbage(void)
     }
 }
 
+/* Interim 1xx responses are skipped; statuses outside 200-599 refused. */
+static void interim_and_odd_statuses(void)
+{
+    const char *r = "HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n"
+                    "HTTP/1.1 201 Created\r\nX-RateLimit-Limit: 5\r\nContent-Length: 2\r\n\r\n{}";
+    for (size_t step = 1; step <= strlen(r); step += 7) {
+        ps_lg_parser p;
+        ps_lg_parser_start(&p, 0);
+        CHECK_INT(feed_all(&p, r, strlen(r), step), PS_LG_PARSE_DONE);
+        CHECK_INT(p.resp.status, 201);
+        CHECK_INT(p.resp.limit, 5);
+    }
+    const char *odd[] = {"HTTP/1.0 0\r\n\r\n", "HTTP/1.1 600 Beyond\r\nContent-Length: 0\r\n\r\n",
+                         "HTTP/1.1 101 Switching Protocols\r\n\r\n"};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+        ps_lg_parser p;
+        ps_error err = {{0}};
+        ps_lg_parser_start(&p, 0);
+        ps_lg_parse_result res = ps_lg_parser_feed(&p, odd[i], strlen(odd[i]), &err);
+        if (res == PS_LG_PARSE_MORE) res = ps_lg_parser_eof(&p, &err);
+        CHECK_INT(res, PS_LG_PARSE_ERROR);
+        CHECK(strstr(err.message, "status") != NULL);
+    }
+}
+
 static void header_helper_for_curl(void)
 {
     ps_lg_resp r;
@@ -174,6 +199,7 @@ int main(void)
     RUN(malformed_and_repeated_values);
     RUN(bodies_chunked_and_until_close);
     RUN(garbage);
+    RUN(interim_and_odd_statuses);
     RUN(header_helper_for_curl);
     return TEST_EXIT();
 }
