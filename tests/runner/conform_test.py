@@ -280,6 +280,10 @@ def mode_unreachable(a, tmp):
     if check(doc is not None, "no JSON report for an aborted run"):
         check(doc["verdict"] == "aborted" and doc["exit_code"] == 3 and doc["aborted"],
               "aborted run reported as %s/%s" % (doc["verdict"], doc["exit_code"]))
+    # The same target from the environment alone (no --base-url flag).
+    rc, out, err, doc, _ = run_conform(["--timeout", "2s"], a.conform, tmp,
+                                       {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_BASE_URL": "http://127.0.0.1:%d/v1" % port})
+    check(rc == 3 and ("127.0.0.1:%d" % port) in err, "PETSTORE_BASE_URL not used: exit %d, %r" % (rc, err[-300:]))
 
 
 def mode_usage(a, tmp):
