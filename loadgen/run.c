@@ -387,6 +387,13 @@ int ps_lg_run(const ps_lg_config *cfg)
         thr_failed |= !thr[i].passed;
     }
     exit_code = failing ? PS_LG_EXIT_LIMITS : thr_failed ? PS_LG_EXIT_THRESHOLD : PS_LG_EXIT_OK;
+    /* Reachable at the probe, but not one answer and connections refused
+     * since: the target went away. */
+    if (total.answered == 0 && total.err_connect > 0 && !ps_lg_stopping(&threads[0])) {
+        fprintf(stderr, "petstore-load: target %s:%s stopped accepting connections: no answer\n",
+                cfg->host, cfg->port);
+        exit_code = PS_LG_EXIT_UNREACHABLE;
+    }
 
     ps_lg_summary sum = {
         .cfg = cfg, .total = &total, .rows = col.rows, .nrows = col.nrows,
