@@ -233,7 +233,7 @@ static void delay_percentiles(void)
     if (!d) return;
     CHECK(num(d, "latency_us.corrected.p95") >= 50000);
     CHECK(num(d, "latency_us.uncorrected.p95") >= 50000);
-    CHECK(num(d, "latency_us.corrected.p50") < 10000);
+    CHECK(num(d, "latency_us.corrected.p50") < 25000); /* well below, even on a busy CI box */
     CHECK(num(d, "latency_us.corrected.max") < 1000000);
     CHECK(num(d, "answered") > 200);
     check_accounting(d);
@@ -330,8 +330,9 @@ static void ramp(void)
         int64_t first = ps_json_get_int(iv->items[0], "requests", 0);
         int64_t second = ps_json_get_int(iv->items[1], "requests", 0);
         fprintf(stderr, "ramp: %lld then %lld requests\n", (long long)first, (long long)second);
-        CHECK(first >= 140 && first <= 160);
-        CHECK(second >= 240 && second <= 260);
+        /* A flat 200/s would give 200 and 200; the slack absorbs a busy CI box. */
+        CHECK(first >= 125 && first <= 175);
+        CHECK(second >= 225 && second <= 275);
     }
     check_accounting(d);
     ps_json_free(d);
