@@ -56,6 +56,10 @@ struct conn {
     enum conn_state state;
     bool dead; /* the peer went away while BUSY: free when the handler finishes */
     bool out_paused; /* reading paused until the queued answers are written */
+    /* framing check (frame_scan): the bytes http_parser consumed that are not body data */
+    const char *scan_pos; /* next byte of the current input piece to check */
+    bool cr_pending;      /* the last framing byte was CR: LF must follow */
+    int crlf_expect;      /* a chunk's data ended: this many bytes of its CRLF still to come */
     http_parser parser;
     char ip[INET6_ADDRSTRLEN + 4];
     /* the request being parsed */
@@ -798,9 +802,41 @@ static int on_chunk_header(http_parser *p)
     return 0;
 }
 
+/* The libhttp-parser of Debian is built lenient (HTTP_PARSER_STRICT=0): it
+ * takes any two bytes after a chunk's data as its CRLF ("2\r\n{}XX0\r\n\r\n"
+ * parsed as the body "{}") and a CR followed by anything as a line end. Two
+ * parsers that disagree on where a message ends are request smuggling, so
+ * every framing byte (request line, fields, chunk lines, trailers: all that
+ * is not body data) is checked here in stream order: a CR must be followed
+ * by LF, and a chunk's data by exactly CRLF (RFC 9112 2.2, 7.1). */
+static bool frame_scan(conn *c, const char *from, const char *to)
+{
+    for (const char *q = from; q < to; q++) {
+        char x = *q;
+        if (c->crlf_expect == 2) {
+            if (x != '\r') return false;
+            c->crlf_expect = 1;
+        } else if (c->crlf_expect == 1) {
+            if (x != '\n') return false;
+            c->crlf_expect = 0;
+        } else {
+            if (c->cr_pending && x != '\n') return false;
+            c->cr_pending = x == '\r';
+        }
+    }
+    return true;
+}
+
 static int on_body(http_parser *p, const char *at, size_t len)
 {
     conn *c = p->data;
+    if (!frame_scan(c, c->scan_pos, at)) {
+        c->error_status = 400;
+        c->error_message = "a CR not followed by LF, or a chunk's data not followed by CRLF";
+        return -1;
+    }
+    c->scan_pos = at + len;
+    if ((p->flags & F_CHUNKED) && p->content_length == 0) c->crlf_expect = 2; /* the chunk's data is complete */
     if (c->body.len + len > (size_t)c->lp->srv->cfg->max_body) {
         c->error_status = 413;
         return -1;
@@ -876,9 +912,16 @@ static void conn_process(conn *c)
             struct timeval tv = tv_from_ns(c->lp->srv->cfg->request_timeout_ns);
             evtimer_add(c->req_timer, &tv);
         }
+        c->scan_pos = v.iov_base;
         size_t n = http_parser_execute(&c->parser, &parser_settings, v.iov_base, v.iov_len);
-        evbuffer_drain(in, n);
         enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
+        if ((e == HPE_OK || e == HPE_PAUSED) && !frame_scan(c, c->scan_pos, (const char *)v.iov_base + n)) {
+            evbuffer_drain(in, n);
+            c->error_message = "a CR not followed by LF, or a chunk's data not followed by CRLF";
+            protocol_error(c, 400);
+            return;
+        }
+        evbuffer_drain(in, n);
         if (e == HPE_PAUSED) {
             http_parser_pause(&c->parser, 0);
             if (c->req_timer) evtimer_del(c->req_timer);

@@ -121,6 +121,39 @@ class Hardening(unittest.TestCase):
         self.assertEqual((st, json.loads(body)["code"]), (413, "body_too_large"))
         self.assertLess(time.monotonic() - t0, 0.9, "answered only by the request timeout")
 
+    def test_lenient_line_endings_and_chunk_framing_are_400(self):
+        # http_parser's lenient build took any 2 bytes after chunk data as CRLF and CR+anything
+        # as a line end; a front end reading the same bytes strictly would see other messages
+        post = b"POST /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() + b"\r\n"
+        te = post + b"Transfer-Encoding: chunked\r\n\r\n"
+        for raw in (te + b"2\r\n{}XX0\r\n\r\n", te + b"2\rX{}\r\n0\r\n\r\n",
+                    b"GET /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() +
+                    b"\r\n\rX"):
+            for whole in (True, False):
+                if whole:
+                    out = self.srv.raw(raw, read_timeout=3)
+                else:  # one byte at a time: the check must not depend on where reads split
+                    s = socket.create_connection((self.srv.host, self.srv.port), timeout=3)
+                    for i in range(len(raw)):
+                        s.send(raw[i:i + 1])
+                    out = b""
+                    while True:
+                        c = s.recv(4096)
+                        if not c:
+                            break
+                        out += c
+                    s.close()
+                st, h, body = split_response(out)
+                self.assertEqual((st, json.loads(body)["code"]), (400, "bad_request"), (raw, whole, out[:200]))
+                self.assertEqual(h.get("connection"), "close")
+        # the strict forms still work: chunk extensions, trailers, CR inside a Content-Length body
+        body = b'{"name":"strict"}'
+        for raw in (te + b"5;x=y\r\n" + body[:5] + b"\r\n%x\r\n" % (len(body) - 5) + body[5:] +
+                    b"\r\n0\r\nX-T: 1\r\n\r\n",
+                    post + b"Content-Length: %d\r\n\r\n" % (len(body) + 2) + body + b"\r\r"):
+            out = self.srv.raw(raw.replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n"), read_timeout=3)
+            self.assertEqual(split_response(out)[0], 201, out[:300])
+
     def test_protocol_errors_say_what_is_wrong(self):
         st, _, body = self.request_error(b"POST /v1/categories HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n{}")
         self.assertEqual(st, 400)
