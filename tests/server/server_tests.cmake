@@ -21,6 +21,16 @@ if(Python3_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_server_hardening.py
                    --server $<TARGET_FILE:petstore-server> --many 10000 Hardening.test_many_connections)
   set_tests_properties(test_server_hardening_10k PROPERTIES LABELS "integration;slow" TIMEOUT 300)
+  # An independent black-box client over every rule (its own helpers, several server
+  # configurations; ~20 s), and its 10,000-connection part (slow).
+  add_test(NAME blackbox_probe
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/blackbox_probe.py
+                   --server $<TARGET_FILE:petstore-server> --source-dir ${PROJECT_SOURCE_DIR})
+  set_tests_properties(blackbox_probe PROPERTIES LABELS "integration" TIMEOUT 180)
+  add_test(NAME blackbox_probe_10k
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/blackbox_probe.py
+                   --server $<TARGET_FILE:petstore-server> --source-dir ${PROJECT_SOURCE_DIR} --many 10000)
+  set_tests_properties(blackbox_probe_10k PROPERTIES LABELS "integration;slow" TIMEOUT 300)
 endif()
 
 # The body validator's fuzz target: a libFuzzer run (label fuzz) with
