@@ -58,10 +58,16 @@ http {
   }
 }
 CONF
-    "$nginx_bin" -p "$tmp" -c "$tmp/nginx.conf" &
+    : >"$tmp/error.log"
+    "$nginx_bin" -p "$tmp" -c "$tmp/nginx.conf" 2>"$tmp/nginx.err" &
     nginx_pid=$!
     sleep 0.3
-    if kill -0 "$nginx_pid" 2>/dev/null; then return 0; fi
+    # A taken port makes nginx retry bind() for seconds before it exits:
+    # its [emerg] line is the sign to try another port.
+    if kill -0 "$nginx_pid" 2>/dev/null && ! grep -qs emerg "$tmp/error.log" "$tmp/nginx.err"; then
+      return 0
+    fi
+    kill "$nginx_pid" 2>/dev/null || true
     wait "$nginx_pid" 2>/dev/null || true
     nginx_pid=
   done
