@@ -547,6 +547,38 @@ static void many_keys(void)
     ps_json_free(d);
 }
 
+/* Retry-After honoured by default (few 429s: the key rests until told),
+ * ignored with --ignore-retry-after (a stream of 429s). */
+static void retry_after(void)
+{
+    const char *url = start_server("--time-scale", "30", "--ban-after", "0", "--key",
+                                   "free-key-0001:free", NULL);
+    CHECK(url != NULL);
+    if (!url) return;
+    char *polite = path_in_tmp("polite.json"), *rude = path_in_tmp("rude.json");
+    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "free-key-0001", "--plan", "free",
+                      "--connections", "2", "--duration", "1s", "--verify-limits", "--json", polite,
+                      NULL);
+    CHECK_INT(rc, 0);
+    rc = run_load(30, LOAD, "--base-url", url, "--api-key", "free-key-0001", "--plan", "free",
+                  "--connections", "2", "--duration", "1s", "--ignore-retry-after",
+                  "--verify-limits", "--json", rude, NULL);
+    stop_server();
+    CHECK_INT(rc, 0);
+    ps_json *p = load_json(polite), *r = load_json(rude);
+    if (p && r) {
+        fprintf(stderr, "429s: honouring %lld, ignoring %lld\n", (long long)num(p, "status.429"),
+                (long long)num(r, "status.429"));
+        CHECK(num(p, "status.429") >= 1);
+        CHECK(num(p, "status.429") <= 4); /* one per connection in flight, give or take */
+        CHECK(num(r, "status.429") > 100);
+        CHECK_STR(str(r, "limits.verdict"), "pass");
+        CHECK(!ps_json_path(r, "parameters.honour_retry_after")->boolean);
+    }
+    ps_json_free(p);
+    ps_json_free(r);
+}
+
 static void curl_engine(void)
 {
     const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", NULL);
@@ -579,6 +611,7 @@ static const struct {
     {"bad_flags", bad_flags_exit_2},    {"unreachable", unreachable_exit_3},
     {"json_names", json_names},         {"many_keys", many_keys},
     {"curl", curl_engine},              {"ramp", ramp},
+    {"retry_after", retry_after},
 };
 
 int main(int argc, char **argv)
