@@ -21,6 +21,12 @@ if scripts/build.sh build-asan -DPETSTORE_ASAN=ON -DCMAKE_BUILD_TYPE=Debug; then
      ctest -LE 'bench|browser|peer|fuzz|slow' -j"$jobs" --output-on-failure --timeout 300) || status=1
 else status=1; fi
 
+echo "== libFuzzer targets (clang), each fuzzed for a bounded time =="
+if CC=clang cmake -S . -B build-fuzz -DPETSTORE_FUZZ=ON -DPETSTORE_WERROR=ON >/dev/null &&
+   cmake --build build-fuzz -j"$jobs" --target fuzz_validate fuzz_replies fuzz_lg_respparse -- --no-print-directory >/dev/null; then
+  (cd build-fuzz && ctest -L fuzz -j"$jobs" --output-on-failure --timeout 120) || status=1
+else status=1; fi
+
 echo "== Normal build (all tests) =="
 if scripts/build.sh build; then
   (cd build && ctest -j"$jobs" --output-on-failure --timeout 600) || status=1
