@@ -1094,7 +1094,14 @@ static void begin_drain(loop *lp)
     conn *c = lp->conns;
     while (c) {
         conn *next = c->next;
-        if (c->state == CONN_READING && !c->request_started) conn_free(c); /* idle: nothing in flight */
+        if (c->state == CONN_READING && !c->request_started) {
+            if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+                conn_free(c); /* idle: nothing in flight */
+            } else { /* an answer is still being written (a big list, a slow reader): finish it, then close */
+                c->state = CONN_CLOSING;
+                bufferevent_disable(c->bev, EV_READ);
+            }
+        }
         c = next;
     }
     if (lp->nconns == 0) {

@@ -4,7 +4,9 @@ server: kill -9 in the middle of a create storm loses no acknowledged
 category, a torn last journal record is dropped, SIGTERM lets in-flight
 requests finish and exits 0, and the latency aids (--delay, --stall) do
 what --help says."""
+import json
 import os
+import re
 import signal
 import socket
 import sys
@@ -125,6 +127,35 @@ class Stopping(unittest.TestCase):
                 self.assertIn("SIGTERM", srv.stderr())
             with Server("--data", data) as srv:
                 self.assertIn(body, srv.get(key=KEY_BIG)[3])
+
+
+    def test_sigterm_lets_an_answer_being_written_finish(self):
+        # a 2.9 MB list to a client that reads slowly: at SIGTERM the write is in progress and
+        # must complete (the connection used to be freed as idle, cutting the body short)
+        with tempfile.TemporaryDirectory() as d:
+            seed = os.path.join(d, "seed.json")
+            with open(seed, "w") as f:
+                json.dump([{"name": "n%d" % i, "description": "d" * 100} for i in range(20000)], f)
+            with Server("--seed", seed) as srv:
+                s = socket.create_connection((srv.host, srv.port), timeout=10)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                s.sendall(b"GET /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() +
+                          b"\r\n\r\n")
+                time.sleep(0.5)
+                srv.proc.send_signal(signal.SIGTERM)
+                time.sleep(0.3)
+                out = b""
+                while True:
+                    c = s.recv(1 << 20)
+                    if not c:
+                        break
+                    out += c
+                s.close()
+                head, _, body = out.partition(b"\r\n\r\n")
+                length = int(re.search(rb"Content-Length: (\d+)", head).group(1))
+                self.assertEqual(len(body), length)
+                self.assertEqual(len(json.loads(body)), 20000)
+                self.assertEqual(srv.proc.wait(timeout=15), 0)
 
 
 class LatencyAids(unittest.TestCase):
