@@ -29,6 +29,7 @@ typedef struct conn {
     size_t woff;
     int64_t retry_at;
     bool want_out; /* EPOLLOUT registered */
+    int64_t served; /* responses on the current socket */
     ps_lg_req req;
     ps_lg_parser parser;
 } conn;
@@ -109,6 +110,7 @@ static void conn_open(loop *L, int i, int64_t now)
         return;
     }
     c->fd = fd;
+    c->served = 0;
     c->want_out = true;
     if (rc == 0) {
         want_out(L, i, false);
@@ -166,6 +168,7 @@ static void finish(loop *L, int i, int64_t now)
     if ((resp->seen & PS_LG_H_RESET) && !(resp->bad & PS_LG_H_RESET) && resp->reset > L->max_reset)
         L->max_reset = resp->reset;
     ps_lg_answered(L->t, &c->req, now, resp);
+    c->served++;
     if (c->woff < c->req.bytes->len || !resp->keep_alive) {
         /* Answered before we finished sending, or the server closes: start afresh. */
         conn_close(L, i);
@@ -187,9 +190,17 @@ static void on_readable(loop *L, int i)
         int64_t now = ps_clock_mono_ns();
         if (c->state != C_BUSY) {
             /* Idle: the server closed a keep-alive connection (or sent bytes
-             * nobody asked for). Not a request's failure: reconnect. */
+             * nobody asked for). Not a request's failure: reconnect, at once
+             * if the connection had served, else after a pause (a server
+             * refusing connections by closing them would make us spin). */
+            bool used = c->served > 0;
             conn_close(L, i);
-            conn_open(L, i, now);
+            if (used) {
+                conn_open(L, i, now);
+            } else {
+                L->t->stats.err_connect++;
+                c->retry_at = now + RECONNECT_DELAY_NS;
+            }
             return;
         }
         ps_error perr;
@@ -209,8 +220,15 @@ static void on_readable(loop *L, int i)
             return;
         }
         if (pr == PS_LG_PARSE_ERROR) {
+            /* A connection that broke before its first answer is not retried
+             * at once, or a server that accepts and closes would be
+             * hammered with doomed requests. */
+            bool fresh = c->served == 0;
             fail_request(L, i, PS_LG_FAIL_READ);
-            conn_open(L, i, now);
+            if (fresh)
+                c->retry_at = now + RECONNECT_DELAY_NS;
+            else
+                conn_open(L, i, now);
             return;
         }
         /* Level-triggered: the rest of the response wakes us again, so a

@@ -579,6 +579,31 @@ static void retry_after(void)
     ps_json_free(r);
 }
 
+/* A server that accepts and at once closes connections beyond its cap:
+ * the refused ones fail a request each, then wait before trying again
+ * (no hammering), and the accepted ones carry the run. */
+static void refused_connections(void)
+{
+    const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000",
+                                   "--max-connections", "2", NULL);
+    CHECK(url != NULL);
+    if (!url) return;
+    char *json = path_in_tmp("refused.json");
+    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "big-key-0001", "--connections",
+                      "8", "--duration", "1s", "--json", json, NULL);
+    stop_server();
+    CHECK_INT(rc, 0);
+    ps_json *d = load_json(json);
+    if (!d) return;
+    fprintf(stderr, "refused: answered %lld, failed %lld\n", (long long)num(d, "answered"),
+            (long long)num(d, "failed"));
+    CHECK(num(d, "answered") > 100);
+    CHECK(num(d, "failed") + num(d, "errors.connect") > 0);
+    CHECK(num(d, "failed") < 200); /* 6 refused connections, one try per 100 ms each */
+    check_accounting(d);
+    ps_json_free(d);
+}
+
 static void curl_engine(void)
 {
     const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", NULL);
@@ -611,7 +636,7 @@ static const struct {
     {"bad_flags", bad_flags_exit_2},    {"unreachable", unreachable_exit_3},
     {"json_names", json_names},         {"many_keys", many_keys},
     {"curl", curl_engine},              {"ramp", ramp},
-    {"retry_after", retry_after},
+    {"retry_after", retry_after},       {"refused", refused_connections},
 };
 
 int main(int argc, char **argv)
