@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -316,6 +317,18 @@ int ps_lg_run(const ps_lg_config *cfg)
         goto fail;
     }
     render_requests(cfg, sh);
+    /* Thousands of connections need descriptors: raise the soft limit to
+     * the hard one rather than fail sockets one by one mid-run. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < (rlim_t)cfg->connections + 64) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)cfg->connections + 64 &&
+            !cfg->quiet)
+            fprintf(stderr, "petstore-load: warning: %d connections but only %llu file descriptors\n",
+                    cfg->connections, (unsigned long long)rl.rlim_cur);
+    }
     if (cfg->engine == PS_LG_ENGINE_CURL) curl_global_init(CURL_GLOBAL_DEFAULT);
     const ps_lg_engine_ops *engine = cfg->engine == PS_LG_ENGINE_CURL ? &ps_lg_engine_curl
                                                                        : &ps_lg_engine_epoll;
