@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "core/buf.h"
 #include "core/cli.h"
@@ -17,8 +18,8 @@ void ps_lg_config_usage(FILE *out)
           "         [--threads N] [--connections C] [--duration D | --requests N]\n"
           "         [--rate R] [--ramp R1:R2] [--mix list=9,create=1] [--bodies FILE]\n"
           "         [--timeout D] [--verify-limits] [--burst] [--ignore-retry-after]\n"
-          "         [--engine epoll|curl] [--threshold EXPR]... [--json FILE] [--hdr FILE]\n"
-          "         [--hdr-log FILE] [--html FILE] [--quiet]\n"
+          "         [--engine epoll|curl] [--cacert FILE | --insecure] [--threshold EXPR]...\n"
+          "         [--json FILE] [--hdr FILE] [--hdr-log FILE] [--html FILE] [--quiet]\n"
           "\n"
           "  --base-url URL        target, ending in the version segment (http://host:port/v1)\n"
           "  --api-key KEY         bearer key; --plan free|pro|business|enterprise[:PM:PD]\n"
@@ -33,6 +34,7 @@ void ps_lg_config_usage(FILE *out)
           "  --verify-limits       count admitted responses per key and rate-limit window\n"
           "  --burst               release all connections at once just after a window reset\n"
           "  --ignore-retry-after  keep sending on a key after a 429 (default: wait)\n"
+          "  --cacert FILE         https: verify the server with this CA (--insecure: don't)\n"
           "  --threshold EXPR      e.g. 'p99<200ms', 'p99.9<=1s', 'max<2s', 'error_rate<1%'\n"
           "exit: 0 ok, 1 rate limit violated, 2 usage, 3 target unreachable, 99 threshold failed\n",
           out);
@@ -309,7 +311,7 @@ enum {
     OPT_BASE_URL = 256, OPT_API_KEY, OPT_PLAN, OPT_KEYS, OPT_THREADS, OPT_CONNECTIONS,
     OPT_DURATION, OPT_REQUESTS, OPT_RATE, OPT_RAMP, OPT_MIX, OPT_BODIES, OPT_TIMEOUT,
     OPT_JSON, OPT_HDR, OPT_HDR_LOG, OPT_HTML, OPT_THRESHOLD, OPT_VERIFY, OPT_BURST,
-    OPT_IGNORE_RA, OPT_ENGINE, OPT_QUIET, OPT_HELP,
+    OPT_IGNORE_RA, OPT_ENGINE, OPT_QUIET, OPT_HELP, OPT_CACERT, OPT_INSECURE,
 };
 
 static const struct option options[] = {
@@ -336,6 +338,8 @@ static const struct option options[] = {
     {"ignore-retry-after", no_argument, NULL, OPT_IGNORE_RA},
     {"engine", required_argument, NULL, OPT_ENGINE},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"cacert", required_argument, NULL, OPT_CACERT},
+    {"insecure", no_argument, NULL, OPT_INSECURE},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -459,6 +463,12 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
                 return ps_error_set(err, "--engine: expected epoll or curl, got '%s'", optarg);
             break;
         case OPT_QUIET: cfg->quiet = true; break;
+        case OPT_CACERT:
+            if (access(optarg, R_OK) != 0)
+                return ps_error_set(err, "--cacert '%s': %s", optarg, strerror(errno));
+            if (set_path(&cfg->cacert, optarg, "--cacert", err)) return PS_LG_CONFIG_ERROR;
+            break;
+        case OPT_INSECURE: cfg->insecure = true; break;
         case OPT_HELP: return PS_LG_CONFIG_HELP;
         case ':': return ps_error_set(err, "%s needs a value", flag);
         default: return ps_error_set(err, "unknown option '%s' (see --help)", flag);
@@ -501,6 +511,8 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         cfg->engine = cfg->https ? PS_LG_ENGINE_CURL : PS_LG_ENGINE_EPOLL;
     if (cfg->https && cfg->engine == PS_LG_ENGINE_EPOLL)
         return ps_error_set(err, "--engine epoll speaks plain http:// only; use --engine curl");
+    if ((cfg->cacert || cfg->insecure) && !cfg->https)
+        return ps_error_set(err, "--cacert and --insecure apply to https:// targets only");
     if (cfg->burst && cfg->engine != PS_LG_ENGINE_EPOLL)
         return ps_error_set(err, "--burst needs the epoll engine (plain http://)");
     if (cfg->mix[PS_LG_OP_CREATE] > 0)
@@ -523,6 +535,7 @@ void ps_lg_config_free(ps_lg_config *cfg)
     free(cfg->hdr_log_path);
     free(cfg->html_path);
     free(cfg->bodies_path);
+    free(cfg->cacert);
     for (size_t i = 0; i < cfg->nthresholds; i++) free(cfg->thresholds[i].expression);
     free(cfg->thresholds);
     memset(cfg, 0, sizeof *cfg);

@@ -65,6 +65,8 @@ typedef struct ps_lg_config {
     ps_lg_threshold *thresholds;
     size_t nthresholds;
     bool verify_limits, burst, honour_retry_after, quiet;
+    char *cacert;         /* https: CA bundle to verify the server with (curl engine) */
+    bool insecure;        /* https: no certificate verification */
     ps_lg_engine engine;  /* resolved: never AUTO after parsing */
 } ps_lg_config;
 

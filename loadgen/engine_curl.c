@@ -4,6 +4,7 @@
  * engine's speed (ANCHORS.md), so it is used only where the epoll engine
  * cannot go. */
 #include <curl/curl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ typedef struct handle {
     ps_lg_req req;
     ps_lg_resp resp;
     int64_t now_s;
+    char errbuf[CURL_ERROR_SIZE];
 } handle;
 
 static size_t on_header(char *data, size_t size, size_t n, void *p)
@@ -77,6 +79,12 @@ static int run(ps_lg_thread *t)
         curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(e, CURLOPT_USERAGENT, "petstore-load/0.1.0");
         curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+        curl_easy_setopt(e, CURLOPT_ERRORBUFFER, hs[i].errbuf);
+        if (cfg->cacert) curl_easy_setopt(e, CURLOPT_CAINFO, cfg->cacert);
+        if (cfg->insecure) {
+            curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+            curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+        }
     }
     ps_lg_thread_begin(t, ps_clock_mono_ns());
     int busy = 0;
@@ -100,6 +108,7 @@ static int run(ps_lg_thread *t)
                 h->req = r;
                 memset(&h->resp, 0, sizeof h->resp);
                 h->now_s = ps_clock_wall_s();
+                h->errbuf[0] = '\0';
                 if (r.op == PS_LG_OP_CREATE) {
                     curl_easy_setopt(h->easy, CURLOPT_POSTFIELDS, sh->create_bodies[r.body]);
                     curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, hdrs[2 * r.key + 1]);
@@ -125,6 +134,12 @@ static int run(ps_lg_thread *t)
             CURLcode res = m->data.result;
             curl_multi_remove_handle(multi, h->easy);
             int64_t end = ps_clock_mono_ns();
+            if (res != CURLE_OK) {
+                char what[CURL_ERROR_SIZE + 128];
+                snprintf(what, sizeof what, "%s%s%s", curl_easy_strerror(res), h->errbuf[0] ? ": " : "",
+                         h->errbuf);
+                ps_lg_note_failure(t, what);
+            }
             long status = 0;
             curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &status);
             if (res == CURLE_OK) {
@@ -134,7 +149,8 @@ static int run(ps_lg_thread *t)
             } else if (res == CURLE_OPERATION_TIMEDOUT) {
                 ps_lg_failed(t, &h->req, PS_LG_FAIL_TIMEOUT);
             } else if (res == CURLE_COULDNT_CONNECT || res == CURLE_COULDNT_RESOLVE_HOST ||
-                       res == CURLE_SSL_CONNECT_ERROR) {
+                       res == CURLE_SSL_CONNECT_ERROR || res == CURLE_PEER_FAILED_VERIFICATION ||
+                       res == CURLE_SSL_CACERT_BADFILE) {
                 ps_lg_failed(t, &h->req, PS_LG_FAIL_CONNECT);
             } else {
                 ps_lg_failed(t, &h->req, PS_LG_FAIL_READ);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -220,6 +221,8 @@ static void on_readable(loop *L, int i)
             return;
         }
         if (pr == PS_LG_PARSE_ERROR) {
+            if (n < 0) ps_error_set(&perr, "recv: %s", strerror(errno));
+            ps_lg_note_failure(L->t, perr.message);
             /* A connection that broke before its first answer is not retried
              * at once, or a server that accepts and closes would be
              * hammered with doomed requests. */
@@ -247,6 +250,9 @@ static void on_event(loop *L, const struct epoll_event *ev)
         if (!(ev->events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) return;
         if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
             L->t->stats.err_connect++;
+            char what[120];
+            snprintf(what, sizeof what, "connect: %s", strerror(soerr ? soerr : errno));
+            ps_lg_note_failure(L->t, what);
             conn_close(L, i);
             c->retry_at = ps_clock_mono_ns() + RECONNECT_DELAY_NS;
             return;
@@ -266,6 +272,7 @@ static void scan(loop *L, int64_t now, bool reconnect)
     for (int i = 0; i < L->n; i++) {
         conn *c = &L->c[i];
         if (c->state == C_BUSY && now - c->req.sent_ns >= timeout) {
+            ps_lg_note_failure(L->t, "no complete response within --timeout");
             fail_request(L, i, PS_LG_FAIL_TIMEOUT);
             if (reconnect) conn_open(L, i, now);
         } else if (c->state == C_CONNECTING && now - c->retry_at >= timeout) {

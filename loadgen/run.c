@@ -403,7 +403,7 @@ int ps_lg_run(const ps_lg_config *cfg)
     /* Reachable at the probe, but not one answer and connections refused
      * since: the target went away. */
     if (total.answered == 0 && total.err_connect > 0 && !ps_lg_stopping(&threads[0])) {
-        fprintf(stderr, "petstore-load: target %s:%s stopped accepting connections: no answer\n",
+        fprintf(stderr, "petstore-load: target %s:%s: not one request answered, connections failed\n",
                 cfg->host, cfg->port);
         exit_code = PS_LG_EXIT_UNREACHABLE;
     }
@@ -438,6 +438,11 @@ int ps_lg_run(const ps_lg_config *cfg)
                     ps_hist_value_at_percentile(hs[i], 90) / 1e3,
                     ps_hist_value_at_percentile(hs[i], 99) / 1e3,
                     ps_hist_value_at_percentile(hs[i], 99.9) / 1e3, ps_hist_max(hs[i]) / 1e3);
+        for (int i = 0; i < cfg->threads; i++) {
+            if (!threads[i].first_failure[0]) continue;
+            fprintf(stderr, "  first failure: %s\n", threads[i].first_failure);
+            break;
+        }
         for (size_t i = 0; i < nviol; i++)
             fprintf(stderr, "  %s: %s\n", violations[i].fails ? "LIMIT VIOLATION" : "warning",
                     violations[i].message);

@@ -1,6 +1,7 @@
 /* worker.c - scheduling and accounting shared by the engines. */
 #include "loadgen/worker.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,4 +242,9 @@ bool ps_lg_scheduling_done(ps_lg_thread *t, int64_t now)
     if (ps_lg_stopping(t)) return true;
     if (!t->open) return now >= t->end_ns || quota_reached(t);
     return !top_alive(t);
+}
+
+void ps_lg_note_failure(ps_lg_thread *t, const char *what)
+{
+    if (!t->first_failure[0]) snprintf(t->first_failure, sizeof t->first_failure, "%s", what);
 }

@@ -81,6 +81,7 @@ typedef struct ps_lg_thread {
     int64_t *blocked_until;   /* per key, monotonic ns (Retry-After) */
     int rc;
     ps_error err;
+    char first_failure[200]; /* what went wrong first, for the summary ("" = nothing) */
 } ps_lg_thread;
 
 typedef enum ps_lg_take_result {
@@ -108,6 +109,8 @@ void ps_lg_failed(ps_lg_thread *t, const ps_lg_req *r, ps_lg_failure why);
 /* True once every request of the thread's share has been taken (or
  * expired): only the ones in flight remain. */
 bool ps_lg_scheduling_done(ps_lg_thread *t, int64_t now);
+/* Keeps the first failure's description for the summary. */
+void ps_lg_note_failure(ps_lg_thread *t, const char *what);
 /* Seconds-since-start bookkeeping for the interval ring. */
 void ps_lg_tick(ps_lg_thread *t, int64_t now);
 /* True when the run should stop taking requests (SIGINT). */

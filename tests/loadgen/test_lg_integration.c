@@ -3,6 +3,7 @@
  * ctest test: `test_lg_integration CASE`. Every child is bounded in time and
  * killed on the way out. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -604,6 +605,89 @@ static void refused_connections(void)
     ps_json_free(d);
 }
 
+/* https:// goes through the curl engine: nginx with a throw-away
+ * certificate for 127.0.0.1 (skipped, exit 77, without nginx or openssl). */
+static void https_curl(void)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem "
+             "-days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >openssl.log 2>&1 && "
+             "printf '[]' >categories.json && chmod 755 . && chmod 644 *.pem categories.json",
+             tmpdir);
+    if (system(cmd) != 0 || access("/usr/sbin/nginx", X_OK) != 0) {
+        fprintf(stderr, "skipped: needs openssl and /usr/sbin/nginx\n");
+        exit(77);
+    }
+    pid_t ngx = -1;
+    int port = 0;
+    for (int attempt = 0; attempt < 20 && ngx < 0; attempt++) {
+        port = 20000 + (int)((unsigned)getpid() * 7919u + (unsigned)attempt * 104729u) % 40000;
+        char conf[2048];
+        snprintf(conf, sizeof conf,
+                 "worker_processes 1; daemon off; pid %s/nginx.pid; error_log %s/error.log;\n"
+                 "events { worker_connections 256; }\n"
+                 "http { access_log off; client_body_temp_path %s/b; proxy_temp_path %s/p;\n"
+                 "  fastcgi_temp_path %s/f; uwsgi_temp_path %s/u; scgi_temp_path %s/s;\n"
+                 "  server { listen 127.0.0.1:%d ssl; ssl_certificate %s/cert.pem;\n"
+                 "    ssl_certificate_key %s/key.pem;\n"
+                 "    location = /v1/categories { default_type application/json;\n"
+                 "      alias %s/categories.json; } } }\n",
+                 tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, port, tmpdir, tmpdir, tmpdir);
+        FILE *f = fopen(path_in_tmp("nginx.conf"), "w");
+        fputs(conf, f);
+        fclose(f);
+        unlink(path_in_tmp("error.log"));
+        pid_t pid = fork();
+        if (pid == 0) {
+            int devnull = open("/dev/null", O_WRONLY);
+            dup2(devnull, 2);
+            execl("/usr/sbin/nginx", "nginx", "-p", tmpdir, "-c", path_in_tmp("nginx.conf"), (char *)NULL);
+            _exit(127);
+        }
+        usleep(400000);
+        ps_buf log = PS_BUF_INIT;
+        ps_buf_read_file(&log, path_in_tmp("error.log"));
+        bool failed = waitpid(pid, NULL, WNOHANG) == pid || (log.data && strstr(log.data, "emerg"));
+        ps_buf_free(&log);
+        if (failed) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        } else {
+            ngx = pid;
+        }
+    }
+    CHECK(ngx > 0);
+    if (ngx <= 0) return;
+    char url[64];
+    snprintf(url, sizeof url, "https://127.0.0.1:%d/v1", port);
+    char *json = path_in_tmp("https.json");
+    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "any-key-0001", "--cacert",
+                      path_in_tmp("cert.pem"), "--threads", "2", "--connections", "4", "--requests",
+                      "200", "--json", json, NULL);
+    CHECK_INT(rc, 0);
+    ps_json *d = load_json(json);
+    if (d) {
+        CHECK_STR(str(d, "parameters.engine"), "curl");
+        CHECK_INT(num(d, "status.200"), 200);
+        check_accounting(d);
+        ps_json_free(d);
+    }
+    /* Without the CA the certificate is refused: no answer, exit 3. */
+    rc = run_load(30, LOAD, "--base-url", url, "--api-key", "any-key-0001", "--requests", "20",
+                  "--json", json, NULL);
+    CHECK_INT(rc, 3);
+    d = load_json(json);
+    if (d) {
+        CHECK_INT(num(d, "answered"), 0);
+        CHECK_INT(num(d, "failed"), 20);
+        check_accounting(d);
+        ps_json_free(d);
+    }
+    kill(ngx, SIGTERM);
+    waitpid(ngx, NULL, 0);
+}
+
 static void curl_engine(void)
 {
     const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", NULL);
@@ -637,6 +721,7 @@ static const struct {
     {"json_names", json_names},         {"many_keys", many_keys},
     {"curl", curl_engine},              {"ramp", ramp},
     {"retry_after", retry_after},       {"refused", refused_connections},
+    {"https", https_curl},
 };
 
 int main(int argc, char **argv)
