@@ -263,7 +263,11 @@ ps_json *ps_json_parse(const char *text, size_t len, ps_json_failure *why, ps_er
     if (!h) abort();
     yajl_config(h, yajl_dont_validate_strings, 0);
     yajl_status st = yajl_parse(h, (const unsigned char *)text, len);
-    if (st == yajl_status_ok) st = yajl_complete_parse(h);
+    bool at_end = false; /* the document ended early: yajl then counts only the last call's bytes */
+    if (st == yajl_status_ok) {
+        st = yajl_complete_parse(h);
+        at_end = true;
+    }
     if (st == yajl_status_ok) {
         yajl_free(h);
         free(b.pending_key);
@@ -274,7 +278,9 @@ ps_json *ps_json_parse(const char *text, size_t len, ps_json_failure *why, ps_er
     else if (b.complete) f = PS_JSON_TRAILING;
     if (err) {
         unsigned char *msg = yajl_get_error(h, 0, (const unsigned char *)text, len);
-        size_t off = yajl_get_bytes_consumed(h);
+        size_t off = at_end ? len : yajl_get_bytes_consumed(h);
+        size_t mlen = msg ? strlen((const char *)msg) : 0;
+        while (mlen > 0 && (msg[mlen - 1] == '\n' || msg[mlen - 1] == ' ')) msg[--mlen] = '\0'; /* one line */
         if (f == PS_JSON_TOO_DEEP)
             ps_error_set(err, "nesting deeper than %d levels", PS_JSON_MAX_DEPTH);
         else if (f == PS_JSON_TRAILING)

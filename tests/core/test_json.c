@@ -1,5 +1,7 @@
 /* test_json.c - strict JSON parsing: every failure class is told apart, and
  * strings and numbers come back exactly. */
+#include <string.h>
+
 #include "core/buf.h"
 #include "core/json.h"
 #include "harness.h"
@@ -86,9 +88,25 @@ static void paths_find_nested_members(void)
     ps_json_free(v);
 }
 
+/* Messages name where the document went wrong and are one line (yajl ends
+ * its own with a newline; a document cut short is wrong at its end). */
+static void messages_are_one_line_with_the_offset(void)
+{
+    const char *cut = "[{\"name\":\"ok\"},\n{\"nam\":\"x\"}";
+    ps_error err = {{0}};
+    ps_json *v = ps_json_parse(cut, strlen(cut), NULL, &err);
+    CHECK(v == NULL);
+    CHECK(strstr(err.message, "offset 27") != NULL);
+    CHECK(strchr(err.message, '\n') == NULL);
+    v = ps_json_parse("{'a':1}", 7, NULL, &err);
+    CHECK(v == NULL);
+    CHECK(strchr(err.message, '\n') == NULL);
+}
+
 int main(void)
 {
     RUN(failures_are_classified);
+    RUN(messages_are_one_line_with_the_offset);
     RUN(values_round_trip);
     RUN(escaped_output_parses_back);
     RUN(paths_find_nested_members);
