@@ -157,6 +157,14 @@ static const char *window_name(const ps_plan *plan, int64_t limit)
     return "unknown";
 }
 
+static int by_window(const void *a, const void *b)
+{
+    const ps_lg_window *x = *(const ps_lg_window *const *)a, *y = *(const ps_lg_window *const *)b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    if (x->limit != y->limit) return x->limit < y->limit ? -1 : 1;
+    return (x->reset > y->reset) - (x->reset < y->reset);
+}
+
 static int by_key_reset(const void *a, const void *b)
 {
     const ps_lg_violation *x = a, *y = b;
@@ -171,9 +179,19 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
     size_t cap = 0, failing = 0;
     *out = NULL;
     *n = 0;
-    for (size_t i = 0; i < l->cap; i++) {
-        const ps_lg_window *w = &l->slots[i];
-        if (!w->used || w->key >= cfg->nkeys) continue;
+    /* In (key, limit, reset) order, so each window knows whether an earlier
+     * window of the same key and limit was seen: then it began while this
+     * run was watching. */
+    const ps_lg_window **ws = calloc(l->count + 1, sizeof *ws);
+    if (!ws) abort();
+    size_t nw = 0;
+    for (size_t i = 0; i < l->cap; i++)
+        if (l->slots[i].used && l->slots[i].key < cfg->nkeys) ws[nw++] = &l->slots[i];
+    qsort(ws, nw, sizeof *ws, by_window);
+    for (size_t i = 0; i < nw; i++) {
+        const ps_lg_window *w = ws[i];
+        bool follows = i > 0 && ws[i - 1]->key == w->key && ws[i - 1]->limit == w->limit;
+        bool watched_from_start = follows || w->max_remaining == w->limit - 1;
         const ps_lg_key *key = &cfg->keys[w->key];
         char red[8];
         ps_lg_redact(key->key, red);
@@ -187,7 +205,7 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
                      "limit of %lld",
                      red, ps_plan_name(key->plan.id), wname, (long long)w->reset,
                      (long long)w->admitted, (long long)w->limit);
-        } else if (w->limited > 0 && w->admitted < w->limit && w->max_remaining == w->limit - 1 &&
+        } else if (w->limited > 0 && w->admitted < w->limit && watched_from_start &&
                    l->keys[w->key].failures == 0) {
             ps_lg_violation *v = push(out, n, &cap);
             v->kind = PS_LG_V_UNDER_ADMISSION;
@@ -209,6 +227,7 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
         v->count = v->kind == PS_LG_V_OVER_ADMISSION ? w->admitted - w->limit : w->limit - w->admitted;
         if (v->fails) failing++;
     }
+    free(ws);
     for (size_t k = 0; k < l->nkeys && k < cfg->nkeys; k++) {
         const ps_lg_key_checks *c = &l->keys[k];
         char red[8];

@@ -6,8 +6,9 @@
  * value is the window's identity, as the spec makes it the time the window
  * ends. A window that admitted (non-429) more than L requests is an
  * over-admission. A window that refused with 429 although fewer than L were
- * admitted, when this run saw the window from its first admission
- * (Remaining = L - 1) and no request on that key failed, is an
+ * admitted, when this run watched the window from its start (it saw the
+ * window's first admission, Remaining = L - 1, or an earlier window of the
+ * same key and limit) and no request on that key failed, is an
  * under-admission: reported as a warning, never failing the run, because
  * other clients of the same key (or a response reporting the day window
  * instead) explain it as well as a limiter bug does. Every response must carry

@@ -126,6 +126,18 @@ static void under_admission_is_a_warning(void)
     CHECK_INT(ps_lg_limits_verify(&l, &cfg, &v, &n), 0);
     CHECK_INT(n, 0);
     free(v);
+    /* ...but the next window began while we watched: refusing it with
+     * nothing admitted is an under-admission even without Remaining = L-1. */
+    ps_lg_resp later = resp(429, 300, 0, 3060);
+    ps_lg_limits_observe(&l, 1, &later);
+    CHECK_INT(ps_lg_limits_verify(&l, &cfg, &v, &n), 0);
+    CHECK_INT(n, 1);
+    if (n == 1) {
+        CHECK_INT(v[0].kind, PS_LG_V_UNDER_ADMISSION);
+        CHECK_INT(v[0].reset, 3060);
+        CHECK_INT(v[0].admitted, 0);
+    }
+    free(v);
     ps_lg_limits_free(&l);
 }
 
