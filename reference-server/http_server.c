@@ -65,6 +65,7 @@ struct conn {
     /* the request being parsed */
     bool request_started, headers_done, in_value, field_is_auth, field_is_expect, expect_continue;
     bool field_is_te, auth_overflow, te_other; /* te_other: a transfer coding besides chunked */
+    bool field_is_host, host_bad;
     char te[64]; /* the Transfer-Encoding values, joined by ',' */
     size_t te_len;
     int host_count;
@@ -446,6 +447,8 @@ static void reset_request(conn *c)
     c->te_other = false;
     c->te_len = 0;
     c->host_count = 0;
+    c->field_is_host = false;
+    c->host_bad = false;
     c->error_status = 0;
     c->error_message = NULL;
     c->header_bytes = 0;
@@ -728,6 +731,19 @@ static bool te_has_other_coding(const char *at, size_t len)
     return false;
 }
 
+/* RFC 9112 3.2: Host = uri-host [ ":" port ]; its characters are those of a
+ * reg-name, an IP literal or an IPv4 address (RFC 3986 3.2.2). */
+static bool host_chars_ok(const char *at, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char x = (unsigned char)at[i];
+        if (!((x >= 'a' && x <= 'z') || (x >= 'A' && x <= 'Z') || (x >= '0' && x <= '9') ||
+              (x != 0 && strchr("-._~%!$&'()*+,;=:[]", x))))
+            return false;
+    }
+    return true;
+}
+
 static int on_header_value(http_parser *p, const char *at, size_t len)
 {
     conn *c = p->data;
@@ -739,9 +755,11 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
         c->field_is_expect = c->field_len == 6 && strncasecmp(c->field, "expect", 6) == 0;
         c->field_is_te = c->field_len == 17 && strncasecmp(c->field, "transfer-encoding", 17) == 0;
         if (c->field_is_te && c->te_len > 0 && c->te_len < sizeof c->te) c->te[c->te_len++] = ',';
-        if (c->field_len == 4 && strncasecmp(c->field, "host", 4) == 0) c->host_count++;
+        c->field_is_host = c->field_len == 4 && strncasecmp(c->field, "host", 4) == 0;
+        if (c->field_is_host) c->host_count++;
     }
     if (c->field_is_expect && len >= 12 && strncasecmp(at, "100-continue", 12) == 0) c->expect_continue = true;
+    if (c->field_is_host && !host_chars_ok(at, len)) c->host_bad = true;
     if (c->field_is_te) { /* judged whole at the end of the headers: a value may come in pieces */
         if (len > sizeof c->te - c->te_len) {
             c->te_other = true; /* longer than any "chunked" list we take */
@@ -769,9 +787,17 @@ static int on_headers_complete(http_parser *p)
     }
     /* RFC 9112 3.2: an HTTP/1.1 request without Host, or any request with
      * more than one, MUST be answered 400 */
-    if (c->host_count > 1 || (c->host_count == 0 && p->http_minor >= 1)) {
+    if (c->host_count > 1 || (c->host_count == 0 && p->http_minor >= 1) || c->host_bad) {
         c->error_status = 400;
-        c->error_message = c->host_count ? "more than one Host header" : "an HTTP/1.1 request needs a Host header";
+        c->error_message = c->host_bad       ? "the Host header is not a host[:port]"
+                           : c->host_count   ? "more than one Host header"
+                                             : "an HTTP/1.1 request needs a Host header";
+        return -1;
+    }
+    /* RFC 9112 6.1: Transfer-Encoding in HTTP/1.0 means faulty framing */
+    if (p->http_minor == 0 && (c->te_len > 0 || c->te_other)) {
+        c->error_status = 400;
+        c->error_message = "Transfer-Encoding in an HTTP/1.0 request";
         return -1;
     }
     if ((p->flags & F_CONTENTLENGTH) && p->content_length > (uint64_t)c->lp->srv->cfg->max_body) {

@@ -82,6 +82,21 @@ class Hardening(unittest.TestCase):
         # HTTP/1.0 may omit it
         st, _, _ = split_response(self.srv.raw(b"GET /v1/categories HTTP/1.0\r\n" + auth + b"\r\n"))
         self.assertEqual(st, 200)
+        # a Host value that is not host[:port] is 400 too; an empty one is allowed (RFC 9112 3.2)
+        for value, want in ((b"a b/c", 400), (b"x\x7f", 400), (b"", 200), (b"[::1]:8080", 200), (b"h.example:1", 200)):
+            st, _, _ = split_response(self.srv.raw(b"GET /v1/categories HTTP/1.1\r\nHost: " + value + b"\r\n" + auth +
+                                                   b"Connection: close\r\n\r\n"))
+            self.assertEqual(st, want, value)
+
+    def test_transfer_encoding_in_http10_is_400(self):
+        # RFC 9112 6.1: faulty framing, whatever else the request says (it could ask for keep-alive)
+        body = b'{"name":"te10"}'
+        st, h, body = self.request_error(b"POST /v1/categories HTTP/1.0\r\nConnection: keep-alive\r\n"
+                                         b"Authorization: Bearer " + KEY_BIG.encode() +
+                                         b"\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+        self.assertEqual((st, body["code"]), (400, "bad_request"))
+        self.assertIn("HTTP/1.0", body["message"])
+        self.assertEqual(h.get("connection"), "close")
 
     def test_whitespace_before_colon_is_400(self):
         # RFC 9112 5.1: MUST be rejected (else "Authorization :" could be read two ways)
