@@ -114,8 +114,6 @@ static void render_requests(const ps_lg_config *cfg, ps_lg_shared *sh)
     for (size_t k = 0; k < cfg->nkeys; k++)
         if (cfg->keys[k].rate <= 0) sh->shared_keys[sh->nshared++] = k;
     ps_buf b = PS_BUF_INIT;
-    ps_buf_printf(&b, "%s%s/categories", cfg->https ? "https://" : "http://", "");
-    ps_buf_reset(&b);
     /* base_url may end in '/', path_prefix never does. */
     size_t n = strlen(cfg->base_url);
     while (n > 0 && cfg->base_url[n - 1] == '/') n--;
