@@ -130,15 +130,15 @@ class Stopping(unittest.TestCase):
 
 
     def test_sigterm_lets_an_answer_being_written_finish(self):
-        # a 2.9 MB list to a client that reads slowly: at SIGTERM the write is in progress and
+        # a 6.9 MB list to a client that reads slowly: at SIGTERM the write is in progress and
         # must complete (the connection used to be freed as idle, cutting the body short)
         with tempfile.TemporaryDirectory() as d:
             seed = os.path.join(d, "seed.json")
             with open(seed, "w") as f:
-                json.dump([{"name": "n%d" % i, "description": "d" * 100} for i in range(20000)], f)
+                json.dump([{"name": "n%d" % i, "description": "d" * 300} for i in range(20000)], f)
             with Server("--seed", seed) as srv:
                 s = socket.create_connection((srv.host, srv.port), timeout=10)
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)  # the answer cannot all leave at once
                 s.sendall(b"GET /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() +
                           b"\r\n\r\n")
                 time.sleep(0.5)
