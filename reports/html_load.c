@@ -286,7 +286,9 @@ static void intervals_section(ps_buf *b, const ps_json *iv)
     for (size_t i = 0; i < iv->count; i++)
         partial += interval_is_partial(iv, i);
     interval_plot(b, iv, "throughput", "Throughput", "throughput", "requests/s", false, thr, 1);
-    interval_plot(b, iv, "latency", "Latency per interval", "latency", NULL, true, lat, 4);
+    /* loadgen records intervals[] latencies corrected (docs/report-json.md) */
+    interval_plot(b, iv, "latency", "Latency per interval (corrected)", "latency", NULL, true, lat,
+                  4);
     /* only the classes the run reports (3xx is not in every writer's intervals) */
     for (size_t k = 0; k < sizeof st_all / sizeof st_all[0]; k++) {
         bool present = false;

@@ -250,6 +250,37 @@ static void check_intervals(const char *html, const ps_json *doc)
     free(x), free(y);
 }
 
+/* intervals[] latencies are the corrected ones (docs/report-json.md): the
+ * latency plot's caption (its <title>, aria-label and visible heading) must
+ * say so and must not call them uncorrected. */
+static void check_interval_latency_caption(const char *html)
+{
+    plot_geo g;
+    CHECK(find_plot(html, "latency", &g));
+    if (!find_plot(html, "latency", &g)) return;
+    const char *end = strstr(g.svg, "</svg>");
+    CHECK(end != NULL);
+    if (!end) return;
+    char *label = attr(g.svg, "aria-label");
+    CHECK(label && strstr(label, "(corrected)") && !strstr(label, "uncorrected"));
+    const char *t = strstr(g.svg, "<title>"), *te = t ? strstr(t, "</title>") : NULL;
+    CHECK(t && te && te < end);
+    if (t && te) {
+        char *title = strndup(t + 7, (size_t)(te - t - 7));
+        CHECK(title && label && strcmp(title, label) == 0);
+        free(title);
+    }
+    const char *h = strstr(g.svg, "<text class=\"pt\"");
+    const char *hs = h ? strchr(h, '>') : NULL, *he = hs ? strstr(hs, "</text>") : NULL;
+    CHECK(hs && he && he < end);
+    if (hs && he) {
+        char *heading = strndup(hs + 1, (size_t)(he - hs - 1));
+        CHECK(heading && label && strcmp(heading, label) == 0);
+        free(heading);
+    }
+    free(label);
+}
+
 static void check_latency_table(const char *html, const ps_json *doc)
 {
     static const char *const keys[] = {"p50",   "p75",    "p90", "p95", "p99",
@@ -318,6 +349,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "spectrum checked\n");
         check_intervals(lh, load);
         fprintf(stderr, "intervals checked\n");
+        check_interval_latency_caption(lh);
+        fprintf(stderr, "interval latency caption checked\n");
         check_latency_table(lh, load);
         fprintf(stderr, "latency table checked\n");
     }
