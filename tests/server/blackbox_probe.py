@@ -724,14 +724,17 @@ def c_unauthenticated_per_address(S):
 
 def c_burst_exact(S):
     """200 threads at once on one key at a fresh window admit exactly the limit."""
-    for rnd in range(6):
-        key = "p-burst%d" % rnd if rnd < 5 else "p-burstday"
-        limit = 50 if rnd < 5 else 40
+    for rnd in range(7):
+        key = "p-burst%d" % rnd if rnd < 5 else "p-burstday" if rnd == 5 else None
+        limit = 50 if rnd < 5 else 40 if rnd == 5 else 60  # the last round: no key, one address, Free numbers
+        src = fresh_source() if key is None else None
+        ok_status = 200 if key else 401
         socks = []
         for _ in range(200):
-            socks.append(socket.create_connection((S.host, S.port), timeout=10))
-        req = ("GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n" %
-               (S.path, key)).encode()
+            socks.append(socket.create_connection((S.host, S.port), timeout=10,
+                                                  source_address=(src, 0) if src else None))
+        auth = "Authorization: Bearer %s\r\n" % key if key else ""
+        req = ("GET %s HTTP/1.1\r\nHost: x\r\n%sConnection: close\r\n\r\n" % (S.path, auth)).encode()
         go = threading.Barrier(len(socks))
         results = [None] * len(socks)
 
@@ -759,10 +762,11 @@ def c_burst_exact(S):
         for s in socks:
             s.close()
         sts = [r[0] for r in results]
-        need(sts.count(200) == limit and sts.count(429) == 200 - limit,
+        need(sts.count(ok_status) == limit and sts.count(429) == 200 - limit,
              "round %d (%s): %d admitted, %d refused, limit %d; others %r" %
-             (rnd, key, sts.count(200), sts.count(429), limit, [s for s in sts if s not in (200, 429)][:5]))
-        rem = sorted(int(r[1]["x-ratelimit-remaining"]) for r in results if r[0] == 200)
+             (rnd, key or src, sts.count(ok_status), sts.count(429), limit,
+              [s for s in sts if s not in (ok_status, 429)][:5]))
+        rem = sorted(int(r[1]["x-ratelimit-remaining"]) for r in results if r[0] == ok_status)
         need(rem == list(range(limit)), "round %d: admitted Remaining values not each of 0..%d once" %
              (rnd, limit - 1))
 
