@@ -188,6 +188,8 @@ typedef struct collector {
     ps_lg_thread *threads;
     ps_lg_interval iv;     /* the second being assembled */
     ps_hist *sofar;        /* everything collected, for the progress line */
+    ps_hist *last;         /* the newest row's histogram, not yet in --hdr-log */
+    bool last_pending;
     int64_t next_sec;
     ps_lg_interval_row *rows;
     size_t nrows, cap;
@@ -197,6 +199,38 @@ typedef struct collector {
     ps_error err;
     int failed;
 } collector;
+
+/* A final partial interval shorter than this joins the one before it: a
+ * 10 ms sliver's rate and percentiles would be noise (or zeros). */
+#define PS_LG_MIN_FINAL_S 0.5
+
+static void set_percentiles(ps_lg_interval_row *r, const ps_hist *h)
+{
+    r->p50_us = ps_hist_value_at_percentile(h, 50);
+    r->p90_us = ps_hist_value_at_percentile(h, 90);
+    r->p99_us = ps_hist_value_at_percentile(h, 99);
+    r->max_us = ps_hist_max(h);
+}
+
+/* Writes the newest row's histogram to --hdr-log. It is held back until the
+ * row can no longer change (a final sliver may still be folded into it), so
+ * the log's intervals are the JSON's, one for one. */
+static void flush_last(collector *c)
+{
+    if (!c->last_pending) return;
+    const ps_lg_interval_row *r = &c->rows[c->nrows - 1];
+    if (c->hdr_log && !c->failed &&
+        ps_hdr_log_write_interval(c->hdr_log, r->t_s, r->length_s, c->last, 1.0, &c->err) != 0)
+        c->failed = 1;
+    c->last_pending = false;
+}
+
+static void clear_interval(ps_lg_interval *iv)
+{
+    ps_hist_reset(iv->h);
+    iv->requests = iv->c2xx = iv->c3xx = iv->c4xx = iv->c5xx = iv->c429 = 0;
+    iv->errors = 0;
+}
 
 /* Drains every second all threads have finished; the last one may be
  * partial (length up to `end_s`). */
@@ -211,9 +245,27 @@ static void collect(collector *c, double end_s, bool final)
         /* A finished thread is "over" for every second: never run ahead of
          * the clock (or past the end) while assembling. */
         if (t_s + 1.0 > end_s && !final) return;
-        if (final && t_s + 1.0 > end_s && c->iv.requests == 0 && c->iv.errors == 0) return;
         double len = end_s - t_s < 1.0 && final ? end_s - t_s : 1.0;
         if (len <= 0) len = 1.0;
+        c->errors_sofar += c->iv.errors;
+        ps_hist_add(c->sofar, c->iv.h);
+        if (final && len < PS_LG_MIN_FINAL_S && c->last_pending) {
+            ps_lg_interval_row *r = &c->rows[c->nrows - 1];
+            r->length_s += len;
+            r->requests += c->iv.requests;
+            r->c2xx += c->iv.c2xx;
+            r->c3xx += c->iv.c3xx;
+            r->c4xx += c->iv.c4xx;
+            r->c5xx += c->iv.c5xx;
+            r->c429 += c->iv.c429;
+            r->errors += c->iv.errors;
+            ps_hist_add(c->last, c->iv.h);
+            set_percentiles(r, c->last);
+            clear_interval(&c->iv);
+            return;
+        }
+        if (final && t_s + 1.0 > end_s && c->iv.requests == 0 && c->iv.errors == 0) return;
+        flush_last(c);
         if (c->nrows == c->cap) {
             c->cap = c->cap ? c->cap * 2 : 64;
             c->rows = realloc(c->rows, c->cap * sizeof *c->rows);
@@ -224,21 +276,16 @@ static void collect(collector *c, double end_s, bool final)
         r->t_s = t_s;
         r->length_s = len;
         r->requests = c->iv.requests;
-        r->p50_us = ps_hist_value_at_percentile(c->iv.h, 50);
-        r->p90_us = ps_hist_value_at_percentile(c->iv.h, 90);
-        r->p99_us = ps_hist_value_at_percentile(c->iv.h, 99);
-        r->max_us = ps_hist_max(c->iv.h);
+        set_percentiles(r, c->iv.h);
         r->c2xx = c->iv.c2xx;
         r->c3xx = c->iv.c3xx;
         r->c4xx = c->iv.c4xx;
         r->c5xx = c->iv.c5xx;
         r->c429 = c->iv.c429;
         r->errors = c->iv.errors;
-        c->errors_sofar += c->iv.errors;
-        if (c->hdr_log && !c->failed &&
-            ps_hdr_log_write_interval(c->hdr_log, t_s, len, c->iv.h, 1.0, &c->err) != 0)
-            c->failed = 1;
-        ps_hist_add(c->sofar, c->iv.h);
+        ps_hist_reset(c->last);
+        ps_hist_add(c->last, c->iv.h);
+        c->last_pending = true;
         if (c->progress) {
             fprintf(stderr, "\r%5llds  %9.0f req/s  errors %-8lld p99 so far %10.3f ms ",
                     (long long)c->next_sec + 1, (double)r->requests / len,
@@ -246,9 +293,7 @@ static void collect(collector *c, double end_s, bool final)
                     (double)ps_hist_value_at_percentile(c->sofar, 99) / 1000.0);
             fflush(stderr);
         }
-        ps_hist_reset(c->iv.h);
-        c->iv.requests = c->iv.c2xx = c->iv.c3xx = c->iv.c4xx = c->iv.c5xx = c->iv.c429 = 0;
-        c->iv.errors = 0;
+        clear_interval(&c->iv);
         c->next_sec++;
         if (final && (double)c->next_sec >= end_s) return;
     }
@@ -335,7 +380,8 @@ int ps_lg_run(const ps_lg_config *cfg)
         if (ps_lg_thread_init(&threads[i], i, nconns, sh, &err) != 0) goto fail;
     }
     if (ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col.iv.h, &err) != 0 ||
-        ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col.sofar, &err) != 0)
+        ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col.sofar, &err) != 0 ||
+        ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col.last, &err) != 0)
         goto fail;
     pthread_barrier_init(&sh->barrier, NULL, (unsigned)cfg->threads);
     barrier = true;
@@ -371,6 +417,7 @@ int ps_lg_run(const ps_lg_config *cfg)
     int64_t end_ns = ps_clock_mono_ns();
     if (started < cfg->threads) goto fail;
     collect(&col, (double)(end_ns - sh->start_mono_ns) / 1e9, true);
+    flush_last(&col);
     if (col.progress) fputc('\n', stderr);
     for (int i = 0; i < cfg->threads; i++) {
         if (threads[i].rc != 0) {
@@ -492,6 +539,7 @@ out:
         if (still_open[i] && still_open[i] != stdout) fclose(still_open[i]);
     if (col.iv.h) ps_hist_close(col.iv.h);
     if (col.sofar) ps_hist_close(col.sofar);
+    if (col.last) ps_hist_close(col.last);
     free(col.rows);
     if (total_ok) ps_lg_stats_free(&total);
     if (limits.slots) ps_lg_limits_free(&limits);

@@ -192,15 +192,22 @@ int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *b, ps_error *err)
         const ps_lg_interval_row *r = &s->rows[i];
         ps_buf_printf(b,
                       "%s\n    {\"t_s\": %.3f, \"length_s\": %.3f, \"requests\": %" PRId64
-                      ", \"throughput_rps\": %.1f, \"p50_us\": %" PRId64 ", \"p90_us\": %" PRId64
-                      ", \"p99_us\": %" PRId64 ", \"max_us\": %" PRId64
+                      ", \"throughput_rps\": %.1f, ",
+                      i ? "," : "", r->t_s, r->length_s, r->requests,
+                      r->length_s > 0 ? (double)r->requests / r->length_s : 0.0);
+        /* no answer in the interval, no latency: null, not a measured 0 */
+        if (r->requests > 0)
+            ps_buf_printf(b,
+                          "\"p50_us\": %" PRId64 ", \"p90_us\": %" PRId64 ", \"p99_us\": %" PRId64
+                          ", \"max_us\": %" PRId64,
+                          r->p50_us, r->p90_us, r->p99_us, r->max_us);
+        else
+            ps_buf_puts(b, "\"p50_us\": null, \"p90_us\": null, \"p99_us\": null, \"max_us\": null");
+        ps_buf_printf(b,
                       ", \"status_classes\": {\"2xx\": %" PRId64 ", \"3xx\": %" PRId64
                       ", \"4xx\": %" PRId64 ", \"5xx\": %" PRId64 ", \"429\": %" PRId64
                       ", \"errors\": %" PRId64 "}}",
-                      i ? "," : "", r->t_s, r->length_s, r->requests,
-                      r->length_s > 0 ? (double)r->requests / r->length_s : 0.0, r->p50_us,
-                      r->p90_us, r->p99_us, r->max_us, r->c2xx, r->c3xx, r->c4xx, r->c5xx, r->c429,
-                      r->errors);
+                      r->c2xx, r->c3xx, r->c4xx, r->c5xx, r->c429, r->errors);
     }
     ps_buf_puts(b, "],\n  \"plans\": [");
     first = true;

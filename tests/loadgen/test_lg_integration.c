@@ -509,6 +509,105 @@ static void json_names(void)
     ps_json_free(d);
 }
 
+/* Checks a run's intervals[] and --hdr-log against each other: an interval
+ * without answers has no latency (null, never a 0 that was not measured),
+ * no interval is a sliver (a final partial second shorter than half a second
+ * joins the one before), the intervals cover the run, and the log has the
+ * same intervals with the same maxima. Returns the number of empty intervals,
+ * -1 when the files are unreadable; *rows gets the interval count. */
+static int check_intervals(const char *json, const char *hlog, size_t *rows)
+{
+    ps_json *d = load_json(json);
+    if (!d) return -1;
+    const ps_json *iv = ps_json_get(d, "intervals");
+    CHECK(iv && iv->type == PS_JSON_ARRAY && iv->count >= 1);
+    if (!iv || iv->type != PS_JSON_ARRAY) {
+        ps_json_free(d);
+        return -1;
+    }
+    static const char *const lat[] = {"p50_us", "p90_us", "p99_us", "max_us"};
+    int empty = 0;
+    double covered = 0;
+    int64_t answered = 0;
+    for (size_t i = 0; i < iv->count; i++) {
+        const ps_json *row = iv->items[i];
+        int64_t req = ps_json_get_int(row, "requests", -1);
+        double len = ps_json_get_number(row, "length_s", -1);
+        covered += len;
+        answered += req;
+        CHECK(req >= 0);
+        if (len < 0.5 || len >= 1.5) fprintf(stderr, "interval %zu: length %.3f s\n", i, len);
+        CHECK(len >= 0.5 && len < 1.5); /* no sliver */
+        for (size_t k = 0; k < sizeof lat / sizeof lat[0]; k++) {
+            const ps_json *v = ps_json_get(row, lat[k]);
+            CHECK(v != NULL);
+            if (!v) continue;
+            if (req == 0) {
+                if (v->type != PS_JSON_NULL)
+                    fprintf(stderr, "interval %zu: %s is not null without requests\n", i, lat[k]);
+                CHECK(v->type == PS_JSON_NULL);
+            } else {
+                CHECK(v->type == PS_JSON_NUMBER && v->d > 0);
+            }
+        }
+        empty += req == 0;
+    }
+    CHECK_INT(answered, num(d, "answered"));
+    /* the intervals end where the run ended (duration_s counts from the
+     * first request, the intervals from the start: close, not equal) */
+    CHECK(covered >= (double)ps_json_get_number(d, "duration_s", 0) - 0.01);
+    /* --hdr-log: one line per JSON interval, same start, length and max */
+    ps_buf text = PS_BUF_INIT;
+    CHECK_INT(ps_buf_read_file(&text, hlog), 0);
+    size_t n = 0;
+    for (char *line = text.data, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        if (*line == '#' || *line == '"' || !*line) continue;
+        double start, length, max;
+        CHECK(sscanf(line, "%lf,%lf,%lf,", &start, &length, &max) == 3);
+        CHECK(n < iv->count);
+        if (n < iv->count) {
+            const ps_json *row = iv->items[n];
+            const ps_json *m = ps_json_get(row, "max_us");
+            CHECK(fabs(start - ps_json_get_number(row, "t_s", -1)) < 0.0015);
+            CHECK(fabs(length - ps_json_get_number(row, "length_s", -1)) < 0.0015);
+            CHECK(fabs(max - (m && m->type == PS_JSON_NUMBER ? m->d : 0)) < 0.5);
+        }
+        n++;
+    }
+    CHECK_INT(n, iv->count);
+    *rows = iv->count;
+    ps_buf_free(&text);
+    ps_json_free(d);
+    return empty;
+}
+
+/* intervals[] and --hdr-log. Open model, one request every 2.7 s for 3 s:
+ * answers at 0 s and 2.7 s, none in [1, 2), whose latencies must be null.
+ * Closed model for 1.3 s: the final 0.3 s are folded into [0, 1.3). */
+static void intervals(void)
+{
+    const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", NULL);
+    CHECK(url != NULL);
+    if (!url) return;
+    char *json = path_in_tmp("iv-open.json"), *hlog = path_in_tmp("iv-open.hlog");
+    size_t rows = 0;
+    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "big-key-0001", "--connections",
+                      "1", "--rate", "0.37", "--duration", "3s", "--json", json, "--hdr-log", hlog,
+                      NULL);
+    CHECK_INT(rc, 0);
+    CHECK(check_intervals(json, hlog, &rows) >= 1); /* the null case was exercised */
+    CHECK_INT(rows, 3);
+    json = path_in_tmp("iv-closed.json"), hlog = path_in_tmp("iv-closed.hlog");
+    rc = run_load(30, LOAD, "--base-url", url, "--api-key", "big-key-0001", "--connections", "2",
+                  "--duration", "1.3s", "--json", json, "--hdr-log", hlog, NULL);
+    stop_server();
+    CHECK_INT(rc, 0);
+    CHECK_INT(check_intervals(json, hlog, &rows), 0);
+    CHECK_INT(rows, 1);
+}
+
 /* --keys: accounts across plans at their own rates; the report gives each
  * plan's admitted and limited counts, and Retry-After is honoured. */
 static void many_keys(void)
@@ -728,7 +827,7 @@ static const struct {
     {"json_names", json_names},         {"many_keys", many_keys},
     {"curl", curl_engine},              {"ramp", ramp},
     {"retry_after", retry_after},       {"refused", refused_connections},
-    {"https", https_curl},
+    {"https", https_curl},               {"intervals", intervals},
 };
 
 int main(int argc, char **argv)
