@@ -748,6 +748,10 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
 {
     conn *c = p->data;
     if (header_budget(c, len)) return -1;
+    /* a chunked body's trailer fields: counted against the cap, otherwise
+     * ignored; above all an Authorization there must not authenticate
+     * (RFC 9110 6.5.1: trailers are not merged into the header section) */
+    if (c->headers_done) return 0;
     if (!c->in_value) {
         c->in_value = true;
         c->field_is_auth = c->field_len == 13 && strncasecmp(c->field, "authorization", 13) == 0;

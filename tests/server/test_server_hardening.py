@@ -169,6 +169,28 @@ class Hardening(unittest.TestCase):
             out = self.srv.raw(raw.replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n"), read_timeout=3)
             self.assertEqual(split_response(out)[0], 201, out[:300])
 
+    def test_trailer_fields_do_not_authenticate(self):
+        body = b'{"name":"trailer"}'
+        chunked = b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n%x\r\n%s\r\n0\r\n" % (len(body), body)
+        auth = b"Authorization: Bearer " + KEY_BIG.encode() + b"\r\n"
+        # no credential in the header section: a trailer Authorization must not count (from an
+        # address of its own: 127.0.0.1 is limited by this class's other unauthenticated requests)
+        s = socket.create_connection((self.srv.host, self.srv.port), timeout=3, source_address=("127.0.9.77", 0))
+        s.sendall(b"POST /v1/categories HTTP/1.1\r\nHost: x\r\n" + chunked + auth + b"\r\n")
+        out = b""
+        while True:
+            c = s.recv(4096)
+            if not c:
+                break
+            out += c
+        s.close()
+        st, h, err = split_response(out)
+        self.assertEqual((st, json.loads(err)["code"]), (401, "missing_credential"))
+        # a credential in the header section is not made ambiguous by trailers
+        out = self.srv.raw(b"POST /v1/categories HTTP/1.1\r\nHost: x\r\n" + auth + chunked + auth +
+                           b"Host: other\r\n\r\n", read_timeout=3)
+        self.assertEqual(split_response(out)[0], 201, out[:200])
+
     def test_protocol_errors_say_what_is_wrong(self):
         st, _, body = self.request_error(b"POST /v1/categories HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n{}")
         self.assertEqual(st, 400)
