@@ -79,6 +79,59 @@ void hc_page_begin(ps_buf *b, const char *title, const char *report_kind)
     ps_buf_puts(b, "\">\n");
 }
 
+void hc_report_begin(ps_buf *b, const char *what, const char *base_url, const char *report_kind)
+{
+    ps_buf title = PS_BUF_INIT;
+    ps_buf_puts(&title, what);
+    if (base_url) ps_buf_printf(&title, ": %s", base_url);
+    hc_page_begin(b, title.data, report_kind);
+    ps_buf_free(&title);
+}
+
+void hc_verdict_badge(ps_buf *b, const char *verdict, const char *attr)
+{
+    if (!verdict) {
+        ps_buf_puts(b, "n/a");
+        return;
+    }
+    ps_buf_printf(b, "<span class=\"verdict %s\" data-%s=\"",
+                  !strcmp(verdict, "pass")   ? "v-pass"
+                  : !strcmp(verdict, "fail") ? "v-fail"
+                                             : "v-other",
+                  attr);
+    hc_esc(b, verdict);
+    ps_buf_puts(b, "\">");
+    hc_esc(b, verdict);
+    ps_buf_puts(b, "</span>");
+}
+
+void hc_run_meta_end(ps_buf *b, const ps_json *doc, const char *started_label,
+                     const char *took_label)
+{
+    double v;
+    ps_buf_puts(b, started_label);
+    hc_value(b, ps_json_get(doc, "started_at"), "n/a");
+    ps_buf_printf(b, " &middot; %s", took_label);
+    if (hc_num(doc, "duration_s", &v))
+        ps_buf_printf(b, "%.2f s", v);
+    else
+        ps_buf_puts(b, "n/a");
+    ps_buf_puts(b, " &middot; exit code ");
+    hc_value(b, ps_json_get(doc, "exit_code"), "n/a");
+    ps_buf_puts(b, "</p>\n</header>\n");
+}
+
+void hc_footer(ps_buf *b, const ps_json *doc, const char *default_tool)
+{
+    ps_buf_puts(b, "<footer>");
+    hc_value(b, ps_json_get(doc, "tool"), default_tool);
+    ps_buf_puts(b, " ");
+    hc_value(b, ps_json_get(doc, "version"), "");
+    ps_buf_puts(b, " &middot; report format ");
+    hc_value(b, ps_json_get(doc, "format"), "n/a");
+    ps_buf_puts(b, "</footer>\n");
+}
+
 void hc_page_end(ps_buf *b, const char *script)
 {
     if (script) {

@@ -15,6 +15,8 @@
 
 /* <!doctype> up to and including <body ...>; title is plain text. */
 void hc_page_begin(ps_buf *b, const char *title, const char *report_kind);
+/* hc_page_begin with the title "what" or "what: base_url" (base_url may be NULL). */
+void hc_report_begin(ps_buf *b, const char *what, const char *base_url, const char *report_kind);
 /* Inline script (may be NULL), then </body></html>. */
 void hc_page_end(ps_buf *b, const char *script);
 
@@ -39,6 +41,15 @@ bool hc_num(const ps_json *v, const char *key, double *out);
 void hc_count(ps_buf *b, const ps_json *obj, const char *key);
 void hc_number(ps_buf *b, double v);
 void hc_latency_us(ps_buf *b, double us);
+
+/* A pass/fail/other badge carrying the verdict in data-ATTR; NULL gives "n/a". */
+void hc_verdict_badge(ps_buf *b, const char *verdict, const char *attr);
+/* The end of the header's run line: STARTED_LABEL started_at &middot;
+ * TOOK_LABEL duration_s &middot; exit code, then </p></header>. */
+void hc_run_meta_end(ps_buf *b, const ps_json *doc, const char *started_label,
+                     const char *took_label);
+/* <footer>: tool (default_tool when absent), version, report format. */
+void hc_footer(ps_buf *b, const ps_json *doc, const char *default_tool);
 
 /* Writes the buffer to out and flushes; -1 with a message on failure. */
 int hc_write(const ps_buf *b, FILE *out, ps_error *err);

@@ -328,7 +328,6 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
     const ps_json *target = hc_get(doc, "target", PS_JSON_OBJECT);
     const ps_json *suites = hc_get(doc, "suites", PS_JSON_ARRAY);
     const char *verdict = hc_str(doc, "verdict");
-    double v;
 
     /* checks first, into their own buffer: the summary needs their counts */
     for (size_t i = 0; suites && i < suites->count; i++) {
@@ -354,23 +353,10 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
         ps_buf_free(&rows);
     }
 
-    ps_buf title = PS_BUF_INIT;
-    ps_buf_puts(&title, "Conformance report");
-    if (hc_str(target, "base_url")) ps_buf_printf(&title, ": %s", hc_str(target, "base_url"));
-    hc_page_begin(&b, title.data, "conform");
-    ps_buf_free(&title);
+    hc_report_begin(&b, "Conformance report", hc_str(target, "base_url"), "conform");
 
     ps_buf_puts(&b, "<header>\n<h1>Pet Store conformance report");
-    if (verdict) {
-        ps_buf_printf(&b, "<span class=\"verdict %s\" data-verdict=\"",
-                      !strcmp(verdict, "pass")   ? "v-pass"
-                      : !strcmp(verdict, "fail") ? "v-fail"
-                                                 : "v-other");
-        hc_esc(&b, verdict);
-        ps_buf_puts(&b, "\">");
-        hc_esc(&b, verdict);
-        ps_buf_puts(&b, "</span>");
-    }
+    if (verdict) hc_verdict_badge(&b, verdict, "verdict");
     ps_buf_puts(&b, "</h1>\n<p class=\"meta\">Target <code>");
     hc_value(&b, ps_json_get(target, "base_url"), "unknown");
     ps_buf_puts(&b, "</code> &middot; plan ");
@@ -379,16 +365,8 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
     hc_value(&b, ps_json_get(target, "limit_plan"), "n/a");
     ps_buf_puts(&b, " &middot; strict ");
     hc_value(&b, ps_json_get(target, "strict"), "n/a");
-    ps_buf_puts(&b, "</p>\n<p class=\"meta\">Started ");
-    hc_value(&b, ps_json_get(doc, "started_at"), "n/a");
-    ps_buf_puts(&b, " &middot; took ");
-    if (hc_num(doc, "duration_s", &v))
-        ps_buf_printf(&b, "%.2f s", v);
-    else
-        ps_buf_puts(&b, "n/a");
-    ps_buf_puts(&b, " &middot; exit code ");
-    hc_value(&b, ps_json_get(doc, "exit_code"), "n/a");
-    ps_buf_puts(&b, "</p>\n</header>\n");
+    ps_buf_puts(&b, "</p>\n<p class=\"meta\">");
+    hc_run_meta_end(&b, doc, "Started ", "took ");
 
     summary_section(&b, doc, counted);
 
@@ -412,13 +390,7 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
         ps_buf_puts(&b, "<p class=\"note\">The report lists no suites.</p>\n");
     ps_buf_append(&b, body.data, body.len);
 
-    ps_buf_puts(&b, "<footer>");
-    hc_value(&b, ps_json_get(doc, "tool"), "petstore-conform");
-    ps_buf_puts(&b, " ");
-    hc_value(&b, ps_json_get(doc, "version"), "");
-    ps_buf_puts(&b, " &middot; report format ");
-    hc_value(&b, ps_json_get(doc, "format"), "n/a");
-    ps_buf_puts(&b, "</footer>\n");
+    hc_footer(&b, doc, "petstore-conform");
     hc_page_end(&b, script);
 
     rc = hc_write(&b, out, err);

@@ -29,23 +29,6 @@ static void latency_unit(double max_us, double *div, const char **unit)
         *div = 1, *unit = "\xC2\xB5s";
 }
 
-static void verdict_badge(ps_buf *b, const char *verdict, const char *attr)
-{
-    if (!verdict) {
-        ps_buf_puts(b, "n/a");
-        return;
-    }
-    ps_buf_printf(b, "<span class=\"verdict %s\" data-%s=\"",
-                  !strcmp(verdict, "pass")   ? "v-pass"
-                  : !strcmp(verdict, "fail") ? "v-fail"
-                                             : "v-other",
-                  attr);
-    hc_esc(b, verdict);
-    ps_buf_puts(b, "\">");
-    hc_esc(b, verdict);
-    ps_buf_puts(b, "</span>");
-}
-
 /* A latency cell: human units, the raw microseconds in data-us. */
 static void latency_cell(ps_buf *b, const ps_json *obj, const char *key)
 {
@@ -440,7 +423,7 @@ static void limits_section(ps_buf *b, const ps_json *lim, const ps_json *plans)
     }
     const ps_json *viol = hc_get(lim, "violations", PS_JSON_ARRAY);
     ps_buf_puts(b, "<p>Verdict ");
-    verdict_badge(b, hc_str(lim, "verdict"), "limits-verdict");
+    hc_verdict_badge(b, hc_str(lim, "verdict"), "limits-verdict");
     ps_buf_puts(b, " &middot; checked ");
     hc_value(b, ps_json_get(lim, "checked"), "n/a");
     ps_buf_puts(b, " &middot; windows observed ");
@@ -521,28 +504,16 @@ int ps_report_html_load(const ps_json *doc, FILE *out, ps_error *err)
     const ps_json *params = ps_json_get(doc, "parameters");
     const ps_json *lat = hc_get(doc, "latency_us", PS_JSON_OBJECT);
     const char *base = hc_str(params, "base_url");
-    double v;
 
-    ps_buf title = PS_BUF_INIT;
-    ps_buf_puts(&title, "Load report");
-    if (base) ps_buf_printf(&title, ": %s", base);
-    hc_page_begin(&b, title.data, "load");
-    ps_buf_free(&title);
+    hc_report_begin(&b, "Load report", base, "load");
 
     ps_buf_puts(&b, "<header>\n<h1>Pet Store load report");
-    if (hc_str(doc, "verdict")) verdict_badge(&b, hc_str(doc, "verdict"), "verdict");
+    if (hc_str(doc, "verdict")) hc_verdict_badge(&b, hc_str(doc, "verdict"), "verdict");
     ps_buf_puts(&b, "</h1>\n<p class=\"meta\">Target <code>");
     hc_value(&b, ps_json_get(params, "base_url"), "unknown");
-    ps_buf_puts(&b, "</code> &middot; started ");
-    hc_value(&b, ps_json_get(doc, "started_at"), "n/a");
-    ps_buf_puts(&b, " &middot; ran ");
-    if (hc_num(doc, "duration_s", &v))
-        ps_buf_printf(&b, "%.2f s", v);
-    else
-        ps_buf_puts(&b, "n/a");
-    ps_buf_puts(&b, " &middot; exit code ");
-    hc_value(&b, ps_json_get(doc, "exit_code"), "n/a");
-    ps_buf_puts(&b, "</p>\n</header>\n<div class=\"cards\">");
+    ps_buf_puts(&b, "</code> &middot; ");
+    hc_run_meta_end(&b, doc, "started ", "ran ");
+    ps_buf_puts(&b, "<div class=\"cards\">");
     card(&b, "requests", "requests", doc, false);
     card(&b, "requests/s", "throughput_rps", doc, false);
     card(&b, "scheduled", "scheduled", doc, false);
@@ -571,13 +542,7 @@ int ps_report_html_load(const ps_json *doc, FILE *out, ps_error *err)
     limits_section(&b, ps_json_get(doc, "limits"), hc_get(doc, "plans", PS_JSON_ARRAY));
     thresholds_section(&b, hc_get(doc, "thresholds", PS_JSON_ARRAY));
 
-    ps_buf_puts(&b, "<footer>");
-    hc_value(&b, ps_json_get(doc, "tool"), "petstore-load");
-    ps_buf_puts(&b, " ");
-    hc_value(&b, ps_json_get(doc, "version"), "");
-    ps_buf_puts(&b, " &middot; report format ");
-    hc_value(&b, ps_json_get(doc, "format"), "n/a");
-    ps_buf_puts(&b, "</footer>\n");
+    hc_footer(&b, doc, "petstore-load");
     hc_page_end(&b, script);
 
     int rc = hc_write(&b, out, err);
