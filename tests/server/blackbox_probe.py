@@ -986,10 +986,19 @@ def c_smuggling_class(S):
     # gzip then chunked: we do not decode gzip, so 501 (RFC 9112 6.1), never the gzip bytes as JSON
     st, h, b = one_response(S.raw(p + b"Transfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"))
     check_error(st, h, b, 501, None, "gzip, chunked")
-    # HTTP/1.1 needs exactly one Host
-    for raw in (b"GET " + S.path.encode() + b" HTTP/1.1\r\nAuthorization: Bearer " + ENT.encode() + b"\r\n\r\n",):
+    # HTTP/1.1 needs exactly one Host, and a valid one
+    g = b"GET " + S.path.encode() + b" HTTP/1.1\r\nAuthorization: Bearer " + ENT.encode() + b"\r\n"
+    for raw in (g + b"\r\n", g + b"Host: a\r\nHost: a\r\n\r\n", g + b"Host: a b\r\n\r\n",
+                b"POST " + S.path.encode() + b" HTTP/1.0\r\nAuthorization: Bearer " + ENT.encode() +
+                b"\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"):
         st, h, b = one_response(S.raw(raw))
-        check_error(st, h, b, 400, "bad_request", "HTTP/1.1 without Host")
+        check_error(st, h, b, 400, "bad_request", "Host/TE rule: %r" % raw[-40:])
+    # trailer fields never authenticate (RFC 9110 6.5.1)
+    body = b'{"name":"trailer"}'
+    st, h, b = one_response(S.raw(b"POST " + S.path.encode() + b" HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                                  b"Connection: close\r\n\r\n%x\r\n%s\r\n0\r\nAuthorization: Bearer %s\r\n\r\n" %
+                                  (len(body), body, ENT.encode()), source=fresh_source()))
+    check_error(st, h, b, 401, "missing_credential", "Authorization in a trailer")
 
 
 def c_request_line(S):
