@@ -72,6 +72,7 @@ struct conn {
     int error_status;          /* set by a parser callback that stops the parse */
     const char *error_message; /* and, when it knows more, why (static string) */
     size_t header_bytes;
+    int64_t reserved; /* this connection's share of srv->buffered */
     char field[32];
     size_t field_len;
     ps_buf url, auth, body;
@@ -137,6 +138,7 @@ struct ps_http_server {
     char resource[512];
     size_t resource_len;
     atomic_long connections;
+    atomic_llong buffered; /* request bytes held by all connections (--max-buffered) */
     atomic_ulong seq;
     int access_fd;
     bool access_close;
@@ -151,6 +153,7 @@ static http_parser_settings parser_settings;
 static void conn_free(conn *c);
 static void conn_process(conn *c);
 static void conn_after_response(conn *c);
+static void release_reserved(conn *c);
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -455,7 +458,11 @@ static void reset_request(conn *c)
     c->field_len = 0;
     ps_buf_reset(&c->url);
     ps_buf_reset(&c->auth);
-    ps_buf_reset(&c->body);
+    /* a big body's buffer is not kept by an idle keep-alive connection: the
+     * memory and its share of --max-buffered go together */
+    if (c->body.cap > 16 * 1024) ps_buf_free(&c->body);
+    else ps_buf_reset(&c->body);
+    release_reserved(c);
     c->auth_count = 0;
     c->counted = false;
     c->start_ns = 0;
@@ -475,6 +482,7 @@ static void conn_free(conn *c)
     event_free(c->delay_timer);
     event_free(c->linger_timer);
     evbuffer_free(c->pending);
+    release_reserved(c);
     ps_buf_free(&c->url);
     ps_buf_free(&c->auth);
     ps_buf_free(&c->body);
@@ -661,6 +669,28 @@ static void finish_create(completion *comp)
 
 /* ---- http_parser callbacks -------------------------------------------- */
 
+/* Request bytes held in memory count against --max-buffered over all
+ * connections: per-connection caps alone allow connections x (body + header)
+ * caps, 1.6 GB with the defaults. Beyond the budget the request gets 503. */
+static bool reserve(conn *c, size_t len)
+{
+    ps_http_server *s = c->lp->srv;
+    long long before = atomic_fetch_add(&s->buffered, (long long)len);
+    if (before + (long long)len > s->cfg->max_buffered) {
+        atomic_fetch_sub(&s->buffered, (long long)len);
+        c->error_status = 503;
+        return false;
+    }
+    c->reserved += (int64_t)len;
+    return true;
+}
+
+static void release_reserved(conn *c)
+{
+    if (c->reserved) atomic_fetch_sub(&c->lp->srv->buffered, (long long)c->reserved);
+    c->reserved = 0;
+}
+
 static int header_budget(conn *c, size_t len)
 {
     c->header_bytes += len;
@@ -668,7 +698,7 @@ static int header_budget(conn *c, size_t len)
         c->error_status = 431;
         return -1;
     }
-    return 0;
+    return reserve(c, len) ? 0 : -1;
 }
 
 static int on_message_begin(http_parser *p)
@@ -684,7 +714,7 @@ static int on_url(http_parser *p, const char *at, size_t len)
 {
     conn *c = p->data;
     if (header_budget(c, len)) {
-        c->error_status = 414; /* RFC 9110 15.5.15: the target alone is over the cap */
+        if (c->error_status == 431) c->error_status = 414; /* RFC 9110 15.5.15: the target alone is over the cap */
         return -1;
     }
     ps_buf_append(&c->url, at, len);
@@ -871,6 +901,7 @@ static int on_body(http_parser *p, const char *at, size_t len)
         c->error_status = 413;
         return -1;
     }
+    if (!reserve(c, len)) return -1;
     ps_buf_append(&c->body, at, len);
     return 0;
 }
@@ -908,6 +939,10 @@ static void protocol_error(conn *c, int status)
     case 501:
         code = "unsupported_transfer_coding";
         msg = "only the chunked transfer coding is supported";
+        break;
+    case 503:
+        code = "server_busy";
+        msg = "the server holds too many request bytes at once (--max-buffered); retry shortly";
         break;
     case 505:
         code = "http_version_not_supported";
@@ -957,6 +992,10 @@ static void conn_process(conn *c)
             if (c->req_timer) evtimer_del(c->req_timer);
             bool upgrade = c->parser.upgrade;
             handle_request(c);
+            /* the body has been parsed (and copied by the store): its memory and
+             * its share of --max-buffered go now, not when the next request comes */
+            if (c->body.cap > 16 * 1024) ps_buf_free(&c->body);
+            release_reserved(c);
             if (upgrade && c->state == CONN_READING) { /* we speak no other protocol: close after this */
                 c->keep_alive = false;
                 conn_after_response(c);

@@ -42,6 +42,8 @@ void ps_server_config_usage(FILE *out)
           "Hardening:\n"
           "  --max-body SIZE         largest request body, larger gets 413 (default 64K)\n"
           "  --max-header-size SIZE  largest request line + headers, larger gets 431 (default 16K)\n"
+          "  --max-buffered SIZE     request bytes (headers, bodies) held over all connections at once;\n"
+          "                          a request that would go beyond gets 503 (default 256M)\n"
           "  --max-connections N     open connections; beyond it new ones are closed at once (default 20000)\n"
           "  --idle-timeout DUR      close keep-alive connections idle this long (default 60s)\n"
           "  --request-timeout DUR   a request must arrive completely within this (default 10s; 408 after)\n"
@@ -84,6 +86,7 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
     cfg->seed_path = NULL;
     cfg->max_body = 64 * 1024;
     cfg->max_header_bytes = 16 * 1024;
+    cfg->max_buffered = 256 * 1024 * 1024;
     cfg->max_connections = 0; /* auto: 20000 or what RLIMIT_NOFILE allows */
     cfg->idle_timeout_ns = 60 * 1000000000LL;
     cfg->request_timeout_ns = 10 * 1000000000LL;
@@ -127,7 +130,7 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
             snprintf(name, sizeof name, "%s", arg);
             if (i + 1 >= argc) {
                 bool known = strstr(" --bind --port --base-path --threads --keys-file --key --data --seed "
-                                    "--max-body --max-header-size --max-connections --idle-timeout "
+                                    "--max-body --max-header-size --max-buffered --max-connections --idle-timeout "
                                     "--request-timeout --write-timeout --drain-timeout --time-scale "
                                     "--ban-after --ban-seconds --fault --delay --stall --access-log ",
                                     name) != NULL;
@@ -178,6 +181,10 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
             rc = ps_cli_parse_size(value, &cfg->max_header_bytes, err);
             if (!rc && (cfg->max_header_bytes < 256 || cfg->max_header_bytes > 1024 * 1024))
                 rc = ps_error_set(err, "'%s' must be between 256 bytes and 1M", value);
+        } else if (strcmp(name, "--max-buffered") == 0) {
+            rc = ps_cli_parse_size(value, &cfg->max_buffered, err);
+            if (!rc && (cfg->max_buffered < 64 * 1024 || cfg->max_buffered > 64LL * 1024 * 1024 * 1024))
+                rc = ps_error_set(err, "'%s' must be between 64K and 64G", value);
         } else if (strcmp(name, "--max-connections") == 0) {
             rc = ps_cli_parse_int(value, 1, 10000000, &cfg->max_connections, err);
         } else if (strcmp(name, "--idle-timeout") == 0) {

@@ -21,6 +21,7 @@ typedef struct ps_server_config {
     const char *seed_path;     /* NULL = no seed */
     int64_t max_body;          /* bytes, default 64 KiB */
     int64_t max_header_bytes;  /* request line + headers, default 16 KiB */
+    int64_t max_buffered;      /* request bytes buffered over all connections, default 256 MiB */
     int64_t max_connections;   /* 0 = auto: 20000 or what RLIMIT_NOFILE allows */
     int64_t idle_timeout_ns;   /* keep-alive idle, default 60 s */
     int64_t request_timeout_ns;/* whole request (headers and body) must arrive within, default 10 s */

@@ -374,6 +374,42 @@ class Hardening(unittest.TestCase):
         self.assertServing()
 
 
+class BufferedBudget(unittest.TestCase):
+    def test_request_bytes_over_all_connections_are_capped(self):
+        # per-connection caps alone let N connections hold N x (body + headers): 1.6 GB with the
+        # defaults; --max-buffered caps the sum, and what is over it gets 503 server_busy
+        with Server("--max-buffered", "1M", "--max-body", "64K") as srv:
+            head = (b"POST /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() +
+                    b"\r\nContent-Length: 65536\r\n\r\n")
+            socks, busy = [], 0
+            for _ in range(40):  # 40 x 60000 bytes held: more than 1M
+                s = socket.create_connection((srv.host, srv.port), timeout=5)
+                s.sendall(head + b"x" * 60000)
+                socks.append(s)
+            time.sleep(0.5)
+            for s in socks:
+                s.settimeout(0.2)
+                try:
+                    out = s.recv(4096)
+                except socket.timeout:
+                    continue
+                if out:
+                    st, h, body = split_response(out)
+                    self.assertEqual((st, json.loads(body)["code"]), (503, "server_busy"))
+                    self.assertIn("x-ratelimit-limit", h)
+                    busy += 1
+            self.assertGreater(busy, 20)
+            self.assertLess(busy, 40)
+            for s in socks:
+                s.close()
+            time.sleep(0.3)  # closed connections return their share
+            st, _, _, _ = srv.post('{"name":"after the budget"}', key=KEY_BIG)
+            self.assertEqual(st, 201)
+            big = '{"name":"' + "b" * 60000 + '"}'
+            for _ in range(30):  # finished requests return theirs: sequential big bodies never run out
+                self.assertEqual(srv.post(big, key=KEY_BIG)[0], 201)
+
+
 class ConnectionCap(unittest.TestCase):
     def test_connections_beyond_the_cap_are_closed(self):
         with Server("--max-connections", "20") as srv:
