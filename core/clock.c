@@ -26,6 +26,21 @@ int64_t ps_clock_wall_s(void)
     return (int64_t)time(NULL);
 }
 
+int ps_clock_format_utc(int64_t wall_ns, char *out, size_t size)
+{
+    /* floor division: a time just before the epoch is in the second before */
+    int64_t s = wall_ns / 1000000000 - (wall_ns % 1000000000 < 0);
+    time_t t = (time_t)s;
+    struct tm tm;
+    if (!out || size == 0) return -1;
+    if ((int64_t)t != s || !gmtime_r(&t, &tm) ||
+        strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+        out[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
 void ps_clock_sleep_ns(int64_t ns)
 {
     if (ns <= 0) return;

@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "core/clock.h"
 
 double ps_lg_error_rate(const ps_lg_stats *t)
 {
@@ -97,10 +98,7 @@ int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *b, ps_error *err)
     const ps_lg_config *cfg = s->cfg;
     const ps_lg_stats *t = s->total;
     char started[32];
-    time_t st = (time_t)(s->started_wall_ns / 1000000000);
-    struct tm tm;
-    gmtime_r(&st, &tm);
-    strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    ps_clock_format_utc(s->started_wall_ns, started, sizeof started);
 
     ps_buf_puts(b, "{\n  \"tool\": \"petstore-load\", \"version\": \"0.1.0\", \"format\": 1,\n");
     ps_buf_puts(b, "  \"parameters\": {\"base_url\": ");

@@ -3,7 +3,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/clock.h"
 #include "runner/conform.h"
@@ -44,10 +43,7 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
     const ps_conform_config *cfg = c->cfg;
     const ps_checks *checks = c->checks;
     char started[32];
-    time_t t = (time_t)(c->started_wall_ns / 1000000000);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    ps_clock_format_utc(c->started_wall_ns, started, sizeof started);
     double duration_s = (double)(ps_clock_mono_ns() - c->started_mono_ns) / 1e9;
 
     unsigned total = 0, passed = 0, failed = 0, warnings = 0, not_run = 0;
