@@ -921,6 +921,10 @@ static void protocol_error(conn *c, int status)
     identify(c, c->headers_done, &who);
     if (!c->counted) admit(c, &who);
     c->keep_alive = false;
+    /* the request is over: its bytes and its share of --max-buffered go now,
+     * not after the lingering close, so requests still arriving can use them */
+    ps_buf_free(&c->body);
+    release_reserved(c);
     const char *code = "bad_request", *msg = "the request is not valid HTTP/1.1";
     if (status == 400 && c->error_message) msg = c->error_message;
     switch (status) {

@@ -398,7 +398,9 @@ class BufferedBudget(unittest.TestCase):
                     self.assertEqual((st, json.loads(body)["code"]), (503, "server_busy"))
                     self.assertIn("x-ratelimit-limit", h)
                     busy += 1
-            self.assertGreater(busy, 20)
+            # at most 17 fit in 1M; a refused request gives its share back at once, so at
+            # least one gets through even when all 40 arrive interleaved
+            self.assertGreaterEqual(busy, 40 - 17)
             self.assertLess(busy, 40)
             for s in socks:
                 s.close()
