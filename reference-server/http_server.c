@@ -72,7 +72,7 @@ struct conn {
     int error_status;          /* set by a parser callback that stops the parse */
     const char *error_message; /* and, when it knows more, why (static string) */
     size_t header_bytes;
-    int64_t reserved; /* this connection's share of srv->buffered */
+    int64_t reserved, used; /* this connection's share of srv->buffered, and how much of it holds bytes */
     char field[32];
     size_t field_len;
     ps_buf url, auth, body;
@@ -672,16 +672,25 @@ static void finish_create(completion *comp)
 /* Request bytes held in memory count against --max-buffered over all
  * connections: per-connection caps alone allow connections x (body + header)
  * caps, 1.6 GB with the defaults. Beyond the budget the request gets 503. */
+#define RESERVE_BLOCK 2048 /* taken from the shared counter at a time: one atomic add for most requests */
+
 static bool reserve(conn *c, size_t len)
 {
     ps_http_server *s = c->lp->srv;
-    long long before = atomic_fetch_add(&s->buffered, (long long)len);
-    if (before + (long long)len > s->cfg->max_buffered) {
-        atomic_fetch_sub(&s->buffered, (long long)len);
+    if (c->used + (int64_t)len <= c->reserved) {
+        c->used += (int64_t)len;
+        return true;
+    }
+    int64_t need = c->used + (int64_t)len - c->reserved;
+    long long grab = need < RESERVE_BLOCK ? RESERVE_BLOCK : need;
+    long long before = atomic_fetch_add(&s->buffered, grab);
+    if (before + grab > s->cfg->max_buffered) {
+        atomic_fetch_sub(&s->buffered, grab);
         c->error_status = 503;
         return false;
     }
-    c->reserved += (int64_t)len;
+    c->reserved += grab;
+    c->used += (int64_t)len;
     return true;
 }
 
@@ -689,6 +698,7 @@ static void release_reserved(conn *c)
 {
     if (c->reserved) atomic_fetch_sub(&c->lp->srv->buffered, (long long)c->reserved);
     c->reserved = 0;
+    c->used = 0;
 }
 
 static int header_budget(conn *c, size_t len)
