@@ -20,6 +20,7 @@ void ps_lg_config_usage(FILE *out)
           "         [--timeout D] [--verify-limits] [--burst] [--ignore-retry-after]\n"
           "         [--engine epoll|curl] [--cacert FILE | --insecure] [--threshold EXPR]...\n"
           "         [--json FILE] [--hdr FILE] [--hdr-log FILE] [--html FILE] [--quiet]\n"
+          "       petstore-load --help | --version\n"
           "\n"
           "  --base-url URL        target, ending in the version segment (http://host:port/v1)\n"
           "  --api-key KEY         bearer key; --plan free|pro|business|enterprise[:PM:PD]\n"
@@ -312,6 +313,7 @@ enum {
     OPT_DURATION, OPT_REQUESTS, OPT_RATE, OPT_RAMP, OPT_MIX, OPT_BODIES, OPT_TIMEOUT,
     OPT_JSON, OPT_HDR, OPT_HDR_LOG, OPT_HTML, OPT_THRESHOLD, OPT_VERIFY, OPT_BURST,
     OPT_IGNORE_RA, OPT_ENGINE, OPT_QUIET, OPT_HELP, OPT_CACERT, OPT_INSECURE,
+    OPT_VERSION,
 };
 
 static const struct option options[] = {
@@ -341,6 +343,7 @@ static const struct option options[] = {
     {"cacert", required_argument, NULL, OPT_CACERT},
     {"insecure", no_argument, NULL, OPT_INSECURE},
     {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
 };
 
@@ -470,6 +473,7 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
             break;
         case OPT_INSECURE: cfg->insecure = true; break;
         case OPT_HELP: return PS_LG_CONFIG_HELP;
+        case OPT_VERSION: return PS_LG_CONFIG_VERSION;
         case ':': return ps_error_set(err, "%s needs a value", flag);
         default: return ps_error_set(err, "unknown option '%s' (see --help)", flag);
         }

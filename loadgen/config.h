@@ -73,7 +73,8 @@ typedef struct ps_lg_config {
 typedef enum ps_lg_parse_status {
     PS_LG_CONFIG_OK = 0,
     PS_LG_CONFIG_ERROR = -1,
-    PS_LG_CONFIG_HELP = 1, /* --help: usage printed, exit 0 */
+    PS_LG_CONFIG_HELP = 1,    /* --help: usage printed, exit 0 */
+    PS_LG_CONFIG_VERSION = 2, /* --version: version printed, exit 0 */
 } ps_lg_parse_status;
 
 /* Parses argv into cfg (zeroed by the call). default_bodies is the create

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/version.h"
 #include "loadgen/transport.h"
 
 #define MAX_WAIT_NS INT64_C(100000000)
@@ -77,7 +78,7 @@ static int run(ps_lg_thread *t)
         curl_easy_setopt(e, CURLOPT_PRIVATE, &hs[i]);
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(cfg->timeout_ns / 1000000));
         curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(e, CURLOPT_USERAGENT, "petstore-load/0.1.0");
+        curl_easy_setopt(e, CURLOPT_USERAGENT, "petstore-load/" PS_VERSION);
         curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
         curl_easy_setopt(e, CURLOPT_ERRORBUFFER, hs[i].errbuf);
         if (cfg->cacert) curl_easy_setopt(e, CURLOPT_CAINFO, cfg->cacert);

@@ -1,6 +1,7 @@
 /* main.c - petstore-load: the load generator's command line entry. */
 #include <stdio.h>
 
+#include "core/version.h"
 #include "loadgen/config.h"
 #include "loadgen/run.h"
 
@@ -15,6 +16,11 @@ int main(int argc, char **argv)
     ps_lg_parse_status st = ps_lg_config_parse(argc, argv, PS_LG_DEFAULT_BODIES, &cfg, &err);
     if (st == PS_LG_CONFIG_HELP) {
         ps_lg_config_usage(stdout);
+        ps_lg_config_free(&cfg);
+        return 0;
+    }
+    if (st == PS_LG_CONFIG_VERSION) {
+        puts("petstore-load " PS_VERSION);
         ps_lg_config_free(&cfg);
         return 0;
     }

@@ -18,6 +18,7 @@
 #include "core/clock.h"
 #include "core/hdr_log.h"
 #include "core/json.h"
+#include "core/version.h"
 #include "loadgen/summary.h"
 #include "loadgen/transport.h"
 #include "reports/html_report.h"
@@ -98,7 +99,7 @@ static void render_requests(const ps_lg_config *cfg, ps_lg_shared *sh)
                           j ? "POST" : "GET", cfg->path_prefix, v6 ? "[" : "", cfg->host,
                           v6 ? "]" : "", default_port ? "" : ":", default_port ? "" : cfg->port);
             ps_buf_printf(&b, "Authorization: Bearer %s\r\nAccept: application/json\r\n"
-                              "User-Agent: petstore-load/0.1.0\r\n",
+                              "User-Agent: petstore-load/" PS_VERSION "\r\n",
                           cfg->keys[k].key);
             if (j)
                 ps_buf_printf(&b, "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",

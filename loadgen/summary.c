@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/version.h"
 
 double ps_lg_error_rate(const ps_lg_stats *t)
 {
@@ -100,7 +101,7 @@ int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *b, ps_error *err)
     char started[32];
     ps_clock_format_utc(s->started_wall_ns, started, sizeof started);
 
-    ps_buf_puts(b, "{\n  \"tool\": \"petstore-load\", \"version\": \"0.1.0\", \"format\": 1,\n");
+    ps_buf_puts(b, "{\n  \"tool\": \"petstore-load\", \"version\": \"" PS_VERSION "\", \"format\": 1,\n");
     ps_buf_puts(b, "  \"parameters\": {\"base_url\": ");
     json_str(b, cfg->base_url);
     ps_buf_printf(b, ", \"threads\": %d, \"connections\": %d, \"duration_s\": ", cfg->threads,

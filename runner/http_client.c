@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "core/clock.h"
+#include "core/version.h"
 
 #define MAX_SECRETS 8
 
@@ -309,7 +310,7 @@ int ps_http_perform(ps_http_client *c, const ps_http_request *req, ps_exchange *
     curl_easy_setopt(h, CURLOPT_WRITEDATA, ex);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, ex);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "petstore-conform/0.1.0");
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "petstore-conform/" PS_VERSION);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
     if (c->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
     if (c->cancel) {

@@ -8,6 +8,7 @@
 
 #include "core/buf.h"
 #include "core/json.h"
+#include "core/version.h"
 #include "reports/html_report.h"
 #include "reports/report_console.h"
 #include "reports/report_junit.h"
@@ -67,7 +68,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if (cfg.version) {
-        puts("petstore-conform " PS_CONFORM_VERSION);
+        puts("petstore-conform " PS_VERSION);
         code = 0;
         goto out;
     }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/version.h"
 #include "runner/conform.h"
 #include "suites/suites.h"
 
@@ -58,7 +59,7 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
         not_run += o.status == PS_STATUS_NOT_RUN;
     }
 
-    ps_buf_puts(b, "{\"tool\":\"petstore-conform\",\"version\":\"" PS_CONFORM_VERSION "\",\"format\":1,\n");
+    ps_buf_puts(b, "{\"tool\":\"petstore-conform\",\"version\":\"" PS_VERSION "\",\"format\":1,\n");
     ps_buf_puts(b, "\"target\":{\"base_url\":");
     json_str(b, ps_http_client_base_url(c->http));
     ps_buf_puts(b, ",\"plan\":");

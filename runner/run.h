@@ -12,8 +12,6 @@
 #include "runner/checks.h"
 #include "runner/config.h"
 
-#define PS_CONFORM_VERSION "0.1.0"
-
 /* Runs the selected checks against cfg->base_url and writes the JSON report
  * into doc. Returns the process exit code (0 passed, 1 a check failed, 3 the
  * target could not be reached or the run was aborted), or 2 with err set

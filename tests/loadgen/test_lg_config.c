@@ -57,6 +57,12 @@ static void good_flags(void)
     CHECK(!ps_lg_config_open_model(&c));
     CHECK_INT(c.duration_ns, INT64_C(10000000000));
     ps_lg_config_free(&c);
+
+    /* --help and --version need no target */
+    CHECK_INT(parse(&c, &err, "--version", NULL), PS_LG_CONFIG_VERSION);
+    ps_lg_config_free(&c);
+    CHECK_INT(parse(&c, &err, "--help", NULL), PS_LG_CONFIG_HELP);
+    ps_lg_config_free(&c);
 }
 
 static void bad_flags(void)

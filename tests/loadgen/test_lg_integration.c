@@ -18,6 +18,7 @@
 #include "core/buf.h"
 #include "core/hdr_log.h"
 #include "core/json.h"
+#include "core/version.h"
 #include "harness.h"
 
 static char tmpdir[64];
@@ -459,6 +460,7 @@ static void json_names(void)
             CHECK(ps_json_path(d, p) != NULL);
         }
     CHECK_STR(str(d, "tool"), "petstore-load");
+    CHECK_STR(str(d, "version"), PS_VERSION);
     CHECK_STR(str(d, "limits.verdict"), "pass");
     CHECK_INT(num(d, "operations.create.requests"), num(d, "answered") / 10);
     CHECK_INT(num(d, "latency_us.corrected.count"), num(d, "answered"));
