@@ -18,15 +18,14 @@ build=${1:-build}
 load="$build/bin/petstore-load"
 [ -x "$load" ] || { echo "run.sh: $load not built" >&2; exit 2; }
 command -v wrk >/dev/null || { echo "run.sh: wrk not installed" >&2; exit 2; }
-command -v nginx >/dev/null || command -v /usr/sbin/nginx >/dev/null || { echo "run.sh: nginx not installed" >&2; exit 2; }
-nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+. bench/lib.sh
+bench_nginx_find
 secs=${BENCH_SECONDS:-5}
 
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
-nginx_pid=
 cleanup() {
-  if [ -n "$nginx_pid" ]; then kill "$nginx_pid" 2>/dev/null || true; wait "$nginx_pid" 2>/dev/null || true; fi
+  bench_nginx_stop
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -35,49 +34,11 @@ trap cleanup EXIT
 printf '[{"id":1,"name":"Dog","description":"Domestic dogs of all breeds"}]' >"$tmp/categories.json"
 truncate -s 66 "$tmp/categories.json"
 
-start_nginx() {
-  for _ in $(seq 30); do
-    port=$((20000 + RANDOM % 40000))
-    cat >"$tmp/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $tmp/nginx.pid;
-error_log $tmp/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $tmp/body;
-  proxy_temp_path $tmp/proxy;
-  fastcgi_temp_path $tmp/fastcgi;
-  uwsgi_temp_path $tmp/uwsgi;
-  scgi_temp_path $tmp/scgi;
-  keepalive_requests 100000000;
-  server {
-    listen 127.0.0.1:$port;
-    location = /v1/categories { default_type application/json; alias $tmp/categories.json; }
-  }
-}
-CONF
-    : >"$tmp/error.log"
-    "$nginx_bin" -p "$tmp" -c "$tmp/nginx.conf" 2>"$tmp/nginx.err" &
-    nginx_pid=$!
-    sleep 0.3
-    # A taken port makes nginx retry bind() for seconds before it exits:
-    # its [emerg] line is the sign to try another port.
-    if kill -0 "$nginx_pid" 2>/dev/null && ! grep -qs emerg "$tmp/error.log" "$tmp/nginx.err"; then
-      return 0
-    fi
-    kill "$nginx_pid" 2>/dev/null || true
-    wait "$nginx_pid" 2>/dev/null || true
-    nginx_pid=
-  done
-  echo "run.sh: could not start nginx" >&2
-  cat "$tmp/error.log" >&2 || true
-  exit 2
-}
-start_nginx
-base="http://127.0.0.1:$port/v1"
-echo "nginx $("$nginx_bin" -v 2>&1 | sed 's/.*\///') on $base, 66-byte JSON"
+bench_nginx_start "$tmp" \
+  "location = /v1/categories { default_type application/json; alias $tmp/categories.json; }" \
+  "keepalive_requests 100000000;"
+base="http://127.0.0.1:$BENCH_NGINX_PORT/v1"
+echo "nginx $("$BENCH_NGINX_BIN" -v 2>&1 | sed 's/.*\///') on $base, 66-byte JSON"
 
 jnum() { # jnum FILE NAME: a top-level number member of a petstore-load JSON
   sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p" "$1" | head -n1

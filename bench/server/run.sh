@@ -17,23 +17,23 @@ root=$(cd "$here/../.." && pwd)
 build=${1:-$root/build}
 dur=${2:-5s}
 server="$build/bin/petstore-server"
-for tool in wrk nginx curl python3; do
-  command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || { echo "run.sh: $tool not found" >&2; exit 2; }
+for tool in wrk curl python3; do
+  command -v "$tool" >/dev/null || { echo "run.sh: $tool not found" >&2; exit 2; }
 done
-nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+. "$root/bench/lib.sh"
+bench_nginx_find
 [ -x "$server" ] || { echo "run.sh: $server not built (cmake --build $build --target petstore-server)" >&2; exit 2; }
 
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  [ -f "$tmp/nginx.pid" ] && kill "$(cat "$tmp/nginx.pid")" 2>/dev/null || true
+  bench_nginx_stop
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 
 key=bench-key
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # start_server OUTVAR ARGS...: starts petstore-server, sets OUTVAR to its base URL
 start_server() {
@@ -69,31 +69,11 @@ mkdir -p "$tmp/www/v1"
 curl -sf -H "Authorization: Bearer $key" "$url1/categories" >"$tmp/www/v1/categories"
 bytes=$(wc -c <"$tmp/www/v1/categories")
 
-nport=$(free_port)
-cat >"$tmp/nginx.conf" <<NGINX
-worker_processes 1;
-daemon on;
-pid $tmp/nginx.pid;
-error_log $tmp/nginx.err;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $tmp;
-  proxy_temp_path $tmp;
-  fastcgi_temp_path $tmp;
-  uwsgi_temp_path $tmp;
-  scgi_temp_path $tmp;
-  server {
-    listen 127.0.0.1:$nport;
-    root $tmp/www;
-    location = /v1/categories { default_type application/json; }
-  }
-}
-NGINX
-"$nginx_bin" -p "$tmp" -c "$tmp/nginx.conf" -e "$tmp/nginx.err"
-sleep 0.3
+bench_nginx_start "$tmp" \
+  "root $tmp/www; location = /v1/categories { default_type application/json; }"
+nport=$BENCH_NGINX_PORT
 curl -sf "http://127.0.0.1:$nport/v1/categories" | cmp -s - "$tmp/www/v1/categories" ||
-  { echo "run.sh: nginx does not serve the file" >&2; cat "$tmp/nginx.err" >&2; exit 1; }
+  { echo "run.sh: nginx does not serve the file" >&2; cat "$tmp/error.log" "$tmp/nginx.err" >&2; exit 1; }
 
 echo "GET /v1/categories, $bytes-byte JSON body, wrk -t1 -c32 -d$dur"
 n1=$(rps -t1 -c32 -d"$dur" -H "Authorization: Bearer $key" "http://127.0.0.1:$nport/v1/categories")
