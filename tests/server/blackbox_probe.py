@@ -1087,6 +1087,59 @@ def c_garbage_and_big_bodies(S):
     serving(S)
 
 
+def c_mutated_requests(S):
+    """Valid requests with random edits (bytes flipped, framing tokens inserted, pieces cut or
+    repeated), sent in random pieces: never a 500, never a dead or stuck server."""
+    body = b'{"name":"fz","description":"d\\u00e9"}'
+    A = b"Authorization: Bearer " + ENT.encode() + b"\r\n"
+    seeds = [b"GET " + S.path.encode() + b" HTTP/1.1\r\nHost: x\r\n" + A + b"\r\n",
+             b"POST " + S.path.encode() + b" HTTP/1.1\r\nHost: x\r\n" + A + b"Content-Length: %d\r\n\r\n" % len(body) + body,
+             b"POST " + S.path.encode() + b" HTTP/1.1\r\nHost: x\r\n" + A + b"Transfer-Encoding: chunked\r\n\r\n5\r\n" +
+             body[:5] + b"\r\n%x\r\n" % (len(body) - 5) + body[5:] + b"\r\n0\r\nX: y\r\n\r\n",
+             b"GET " + S.path.encode() + b" HTTP/1.0\r\nConnection: keep-alive\r\n" + A + b"\r\n"]
+    toks = [b"\r", b"\n", b"\r\n", b" ", b"\t", b":", b"0", b"f", b"-", b"\x00", b"\xff", b";", b",", b"chunked",
+            b"Content-Length: 3\r\n", b"Transfer-Encoding: chunked\r\n", b"Host: y\r\n", A, b"\r\n\r\n", b"{", b"\\u"]
+    rnd = random.Random(4242)
+    src = fresh_source()
+    seen = {}
+    for _ in range(600):
+        d = bytearray(b"".join(rnd.choice(seeds) for _ in range(rnd.randint(1, 3))))
+        for _ in range(rnd.randint(1, 4)):
+            op, pos = rnd.random(), rnd.randrange(len(d) + 1)
+            if op < 0.3 and d:
+                d[min(pos, len(d) - 1)] = rnd.randrange(256)
+            elif op < 0.6:
+                d[pos:pos] = rnd.choice(toks)
+            elif op < 0.8 and d:
+                del d[pos:pos + rnd.randint(1, 8)]
+            else:
+                d[pos:pos] = d[rnd.randrange(len(d) + 1):][:rnd.randint(1, 40)]
+        s = socket.create_connection((S.host, S.port), timeout=2, source_address=(src, 0))
+        data, k = bytes(d), 0
+        while k < len(data):
+            step = rnd.choice([1, 7, len(data)])
+            s.sendall(data[k:k + step])
+            k += step
+        s.shutdown(socket.SHUT_WR)
+        s.settimeout(0.3)
+        out = b""
+        try:
+            while True:
+                ch = s.recv(65536)
+                if not ch:
+                    break
+                out += ch
+        except (socket.timeout, ConnectionResetError):
+            pass
+        s.close()
+        for st, h, b in parse_responses(out):
+            seen[st] = seen.get(st, 0) + 1
+            need(st < 500 or st in (501, 503, 505), "mutated request %r got %d %r" % (data[:80], st, b[:100]))
+    need(seen.get(400, 0) > 50 and seen.get(200, 0) + seen.get(201, 0) > 20, "the mutations did not exercise "
+         "both sides: %r" % seen)
+    serving(S)
+
+
 def c_timeouts_and_cap():
     S = Srv("--request-timeout", "1s", "--idle-timeout", "1s", "--max-connections", "40", *KEYS)
     try:
@@ -1359,6 +1412,7 @@ def main():
                 ("smuggling_class_400", c_smuggling_class, main_srv),
                 ("request_line", c_request_line, main_srv),
                 ("garbage_and_big_bodies", c_garbage_and_big_bodies, main_srv),
+                ("mutated_requests", c_mutated_requests, main_srv),
                 ("timeouts_and_cap", c_timeouts_and_cap),
                 ("cli", c_cli),
                 ("access_log_graceful_stop", c_access_log_and_graceful_stop),
