@@ -154,17 +154,14 @@ def p_no_recovery(srv, k):
 
 def p_over_admission_race(srv, k):
     import test_server_burst
-    for attempt in "abc":  # a race: a few chances on fresh keys
+    for attempt in "abcde":  # a race: a few chances on fresh keys (a loaded CI machine may not overlap the loops)
         counts, errors = test_server_burst.burst(srv, "race50" + attempt)
-        if errors:
-            return False
-        if counts.get(200, 0) > test_server_burst.LIMIT:
+        if not errors and counts.get(200, 0) > test_server_burst.LIMIT:
             return True
     return False
 
 
-RACE_KEYS = ["--key", "race50a:enterprise:50:100000", "--key", "race50b:enterprise:50:100000",
-             "--key", "race50c:enterprise:50:100000"]
+RACE_KEYS = [a for k in "abcde" for a in ("--key", "race50%s:enterprise:50:100000" % k)]
 
 
 PROBES = {name[2:].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("p_")}
