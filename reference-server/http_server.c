@@ -569,9 +569,11 @@ static void handle_request(conn *c)
         send_error(c, 404, "not_found", "no such resource; the interface serves {base}/categories", NULL, false);
         return;
     }
-    if (c->method != HTTP_GET && c->method != HTTP_POST) {
-        send_error(c, 405, "method_not_allowed", "only GET and POST are defined on /categories",
-                   "Allow: GET, POST\r\n", false);
+    /* RFC 9110 9.1: a general-purpose server MUST support HEAD wherever it
+     * supports GET; it is answered as the GET, without the body. */
+    if (c->method != HTTP_GET && c->method != HTTP_HEAD && c->method != HTTP_POST) {
+        send_error(c, 405, "method_not_allowed", "only GET (and HEAD) and POST are defined on /categories",
+                   "Allow: GET, HEAD, POST\r\n", false);
         return;
     }
     if (!who.authenticated) {
@@ -580,7 +582,7 @@ static void handle_request(conn *c)
         send_error(c, 401, code, message, hdr, false);
         return;
     }
-    if (c->method == HTTP_GET) {
+    if (c->method == HTTP_GET || c->method == HTTP_HEAD) {
         ps_store_snapshot *snap = ps_store_list(s->store);
         size_t len;
         const char *json = ps_store_snapshot_json(snap, &len);

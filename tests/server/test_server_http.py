@@ -68,15 +68,21 @@ class Routing(unittest.TestCase):
         for m in ("PUT", "DELETE", "PATCH", "OPTIONS"):
             st, h, _, body = self.srv.request(m, key="rt")
             self.assertError(st, h, body, 405, "method_not_allowed")
-            self.assertEqual(h.get("allow"), "GET, POST")
+            self.assertEqual(h.get("allow"), "GET, HEAD, POST")
 
-    def test_head_is_405_without_body(self):
+    def test_head_is_the_get_without_body(self):
         st, h, data, _ = self.srv.request("HEAD", key="rt")
-        self.assertEqual(st, 405)
-        self.assertEqual(h.get("allow"), "GET, POST")
+        self.assertEqual(st, 200)
         self.assertEqual(data, b"")
+        gst, gh, gdata, _ = self.srv.request("GET", key="rt")
+        self.assertEqual(gst, 200)
+        self.assertEqual(int(h.get("content-length")), len(gdata))
+        self.assertEqual(h.get("content-type"), gh.get("content-type"))
         for k in RATE_HEADERS:
             self.assertIn(k, h)
+        st, h, data, _ = self.srv.request("HEAD", key=None)
+        self.assertEqual(st, 401)
+        self.assertEqual(data, b"")
 
     def test_missing_credential_challenge_has_no_error(self):
         st, h, _, body = self.srv.get(key=None)
