@@ -84,6 +84,11 @@ const char *ps_conform_key(const ps_conform *c, ps_key_role role)
     return role == PS_KEY_LIMIT ? c->cfg->limit_key : c->cfg->api_key;
 }
 
+void ps_conform_bearer(const ps_conform *c, ps_key_role role, char *out, size_t size)
+{
+    snprintf(out, size, "Bearer %s", ps_conform_key(c, role));
+}
+
 /* ---- evidence ---------------------------------------------------------- */
 
 void ps_conform_json_string(ps_buf *b, const char *s, size_t len)

@@ -82,8 +82,12 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_http_request *req, p
  * this for every response; exposed for the fuzz target. */
 void ps_conform_observe(ps_conform *c, const ps_exchange *ex, ps_key_role role);
 
-/* The Authorization value for a role's key: "Bearer KEY". */
+/* The configured key of a role: the limit key for PS_KEY_LIMIT, else the
+ * main key (not owned by the caller). */
 const char *ps_conform_key(const ps_conform *c, ps_key_role role);
+/* Writes the Authorization value "Bearer KEY" for a role's key into the
+ * caller's out, cut to size (the suites use 1024 bytes, as before). */
+void ps_conform_bearer(const ps_conform *c, ps_key_role role, char *out, size_t size);
 
 /* Appends s as a JSON string literal, replacing bytes that are not UTF-8
  * by U+FFFD: messages and evidence quote untrusted server bytes, and the

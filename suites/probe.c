@@ -57,7 +57,7 @@ out:
 int ps_suite_probe(ps_conform *c)
 {
     char auth[1024];
-    snprintf(auth, sizeof auth, "Bearer %s", c->cfg->api_key);
+    ps_conform_bearer(c, PS_KEY_MAIN, auth, sizeof auth);
     ps_http_request req = {"GET", "/categories", auth, NULL, 0, NULL};
     ps_exchange ex;
     int rc = ps_conform_send(c, PS_CK_LIST_STATUS_200, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);

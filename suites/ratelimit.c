@@ -19,7 +19,7 @@
 void ps_suite_ratelimit(ps_conform *c)
 {
     char auth[1024];
-    snprintf(auth, sizeof auth, "Bearer %s", c->cfg->api_key);
+    ps_conform_bearer(c, PS_KEY_MAIN, auth, sizeof auth);
     ps_http_request req = {"GET", "/categories", auth, NULL, 0, NULL};
     for (int i = 0; i < BURST; i++) {
         ps_exchange ex;
@@ -107,7 +107,7 @@ static void check_refusal(ps_conform *c, const ps_exchange *ex)
 void ps_suite_limit429(ps_conform *c)
 {
     char auth[1024];
-    snprintf(auth, sizeof auth, "Bearer %s", c->cfg->limit_key);
+    ps_conform_bearer(c, PS_KEY_LIMIT, auth, sizeof auth);
     ps_http_request req = {"GET", "/categories", auth, NULL, 0, NULL};
     ps_exchange ex;
 

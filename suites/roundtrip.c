@@ -84,7 +84,7 @@ static int cmp_i64(const void *a, const void *b)
 static void check_list(ps_conform *c, created *cats, size_t ncats)
 {
     char auth[1024];
-    snprintf(auth, sizeof auth, "Bearer %s", c->cfg->api_key);
+    ps_conform_bearer(c, PS_KEY_MAIN, auth, sizeof auth);
     ps_http_request req = {"GET", "/categories", auth, NULL, 0, NULL};
     ps_exchange ex;
     int rc = ps_conform_send(c, PS_CK_ROUNDTRIP_APPEARS_IN_LIST, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
@@ -172,7 +172,7 @@ void ps_suite_roundtrip(ps_conform *c)
     created cats[NCATS];
     memset(cats, 0, sizeof cats);
     char auth[1024];
-    snprintf(auth, sizeof auth, "Bearer %s", c->cfg->api_key);
+    ps_conform_bearer(c, PS_KEY_MAIN, auth, sizeof auth);
 
     for (size_t k = 0; k < NCATS; k++) {
         created *cr = &cats[k];

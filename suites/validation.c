@@ -20,7 +20,7 @@ static const payload payloads[] = {
 void ps_suite_validation(ps_conform *c)
 {
     char auth[1024];
-    snprintf(auth, sizeof auth, "Bearer %s", c->cfg->api_key);
+    ps_conform_bearer(c, PS_KEY_MAIN, auth, sizeof auth);
     /* The 400s also feed the Error-shape checks. */
     bool feeds_errors = ps_checks_any_selected(c->checks, "errors.");
     for (size_t i = 0; i < sizeof payloads / sizeof payloads[0]; i++) {
