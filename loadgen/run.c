@@ -189,7 +189,7 @@ typedef struct collector {
     ps_lg_thread *threads;
     ps_lg_interval iv;     /* the second being assembled */
     ps_hist *sofar;        /* everything collected, for the progress line */
-    ps_hist *last;         /* the newest row's histogram, not yet in --hdr-log */
+    ps_lg_interval last;   /* the newest row's counts, not yet in --hdr-log */
     bool last_pending;
     int64_t next_sec;
     ps_lg_interval_row *rows;
@@ -205,12 +205,19 @@ typedef struct collector {
  * 10 ms sliver's rate and percentiles would be noise (or zeros). */
 #define PS_LG_MIN_FINAL_S 0.5
 
-static void set_percentiles(ps_lg_interval_row *r, const ps_hist *h)
+static void fill_row(ps_lg_interval_row *r, const ps_lg_interval *iv)
 {
-    r->p50_us = ps_hist_value_at_percentile(h, 50);
-    r->p90_us = ps_hist_value_at_percentile(h, 90);
-    r->p99_us = ps_hist_value_at_percentile(h, 99);
-    r->max_us = ps_hist_max(h);
+    r->requests = iv->requests;
+    r->p50_us = ps_hist_value_at_percentile(iv->h, 50);
+    r->p90_us = ps_hist_value_at_percentile(iv->h, 90);
+    r->p99_us = ps_hist_value_at_percentile(iv->h, 99);
+    r->max_us = ps_hist_max(iv->h);
+    r->c2xx = iv->c2xx;
+    r->c3xx = iv->c3xx;
+    r->c4xx = iv->c4xx;
+    r->c5xx = iv->c5xx;
+    r->c429 = iv->c429;
+    r->errors = iv->errors;
 }
 
 /* Writes the newest row's histogram to --hdr-log. It is held back until the
@@ -221,16 +228,9 @@ static void flush_last(collector *c)
     if (!c->last_pending) return;
     const ps_lg_interval_row *r = &c->rows[c->nrows - 1];
     if (c->hdr_log && !c->failed &&
-        ps_hdr_log_write_interval(c->hdr_log, r->t_s, r->length_s, c->last, 1.0, &c->err) != 0)
+        ps_hdr_log_write_interval(c->hdr_log, r->t_s, r->length_s, c->last.h, 1.0, &c->err) != 0)
         c->failed = 1;
     c->last_pending = false;
-}
-
-static void clear_interval(ps_lg_interval *iv)
-{
-    ps_hist_reset(iv->h);
-    iv->requests = iv->c2xx = iv->c3xx = iv->c4xx = iv->c5xx = iv->c429 = 0;
-    iv->errors = 0;
 }
 
 /* Drains every second all threads have finished; the last one may be
@@ -252,17 +252,10 @@ static void collect(collector *c, double end_s, bool final)
         ps_hist_add(c->sofar, c->iv.h);
         if (final && len < PS_LG_MIN_FINAL_S && c->last_pending) {
             ps_lg_interval_row *r = &c->rows[c->nrows - 1];
+            ps_lg_interval_add(&c->last, &c->iv);
+            ps_lg_interval_clear(&c->iv);
             r->length_s += len;
-            r->requests += c->iv.requests;
-            r->c2xx += c->iv.c2xx;
-            r->c3xx += c->iv.c3xx;
-            r->c4xx += c->iv.c4xx;
-            r->c5xx += c->iv.c5xx;
-            r->c429 += c->iv.c429;
-            r->errors += c->iv.errors;
-            ps_hist_add(c->last, c->iv.h);
-            set_percentiles(r, c->last);
-            clear_interval(&c->iv);
+            fill_row(r, &c->last);
             return;
         }
         if (final && t_s + 1.0 > end_s && c->iv.requests == 0 && c->iv.errors == 0) return;
@@ -276,16 +269,9 @@ static void collect(collector *c, double end_s, bool final)
         memset(r, 0, sizeof *r);
         r->t_s = t_s;
         r->length_s = len;
-        r->requests = c->iv.requests;
-        set_percentiles(r, c->iv.h);
-        r->c2xx = c->iv.c2xx;
-        r->c3xx = c->iv.c3xx;
-        r->c4xx = c->iv.c4xx;
-        r->c5xx = c->iv.c5xx;
-        r->c429 = c->iv.c429;
-        r->errors = c->iv.errors;
-        ps_hist_reset(c->last);
-        ps_hist_add(c->last, c->iv.h);
+        fill_row(r, &c->iv);
+        ps_lg_interval_clear(&c->last);
+        ps_lg_interval_add(&c->last, &c->iv);
         c->last_pending = true;
         if (c->progress) {
             fprintf(stderr, "\r%5llds  %9.0f req/s  errors %-8lld p99 so far %10.3f ms ",
@@ -294,7 +280,7 @@ static void collect(collector *c, double end_s, bool final)
                     (double)ps_hist_value_at_percentile(c->sofar, 99) / 1000.0);
             fflush(stderr);
         }
-        clear_interval(&c->iv);
+        ps_lg_interval_clear(&c->iv);
         c->next_sec++;
         if (final && (double)c->next_sec >= end_s) return;
     }
@@ -382,7 +368,7 @@ int ps_lg_run(const ps_lg_config *cfg)
     }
     if (ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col.iv.h, &err) != 0 ||
         ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col.sofar, &err) != 0 ||
-        ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col.last, &err) != 0)
+        ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col.last.h, &err) != 0)
         goto fail;
     pthread_barrier_init(&sh->barrier, NULL, (unsigned)cfg->threads);
     barrier = true;
@@ -540,7 +526,7 @@ out:
         if (still_open[i] && still_open[i] != stdout) fclose(still_open[i]);
     if (col.iv.h) ps_hist_close(col.iv.h);
     if (col.sofar) ps_hist_close(col.sofar);
-    if (col.last) ps_hist_close(col.last);
+    if (col.last.h) ps_hist_close(col.last.h);
     free(col.rows);
     if (total_ok) ps_lg_stats_free(&total);
     if (limits.slots) ps_lg_limits_free(&limits);

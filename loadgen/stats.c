@@ -146,6 +146,24 @@ void ps_lg_stats_finish(ps_lg_stats *s)
     pthread_mutex_unlock(&s->lock);
 }
 
+void ps_lg_interval_add(ps_lg_interval *into, const ps_lg_interval *from)
+{
+    ps_hist_add(into->h, from->h);
+    into->requests += from->requests;
+    into->c2xx += from->c2xx;
+    into->c3xx += from->c3xx;
+    into->c4xx += from->c4xx;
+    into->c5xx += from->c5xx;
+    into->c429 += from->c429;
+    into->errors += from->errors;
+}
+
+void ps_lg_interval_clear(ps_lg_interval *iv)
+{
+    ps_hist_reset(iv->h);
+    iv->requests = iv->c2xx = iv->c3xx = iv->c4xx = iv->c5xx = iv->c429 = iv->errors = 0;
+}
+
 int ps_lg_stats_collect(ps_lg_stats *s, int64_t sec, ps_lg_interval *into)
 {
     if (!s->intervals) return 1;
@@ -154,16 +172,8 @@ int ps_lg_stats_collect(ps_lg_stats *s, int64_t sec, ps_lg_interval *into)
     if (over) {
         ps_lg_interval *iv = &s->ring[sec % PS_LG_RING];
         if (iv->sec == sec) {
-            ps_hist_add(into->h, iv->h);
-            ps_hist_reset(iv->h);
-            into->requests += iv->requests;
-            into->c2xx += iv->c2xx;
-            into->c3xx += iv->c3xx;
-            into->c4xx += iv->c4xx;
-            into->c5xx += iv->c5xx;
-            into->c429 += iv->c429;
-            into->errors += iv->errors;
-            iv->requests = iv->c2xx = iv->c3xx = iv->c4xx = iv->c5xx = iv->c429 = iv->errors = 0;
+            ps_lg_interval_add(into, iv);
+            ps_lg_interval_clear(iv);
             iv->sec = -1;
         }
     }

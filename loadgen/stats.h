@@ -77,6 +77,11 @@ void ps_lg_stats_finish(ps_lg_stats *s);
  * second is over for this thread (collected or empty), 0 if not yet. */
 int ps_lg_stats_collect(ps_lg_stats *s, int64_t sec, ps_lg_interval *into);
 
+/* Adds from's histogram and counts into into (sec untouched). */
+void ps_lg_interval_add(ps_lg_interval *into, const ps_lg_interval *from);
+/* Empties iv's histogram and counts (sec untouched). */
+void ps_lg_interval_clear(ps_lg_interval *iv);
+
 /* Adds src's histograms and counts into dst (intervals excluded). */
 void ps_lg_stats_add(ps_lg_stats *dst, const ps_lg_stats *src);
 
