@@ -18,6 +18,11 @@ server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s "$out/server.url" ] && break; sleep 0.05; done
 base_url=$(head -n1 "$out/server.url")
+if [ -z "$base_url" ]; then
+  echo "demo: the reference server did not start; its log ($out/server.log) says:" >&2
+  cat "$out/server.log" >&2
+  exit 1
+fi
 echo "demo: reference server at $base_url (log: $out/server.log)"
 
 set +e
