@@ -204,12 +204,17 @@ static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const ch
     double *x = malloc((n ? n : 1) * sizeof *x);
     double *ys = malloc((n ? n : 1) * ndefs * sizeof *ys);
     ps_svg_series s[8];
-    double max = 0, div = 1;
+    double max = 0, div = 1, run_end = 0;
     if (!x || !ys) abort();
     for (size_t i = 0; i < n; i++) {
         const ps_json *t = hc_get(iv->items[i], "t_s", PS_JSON_NUMBER);
-        double req;
-        x[i] = t && !interval_is_partial(iv, i) ? t->d : NAN;
+        double req, len;
+        /* an interval's figures describe [t, t + length]: drawn at its middle,
+         * and the axis runs to the end of the last one, so a 4 s run's axis
+         * ends at 4 s, not at the start of its last second */
+        if (!hc_num(iv->items[i], "length_s", &len) || !(len >= 0)) len = 0;
+        x[i] = t && !interval_is_partial(iv, i) ? t->d + len / 2 : NAN;
+        if (t && isfinite(t->d + len) && t->d + len > run_end) run_end = t->d + len;
         /* an interval without requests has no latency: its 0 is not a measurement */
         if (latency && hc_num(iv->items[i], "requests", &req) && req == 0) x[i] = NAN;
         for (size_t k = 0; k < ndefs; k++) {
@@ -233,7 +238,13 @@ static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const ch
         .title = title,
         .width = 1180,
         .height = 280,
-        .x = {.scale = PS_SVG_LINEAR, .label = "time since start", .unit = "s", .from_zero = true},
+        .x = {.scale = PS_SVG_LINEAR,
+              .label = "time since start",
+              .unit = "s",
+              .from_zero = true,
+              .cover = true,
+              .cover_lo = 0,
+              .cover_hi = run_end},
         .y = {.scale = PS_SVG_LINEAR,
               .label = ylabel,
               .unit = yunit,

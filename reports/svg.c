@@ -246,6 +246,12 @@ static void setup_axis(axis_geo *g, const ps_svg_plot *p, bool is_x, size_t max_
     const ps_svg_axis *a = is_x ? &p->x : &p->y;
     double lo = 0, hi = 0;
     bool any = data_range(p, is_x, a->scale, &lo, &hi);
+    if (a->scale == PS_SVG_LINEAR && a->cover && isfinite(a->cover_lo) && isfinite(a->cover_hi) &&
+        a->cover_lo <= a->cover_hi) {
+        if (!any || a->cover_lo < lo) lo = a->cover_lo;
+        if (!any || a->cover_hi > hi) hi = a->cover_hi;
+        any = true;
+    }
     g->scale = a->scale;
     g->step = 0;
     switch (a->scale) {

@@ -32,6 +32,9 @@ typedef struct ps_svg_axis {
     const char *unit;  /* "ms"; NULL for none */
     double divisor;    /* tick labels show value/divisor (µs data, ms labels: 1000); 0 means 1 */
     bool from_zero;    /* linear: the axis starts at 0 (counts, rates) */
+    bool cover;        /* linear: the axis spans at least [cover_lo, cover_hi], data or not
+                          (a time axis reaching the end of the run, not its last point) */
+    double cover_lo, cover_hi;
 } ps_svg_axis;
 
 typedef struct ps_svg_series {

@@ -234,10 +234,14 @@ static void check_intervals(const char *html, const ps_json *doc)
             CHECK(strstr(html, key) == NULL);
             continue;
         }
+        double run_end = 0;
         for (size_t i = 0; i < iv->count; i++) {
             const ps_json *t = ps_json_get(iv->items[i], "t_s");
             const ps_json *v = ps_json_path(iv->items[i], series[s].path);
-            x[i] = t && t->type == PS_JSON_NUMBER ? t->d : NAN;
+            double len = ps_json_get_number(iv->items[i], "length_s", 0);
+            /* each interval is drawn at its midpoint, t + length/2 */
+            x[i] = t && t->type == PS_JSON_NUMBER ? t->d + len / 2 : NAN;
+            if (t && t->type == PS_JSON_NUMBER && t->d + len > run_end) run_end = t->d + len;
             /* not drawn: partial intervals, and latency of intervals without requests */
             if (ps_json_get_number(iv->items[i], "length_s", 1) < max_len / 2) x[i] = NAN;
             if (!strcmp(series[s].plot, "latency") &&
@@ -246,6 +250,11 @@ static void check_intervals(const char *html, const ps_json *doc)
             y[i] = v && v->type == PS_JSON_NUMBER ? v->d : NAN;
         }
         check_series(&g, series[s].path, x, y, iv->count);
+        /* the time axis spans the whole run: from 0 to the end of the last interval */
+        if (g.xmin > 0 || g.xmax < run_end)
+            fprintf(stderr, "%s: x axis [%g, %g] does not cover the run [0, %g]\n",
+                    series[s].plot, g.xmin, g.xmax, run_end);
+        CHECK(g.xmin <= 0 && g.xmax >= run_end);
     }
     free(x), free(y);
 }
