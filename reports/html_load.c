@@ -215,11 +215,13 @@ static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const ch
         if (!hc_num(iv->items[i], "length_s", &len) || !(len >= 0)) len = 0;
         x[i] = t && !interval_is_partial(iv, i) ? t->d + len / 2 : NAN;
         if (t && isfinite(t->d + len) && t->d + len > run_end) run_end = t->d + len;
-        /* an interval without requests has no latency: its 0 is not a measurement */
-        if (latency && hc_num(iv->items[i], "requests", &req) && req == 0) x[i] = NAN;
+        /* an interval without answers has no latency (loadgen writes null; older
+         * documents 0, which is not a measurement either): a gap in the line */
+        bool unmeasured = latency && hc_num(iv->items[i], "requests", &req) && req == 0;
         for (size_t k = 0; k < ndefs; k++) {
             const ps_json *v = ps_json_path(iv->items[i], defs[k].path);
-            double d = v && v->type == PS_JSON_NUMBER && isfinite(x[i]) ? v->d : NAN;
+            double d =
+                v && v->type == PS_JSON_NUMBER && isfinite(x[i]) && !unmeasured ? v->d : NAN;
             ys[k * n + i] = d;
             if (isfinite(d) && d > max) max = d;
         }
@@ -231,7 +233,8 @@ static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const ch
                                .y = ys + k * n,
                                .n = n,
                                .color = (int)k,
-                               .dashed = defs[k].dashed};
+                               .dashed = defs[k].dashed,
+                               .gaps = latency};
     if (latency) latency_unit(max, &div, &yunit);
     ps_svg_plot p = {
         .id = id,
@@ -295,7 +298,7 @@ static void intervals_section(ps_buf *b, const ps_json *iv)
     if (partial)
         ps_buf_printf(b,
                       "<p class=\"note\">%zu partial interval%s (shorter than half the longest)"
-                      " not drawn; intervals without requests have no latency point.</p>\n",
+                      " not drawn; intervals without answers leave a gap in the latency lines.</p>\n",
                       partial, partial == 1 ? "" : "s");
 }
 

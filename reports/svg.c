@@ -338,6 +338,30 @@ static void axis_title(ps_buf *out, const ps_svg_axis *a)
     }
 }
 
+/* One unbroken piece of a series: a polyline of the points gathered in pts
+ * (pixels) and dx/dy (data values), which are then emptied for the next piece. */
+static void write_piece(ps_buf *out, const ps_svg_series *se, const char *col, ps_buf *pts,
+                        ps_buf *dx, ps_buf *dy, size_t drawn, double lastx, double lasty)
+{
+    ps_buf_puts(out, "<polyline class=\"series\" data-series=\"");
+    put_attr_text(out, se->key);
+    ps_buf_printf(out,
+                  "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\""
+                  " stroke-linejoin=\"round\"%s points=\"%s\" data-x=\"%s\" data-y=\"%s\">"
+                  "<title>",
+                  col, se->dashed ? " stroke-dasharray=\"6 3\"" : "", pts->data ? pts->data : "",
+                  dx->data ? dx->data : "", dy->data ? dy->data : "");
+    put_attr_text(out, se->name);
+    ps_buf_puts(out, "</title></polyline>\n");
+    /* a lone point has no line to show: mark it */
+    if (drawn == 1)
+        ps_buf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", lastx, lasty,
+                      col);
+    ps_buf_reset(pts);
+    ps_buf_reset(dx);
+    ps_buf_reset(dy);
+}
+
 void ps_svg_plot_write(ps_buf *out, const ps_svg_plot *p)
 {
     int w = p->width > 0 ? p->width : 900, h = p->height > 0 ? p->height : 300;
@@ -436,12 +460,26 @@ void ps_svg_plot_write(ps_buf *out, const ps_svg_plot *p)
         const ps_svg_series *se = &p->series[i];
         const char *col = palette[(size_t)(se->color < 0 ? 0 : se->color) % PALETTE_N];
         ps_buf pts = PS_BUF_INIT, dx = PS_BUF_INIT, dy = PS_BUF_INIT;
-        size_t drawn = 0;
+        size_t drawn = 0, pieces = 0;
         double lastx = 0, lasty = 0;
-        for (size_t j = 0; se->x && se->y && j < se->n; j++) {
-            bool okx, oky;
-            double px = to_px(&gx, se->x[j], &okx);
-            double py = to_px(&gy, se->y[j], &oky);
+        for (size_t j = 0; se->x && se->y && j <= se->n; j++) {
+            bool okx = false, oky = false, end = j == se->n;
+            double px = 0, py = 0;
+            if (!end) {
+                px = to_px(&gx, se->x[j], &okx);
+                py = to_px(&gy, se->y[j], &oky);
+                /* no measurement at a known x: the line stops here and starts again later */
+                if (se->gaps && okx && !isfinite(se->y[j])) end = true;
+            }
+            if (end) {
+                if (drawn) {
+                    write_piece(out, se, col, &pts, &dx, &dy, drawn, lastx, lasty);
+                    drawn_total += drawn;
+                    pieces++;
+                }
+                drawn = 0;
+                continue;
+            }
             if (!okx || !oky) continue;
             if (drawn) {
                 ps_buf_putc(&pts, ' ');
@@ -454,21 +492,8 @@ void ps_svg_plot_write(ps_buf *out, const ps_svg_plot *p)
             ps_svg_put_number(&dy, se->y[j]);
             drawn++;
         }
-        ps_buf_puts(out, "<polyline class=\"series\" data-series=\"");
-        put_attr_text(out, se->key);
-        ps_buf_printf(out,
-                      "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\""
-                      " stroke-linejoin=\"round\"%s points=\"%s\" data-x=\"%s\" data-y=\"%s\">"
-                      "<title>",
-                      col, se->dashed ? " stroke-dasharray=\"6 3\"" : "", pts.data ? pts.data : "",
-                      dx.data ? dx.data : "", dy.data ? dy.data : "");
-        put_attr_text(out, se->name);
-        ps_buf_puts(out, "</title></polyline>\n");
-        /* a lone point has no line to show: mark it */
-        if (drawn == 1)
-            ps_buf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", lastx,
-                          lasty, col);
-        drawn_total += drawn;
+        /* a series with nothing drawn still gets its (empty) element */
+        if (!pieces) write_piece(out, se, col, &pts, &dx, &dy, 0, 0, 0);
         ps_buf_free(&pts);
         ps_buf_free(&dx);
         ps_buf_free(&dy);

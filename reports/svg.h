@@ -10,7 +10,9 @@
  * and data-left/right/top/bottom (the plot area in pixels); each series is a
  * <polyline data-series="KEY" data-x="..." data-y="..."> whose data-x/data-y
  * list the data values (as given, round-trip exact) of the drawn points, so a
- * test can check both the numbers and where they were drawn. */
+ * test can check both the numbers and where they were drawn (a series with
+ * gaps is several such polylines, in order; a piece of one point is also
+ * marked by a <circle>). */
 #ifndef PS_SVG_H
 #define PS_SVG_H
 
@@ -44,6 +46,9 @@ typedef struct ps_svg_series {
     size_t n;
     int color; /* palette index (colour-blind-safe, cycles) */
     bool dashed;
+    bool gaps; /* a point with a finite x and a non-finite y (no measurement) breaks the
+                  line there instead of being skipped: the series is then written as one
+                  <polyline> per unbroken piece, all with the same data-series */
 } ps_svg_series;
 
 typedef struct ps_svg_plot {

@@ -126,25 +126,43 @@ static double expect_py(const plot_geo *g, double y)
 
 #define MAXPTS 100000
 
-/* Checks one series of plot g against the expected points (NaN y = not drawn). */
-static void check_series(const plot_geo *g, const char *key, const double *ex, const double *ey,
-                         size_t n)
+/* Appends the data-x, data-y and points lists of every polyline of series
+ * key inside plot g (a series with gaps is several polylines) to the arrays;
+ * returns the number of polylines; nx, ny and np get the counts read. */
+static size_t series_lists(const plot_geo *g, const char *key, double *dx, size_t *nx, double *dy,
+                           size_t *ny, double *pp, size_t *np)
 {
     char want[128];
     snprintf(want, sizeof want, "data-series=\"%s\"", key);
     const char *end = strstr(g->svg, "</svg>");
-    const char *p = strstr(g->svg, want);
-    CHECK(p != NULL && p < end);
-    if (!p || p > end) {
+    size_t pieces = 0;
+    *nx = *ny = *np = 0;
+    for (const char *p = g->svg; (p = strstr(p, want)) != NULL && p < end; p += strlen(want)) {
+        const char *e = p;
+        while (strncmp(e, "<polyline", 9) != 0)
+            e--;
+        char *sx = attr(e, "data-x"), *sy = attr(e, "data-y"), *pts = attr(e, "points");
+        *nx += parse_list(sx, dx + *nx, MAXPTS - *nx);
+        *ny += parse_list(sy, dy + *ny, MAXPTS - *ny);
+        *np += parse_list(pts, pp + *np, 2 * MAXPTS - *np);
+        free(sx), free(sy), free(pts);
+        pieces++;
+    }
+    return pieces;
+}
+
+/* Checks one series of plot g against the expected points (NaN y = not drawn). */
+static void check_series(const plot_geo *g, const char *key, const double *ex, const double *ey,
+                         size_t n)
+{
+    static double dx[MAXPTS], dy[MAXPTS], pp[2 * MAXPTS];
+    size_t nx, ny, np;
+    size_t pieces = series_lists(g, key, dx, &nx, dy, &ny, pp, &np);
+    CHECK(pieces > 0);
+    if (!pieces) {
         fprintf(stderr, "series %s not found\n", key);
         return;
     }
-    while (strncmp(p, "<polyline", 9) != 0)
-        p--;
-    char *sx = attr(p, "data-x"), *sy = attr(p, "data-y"), *pts = attr(p, "points");
-    static double dx[MAXPTS], dy[MAXPTS], pp[2 * MAXPTS];
-    size_t nx = parse_list(sx, dx, MAXPTS), ny = parse_list(sy, dy, MAXPTS);
-    size_t np = parse_list(pts, pp, 2 * MAXPTS);
     size_t k = 0, bad = 0;
     for (size_t i = 0; i < n; i++) {
         if (!isfinite(ex[i]) || !isfinite(ey[i])) continue;
@@ -170,7 +188,6 @@ static void check_series(const plot_geo *g, const char *key, const double *ex, c
     CHECK_INT(ny, k);
     CHECK_INT(np, 2 * k);
     CHECK(k > 0);
-    free(sx), free(sy), free(pts);
 }
 
 static void check_spectrum(const char *html, const ps_json *doc)
@@ -244,12 +261,29 @@ static void check_intervals(const char *html, const ps_json *doc)
             if (t && t->type == PS_JSON_NUMBER && t->d + len > run_end) run_end = t->d + len;
             /* not drawn: partial intervals, and latency of intervals without requests */
             if (ps_json_get_number(iv->items[i], "length_s", 1) < max_len / 2) x[i] = NAN;
+            y[i] = v && v->type == PS_JSON_NUMBER ? v->d : NAN;
             if (!strcmp(series[s].plot, "latency") &&
                 ps_json_get_number(iv->items[i], "requests", 1) == 0)
-                x[i] = NAN;
-            y[i] = v && v->type == PS_JSON_NUMBER ? v->d : NAN;
+                y[i] = NAN;
         }
         check_series(&g, series[s].path, x, y, iv->count);
+        /* latency lines break at every drawn-time interval without a measurement:
+         * one polyline per unbroken run of measured intervals */
+        if (!strcmp(series[s].plot, "latency")) {
+            size_t want = 0;
+            bool in_piece = false;
+            for (size_t i = 0; i < iv->count; i++) {
+                if (!isfinite(x[i])) continue;
+                if (isfinite(y[i]) && !in_piece) want++;
+                in_piece = isfinite(y[i]);
+            }
+            static double dx[MAXPTS], dy[MAXPTS], pp[2 * MAXPTS];
+            size_t nx, ny, np;
+            size_t got = series_lists(&g, series[s].path, dx, &nx, dy, &ny, pp, &np);
+            if (got != (want ? want : 1))
+                fprintf(stderr, "%s: %zu line pieces, expected %zu\n", series[s].path, got, want);
+            CHECK_INT(got, want ? want : 1);
+        }
         /* the time axis spans the whole run: from 0 to the end of the last interval */
         if (g.xmin > 0 || g.xmax < run_end)
             fprintf(stderr, "%s: x axis [%g, %g] does not cover the run [0, %g]\n",

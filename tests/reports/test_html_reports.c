@@ -368,10 +368,56 @@ static void test_write_failure_is_reported(void)
     ps_json_free(doc);
 }
 
+/* An interval without answers has null latencies (docs/report-json.md): the
+ * latency lines break there (two pieces, no point at that interval) instead of
+ * being drawn straight across it; throughput still has its 0 there. */
+static void test_null_interval_breaks_latency_line(void)
+{
+    static const char doc[] =
+        "{\"intervals\": ["
+        "{\"t_s\": 0, \"length_s\": 1, \"requests\": 10, \"throughput_rps\": 10,"
+        " \"p50_us\": 100, \"p90_us\": 200, \"p99_us\": 300, \"max_us\": 400},"
+        "{\"t_s\": 1, \"length_s\": 1, \"requests\": 10, \"throughput_rps\": 10,"
+        " \"p50_us\": 110, \"p90_us\": 210, \"p99_us\": 310, \"max_us\": 410},"
+        "{\"t_s\": 2, \"length_s\": 1, \"requests\": 0, \"throughput_rps\": 0,"
+        " \"p50_us\": null, \"p90_us\": null, \"p99_us\": null, \"max_us\": null},"
+        "{\"t_s\": 3, \"length_s\": 1, \"requests\": 10, \"throughput_rps\": 10,"
+        " \"p50_us\": 120, \"p90_us\": 220, \"p99_us\": 320, \"max_us\": 420}]}";
+    char *html = render_text(ps_report_html_load, doc, NULL, NULL);
+    CHECK(html != NULL);
+    if (!html) return;
+    check_numbers_only(html);
+    const char *lat = strstr(html, "data-plot=\"latency\"");
+    const char *end = lat ? strstr(lat, "</svg>") : NULL;
+    CHECK(lat && end);
+    if (lat && end) {
+        char *svg = strndup(lat, (size_t)(end - lat));
+        static const char *const keys[] = {"p50_us", "p90_us", "p99_us", "max_us"};
+        for (size_t k = 0; k < 4; k++) {
+            char want[64];
+            snprintf(want, sizeof want, "data-series=\"%s\"", keys[k]);
+            CHECK_INT(count_of(svg, want), 2);
+        }
+        /* the first piece holds the two seconds before the gap, the second the one after */
+        CHECK(strstr(svg, "data-series=\"p50_us\"") &&
+              strstr(strstr(svg, "data-series=\"p50_us\""), "data-x=\"0.5 1.5\" data-y=\"100 110\""));
+        CHECK(strstr(svg, "data-x=\"3.5\" data-y=\"120\"") != NULL);
+        CHECK(strstr(svg, "data-x=\"0.5 1.5 2.5") == NULL && strstr(svg, " 2.5 ") == NULL);
+        /* the lone point after the gap is marked, as a line of one point shows nothing */
+        CHECK(count_of(svg, "<circle") == 4);
+        free(svg);
+    }
+    /* throughput has a real 0 in that interval: one unbroken line through it */
+    const char *thr = strstr(html, "data-plot=\"throughput\"");
+    CHECK(thr && strstr(thr, "data-x=\"0.5 1.5 2.5 3.5\" data-y=\"10 10 0 10\""));
+    free(html);
+}
+
 int main(void)
 {
     RUN(test_conform_sample_escapes_hostile_body);
     RUN(test_load_sample_has_every_section);
+    RUN(test_null_interval_breaks_latency_line);
     RUN(test_degenerate_documents_render);
     RUN(test_non_objects_are_refused);
     RUN(test_hostile_strings_everywhere);

@@ -197,6 +197,37 @@ static void test_empty_plot_says_no_data(void)
     ps_buf_free(&b);
 }
 
+/* With gaps, a point without a y (no measurement) breaks the line in two;
+ * without, it is skipped and the line joins its neighbours; a point without
+ * an x is skipped either way. */
+static void test_gaps_break_the_line(void)
+{
+    double x[] = {0, 1, 2, NAN, 3, 4}, y[] = {5, 6, NAN, 9, 7, 8};
+    for (int gaps = 0; gaps < 2; gaps++) {
+        ps_svg_series s = {.name = "p", .key = "p", .x = x, .y = y, .n = 6, .gaps = gaps};
+        ps_svg_plot p = {.id = "g",
+                         .x = {.scale = PS_SVG_LINEAR},
+                         .y = {.scale = PS_SVG_LINEAR},
+                         .series = &s,
+                         .nseries = 1};
+        ps_buf b = PS_BUF_INIT;
+        ps_svg_plot_write(&b, &p);
+        size_t lines = 0;
+        for (const char *q = b.data; (q = strstr(q, "<polyline")) != NULL; q++)
+            lines++;
+        if (gaps) {
+            CHECK_INT(lines, 2);
+            CHECK(strstr(b.data, "data-x=\"0 1\" data-y=\"5 6\"") != NULL);
+            CHECK(strstr(b.data, "data-x=\"3 4\" data-y=\"7 8\"") != NULL);
+        } else {
+            CHECK_INT(lines, 1);
+            CHECK(strstr(b.data, "data-x=\"0 1 3 4\" data-y=\"5 6 7 8\"") != NULL);
+        }
+        CHECK(strstr(b.data, "<circle") == NULL);
+        ps_buf_free(&b);
+    }
+}
+
 int main(void)
 {
     RUN(test_linear_ticks_are_nice);
@@ -206,5 +237,6 @@ int main(void)
     RUN(test_plot_places_points_and_escapes);
     RUN(test_percentile_axis);
     RUN(test_empty_plot_says_no_data);
+    RUN(test_gaps_break_the_line);
     return TEST_EXIT();
 }
