@@ -169,18 +169,24 @@ void ps_check_pass(ps_checks *c, ps_check_id ck)
     c->s[ck].passes++;
 }
 
+/* The formatted text in a malloc'd string the check state owns. */
+__attribute__((format(printf, 1, 0))) static char *vformat(const char *fmt, va_list ap)
+{
+    ps_buf b = PS_BUF_INIT;
+    ps_buf_vprintf(&b, fmt, ap);
+    return ps_buf_detach(&b);
+}
+
 void ps_check_fail(ps_checks *c, ps_check_id ck, const char *evidence_json, const char *fmt, ...)
 {
     if (ck >= PS_CK_COUNT || !c->s[ck].selected) return;
     check_state *s = &c->s[ck];
     s->failures++;
     if (s->failures > 1) return; /* the first failure tells the story; the count says how many */
-    ps_buf b = PS_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    ps_buf_vprintf(&b, fmt, ap);
+    s->message = vformat(fmt, ap);
     va_end(ap);
-    s->message = ps_buf_detach(&b);
     if (evidence_json) {
         s->evidence = strdup(evidence_json);
         if (!s->evidence) abort();
@@ -192,12 +198,10 @@ void ps_check_not_run(ps_checks *c, ps_check_id ck, const char *fmt, ...)
     if (ck >= PS_CK_COUNT || !c->s[ck].selected) return;
     check_state *s = &c->s[ck];
     if (s->not_run) return; /* the first reason stands */
-    ps_buf b = PS_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    ps_buf_vprintf(&b, fmt, ap);
+    s->not_run = vformat(fmt, ap);
     va_end(ap);
-    s->not_run = ps_buf_detach(&b);
 }
 
 void ps_check_add_time(ps_checks *c, ps_check_id ck, double ms)
