@@ -29,6 +29,7 @@ static const char css[] =
     "th,td{border-bottom:1px solid var(--line);padding:4px "
     "10px;text-align:left;vertical-align:top}\n"
     "th{background:var(--bg2);font-weight:600}td.n,th.n{text-align:right}\n"
+    "td.none{color:var(--muted)}\n"
     ".cards{display:flex;flex-wrap:wrap;gap:10px;margin:14px 0}\n"
     ".card{border:1px solid var(--line);border-radius:6px;padding:6px 12px;min-width:100px}\n"
     ".card b{display:block;font-size:20px}.card span{color:var(--muted);font-size:12px}\n"

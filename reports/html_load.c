@@ -29,11 +29,30 @@ static void latency_unit(double max_us, double *div, const char **unit)
         *div = 1, *unit = "\xC2\xB5s";
 }
 
-/* A latency cell: human units, the raw microseconds in data-us. */
+#define DASH "\xE2\x80\x93" /* U+2013: "nothing was measured", never a number */
+
+/* A latency object (or a row) that counted nothing: its percentiles, written
+ * 0 or null, are not measurements. */
+static bool counted_nothing(const ps_json *obj, const char *count_key)
+{
+    double n;
+    return hc_num(obj, count_key, &n) && n == 0;
+}
+
+static void dash_cell(ps_buf *b)
+{
+    ps_buf_puts(b, "<td class=\"n none\" title=\"nothing measured\">" DASH "</td>");
+}
+
+/* A latency cell: human units, the raw microseconds in data-us; a dash when
+ * the object counted nothing or the value is null. */
 static void latency_cell(ps_buf *b, const ps_json *obj, const char *key)
 {
     double v;
-    if (hc_num(obj, key, &v)) {
+    const ps_json *m = obj && obj->type == PS_JSON_OBJECT ? ps_json_get(obj, key) : NULL;
+    if (counted_nothing(obj, "count") || (m && m->type == PS_JSON_NULL)) {
+        dash_cell(b);
+    } else if (hc_num(obj, key, &v)) {
         ps_buf_puts(b, "<td class=\"n\" data-us=\"");
         ps_svg_put_number(b, v);
         ps_buf_puts(b, "\">");
@@ -55,7 +74,10 @@ static void card(ps_buf *b, const char *label, const char *key, const ps_json *o
 {
     double v;
     ps_buf_printf(b, "<div class=\"card\" data-card=\"%s\"><b>", key);
-    if (!hc_num(obj, key, &v))
+    if (latency && (counted_nothing(obj, "count") ||
+                    (ps_json_get(obj, key) && ps_json_get(obj, key)->type == PS_JSON_NULL)))
+        ps_buf_puts(b, DASH);
+    else if (!hc_num(obj, key, &v))
         ps_buf_puts(b, "n/a");
     else if (latency)
         hc_latency_us(b, v);
@@ -366,11 +388,17 @@ static void breakdown_table(ps_buf *b, const char *heading, const char *first, c
         hc_esc_n(b, obj->keys[i], obj->key_lens[i]);
         ps_buf_puts(b, "</td>");
         count_cell(b, e, count_key);
-        latency_cell(b, c, "p50");
-        latency_cell(b, c, "p90");
-        latency_cell(b, c, "p99");
-        latency_cell(b, c, "max");
-        latency_cell(b, u, "p99");
+        if (counted_nothing(e, count_key)) {
+            /* an operation or class that saw no request has no latency, not "0 µs" */
+            for (int k = 0; k < 5; k++)
+                dash_cell(b);
+        } else {
+            latency_cell(b, c, "p50");
+            latency_cell(b, c, "p90");
+            latency_cell(b, c, "p99");
+            latency_cell(b, c, "max");
+            latency_cell(b, u, "p99");
+        }
         ps_buf_puts(b, "</tr>\n");
     }
     ps_buf_puts(b, "</table>\n");

@@ -413,11 +413,77 @@ static void test_null_interval_breaks_latency_line(void)
     free(html);
 }
 
+/* The text of the table row that starts with <tr><td>NAME</td> (malloc'd, NULL when absent). */
+static char *row_of(const char *html, const char *name)
+{
+    char want[64];
+    snprintf(want, sizeof want, "<tr><td>%s</td>", name);
+    const char *r = strstr(html, want);
+    const char *e = r ? strstr(r, "</tr>") : NULL;
+    return r && e ? strndup(r, (size_t)(e - r)) : NULL;
+}
+
+/* Operations and status classes that counted nothing show a dash for their
+ * latencies, not "0 µs" (loadgen writes 0s, or nulls, for them). */
+static void test_empty_classes_show_dash(void)
+{
+    static const char lat5[] = "{\"corrected\": {\"p50\": 70, \"p90\": 90, \"p99\": 99, \"max\": 120,"
+                               " \"count\": 5}, \"uncorrected\": {\"p99\": 80, \"count\": 5}}";
+    static const char lat0[] = "{\"corrected\": {\"p50\": 0, \"p90\": 0, \"p99\": 0, \"max\": 0,"
+                               " \"count\": 0}, \"uncorrected\": {\"p99\": 0, \"count\": 0}}";
+    static const char latnull[] = "{\"corrected\": {\"p50\": null, \"p90\": null, \"p99\": null,"
+                                  " \"max\": null}, \"uncorrected\": {\"p99\": null}}";
+    char doc[2048];
+    snprintf(doc, sizeof doc,
+             "{\"operations\": {\"list\": {\"requests\": 5, \"latency_us\": %s},"
+             " \"create\": {\"requests\": 0, \"latency_us\": %s}},"
+             " \"status_classes\": {\"2xx\": {\"count\": 5, \"latency_us\": %s},"
+             " \"3xx\": {\"count\": 0, \"latency_us\": %s}, \"5xx\": {\"count\": 0, \"latency_us\": %s},"
+             " \"4xx\": {\"count\": 2, \"latency_us\": %s}}}",
+             lat5, lat0, lat5, lat0, latnull, latnull);
+    char *html = render_text(ps_report_html_load, doc, NULL, NULL);
+    CHECK(html != NULL);
+    if (!html) return;
+    static const char *const empty[] = {"create", "3xx", "5xx"};
+    for (size_t i = 0; i < 3; i++) {
+        char *row = row_of(html, empty[i]);
+        CHECK(row != NULL);
+        if (!row) continue;
+        if (count_of(row, ">\xE2\x80\x93<") != 5) fprintf(stderr, "row %s: %s\n", empty[i], row);
+        CHECK_INT(count_of(row, ">\xE2\x80\x93<"), 5);
+        CHECK(strstr(row, "\xC2\xB5s") == NULL && strstr(row, "data-us") == NULL);
+        free(row);
+    }
+    /* counted rows keep their numbers; a null value in a counted row is a dash too */
+    char *row = row_of(html, "list");
+    CHECK(row && strstr(row, "data-us=\"70\">70\xC2\xA0\xC2\xB5s<") && !strstr(row, "\xE2\x80\x93"));
+    free(row);
+    row = row_of(html, "4xx");
+    CHECK(row && count_of(row, ">\xE2\x80\x93<") == 5);
+    free(row);
+    free(html);
+
+    /* a run that answered nothing: the latency table and cards show dashes */
+    html = render_text(ps_report_html_load,
+                       "{\"latency_us\": {\"corrected\": {\"p50\": 0, \"p99\": 0, \"max\": 0,"
+                       " \"count\": 0}, \"uncorrected\": {\"p50\": null, \"count\": 0}}}",
+                       NULL, NULL);
+    CHECK(html != NULL);
+    if (html) {
+        CHECK(strstr(html, "data-card=\"p50\"><b>\xE2\x80\x93</b>") != NULL);
+        const char *r = strstr(html, "<tr data-key=\"p50\">");
+        CHECK(r && count_of(r, ">\xE2\x80\x93<") >= 2);
+        CHECK(strstr(html, ">0\xC2\xA0\xC2\xB5s<") == NULL);
+        free(html);
+    }
+}
+
 int main(void)
 {
     RUN(test_conform_sample_escapes_hostile_body);
     RUN(test_load_sample_has_every_section);
     RUN(test_null_interval_breaks_latency_line);
+    RUN(test_empty_classes_show_dash);
     RUN(test_degenerate_documents_render);
     RUN(test_non_objects_are_refused);
     RUN(test_hostile_strings_everywhere);
