@@ -1,8 +1,8 @@
 /* engine_curl.c - the engine for https:// targets (and --engine curl): one
  * libcurl multi handle per thread with one easy handle per connection,
- * reused so libcurl keeps the connections alive. About a third of the epoll
- * engine's speed (ANCHORS.md), so it is used only where the epoll engine
- * cannot go. */
+ * reused so libcurl keeps the connections alive. ANCHORS.md puts libcurl's
+ * multi interface at 0.3x wrk, so it is used only where the epoll engine
+ * cannot go (bench/loadgen/README.md has its measured ratio to epoll). */
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,7 +127,7 @@ static int run(ps_lg_thread *t)
         int running;
         curl_multi_perform(multi, &running);
         CURLMsg *m;
-        int left;
+        int left, completed = 0;
         while ((m = curl_multi_info_read(multi, &left))) {
             if (m->msg != CURLMSG_DONE) continue;
             handle *h = NULL;
@@ -158,7 +158,12 @@ static int run(ps_lg_thread *t)
             }
             h->busy = false;
             busy--;
+            completed++;
         }
+        /* A finished transfer freed a handle: loop at once so the closed
+         * model sends its next request now. Polling here would sleep until
+         * `wake` (up to MAX_WAIT_NS) with nothing in flight to wake us. */
+        if (completed > 0) continue;
         int64_t d = wake - ps_clock_mono_ns();
         if (d < 0) d = 0;
         if (running > 0 || d > 0) curl_multi_poll(multi, NULL, 0, (int)((d + 999999) / 1000000), NULL);

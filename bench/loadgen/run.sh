@@ -54,6 +54,14 @@ awk -v w="$wrk_rps" -v p="$pl_rps" 'BEGIN {
   printf "wrk           %10.0f req/s\npetstore-load %10.0f req/s\nratio petstore-load/wrk: %.2f (target >= 0.70)\n", w, p, p / w }'
 
 echo
+echo "== closed model, curl engine (https:// and --engine curl) against the epoll one, 1 thread, 32 connections, ${secs}s"
+"$load" --quiet --base-url "$base" --api-key bench-key-0001 --threads 1 --connections 32 \
+  --duration "${secs}s" --engine curl --json "$tmp/curl.json"
+curl_rps=$(jnum "$tmp/curl.json" throughput_rps)
+awk -v e="$pl_rps" -v c="$curl_rps" 'BEGIN {
+  printf "epoll engine  %10.0f req/s\ncurl engine   %10.0f req/s\nratio curl/epoll: %.2f\n", e, c, c / e }'
+
+echo
 echo "== open model, rate accuracy (2 threads, 64 connections, ${secs}s each)"
 printf '%10s %12s %12s %14s %10s\n' asked scheduled/s answered/s p99_corr_ms answered_err
 for rate in 1000 10000 50000; do
