@@ -36,7 +36,7 @@ void ps_lg_config_usage(FILE *out)
           "  --burst               release all connections at once just after a window reset\n"
           "  --ignore-retry-after  keep sending on a key after a 429 (default: wait)\n"
           "  --cacert FILE         https: verify the server with this CA (--insecure: don't)\n"
-          "  --threshold EXPR      e.g. 'p99<200ms', 'p99.9<=1s', 'max<2s', 'error_rate<1%'\n"
+          "  --threshold EXPR      e.g. 'p99<200ms', 'p99.9<=1s', 'max < 2s', 'error_rate<1%'\n"
           "exit: 0 ok, 1 rate limit violated, 2 usage, 3 target unreachable, 99 threshold failed\n",
           out);
 }
@@ -153,16 +153,30 @@ int ps_lg_threshold_parse(const char *text, ps_lg_threshold *out, ps_error *err)
     const char *lt = strchr(text, '<');
     if (!lt)
         return ps_error_set(err, "threshold '%s': expected METRIC<VALUE or METRIC<=VALUE", text);
-    size_t mlen = (size_t)(lt - text);
-    const char *val = lt + 1;
-    if (*val == '=') {
+    /* Spaces around the metric, the operator and the value are allowed
+     * ('p99 < 200ms', as k6 writes them); none inside a name or number. */
+    const char *mstart = text;
+    while (*mstart == ' ' || *mstart == '\t') mstart++;
+    const char *mend = lt;
+    while (mend > mstart && (mend[-1] == ' ' || mend[-1] == '\t')) mend--;
+    size_t mlen = mstart < mend ? (size_t)(mend - mstart) : 0;
+    const char *vstart = lt + 1;
+    if (*vstart == '=') {
         out->or_equal = true;
-        val++;
+        vstart++;
     }
+    while (*vstart == ' ' || *vstart == '\t') vstart++;
+    size_t vlen_all = strlen(vstart);
+    while (vlen_all > 0 && (vstart[vlen_all - 1] == ' ' || vstart[vlen_all - 1] == '\t')) vlen_all--;
+    char val[64];
+    if (vlen_all >= sizeof val)
+        return ps_error_set(err, "threshold '%s': overlong value", text);
+    memcpy(val, vstart, vlen_all);
+    val[vlen_all] = '\0';
     char metric[32];
     if (mlen == 0 || mlen >= sizeof metric)
         return ps_error_set(err, "threshold '%s': missing or overlong metric name", text);
-    memcpy(metric, text, mlen);
+    memcpy(metric, mstart, mlen);
     metric[mlen] = '\0';
     if (strcmp(metric, "error_rate") == 0) {
         out->metric = PS_LG_METRIC_ERROR_RATE;

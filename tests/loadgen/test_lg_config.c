@@ -172,6 +172,24 @@ static void thresholds(void)
     CHECK_INT(ps_lg_threshold_parse("max<=0.5s", &t, &err), 0);
     CHECK(fabs(t.bound - 500000) < 1e-6);
     free(t.expression);
+    /* Spaces around the operator (and the ends) are accepted. */
+    CHECK_INT(ps_lg_threshold_parse("p99 < 200ms", &t, &err), 0);
+    CHECK_INT(t.metric, PS_LG_METRIC_PERCENTILE);
+    CHECK(fabs(t.percentile - 99) < 1e-9);
+    CHECK(fabs(t.bound - 200000) < 1e-6);
+    CHECK(!t.or_equal);
+    CHECK_STR(t.expression, "p99 < 200ms");
+    free(t.expression);
+    CHECK_INT(ps_lg_threshold_parse(" max <=  2s ", &t, &err), 0);
+    CHECK_INT(t.metric, PS_LG_METRIC_MAX);
+    CHECK(t.or_equal);
+    CHECK(fabs(t.bound - 2000000) < 1e-6);
+    free(t.expression);
+    CHECK_INT(ps_lg_threshold_parse("error_rate < 1%", &t, &err), 0);
+    CHECK(fabs(t.bound - 0.01) < 1e-12);
+    free(t.expression);
+    CHECK_INT(ps_lg_threshold_parse("p99 < 200 ms", &t, &err), -1); /* not inside the value */
+    CHECK_INT(ps_lg_threshold_parse(" < 200ms", &t, &err), -1);
     CHECK_INT(ps_lg_threshold_parse("p99>200ms", &t, &err), -1);
     CHECK_INT(ps_lg_threshold_parse("latency<200ms", &t, &err), -1);
     CHECK_INT(ps_lg_threshold_parse("error_rate<200%", &t, &err), -1);
