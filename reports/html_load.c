@@ -86,6 +86,46 @@ static void card(ps_buf *b, const char *label, const char *key, const ps_json *o
     ps_buf_printf(b, "</b><span>%s</span></div>", label);
 }
 
+/* A parameter's value as a person writes it: numbers in their shortest form
+ * (1000, not 1000.000), objects as "list 9, create 1", arrays as "a, b";
+ * a container inside another is put in parentheses; null and empty
+ * containers are "none". */
+static void param_value(ps_buf *b, const ps_json *v, int depth)
+{
+    switch (v->type) {
+    case PS_JSON_NULL:
+        ps_buf_puts(b, "none");
+        return;
+    case PS_JSON_NUMBER:
+        if (isfinite(v->d)) {
+            ps_svg_put_number(b, v->d);
+            return;
+        }
+        break;
+    case PS_JSON_ARRAY:
+    case PS_JSON_OBJECT:
+        if (!v->count) {
+            ps_buf_puts(b, "none");
+            return;
+        }
+        if (depth > 8) break; /* absurdly deep: as JSON */
+        if (depth) ps_buf_putc(b, '(');
+        for (size_t i = 0; i < v->count; i++) {
+            if (i) ps_buf_puts(b, ", ");
+            if (v->type == PS_JSON_OBJECT) {
+                hc_esc_n(b, v->keys[i], v->key_lens[i]);
+                ps_buf_putc(b, ' ');
+            }
+            param_value(b, v->items[i], depth + 1);
+        }
+        if (depth) ps_buf_putc(b, ')');
+        return;
+    default:
+        break;
+    }
+    hc_value(b, v, "");
+}
+
 static void parameters_section(ps_buf *b, const ps_json *params)
 {
     ps_buf_puts(b, "<h2>Parameters</h2>\n");
@@ -99,10 +139,7 @@ static void parameters_section(ps_buf *b, const ps_json *params)
         ps_buf_puts(b, "<div><span>");
         hc_esc_n(b, params->keys[i], params->key_lens[i]);
         ps_buf_puts(b, "</span><code>");
-        if (params->items[i]->type == PS_JSON_NULL)
-            ps_buf_puts(b, "none");
-        else
-            hc_value(b, params->items[i], "");
+        param_value(b, params->items[i], 0);
         ps_buf_puts(b, "</code></div>\n");
     }
     ps_buf_puts(b, "</div>\n");

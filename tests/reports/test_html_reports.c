@@ -148,9 +148,8 @@ static void test_load_sample_has_every_section(void)
     /* parameters: every member shown */
     CHECK(strstr(html, "<span>honour_retry_after</span><code>true</code>") != NULL);
     CHECK(strstr(html, "<span>requests_limit</span><code>none</code>") != NULL);
-    CHECK(
-        strstr(html, "<span>mix</span><code>{&quot;list&quot;: 9, &quot;create&quot;: 1}</code>") !=
-        NULL);
+    CHECK(strstr(html, "<span>mix</span><code>list 9, create 1</code>") != NULL);
+    CHECK(strstr(html, "<span>plans</span><code>pro</code>") != NULL);
     CHECK(strstr(html, "p99.9&lt;1ms") != NULL);
     CHECK(len < 200 * 1024);
     free(html);
@@ -478,12 +477,47 @@ static void test_empty_classes_show_dash(void)
     }
 }
 
+/* Parameters read as a person writes them: objects as "k v, k v", arrays as
+ * comma lists, numbers in their shortest form, no JSON punctuation. */
+static void test_parameters_are_readable(void)
+{
+    char *html = render_text(
+        ps_report_html_load,
+        "{\"parameters\": {\"mix\": {\"list\": 9, \"create\": 1}, \"plans\": [\"enterprise\", \"pro\"],"
+        " \"rate\": 1000.000, \"duration_s\": 4.5, \"ramp\": {\"from\": 10, \"to\": 20, \"steps\": [1, 2]},"
+        " \"tags\": [], \"empty\": {}, \"odd\": [{\"a\": \"<b>\"}, [3, null]], \"requests_limit\": null,"
+        " \"verify_limits\": false}}",
+        NULL, NULL);
+    CHECK(html != NULL);
+    if (!html) return;
+    CHECK(strstr(html, "<span>mix</span><code>list 9, create 1</code>") != NULL);
+    CHECK(strstr(html, "<span>plans</span><code>enterprise, pro</code>") != NULL);
+    CHECK(strstr(html, "<span>rate</span><code>1000</code>") != NULL);
+    CHECK(strstr(html, "<span>duration_s</span><code>4.5</code>") != NULL);
+    CHECK(strstr(html, "<span>ramp</span><code>from 10, to 20, steps (1, 2)</code>") != NULL);
+    CHECK(strstr(html, "<span>tags</span><code>none</code>") != NULL);
+    CHECK(strstr(html, "<span>empty</span><code>none</code>") != NULL);
+    CHECK(strstr(html, "<span>odd</span><code>(a &lt;b&gt;), (3, none)</code>") != NULL);
+    CHECK(strstr(html, "<span>requests_limit</span><code>none</code>") != NULL);
+    CHECK(strstr(html, "<span>verify_limits</span><code>false</code>") != NULL);
+    const char *p = strstr(html, "<h2>Parameters</h2>");
+    const char *e = p ? strstr(p + 4, "<h2>") : NULL;
+    CHECK(p && e);
+    if (p && e) {
+        char *sec = strndup(p, (size_t)(e - p));
+        CHECK(strchr(sec, '{') == NULL && strchr(sec, '[') == NULL && !strstr(sec, "&quot;"));
+        free(sec);
+    }
+    free(html);
+}
+
 int main(void)
 {
     RUN(test_conform_sample_escapes_hostile_body);
     RUN(test_load_sample_has_every_section);
     RUN(test_null_interval_breaks_latency_line);
     RUN(test_empty_classes_show_dash);
+    RUN(test_parameters_are_readable);
     RUN(test_degenerate_documents_render);
     RUN(test_non_objects_are_refused);
     RUN(test_hostile_strings_everywhere);
