@@ -224,7 +224,10 @@ static void spectrum_section(ps_buf *b, const ps_json *spec)
               .label = "latency",
               .unit = unit,
               .divisor = div,
-              .from_zero = true},
+              .from_zero = true,
+              .cover = max_us > 0,
+              .cover_lo = 0,
+              .cover_hi = max_us * 1.05},
         .series = s,
         .nseries = 2,
     };
@@ -263,7 +266,7 @@ static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const ch
     double *x = malloc((n ? n : 1) * sizeof *x);
     double *ys = malloc((n ? n : 1) * ndefs * sizeof *ys);
     ps_svg_series s[8];
-    double max = 0, div = 1, run_end = 0;
+    double max = 0, min_pos = INFINITY, div = 1, run_end = 0;
     if (!x || !ys) abort();
     for (size_t i = 0; i < n; i++) {
         const ps_json *t = hc_get(iv->items[i], "t_s", PS_JSON_NUMBER);
@@ -283,6 +286,7 @@ static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const ch
                 v && v->type == PS_JSON_NUMBER && isfinite(x[i]) && !unmeasured ? v->d : NAN;
             ys[k * n + i] = d;
             if (isfinite(d) && d > max) max = d;
+            if (isfinite(d) && d > 0 && d < min_pos) min_pos = d;
         }
     }
     for (size_t k = 0; k < ndefs && k < 8; k++)
@@ -295,6 +299,9 @@ static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const ch
                                .dashed = defs[k].dashed,
                                .gaps = latency};
     if (latency) latency_unit(max, &div, &yunit);
+    /* a max of 8 ms flattens a p50 of 80 µs onto the axis: when the lines
+     * span more than 20x, latency gets a log axis so every line is readable */
+    bool log_y = latency && isfinite(min_pos) && max > 20 * min_pos;
     ps_svg_plot p = {
         .id = id,
         .title = title,
@@ -306,12 +313,17 @@ static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const ch
               .from_zero = true,
               .cover = true,
               .cover_lo = 0,
-              .cover_hi = run_end},
-        .y = {.scale = PS_SVG_LINEAR,
-              .label = ylabel,
+              .cover_hi = run_end,
+              .tight = true},
+        /* headroom above the highest point: a line on the frame is hard to see */
+        .y = {.scale = log_y ? PS_SVG_LOG : PS_SVG_LINEAR,
+              .label = log_y ? "latency, log scale" : ylabel,
               .unit = yunit,
               .divisor = div,
-              .from_zero = true},
+              .from_zero = true,
+              .cover = max > 0,
+              .cover_lo = 0,
+              .cover_hi = max * 1.05},
         .series = s,
         .nseries = ndefs < 8 ? ndefs : 8,
     };
@@ -345,15 +357,30 @@ static void intervals_section(ps_buf *b, const ps_json *iv)
     /* loadgen records intervals[] latencies corrected (docs/report-json.md) */
     interval_plot(b, iv, "latency", "Latency per interval (corrected)", "latency", NULL, true, lat,
                   4);
-    /* only the classes the run reports (3xx is not in every writer's intervals) */
+    /* only the classes with a response in some interval: six lines lying on
+     * the axis at 0 hide each other and say less than one sentence does */
+    ps_buf none = PS_BUF_INIT;
+    size_t nnone = 0;
     for (size_t k = 0; k < sizeof st_all / sizeof st_all[0]; k++) {
-        bool present = false;
-        for (size_t i = 0; i < iv->count && !present; i++)
-            present = ps_json_path(iv->items[i], st_all[k].path) != NULL;
-        if (present) st[nst++] = st_all[k];
+        bool present = false, nonzero = false;
+        for (size_t i = 0; i < iv->count; i++) {
+            const ps_json *v = ps_json_path(iv->items[i], st_all[k].path);
+            present |= v != NULL;
+            nonzero |= v && v->type == PS_JSON_NUMBER && v->d != 0;
+        }
+        if (nonzero) {
+            st[nst++] = st_all[k];
+        } else if (present) {
+            ps_buf_puts(&none, nnone++ ? ", " : "");
+            ps_buf_puts(&none, st_all[k].name);
+        }
     }
     interval_plot(b, iv, "status", "Responses per interval by status", "responses", NULL, false, st,
                   nst);
+    if (nnone && nst)
+        ps_buf_printf(b, "<p class=\"note\" data-not-drawn=\"%s\">Not drawn, none in any interval: %s.</p>\n",
+                      none.data, none.data);
+    ps_buf_free(&none);
     if (partial)
         ps_buf_printf(b,
                       "<p class=\"note\">%zu partial interval%s (shorter than half the longest)"
@@ -501,6 +528,16 @@ static void limits_section(ps_buf *b, const ps_json *lim, const ps_json *plans)
         return;
     }
     const ps_json *viol = hc_get(lim, "violations", PS_JSON_ARRAY);
+    const ps_json *checked = hc_get(lim, "checked", PS_JSON_BOOL);
+    const char *verdict = hc_str(lim, "verdict");
+    if ((checked && !checked->boolean) || (verdict && !strcmp(verdict, "not_checked"))) {
+        /* "Verdict not_checked · checked false · windows observed 0" says it three times */
+        ps_buf_puts(b, "<p class=\"note\" data-limits-verdict=\"not_checked\">Limits were not "
+                       "checked in this run (<code>--verify-limits</code> checks every window "
+                       "against the plan).</p>\n");
+        plans_table(b, plans, lim);
+        return;
+    }
     ps_buf_puts(b, "<p>Verdict ");
     hc_verdict_badge(b, hc_str(lim, "verdict"), "limits-verdict");
     ps_buf_puts(b, " &middot; checked ");

@@ -267,7 +267,17 @@ static void setup_axis(axis_geo *g, const ps_svg_plot *p, bool is_x, size_t max_
             for (size_t i = 0; i < g->nticks; i++)
                 g->ticks[i] *= div;
             g->step = g->nticks > 1 ? (g->ticks[1] - g->ticks[0]) / div : 1;
-            lo = l * div, hi = h * div;
+            if (a->tight && any && hi > lo && isfinite(lo) && isfinite(hi)) {
+                /* keep the range; only the ticks inside it (tiny slack for rounding) */
+                double slack = (hi - lo) * 1e-9;
+                size_t n = 0;
+                for (size_t i = 0; i < g->nticks; i++)
+                    if (g->ticks[i] >= lo - slack && g->ticks[i] <= hi + slack)
+                        g->ticks[n++] = g->ticks[i];
+                g->nticks = n;
+            } else {
+                lo = l * div, hi = h * div;
+            }
         }
         g->tlo = lo, g->thi = hi;
         break;

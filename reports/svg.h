@@ -37,6 +37,8 @@ typedef struct ps_svg_axis {
     bool cover;        /* linear: the axis spans at least [cover_lo, cover_hi], data or not
                           (a time axis reaching the end of the run, not its last point) */
     double cover_lo, cover_hi;
+    bool tight; /* linear: the axis ends at the data (and cover) range instead of at the
+                   next nice tick; ticks outside it are dropped */
 } ps_svg_axis;
 
 typedef struct ps_svg_series {

@@ -84,7 +84,7 @@ static size_t parse_list(const char *s, double *out, size_t cap)
 
 typedef struct plot_geo {
     const char *svg;
-    char xscale[16];
+    char xscale[16], yscale[16];
     double xmin, xmax, ymin, ymax, left, right, top, bottom;
 } plot_geo;
 
@@ -99,6 +99,9 @@ static bool find_plot(const char *html, const char *id, plot_geo *g)
     g->svg = p;
     char *xs = attr(p, "data-x-scale");
     snprintf(g->xscale, sizeof g->xscale, "%s", xs ? xs : "");
+    free(xs);
+    xs = attr(p, "data-y-scale");
+    snprintf(g->yscale, sizeof g->yscale, "%s", xs ? xs : "");
     free(xs);
     g->xmin = attr_num(p, "data-x-min"), g->xmax = attr_num(p, "data-x-max");
     g->ymin = attr_num(p, "data-y-min"), g->ymax = attr_num(p, "data-y-max");
@@ -121,6 +124,9 @@ static double expect_px(const plot_geo *g, double x)
 
 static double expect_py(const plot_geo *g, double y)
 {
+    if (strcmp(g->yscale, "log") == 0)
+        return g->bottom - (log10(y) - log10(g->ymin)) / (log10(g->ymax) - log10(g->ymin)) *
+                               (g->bottom - g->top);
     return g->bottom - (y - g->ymin) / (g->ymax - g->ymin) * (g->bottom - g->top);
 }
 
@@ -243,9 +249,15 @@ static void check_intervals(const char *html, const ps_json *doc)
         plot_geo g;
         CHECK(find_plot(html, series[s].plot, &g));
         bool present = false;
-        for (size_t i = 0; i < iv->count; i++)
-            present |= ps_json_path(iv->items[i], series[s].path) != NULL;
-        if (!present) { /* a class the writer does not report is not drawn */
+        for (size_t i = 0; i < iv->count; i++) {
+            const ps_json *v = ps_json_path(iv->items[i], series[s].path);
+            /* a status class is drawn when some interval has a response of it */
+            if (!strcmp(series[s].plot, "status"))
+                present |= v && v->type == PS_JSON_NUMBER && v->d != 0;
+            else
+                present |= v != NULL;
+        }
+        if (!present) { /* a class without responses (or not reported) is not drawn */
             char key[96];
             snprintf(key, sizeof key, "data-series=\"%s\"", series[s].path);
             CHECK(strstr(html, key) == NULL);
@@ -265,6 +277,8 @@ static void check_intervals(const char *html, const ps_json *doc)
             if (!strcmp(series[s].plot, "latency") &&
                 ps_json_get_number(iv->items[i], "requests", 1) == 0)
                 y[i] = NAN;
+            /* a log axis cannot place 0: that point is left out, not a gap */
+            if (!strcmp(g.yscale, "log") && isfinite(y[i]) && y[i] <= 0) x[i] = NAN;
         }
         check_series(&g, series[s].path, x, y, iv->count);
         /* latency lines break at every drawn-time interval without a measurement:
@@ -289,6 +303,13 @@ static void check_intervals(const char *html, const ps_json *doc)
             fprintf(stderr, "%s: x axis [%g, %g] does not cover the run [0, %g]\n",
                     series[s].plot, g.xmin, g.xmax, run_end);
         CHECK(g.xmin <= 0 && g.xmax >= run_end);
+        /* and ends there (a tight axis), not at the next nice tick */
+        CHECK(fabs(g.xmax - run_end) < 1e-9);
+        /* no line runs along the top of the frame */
+        double top = -INFINITY;
+        for (size_t i = 0; i < iv->count; i++)
+            if (isfinite(x[i]) && isfinite(y[i]) && y[i] > top) top = y[i];
+        if (isfinite(top) && top > 0) CHECK(g.ymax > top);
     }
     free(x), free(y);
 }

@@ -209,7 +209,9 @@ static void test_degenerate_documents_render(void)
     /* the zero-request document says so instead of drawing empty charts */
     char *l = render_text(ps_report_html_load, degenerate[5], NULL, NULL);
     CHECK(l && strstr(l, "No interval data in the report.") != NULL);
-    CHECK(l && strstr(l, "0 violations") != NULL);
+    /* limits not checked: said once, in words, not "Verdict not_checked · checked false" */
+    CHECK(l && strstr(l, "Limits were not checked in this run") != NULL);
+    CHECK(l && strstr(l, "not_checked</span>") == NULL && strstr(l, "checked false") == NULL);
     free(l);
 }
 
@@ -511,6 +513,52 @@ static void test_parameters_are_readable(void)
     free(html);
 }
 
+/* What a user sees in the over-time plots: a latency plot whose lines span
+ * more than 20x gets a log axis (p50 is not flattened onto the axis by max),
+ * a narrow one stays linear; lines never touch the top of the frame; status
+ * classes without any response are named in a note, not drawn along 0. */
+static void test_over_time_plots_are_readable(void)
+{
+    static const char wide[] =
+        "{\"intervals\": [{\"t_s\": 0, \"length_s\": 1, \"requests\": 10, \"throughput_rps\": 1000,"
+        " \"p50_us\": 80, \"p90_us\": 140, \"p99_us\": 3000, \"max_us\": 8000,"
+        " \"status_classes\": {\"2xx\": 1000, \"3xx\": 0, \"4xx\": 0, \"5xx\": 0, \"429\": 0,"
+        " \"errors\": 0}},"
+        "{\"t_s\": 1, \"length_s\": 1.25, \"requests\": 10, \"throughput_rps\": 1000,"
+        " \"p50_us\": 70, \"p90_us\": 130, \"p99_us\": 200, \"max_us\": 2800,"
+        " \"status_classes\": {\"2xx\": 990, \"3xx\": 0, \"4xx\": 10, \"5xx\": 0, \"429\": 10,"
+        " \"errors\": 0}}]}";
+    char *html = render_text(ps_report_html_load, wide, NULL, NULL);
+    CHECK(html != NULL);
+    if (!html) return;
+    CHECK(strstr(html, "data-plot=\"latency\" data-x-scale=\"linear\" data-x-min=\"0\" "
+                       "data-x-max=\"2.25\" data-y-scale=\"log\"") != NULL);
+    CHECK(strstr(html, ">latency, log scale (ms)<") != NULL);
+    const char *t = strstr(html, "data-plot=\"throughput\"");
+    double ymax = t ? strtod(strstr(t, "data-y-max=\"") + 12, NULL) : 0;
+    CHECK(ymax > 1000);
+    /* 2xx, 4xx and 429 drawn; the rest named once */
+    const char *st = strstr(html, "data-plot=\"status\"");
+    CHECK(st && strstr(st, "data-series=\"status_classes.2xx\"") &&
+          strstr(st, "data-series=\"status_classes.4xx\"") &&
+          strstr(st, "data-series=\"status_classes.429\""));
+    CHECK(strstr(html, "data-series=\"status_classes.3xx\"") == NULL &&
+          strstr(html, "data-series=\"status_classes.5xx\"") == NULL &&
+          strstr(html, "data-series=\"status_classes.errors\"") == NULL);
+    CHECK(strstr(html, "Not drawn, none in any interval: 3xx, 5xx, errors.") != NULL);
+    free(html);
+
+    static const char narrow[] =
+        "{\"intervals\": [{\"t_s\": 0, \"length_s\": 1, \"requests\": 10, \"p50_us\": 80,"
+        " \"max_us\": 300}, {\"t_s\": 1, \"length_s\": 1, \"requests\": 10, \"p50_us\": 90,"
+        " \"max_us\": 400}]}";
+    html = render_text(ps_report_html_load, narrow, NULL, NULL);
+    CHECK(html && strstr(html, "data-plot=\"latency\" data-x-scale=\"linear\" data-x-min=\"0\" "
+                               "data-x-max=\"2\" data-y-scale=\"linear\"") != NULL);
+    CHECK(html && strstr(html, ">latency (\xC2\xB5s)<") != NULL);
+    free(html);
+}
+
 int main(void)
 {
     RUN(test_conform_sample_escapes_hostile_body);
@@ -518,6 +566,7 @@ int main(void)
     RUN(test_null_interval_breaks_latency_line);
     RUN(test_empty_classes_show_dash);
     RUN(test_parameters_are_readable);
+    RUN(test_over_time_plots_are_readable);
     RUN(test_degenerate_documents_render);
     RUN(test_non_objects_are_refused);
     RUN(test_hostile_strings_everywhere);

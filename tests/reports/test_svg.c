@@ -228,6 +228,38 @@ static void test_gaps_break_the_line(void)
     }
 }
 
+/* cover widens an axis to a range whatever the data; tight ends it there
+ * (a time axis ending at the run's end, 4.014 s, not at the next nice tick). */
+static void test_cover_and_tight_axis(void)
+{
+    double x[] = {0.5, 1.5, 2.5, 3.5}, y[] = {1, 2, 3, 4};
+    ps_svg_series s = {.name = "s", .key = "s", .x = x, .y = y, .n = 4};
+    for (int tight = 0; tight < 2; tight++) {
+        ps_svg_plot p = {.id = "c",
+                         .x = {.scale = PS_SVG_LINEAR,
+                               .from_zero = true,
+                               .cover = true,
+                               .cover_lo = 0,
+                               .cover_hi = 4.014,
+                               .tight = tight},
+                         .y = {.scale = PS_SVG_LINEAR},
+                         .series = &s,
+                         .nseries = 1};
+        ps_buf b = PS_BUF_INIT;
+        ps_svg_plot_write(&b, &p);
+        double x0 = attr_num(b.data, "data-x-min"), x1 = attr_num(b.data, "data-x-max");
+        CHECK(x0 == 0);
+        if (tight) {
+            CHECK(x1 == 4.014);
+            CHECK(strstr(b.data, ">4.0<") != NULL || strstr(b.data, ">4<") != NULL);
+            CHECK(strstr(b.data, ">4.5<") == NULL && strstr(b.data, ">5<") == NULL);
+        } else {
+            CHECK(x1 > 4.014); /* widened to a nice tick */
+        }
+        ps_buf_free(&b);
+    }
+}
+
 int main(void)
 {
     RUN(test_linear_ticks_are_nice);
@@ -238,5 +270,6 @@ int main(void)
     RUN(test_percentile_axis);
     RUN(test_empty_plot_says_no_data);
     RUN(test_gaps_break_the_line);
+    RUN(test_cover_and_tight_axis);
     return TEST_EXIT();
 }
