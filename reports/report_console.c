@@ -43,6 +43,8 @@ int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_op
             if (strcmp(status, "passed") == 0) mark = "PASS", colour = C_GREEN;
             else if (strcmp(status, "failed") == 0) mark = "FAIL", colour = C_RED;
             else if (strcmp(status, "warning") == 0) mark = "WARN", colour = C_YELLOW;
+            else if (ps_json_get(ck, "applicable") && !ps_json_get(ck, "applicable")->boolean)
+                mark = "N/A ", colour = C_DIM; /* not run, and nothing to judge: does not make the run incomplete */
             else mark = "SKIP", colour = C_DIM;
             if (!opts->show_passed && strcmp(status, "passed") == 0) continue;
             ps_buf_printf(&b, "  %s%s%s %-36s %s%s%s\n", col(opts, colour), mark, col(opts, C_RESET),
@@ -73,6 +75,12 @@ int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_op
                   col(opts, vcol), verdict, col(opts, C_RESET));
     const char *aborted = ps_report_str(doc, "aborted", NULL);
     if (aborted) ps_buf_printf(&b, "%saborted: %s%s\n", col(opts, C_RED), aborted, col(opts, C_RESET));
+    const char *incomplete = ps_report_str(doc, "incomplete", NULL);
+    if (incomplete) {
+        ps_buf_printf(&b, "%sincomplete: ", col(opts, C_RED));
+        ps_report_text_clean(&b, incomplete, strlen(incomplete)); /* it may quote server bytes */
+        ps_buf_printf(&b, "%s\n", col(opts, C_RESET));
+    }
 
     int rc = 0;
     if (fwrite(b.data, 1, b.len, out) != b.len || fflush(out) != 0)

@@ -21,6 +21,7 @@ typedef struct check_state {
     char *message;
     char *evidence;
     char *not_run;
+    bool not_applicable; /* not_run says why the check does not apply */
     double ms;
 } check_state;
 
@@ -204,6 +205,18 @@ void ps_check_not_run(ps_checks *c, ps_check_id ck, const char *fmt, ...)
     va_end(ap);
 }
 
+void ps_check_not_applicable(ps_checks *c, ps_check_id ck, const char *fmt, ...)
+{
+    if (ck >= PS_CK_COUNT || !c->s[ck].selected) return;
+    check_state *s = &c->s[ck];
+    if (s->not_run) return; /* the first reason stands */
+    va_list ap;
+    va_start(ap, fmt);
+    s->not_run = vformat(fmt, ap);
+    va_end(ap);
+    s->not_applicable = true;
+}
+
 void ps_check_add_time(ps_checks *c, ps_check_id ck, double ms)
 {
     if (ck < PS_CK_COUNT) c->s[ck].ms += ms;
@@ -216,6 +229,7 @@ void ps_check_outcome_get(const ps_checks *c, ps_check_id ck, bool strict, ps_ch
     out->passes = s->passes;
     out->failures = s->failures;
     out->duration_ms = s->ms;
+    out->applicable = true;
     if (s->failures) {
         ps_check_level level = catalogue[ck].level;
         bool fails = level == PS_LEVEL_SPEC || (level == PS_LEVEL_HTTP && strict);
@@ -227,5 +241,6 @@ void ps_check_outcome_get(const ps_checks *c, ps_check_id ck, bool strict, ps_ch
     } else {
         out->status = PS_STATUS_NOT_RUN;
         out->message = s->not_run ? s->not_run : "no exchange of this run exercised the check";
+        out->applicable = !s->not_applicable;
     }
 }

@@ -7,6 +7,11 @@
  * pass or a failure; the first failure keeps its message and evidence. The
  * final status: failed (or warning, by level and --strict) when any failure
  * was seen, passed when at least one pass and no failure, else not_run.
+ * A not-run check is either incomplete (it applies but could not be tested:
+ * a rate-limit wait beyond --max-wait, no response, a reply beyond
+ * --max-body; such a run is incomplete, exit 3) or not applicable (the
+ * configuration or an earlier failure leaves nothing to judge, e.g.
+ * limit-matches-plan when the plan's figures are unknown).
  *
  * Ownership: a ps_checks owns every string it stores; ps_checks_destroy
  * frees them. Functions taking a ps_error return 0 or -1 with a message. */
@@ -74,8 +79,15 @@ bool ps_checks_any_selected(const ps_checks *c, const char *prefix);
 void ps_check_pass(ps_checks *c, ps_check_id ck);
 void ps_check_fail(ps_checks *c, ps_check_id ck, const char *evidence_json, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* Marks the check as not run with a reason, unless it already has outcomes. */
+/* Marks the check as not run with a reason, unless it already has outcomes:
+ * it applies to this service but could not be tested (the run is then
+ * incomplete). The first not-run reason (of either kind) stands. */
 void ps_check_not_run(ps_checks *c, ps_check_id ck, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Marks the check as not applicable with a reason, unless it already has
+ * outcomes: nothing to judge by configuration (e.g. no plan figures) or
+ * because a check it builds on failed. Does not make the run incomplete. */
+void ps_check_not_applicable(ps_checks *c, ps_check_id ck, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Adds time spent on exchanges that fed the check. */
 void ps_check_add_time(ps_checks *c, ps_check_id ck, double ms);
@@ -86,6 +98,7 @@ typedef struct ps_check_outcome {
     const char *message;       /* first failure, or the not-run reason; may be NULL */
     const char *evidence_json; /* evidence of the first failure; may be NULL */
     double duration_ms;
+    bool applicable;           /* false only for a not-run check marked not applicable */
 } ps_check_outcome;
 
 /* The final outcome of a selected check under the given strictness. */

@@ -39,7 +39,9 @@ static const char usage[] =
     "  --html FILE         self-contained HTML report\n"
     "\n"
     "exit status: 0 all checks passed, 1 a check failed, 2 usage or configuration\n"
-    "error, 3 the target could not be reached or the run was aborted.\n";
+    "error, 3 the target could not be reached, the run was aborted, or it was\n"
+    "incomplete (no check failed, but some could not be tested: e.g. a 429 asked\n"
+    "for a wait beyond --max-wait).\n";
 
 const char *ps_conform_usage(void)
 {

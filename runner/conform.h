@@ -36,7 +36,8 @@ enum {
 enum {
     PS_SENT = 0,           /* a response arrived: see ex */
     PS_SEND_FAILED = -1,   /* transport failure: ex->error */
-    PS_SEND_SKIPPED = -2,  /* not sent: waiting would exceed --max-wait, or the run is aborting */
+    PS_SEND_SKIPPED = -2,  /* not sent: waiting would exceed --max-wait, 429s kept coming
+                            * (PS_SEND_RETRY_429), or the run is aborting */
 };
 
 typedef struct ps_conform ps_conform;
@@ -61,6 +62,10 @@ struct ps_conform {
     bool aborted;               /* exit 3 */
     char abort_reason[400];
     char skip_reason[512];      /* why the last send was skipped */
+    /* Sends skipped because a 429 asked for a wait beyond --max-wait (or
+     * 429s kept coming): the checks they fed are not run, the run incomplete. */
+    unsigned skipped_waits;
+    int64_t longest_skipped_wait_ns;
     unsigned exchanges;
     int64_t started_wall_ns, started_mono_ns;
 };

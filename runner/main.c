@@ -118,7 +118,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "petstore-conform: --html: %s\n", err.message), code = code ? code : 3;
     if (code == 3) {
         const ps_json *ab = ps_json_get(tree, "aborted");
+        const ps_json *inc = ps_json_get(tree, "incomplete");
         if (ab && ab->type == PS_JSON_STRING) fprintf(stderr, "petstore-conform: run aborted: %s\n", ab->str);
+        else if (inc && inc->type == PS_JSON_STRING)
+            fprintf(stderr, "petstore-conform: run incomplete (exit 3): %s\n", inc->str);
     }
 
 out:

@@ -39,6 +39,47 @@ static void json_tags(ps_buf *b, const char *tags)
     ps_buf_putc(b, ']');
 }
 
+/* Why the run is incomplete (selected checks that apply were not run), with
+ * what to do about it, into out; returns how many such checks, 0 (out left
+ * empty) when the run tested everything it applies to. */
+static unsigned incomplete_reason(const ps_conform *c, ps_buf *out)
+{
+    const ps_conform_config *cfg = c->cfg;
+    unsigned selected = 0, incomplete = 0;
+    const char *first_id = NULL, *first_msg = NULL;
+    for (int i = 0; i < PS_CK_COUNT; i++) {
+        if (!ps_checks_selected(c->checks, (ps_check_id)i)) continue;
+        selected++;
+        ps_check_outcome o;
+        ps_check_outcome_get(c->checks, (ps_check_id)i, cfg->strict, &o);
+        if (o.status != PS_STATUS_NOT_RUN || !o.applicable) continue;
+        if (!incomplete++) first_id = ps_check_def_get((ps_check_id)i)->id, first_msg = o.message;
+    }
+    if (!incomplete) return 0;
+    ps_buf_printf(out, "%u of %u selected checks could not be tested", incomplete, selected);
+    if (c->aborted) {
+        ps_buf_printf(out, ": the run was aborted (%s)", c->abort_reason);
+    } else if (c->skipped_waits) {
+        ps_buf_printf(out, ": the service answered 429 and %u requests were not sent", c->skipped_waits);
+        if (c->longest_skipped_wait_ns > 0)
+            ps_buf_printf(out, " (it asked to wait up to %lld s, more than --max-wait %.1f s)",
+                          (long long)((c->longest_skipped_wait_ns + 999999999) / 1000000000),
+                          (double)cfg->max_wait_ns / 1e9);
+        else
+            ps_buf_puts(out, " (429s kept coming although each wait was honoured)");
+        ps_buf_puts(out, "; to fix: raise --max-wait above the service's Retry-After, give the limit suite a "
+                         "key of its own with --limit-key so the main key's window is not used up, and make "
+                         "sure no other client is using up these keys");
+    } else {
+        ps_buf_puts(out, ": ");
+        ps_buf_puts(out, first_id);
+        ps_buf_puts(out, ": ");
+        ps_buf_puts(out, first_msg ? first_msg : "not run");
+        if (incomplete > 1) ps_buf_puts(out, " (the others say why in their messages)");
+    }
+    return incomplete;
+}
+
 void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
 {
     const ps_conform_config *cfg = c->cfg;
@@ -47,7 +88,7 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
     ps_clock_format_utc(c->started_wall_ns, started, sizeof started);
     double duration_s = (double)(ps_clock_mono_ns() - c->started_mono_ns) / 1e9;
 
-    unsigned total = 0, passed = 0, failed = 0, warnings = 0, not_run = 0;
+    unsigned total = 0, passed = 0, failed = 0, warnings = 0, not_run = 0, not_applicable = 0;
     for (int i = 0; i < PS_CK_COUNT; i++) {
         if (!ps_checks_selected(checks, (ps_check_id)i)) continue;
         ps_check_outcome o;
@@ -57,6 +98,7 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
         failed += o.status == PS_STATUS_FAILED;
         warnings += o.status == PS_STATUS_WARNING;
         not_run += o.status == PS_STATUS_NOT_RUN;
+        not_applicable += o.status == PS_STATUS_NOT_RUN && !o.applicable;
     }
 
     ps_buf_puts(b, "{\"tool\":\"petstore-conform\",\"version\":\"" PS_VERSION "\",\"format\":1,\n");
@@ -71,12 +113,23 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
                   (double)cfg->timeout_ns / 1e9, (double)cfg->max_wait_ns / 1e9);
     ps_buf_printf(b, "\"started_at\":\"%s\",\"duration_s\":%.3f,\"exchanges\":%u,\"body_cap_bytes\":%zu,\n",
                   started, duration_s, c->exchanges, cfg->max_body);
-    ps_buf_printf(b, "\"summary\":{\"total\":%u,\"passed\":%u,\"failed\":%u,\"warnings\":%u,\"not_run\":%u},\n",
-                  total, passed, failed, warnings, not_run);
-    ps_buf_printf(b, "\"verdict\":\"%s\",\"exit_code\":%d,\"aborted\":",
-                  exit_code == 0 ? "pass" : exit_code == 1 ? "fail" : "aborted", exit_code);
+    ps_buf_printf(b,
+                  "\"summary\":{\"total\":%u,\"passed\":%u,\"failed\":%u,\"warnings\":%u,\"not_run\":%u,"
+                  "\"not_applicable\":%u},\n",
+                  total, passed, failed, warnings, not_run, not_applicable);
+    ps_buf why = PS_BUF_INIT;
+    bool incomplete = incomplete_reason(c, &why) > 0;
+    const char *verdict = exit_code == 0 ? "pass"
+                          : exit_code == 1 ? "fail"
+                          : c->aborted || !incomplete ? "aborted"
+                                                      : "incomplete";
+    ps_buf_printf(b, "\"verdict\":\"%s\",\"exit_code\":%d,\"aborted\":", verdict, exit_code);
     if (c->aborted) json_str(b, c->abort_reason);
     else ps_buf_puts(b, "null");
+    ps_buf_puts(b, ",\"incomplete\":");
+    if (incomplete) json_str(b, why.data);
+    else ps_buf_puts(b, "null");
+    ps_buf_free(&why);
     ps_buf_puts(b, ",\n\"suites\":[");
 
     /* Suites in catalogue order, each with its selected checks. */
@@ -122,6 +175,7 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
             json_tags(b, d->tags);
             ps_buf_printf(b, ",\"status\":\"%s\",\"duration_ms\":%.3f,\"observations\":{\"passed\":%u,\"failed\":%u}",
                           ps_check_status_name(o.status), o.duration_ms, o.passes, o.failures);
+            if (o.status == PS_STATUS_NOT_RUN) ps_buf_printf(b, ",\"applicable\":%s", o.applicable ? "true" : "false");
             if (o.message) {
                 ps_buf_puts(b, ",\"message\":");
                 if (o.failures > 1) {
@@ -161,16 +215,22 @@ int ps_conform_run(const ps_conform_config *cfg, ps_checks *checks, ps_buf *doc,
         if (!c->aborted && ps_checks_any_selected(checks, "limit429.")) ps_suite_limit429(c);
     }
 
+    /* aborted: 3; else a failed check: 1 (a proven deviation says more than
+     * what could not be tested); else a check that applies but was not run:
+     * 3, the run is incomplete (a gate must not pass what it did not test). */
     int exit_code = 0;
     if (c->aborted) {
         exit_code = 3;
     } else {
+        bool incomplete = false;
         for (int i = 0; i < PS_CK_COUNT; i++) {
             if (!ps_checks_selected(checks, (ps_check_id)i)) continue;
             ps_check_outcome o;
             ps_check_outcome_get(checks, (ps_check_id)i, cfg->strict, &o);
             if (o.status == PS_STATUS_FAILED) exit_code = 1;
+            if (o.status == PS_STATUS_NOT_RUN && o.applicable) incomplete = true;
         }
+        if (!exit_code && incomplete) exit_code = 3;
     }
     ps_conform_report_doc(c, exit_code, doc);
     ps_conform_destroy(c);

@@ -14,7 +14,9 @@
 
 /* Runs the selected checks against cfg->base_url and writes the JSON report
  * into doc. Returns the process exit code (0 passed, 1 a check failed, 3 the
- * target could not be reached or the run was aborted), or 2 with err set
+ * target could not be reached, the run was aborted, or it was incomplete:
+ * no check failed but a selected check that applies could not be tested,
+ * e.g. a 429 asked for a wait beyond --max-wait), or 2 with err set
  * when the configuration cannot be used (e.g. a malformed URL). */
 int ps_conform_run(const ps_conform_config *cfg, ps_checks *checks, ps_buf *doc, ps_error *err);
 

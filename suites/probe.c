@@ -31,13 +31,13 @@ static void check_list_body(ps_conform *c, const ps_exchange *ex)
     ps_json *v = ps_conform_parse_body(ex, why, sizeof why);
     if (!v) {
         ps_conform_fail(c, PS_CK_SCHEMA_LIST_IS_ARRAY, ex, "a JSON array of Category", "%s", why);
-        ps_check_not_run(c->checks, PS_CK_SCHEMA_LIST_CATEGORY, "the list body is not JSON");
+        ps_check_not_applicable(c->checks, PS_CK_SCHEMA_LIST_CATEGORY, "the list body is not JSON (schema.list-is-array failed)");
         return;
     }
     if (v->type != PS_JSON_ARRAY) {
         ps_conform_fail(c, PS_CK_SCHEMA_LIST_IS_ARRAY, ex, "a JSON array of Category",
                         "the list body is a JSON %s, not an array", ps_json_type_name(v->type));
-        ps_check_not_run(c->checks, PS_CK_SCHEMA_LIST_CATEGORY, "the list body is not an array");
+        ps_check_not_applicable(c->checks, PS_CK_SCHEMA_LIST_CATEGORY, "the list body is not an array (schema.list-is-array failed)");
         goto out;
     }
     ps_check_pass(c->checks, PS_CK_SCHEMA_LIST_IS_ARRAY);

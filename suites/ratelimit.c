@@ -30,12 +30,18 @@ void ps_suite_ratelimit(ps_conform *c)
     }
 }
 
-static void not_run_all(ps_conform *c, const char *why)
+/* The checks of the 429 itself when there is none to judge: not run (the
+ * run is incomplete) when the suite could not go on, not applicable when
+ * limit429.enforced failed (nothing else is to be judged then). */
+static void not_run_all(ps_conform *c, bool incomplete, const char *why)
 {
     static const ps_check_id ids[] = {PS_CK_LIMIT429_ERROR_BODY, PS_CK_LIMIT429_REMAINING_ZERO,
                                       PS_CK_LIMIT429_RETRY_AFTER, PS_CK_LIMIT429_RETRY_AFTER_AGREES,
                                       PS_CK_LIMIT429_RECOVERS};
-    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) ps_check_not_run(c->checks, ids[i], "%s", why);
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        if (incomplete) ps_check_not_run(c->checks, ids[i], "%s", why);
+        else ps_check_not_applicable(c->checks, ids[i], "%s", why);
+    }
 }
 
 /* What the 429 itself must carry. */
@@ -73,18 +79,18 @@ static void check_refusal(ps_conform *c, const ps_exchange *ex)
     if (rl.retry_after_state == PS_RL_ABSENT) {
         ps_conform_fail(c, PS_CK_LIMIT429_RETRY_AFTER, ex, "Retry-After: delay-seconds or HTTP-date",
                         "the 429 carries no Retry-After");
-        ps_check_not_run(c->checks, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "the 429 carries no Retry-After");
+        ps_check_not_applicable(c->checks, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "the 429 carries no Retry-After");
         return;
     }
     if (rl.retry_after_state != PS_RL_OK) {
         ps_conform_fail(c, PS_CK_LIMIT429_RETRY_AFTER, ex, "Retry-After: delay-seconds or HTTP-date",
                         "Retry-After '%s' is neither delay-seconds nor an HTTP-date", rl.retry_after_raw);
-        ps_check_not_run(c->checks, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "Retry-After is not valid");
+        ps_check_not_applicable(c->checks, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "Retry-After is not valid");
         return;
     }
     ps_check_pass(c->checks, PS_CK_LIMIT429_RETRY_AFTER);
     if (rl.reset_state != PS_RL_OK) {
-        ps_check_not_run(c->checks, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "the 429 has no valid X-RateLimit-Reset");
+        ps_check_not_applicable(c->checks, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "the 429 has no valid X-RateLimit-Reset");
         return;
     }
     /* Both name the moment admission resumes; allow whole-second rounding
@@ -115,13 +121,13 @@ void ps_suite_limit429(ps_conform *c)
     int rc = ps_conform_send(c, PS_CK_LIMIT429_ENFORCED, &req, PS_KEY_LIMIT, PS_SEND_RETRY_429, &ex);
     if (rc != PS_SENT) {
         ps_conform_no_response(c, PS_CK_LIMIT429_ENFORCED, rc, &ex);
-        not_run_all(c, "the limit key could not be used");
+        not_run_all(c, true, "the limit key could not be used");
         ps_exchange_free(&ex);
         return;
     }
     if (ex.status == 401) {
         ps_conform_fail(c, PS_CK_LIMIT429_ENFORCED, &ex, "2xx", "the limit key was refused with 401");
-        not_run_all(c, "the limit key was refused");
+        not_run_all(c, false, "the limit key was refused (limit429.enforced failed)");
         ps_exchange_free(&ex);
         return;
     }
@@ -136,7 +142,7 @@ void ps_suite_limit429(ps_conform *c)
         ps_check_not_run(c->checks, PS_CK_LIMIT429_ENFORCED,
                          "%" PRId64 " requests remain on the limit key: too many to exhaust "
                          "(give --limit-key with a free or pro key)", budget - 3);
-        not_run_all(c, "the limit was not exhausted");
+        not_run_all(c, true, "the limit was not exhausted");
         ps_exchange_free(&ex);
         return;
     }
@@ -149,7 +155,7 @@ void ps_suite_limit429(ps_conform *c)
         rc = ps_conform_send(c, PS_CK_LIMIT429_ENFORCED, &req, PS_KEY_LIMIT, 0, &ex);
         if (rc != PS_SENT) {
             ps_conform_no_response(c, PS_CK_LIMIT429_ENFORCED, rc, &ex);
-            not_run_all(c, "the limit was not exhausted");
+            not_run_all(c, true, "the limit was not exhausted");
             ps_exchange_free(&ex);
             return;
         }
@@ -175,7 +181,7 @@ void ps_suite_limit429(ps_conform *c)
         ps_conform_fail(c, PS_CK_LIMIT429_ENFORCED, &ex, exp,
                         "%" PRId64 " requests in a row on the limit key were all admitted (last: %ld%s)", sent,
                         ex.status, restarts ? "; the window ended during the burst and the budget restarted" : "");
-        not_run_all(c, "no 429 was obtained");
+        not_run_all(c, false, "no 429 was obtained (limit429.enforced failed)");
         ps_exchange_free(&ex);
         return;
     }

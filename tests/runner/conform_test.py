@@ -11,7 +11,8 @@ bounded. Exit 0 = the behaviour holds; otherwise the reasons are printed.
   conform_test.py --conform BIN --prism BIN --spec openapi.yaml prism
   conform_test.py --conform BIN unreachable | usage
   conform_test.py --conform BIN fake garbage|nonjson|huge|close|slow|latin1|chaos
-  conform_test.py --conform BIN politeness | maxwait | interrupt | colour | liberties
+  conform_test.py --conform BIN politeness | maxwait | all429 | interrupt | colour | liberties
+  conform_test.py --conform BIN --server BIN notapplicable
   conform_test.py --conform BIN --server BIN https
   conform_test.py --conform BIN docs docs/conformance-checks.md
 """
@@ -118,9 +119,12 @@ def assert_contract(doc):
         check(k in doc, "report lacks member %s" % k)
     for k in ("base_url", "plan", "limit_plan", "strict"):
         check(k in doc["target"], "report target lacks %s" % k)
-    for k in ("total", "passed", "failed", "warnings", "not_run"):
+    for k in ("total", "passed", "failed", "warnings", "not_run", "not_applicable"):
         check(k in doc["summary"], "report summary lacks %s" % k)
+    check("incomplete" in doc and "aborted" in doc, "report lacks incomplete/aborted")
+    check(doc["verdict"] in ("pass", "fail", "incomplete", "aborted"), "bad verdict %r" % doc["verdict"])
     n = 0
+    not_applicable = 0
     for suite in doc["suites"]:
         check("name" in suite and "checks" in suite, "suite without name/checks")
         for c in suite["checks"]:
@@ -129,6 +133,9 @@ def assert_contract(doc):
                 check(k in c, "check %s lacks %s" % (c.get("id"), k))
             check(c["level"] in ("spec", "http", "advice"), "bad level %r" % c["level"])
             check(c["status"] in ("passed", "failed", "warning", "not_run"), "bad status %r" % c["status"])
+            if c["status"] == "not_run":
+                check(c.get("applicable") in (True, False), "not-run check %s lacks applicable" % c["id"])
+                not_applicable += c.get("applicable") is False
             if c["status"] in ("failed", "warning"):
                 ev = c.get("evidence")
                 if check(isinstance(ev, dict), "%s %s without evidence" % (c["id"], c["status"])):
@@ -136,6 +143,8 @@ def assert_contract(doc):
                         check(k in ev, "%s evidence lacks %s" % (c["id"], k))
                     check(ev["curl"].startswith("curl "), "%s curl line %r" % (c["id"], ev["curl"]))
     check(n == doc["summary"]["total"], "summary total %d but %d checks listed" % (doc["summary"]["total"], n))
+    check(not_applicable == doc["summary"].get("not_applicable"), "summary not_applicable %r but %d listed" % (
+        doc["summary"].get("not_applicable"), not_applicable))
 
 
 def list_ids(binary):
@@ -338,6 +347,7 @@ class Fake(threading.Thread):
         self.port = self.sock.getsockname()[1]
         self.stopping = False
         self.held = []
+        self.auths = []  # the Authorization header of every request, in order ("" when none)
 
     def run(self):
         while not self.stopping:
@@ -359,7 +369,10 @@ class Fake(threading.Thread):
                 conn.close()
                 return
             data += chunk
-        headers = data.split(b"\r\n\r\n")[0].decode("latin-1").lower()
+        head_raw = data.split(b"\r\n\r\n")[0].decode("latin-1")
+        headers = head_raw.lower()
+        self.auths.append(next((l.split(":", 1)[1].strip() for l in head_raw.split("\r\n")
+                                if l.lower().startswith("authorization:")), ""))
         length = 0
         for line in headers.split("\r\n"):
             if line.startswith("content-length:"):
@@ -383,6 +396,13 @@ class Fake(threading.Thread):
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/pl\xe4in\r\nX-RateLimit-Limit: \xb5\r\n"
                          b"X-RateLimit-Remaining: 1\r\nX-RateLimit-Reset: 1\r\n"
                          b"Content-Length: 2\r\nConnection: close\r\n\r\n[]")
+        elif self.mode == "all429":
+            # A service that refuses everything, asking for 50 s each time.
+            page = b'{"code":"rate_limited","message":"slow down <b>&</b>","status":429}'
+            conn.sendall(b"HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nRetry-After: 50\r\n"
+                         b"X-RateLimit-Limit: 300\r\nX-RateLimit-Remaining: 0\r\nX-RateLimit-Reset: %d\r\n"
+                         % (int(time.time()) + 50) +
+                         b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(page) + page)
         elif self.mode == "chaos":
             conn.sendall(self.chaos_reply())
         elif self.mode == "close":
@@ -633,7 +653,8 @@ def mode_liberties(a, tmp):
 
 def mode_maxwait(a, tmp):
     """A 429 asking for longer than --max-wait: the check is not run (never
-    failed), and the key is left alone for the whole indicated time."""
+    failed), the key is left alone for the whole indicated time, and the run
+    is incomplete (exit 3): a gate must not pass what it could not test."""
     fake = LimitingFake(limit=4, window_s=60, retry_after_s=60)
     fake.start()
     try:
@@ -643,15 +664,85 @@ def mode_maxwait(a, tmp):
         sent_after = fake.requests
     finally:
         fake.stop()
-    check(rc == 0, "exit %d: checks that could not wait must be not_run, not failed" % rc)
+    check(rc == 3, "exit %d: checks that could not wait are not_run (not failed) and the run incomplete (3)" % rc)
     check(not fake.violations, "impolite: %s" % fake.violations[:5])
     check(fake.refusals == 1, "%d refusals: the runner kept sending on a limited key" % fake.refusals)
     if check(doc is not None, "no JSON report"):
+        assert_contract(doc)
         by = checks_by_status(doc)
         check(by.get("not_run") and not by.get("failed"), "statuses %s" % by)
         msgs = [c.get("message", "") for s in doc["suites"] for c in s["checks"] if c["status"] == "not_run"]
         check(any("--max-wait" in m for m in msgs), "not-run reasons do not mention --max-wait: %s" % msgs)
+        check(doc["verdict"] == "incomplete" and doc["exit_code"] == 3 and doc["aborted"] is None,
+              "verdict %s exit_code %s aborted %r" % (doc["verdict"], doc["exit_code"], doc["aborted"]))
+        check("--max-wait" in (doc["incomplete"] or ""), "incomplete reason %r" % doc["incomplete"])
+    check("incomplete" in out and "--max-wait" in out, "the console does not say the run is incomplete:\n" + out[-800:])
     check(sent_after <= 6, "%d requests reached the server" % sent_after)
+
+
+def mode_all429(a, tmp):
+    """A service answering 429 (Retry-After 50 s) to everything, with
+    --max-wait 3s: it could not be tested, so the run must not pass. Exit 3,
+    verdict incomplete, no check failed, the console says how many checks
+    and how to fix it; the main key gets exactly one request (polite)."""
+    fake = Fake("all429")
+    fake.start()
+    try:
+        t0 = time.monotonic()
+        rc, out, err, doc, paths = run_conform(
+            ["--base-url", "http://127.0.0.1:%d/v1" % fake.port, "--plan", "pro", "--max-wait", "3s",
+             "--timeout", "2s"], a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY}, timeout=60)
+        took = time.monotonic() - t0
+    finally:
+        fake.stop()
+    check(rc == 3, "a service answering only 429: exit %d, expected 3 (incomplete)" % rc)
+    check(took < 40, "the run took %.1f s: it waited beyond --max-wait" % took)
+    main = [x for x in fake.auths if x.endswith(MAIN_KEY) and x.lower().startswith("bearer ")]
+    check(len(main) == 1, "%d requests with the main key after a 429 asking for 50 s" % len(main))
+    if not check(doc is not None, "no JSON report"):
+        return
+    assert_contract(doc)
+    by = checks_by_status(doc)
+    check(not by.get("failed"), "checks failed on 429s outside the 429 suite: %s" % sorted(by.get("failed", [])))
+    check(doc["verdict"] == "incomplete" and doc["exit_code"] == 3, "verdict %s exit_code %s" % (
+        doc["verdict"], doc["exit_code"]))
+    check(doc["aborted"] is None, "aborted %r: the run finished, it was incomplete" % doc["aborted"])
+    reason = doc["incomplete"] or ""
+    incomplete = [c["id"] for s in doc["suites"] for c in s["checks"]
+                  if c["status"] == "not_run" and c.get("applicable")]
+    check(incomplete and reason.startswith("%d of %d selected checks could not be tested" % (
+        len(incomplete), doc["summary"]["total"])), "reason %r for %d untested checks" % (reason, len(incomplete)))
+    for needle in ("429", "50 s", "--max-wait", "--limit-key"):
+        check(needle in reason, "the incomplete reason does not say %r: %r" % (needle, reason))
+    check(("incomplete: %d of" % len(incomplete)) in out and "-> incomplete" in out,
+          "console lacks the incomplete line:\n" + out[-800:])
+    check("run incomplete (exit 3)" in err, "stderr lacks the incomplete line: %r" % err[-400:])
+    junit = ET.parse(paths["junit"]).getroot()
+    check(not junit.findall(".//failure"), "JUnit reports failures")
+
+
+def mode_notapplicable(a, tmp):
+    """A check that cannot apply by configuration (limit-matches-plan with
+    no --plan) is not run but marked applicable: false, and does not make
+    the run incomplete: exit 0 against the reference server."""
+    srv = Server(a.server, [], tmp)
+    try:
+        rc, out, err, doc, _ = run_conform(["--base-url", srv.url, "--only", "ratelimit.*"], a.conform, tmp,
+                                           {"PETSTORE_API_KEY": MAIN_KEY})
+    finally:
+        srv.stop()
+    check(rc == 0, "exit %d: a not-applicable check made the run fail or incomplete" % rc)
+    if not check(doc is not None, "no JSON report"):
+        return
+    assert_contract(doc)
+    by = checks_by_status(doc)
+    check(by.get("not_run") == {"ratelimit.limit-matches-plan"}, "not run: %s" % by.get("not_run"))
+    check(not by.get("failed") and not by.get("warning"), "statuses %s" % by)
+    ck = [c for s in doc["suites"] for c in s["checks"] if c["id"] == "ratelimit.limit-matches-plan"][0]
+    check(ck.get("applicable") is False and "--plan" in ck.get("message", ""), "limit-matches-plan: %s" % ck)
+    check(doc["summary"]["not_applicable"] == 1 and doc["verdict"] == "pass" and doc["incomplete"] is None,
+          "summary %s verdict %s incomplete %r" % (doc["summary"], doc["verdict"], doc["incomplete"]))
+    check("N/A " in out and "ratelimit.limit-matches-plan" in out, "console does not mark it N/A:\n" + out[-600:])
 
 
 def mode_interrupt(a, tmp):
@@ -810,6 +901,8 @@ def main():
     fk.add_argument("kind", choices=["garbage", "nonjson", "huge", "close", "slow", "latin1", "chaos"])
     sub.add_parser("politeness")
     sub.add_parser("maxwait")
+    sub.add_parser("all429")
+    sub.add_parser("notapplicable")
     sub.add_parser("liberties")
     sub.add_parser("interrupt")
     sub.add_parser("colour")

@@ -77,6 +77,7 @@ static void outcomes_by_level_and_strictness(void)
     ps_check_outcome_get(c, PS_CK_LIST_STATUS_200, false, &o);
     CHECK_INT(o.status, PS_STATUS_NOT_RUN);
     CHECK(o.message != NULL);
+    CHECK(o.applicable); /* an untested check that applies makes the run incomplete */
 
     ps_check_pass(c, PS_CK_LIST_STATUS_200);
     ps_check_outcome_get(c, PS_CK_LIST_STATUS_200, false, &o);
@@ -110,9 +111,29 @@ static void outcomes_by_level_and_strictness(void)
     ps_check_outcome_get(c, PS_CK_LIMIT429_RECOVERS, false, &o);
     CHECK_INT(o.status, PS_STATUS_NOT_RUN);
     CHECK_STR(o.message, "waited too long");
+    CHECK(o.applicable);
     ps_check_fail(c, PS_CK_LIMIT429_RECOVERS, NULL, "still 429");
     ps_check_outcome_get(c, PS_CK_LIMIT429_RECOVERS, false, &o);
     CHECK_INT(o.status, PS_STATUS_FAILED);
+    CHECK(o.applicable);
+
+    /* not applicable: not run, marked so; the first reason (of either kind) stands */
+    ps_check_not_applicable(c, PS_CK_RATELIMIT_LIMIT_MATCHES_PLAN, "plan %s", "unknown");
+    ps_check_not_run(c, PS_CK_RATELIMIT_LIMIT_MATCHES_PLAN, "later");
+    ps_check_outcome_get(c, PS_CK_RATELIMIT_LIMIT_MATCHES_PLAN, false, &o);
+    CHECK_INT(o.status, PS_STATUS_NOT_RUN);
+    CHECK_STR(o.message, "plan unknown");
+    CHECK(!o.applicable);
+    ps_check_not_run(c, PS_CK_RATELIMIT_RESET_STABLE, "no time");
+    ps_check_not_applicable(c, PS_CK_RATELIMIT_RESET_STABLE, "later");
+    ps_check_outcome_get(c, PS_CK_RATELIMIT_RESET_STABLE, false, &o);
+    CHECK_STR(o.message, "no time");
+    CHECK(o.applicable);
+    /* ...and a pass makes it an ordinary passed check */
+    ps_check_pass(c, PS_CK_RATELIMIT_LIMIT_MATCHES_PLAN);
+    ps_check_outcome_get(c, PS_CK_RATELIMIT_LIMIT_MATCHES_PLAN, false, &o);
+    CHECK_INT(o.status, PS_STATUS_PASSED);
+    CHECK(o.applicable);
 
     /* unselected checks ignore observations */
     ps_error err;

@@ -103,6 +103,37 @@ static void console_colour_only_when_asked(void)
     free(colour);
 }
 
+/* An incomplete run: the console says so in a line of its own (server
+ * bytes in the reason neutralised), and a not-applicable check shows N/A. */
+static void console_incomplete_and_not_applicable(void)
+{
+    static const char text[] =
+        "{\"summary\":{\"total\":2,\"passed\":0,\"failed\":0,\"warnings\":0,\"not_run\":2,\"not_applicable\":1},"
+        "\"verdict\":\"incomplete\",\"exit_code\":3,\"aborted\":null,"
+        "\"incomplete\":\"1 of 2 selected checks could not be tested: \\u001b[31mwait; raise --max-wait\","
+        "\"suites\":[{\"name\":\"ratelimit\",\"checks\":["
+        "{\"id\":\"ratelimit.limit-matches-plan\",\"title\":\"t\",\"status\":\"not_run\",\"applicable\":false,"
+        "\"message\":\"plan unknown\"},"
+        "{\"id\":\"ratelimit.reset-stable\",\"title\":\"t\",\"status\":\"not_run\",\"applicable\":true,"
+        "\"message\":\"waited too long\"}]}]}";
+    ps_error err;
+    ps_json *d = ps_json_parse(text, strlen(text), NULL, &err);
+    CHECK(d != NULL);
+    if (!d) return;
+    char *plain = render(0, d, false);
+    CHECK(strstr(plain, "N/A  ratelimit.limit-matches-plan") != NULL);
+    CHECK(strstr(plain, "SKIP ratelimit.reset-stable") != NULL);
+    CHECK(strstr(plain, "-> incomplete\nincomplete: 1 of 2 selected checks could not be tested: ") != NULL);
+    CHECK(strstr(plain, "raise --max-wait\n") != NULL);
+    CHECK(strstr(plain, "\033") == NULL);
+    free(plain);
+    /* the sample document (a finished run) has no such line */
+    plain = render(0, doc, false);
+    CHECK(strstr(plain, "incomplete") == NULL);
+    free(plain);
+    ps_json_free(d);
+}
+
 static void write_failures_and_bad_documents(void)
 {
     ps_error err;
@@ -138,6 +169,7 @@ int main(void)
     RUN(tap_points_and_diagnostics);
     RUN(junit_structure_and_escaping);
     RUN(console_colour_only_when_asked);
+    RUN(console_incomplete_and_not_applicable);
     RUN(write_failures_and_bad_documents);
     ps_json_free(doc);
     return TEST_EXIT();
