@@ -63,6 +63,7 @@ static const char css[] =
     ".kv{display:grid;grid-template-columns:repeat(auto-fill,minmax(270px,1fr));gap:2px 18px}\n"
     ".kv div{display:flex;gap:8px;border-bottom:1px solid var(--line);padding:3px 0}"
     ".kv span{color:var(--muted);min-width:130px}.kv code{overflow-wrap:anywhere}\n"
+    ".kv div.wide{grid-column:span 2}\n"
     "footer{margin-top:32px;color:var(--muted);font-size:12px}\n"
     "@media print{body{max-width:none;padding:0}.filters{display:none}details>.ev{display:block}"
     ".check,table,svg.plot{break-inside:avoid}}\n";

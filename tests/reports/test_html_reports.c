@@ -150,6 +150,11 @@ static void test_load_sample_has_every_section(void)
     CHECK(strstr(html, "<span>requests_limit</span><code>none</code>") != NULL);
     CHECK(strstr(html, "<span>mix</span><code>list 9, create 1</code>") != NULL);
     CHECK(strstr(html, "<span>plans</span><code>pro</code>") != NULL);
+    /* the URL gets two columns instead of wrapping mid-word; short values one */
+    CHECK(strstr(html, "<div class=\"wide\"><span>base_url</span>") != NULL);
+    CHECK(strstr(html, "<div><span>threads</span>") != NULL);
+    /* the verdict line does not repeat "checked true" */
+    CHECK(strstr(html, "checked true") == NULL && strstr(html, "windows observed 12") != NULL);
     CHECK(strstr(html, "p99.9&lt;1ms") != NULL);
     CHECK(len < 200 * 1024);
     free(html);
