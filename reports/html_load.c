@@ -385,6 +385,30 @@ static void intervals_section(ps_buf *b, const ps_json *iv)
         ps_buf_printf(b, "<p class=\"note\" data-not-drawn=\"%s\">Not drawn, none in any interval: %s.</p>\n",
                       none.data, none.data);
     ps_buf_free(&none);
+    /* say why the latency lines stop, and where */
+    size_t unanswered = 0;
+    ps_buf where = PS_BUF_INIT;
+    for (size_t i = 0; i < iv->count; i++) {
+        double req, t, len;
+        if (!hc_num(iv->items[i], "requests", &req) || req != 0 || interval_is_partial(iv, i))
+            continue;
+        if (unanswered++ < 5 && hc_num(iv->items[i], "t_s", &t)) {
+            if (!hc_num(iv->items[i], "length_s", &len)) len = 0;
+            ps_buf_puts(&where, where.len ? ", " : " (");
+            ps_svg_put_number(&where, t);
+            ps_buf_puts(&where, "\xE2\x80\x93");
+            ps_svg_put_number(&where, t + len);
+            ps_buf_puts(&where, " s");
+        }
+    }
+    if (where.len) ps_buf_puts(&where, unanswered > 5 ? ", ...)" : ")");
+    if (unanswered)
+        ps_buf_printf(b,
+                      "<p class=\"note\" data-unanswered=\"%zu\">No request was answered in %zu "
+                      "interval%s%s: the latency lines break there.</p>\n",
+                      unanswered, unanswered, unanswered == 1 ? "" : "s",
+                      where.data ? where.data : "");
+    ps_buf_free(&where);
     if (partial)
         ps_buf_printf(b,
                       "<p class=\"note\">%zu partial interval%s (shorter than half the longest)"

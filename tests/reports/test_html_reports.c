@@ -413,6 +413,9 @@ static void test_null_interval_breaks_latency_line(void)
         CHECK(count_of(svg, "<circle") == 4);
         free(svg);
     }
+    /* and the page says why the lines stop */
+    CHECK(strstr(html, "No request was answered in 1 interval (2\xE2\x80\x93" "3 s): the latency "
+                       "lines break there.") != NULL);
     /* throughput has a real 0 in that interval: one unbroken line through it */
     const char *thr = strstr(html, "data-plot=\"throughput\"");
     CHECK(thr && strstr(thr, "data-x=\"0.5 1.5 2.5 3.5\" data-y=\"10 10 0 10\""));
