@@ -259,8 +259,11 @@ static void check_row(ps_buf *b, ps_buf *attn, const ps_json *check, int counts[
     hc_value(b, ps_json_get(check, "id"), "");
     ps_buf_printf(b, "\"><%s class=\"row\"><span><span class=\"badge st-%s\">",
                   expandable ? "summary" : "div", cls);
+    const ps_json *applicable = ps_json_get(check, "applicable");
     if (si < 0)
         hc_value(b, ps_json_get(check, "status"), "unknown");
+    else if (si == 3 && applicable && applicable->type == PS_JSON_BOOL && !applicable->boolean)
+        ps_buf_puts(b, "not applicable"); /* nothing to judge: does not make the run incomplete */
     else
         ps_buf_puts(b, badge_labels[si]);
     ps_buf_puts(b, "</span></span><code class=\"id\">");
@@ -277,6 +280,43 @@ static void check_row(ps_buf *b, ps_buf *attn, const ps_json *check, int counts[
     ps_buf_printf(b, "</span></%s>\n", expandable ? "summary" : "div");
     if (expandable) evidence_block(b, check);
     ps_buf_printf(b, "</%s>\n", outer);
+}
+
+/* A run that stopped early (aborted) or could not test everything
+ * (incomplete) must say so before anything else, in words: its counts alone
+ * read like a result. Styled inline: html_common's sheet is shared. */
+static void run_banner(ps_buf *b, const ps_json *doc)
+{
+    static const struct {
+        const char *member, *title, *after;
+    } kinds[] = {
+        {"aborted", "The run was aborted",
+         "Checks after that point were not run: this report is not a verdict on the service."},
+        {"incomplete", "The run is incomplete",
+         "No check failed, but some could not be tested: a CI gate must not treat this run as a pass."},
+    };
+    /* A failed or aborted run may be incomplete as well: then only the
+     * reason is added, the verdict says the rest. */
+    const char *verdict = hc_str(doc, "verdict");
+    bool only_incomplete = verdict && strcmp(verdict, "incomplete") == 0;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        const ps_json *why = ps_json_get(doc, kinds[i].member);
+        if (!why || why->type == PS_JSON_NULL || (why->type == PS_JSON_BOOL && !why->boolean)) continue;
+        ps_buf_printf(b,
+                      "<div class=\"run-banner\" role=\"alert\" data-banner=\"%s\" "
+                      "style=\"border:2px solid var(--bad);border-left-width:8px;border-radius:4px;"
+                      "padding:10px 14px;margin:12px 0;font-size:15px\">"
+                      "<strong style=\"color:var(--bad)\">%s:</strong> <span class=\"reason\">",
+                      kinds[i].member, kinds[i].title);
+        if (why->type == PS_JSON_STRING)
+            hc_esc_capped(b, why, 4096);
+        else
+            hc_value(b, why, "");
+        if (i == 1 && !only_incomplete)
+            ps_buf_puts(b, "</span></div>\n");
+        else
+            ps_buf_printf(b, "</span><br><small>%s</small></div>\n", kinds[i].after);
+    }
 }
 
 static void summary_section(ps_buf *b, const ps_json *doc, const int counted[NSTATUS + 1])
@@ -368,6 +408,7 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
     ps_buf_puts(&b, "</p>\n<p class=\"meta\">");
     hc_run_meta_end(&b, doc, "Started ", "took ");
 
+    run_banner(&b, doc);
     summary_section(&b, doc, counted);
 
     ps_buf_puts(&b, "<div class=\"filters\" id=\"filters\" hidden>Show: ");

@@ -282,9 +282,12 @@ def mode_prism(a, tmp):
 
 def mode_unreachable(a, tmp):
     port = free_port()  # nothing listens there
-    rc, out, err, doc, _ = run_conform(["--base-url", "http://127.0.0.1:%d/v1" % port, "--timeout", "2s"],
-                                       a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY})
+    rc, out, err, doc, paths = run_conform(["--base-url", "http://127.0.0.1:%d/v1" % port, "--timeout", "2s"],
+                                           a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY})
     check(rc == 3, "unreachable target: exit %d, expected 3" % rc)
+    html = open(paths["html"], encoding="utf-8").read()
+    check('data-banner="aborted"' in html and ("could not reach http://127.0.0.1:%d/v1/categories" % port) in html,
+          "the HTML report of the aborted run does not say why")
     check("could not reach" in err and "connect" in err, "no clear message on stderr: %r" % err[-500:])
     if check(doc is not None, "no JSON report for an aborted run"):
         check(doc["verdict"] == "aborted" and doc["exit_code"] == 3 and doc["aborted"],
@@ -719,6 +722,9 @@ def mode_all429(a, tmp):
     check("run incomplete (exit 3)" in err, "stderr lacks the incomplete line: %r" % err[-400:])
     junit = ET.parse(paths["junit"]).getroot()
     check(not junit.findall(".//failure"), "JUnit reports failures")
+    html = open(paths["html"], encoding="utf-8").read()
+    check('data-banner="incomplete"' in html and ("%d of %d selected checks could not be tested" % (
+        len(incomplete), doc["summary"]["total"])) in html, "the HTML report does not say why the run is incomplete")
 
 
 def mode_notapplicable(a, tmp):
