@@ -15,6 +15,7 @@ bounded. Exit 0 = the behaviour holds; otherwise the reasons are printed.
   conform_test.py --conform BIN --server BIN notapplicable
   conform_test.py --conform BIN --server BIN https
   conform_test.py --conform BIN docs docs/conformance-checks.md
+  conform_test.py --conform BIN exitcodes docs/ci-gate.md README.md
 """
 import argparse
 import json
@@ -887,6 +888,31 @@ def mode_docs(a, tmp):
         check("| `%s` |" % i in text, "%s: no row for %s (regenerate it from --list)" % (a.doc, i))
 
 
+def mode_exitcodes(a, tmp):
+    """The documents that tell users what the exit codes mean (docs/ci-gate.md,
+    README.md) say what --help says: each code, and every cause of exit 3
+    (the last word of each cause in --help: reached, aborted, incomplete)."""
+    import re
+    help_text = subprocess.run([a.conform, "--help"], capture_output=True, timeout=10).stdout.decode()
+    m = re.search(r"exit status:(.*?)\.\n", help_text, re.S)
+    if not check(m, "--help has no 'exit status:' paragraph"):
+        return
+    para = " ".join(m.group(1).split())
+    m3 = re.search(r"\b3 (.*?)(\(|$)", para)
+    causes = [c.strip().split()[-1] for c in re.split(r",(?: or)? ", m3.group(1).strip()) if c.strip()] if m3 else []
+    check(len(causes) >= 3 and "incomplete" in causes, "exit 3 causes in --help: %s (%r)" % (causes, para))
+    for path in a.docs:
+        text = " ".join(open(path, encoding="utf-8").read().split())
+        dm = re.search(r"Exit (?:status|codes)[^.]*?0 all checks passed.*?\.", text)
+        if not check(dm, "%s: no exit-code sentence ('Exit ... 0 all checks passed ...')" % path):
+            continue
+        sentence = dm.group(0)
+        for code in ("0 all checks passed", "1 a check failed", "2 ", "3 "):
+            check(code in sentence, "%s: exit sentence lacks %r: %r" % (path, code, sentence))
+        for cause in causes:
+            check(cause in sentence, "%s: exit 3 cause %r (from --help) missing: %r" % (path, cause, sentence))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--conform", required=True)
@@ -915,6 +941,8 @@ def main():
     sub.add_parser("https")
     d = sub.add_parser("docs")
     d.add_argument("doc")
+    e = sub.add_parser("exitcodes")
+    e.add_argument("docs", nargs="+")
     a = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="conform-test-") as tmp:
         globals()["mode_" + a.mode](a, tmp)
