@@ -37,7 +37,10 @@ void ps_lg_config_usage(FILE *out)
           "  --ignore-retry-after  keep sending on a key after a 429 (default: wait)\n"
           "  --cacert FILE         https: verify the server with this CA (--insecure: don't)\n"
           "  --threshold EXPR      e.g. 'p99<200ms', 'p99.9<=1s', 'max < 2s', 'error_rate<1%'\n"
-          "exit: 0 ok, 1 rate limit violated, 2 usage, 3 target unreachable, 99 threshold failed\n",
+          "exit: 0 ok, 1 rate limit violated, 2 usage, 99 threshold failed,\n"
+          "      3 the run says nothing about the target (verdict in the JSON): unreachable\n"
+          "      (no connection at the start, or every connection down at the end), aborted\n"
+          "      (no request answered, or more than half failed)\n",
           out);
 }
 

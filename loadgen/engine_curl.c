@@ -146,12 +146,19 @@ static int run(ps_lg_thread *t)
             if (res == CURLE_OK) {
                 h->resp.status = (int)status;
                 h->resp.keep_alive = true;
+                /* libcurl hides its connections: the latest outcome stands
+                 * for the thread's reachability (ps_lg_unreachable). */
+                t->conns_up = 1;
+                t->last_connect_failed = false;
                 ps_lg_answered(t, &h->req, end, &h->resp);
             } else if (res == CURLE_OPERATION_TIMEDOUT) {
                 ps_lg_failed(t, &h->req, PS_LG_FAIL_TIMEOUT);
             } else if (res == CURLE_COULDNT_CONNECT || res == CURLE_COULDNT_RESOLVE_HOST ||
                        res == CURLE_SSL_CONNECT_ERROR || res == CURLE_PEER_FAILED_VERIFICATION ||
                        res == CURLE_SSL_CACERT_BADFILE) {
+                t->stats.connect_failures++;
+                t->conns_up = 0;
+                t->last_connect_failed = true;
                 ps_lg_failed(t, &h->req, PS_LG_FAIL_CONNECT);
             } else {
                 ps_lg_failed(t, &h->req, PS_LG_FAIL_READ);

@@ -63,12 +63,15 @@ static void conn_close(loop *L, int i)
             }
     }
     if (c->state == C_BUSY) L->busy--;
+    if (c->state == C_IDLE || c->state == C_BUSY) ps_lg_conn_down(L->t);
     c->fd = -1;
     c->state = C_CLOSED;
 }
 
+/* A freshly established connection joins the idle ones. */
 static void make_idle(loop *L, int i)
 {
+    ps_lg_conn_up(L->t);
     L->c[i].state = C_IDLE;
     L->idle[L->nidle++] = i;
 }
@@ -90,7 +93,7 @@ static void conn_open(loop *L, int i, int64_t now)
     c->retry_at = now + RECONNECT_DELAY_NS;
     int fd = socket(sh->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        L->t->stats.err_connect++;
+        ps_lg_connect_failed(L->t, now);
         return;
     }
     int one = 1;
@@ -98,7 +101,7 @@ static void conn_open(loop *L, int i, int64_t now)
     int rc = connect(fd, (const struct sockaddr *)&sh->addr, sh->addrlen);
     if (rc != 0 && errno != EINPROGRESS) {
         close(fd);
-        L->t->stats.err_connect++;
+        ps_lg_connect_failed(L->t, now);
         return;
     }
     /* Level-triggered, and EPOLLOUT only while it is needed (connecting, a
@@ -107,7 +110,7 @@ static void conn_open(loop *L, int i, int64_t now)
     struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP, .data.u32 = (uint32_t)i};
     if (epoll_ctl(L->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
         close(fd);
-        L->t->stats.err_connect++;
+        ps_lg_connect_failed(L->t, now);
         return;
     }
     c->fd = fd;
@@ -199,7 +202,7 @@ static void on_readable(loop *L, int i)
             if (used) {
                 conn_open(L, i, now);
             } else {
-                L->t->stats.err_connect++;
+                ps_lg_connect_failed(L->t, now);
                 c->retry_at = now + RECONNECT_DELAY_NS;
             }
             return;
@@ -249,12 +252,13 @@ static void on_event(loop *L, const struct epoll_event *ev)
         socklen_t len = sizeof soerr;
         if (!(ev->events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) return;
         if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
-            L->t->stats.err_connect++;
             char what[120];
             snprintf(what, sizeof what, "connect: %s", strerror(soerr ? soerr : errno));
             ps_lg_note_failure(L->t, what);
             conn_close(L, i);
-            c->retry_at = ps_clock_mono_ns() + RECONNECT_DELAY_NS;
+            int64_t now = ps_clock_mono_ns();
+            c->retry_at = now + RECONNECT_DELAY_NS;
+            ps_lg_connect_failed(L->t, now);
             return;
         }
         want_out(L, i, false);
@@ -276,8 +280,8 @@ static void scan(loop *L, int64_t now, bool reconnect)
             fail_request(L, i, PS_LG_FAIL_TIMEOUT);
             if (reconnect) conn_open(L, i, now);
         } else if (c->state == C_CONNECTING && now - c->retry_at >= timeout) {
-            L->t->stats.err_connect++;
             conn_close(L, i);
+            ps_lg_connect_failed(L->t, now);
         } else if (c->state == C_CLOSED && reconnect && c->retry_at <= now) {
             conn_open(L, i, now);
         }

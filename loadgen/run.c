@@ -24,11 +24,59 @@
 #include "reports/html_report.h"
 
 static ps_lg_shared *volatile signal_target;
-
 static void on_sigint(int sig)
 {
     (void)sig;
     if (signal_target) atomic_store(&signal_target->stop, 1);
+}
+
+/* A run whose figures cannot be trusted as a verdict on the target is
+ * exit 3, in this order: no request answered;
+ * the run ended with every thread's connections down and its latest
+ * attempt failed (the target went away); more than half the requests
+ * failed (connection refused or broken, no response). Timeouts alone do
+ * not count toward that share: a slow target in an overload test is a
+ * result for thresholds (error_rate<...), not an aborted run. Returns the
+ * verdict, or NULL. */
+#define PS_LG_MAX_FAILED_SHARE 0.5
+
+static const char *judge_run(const ps_lg_config *cfg, const ps_lg_thread *threads,
+                             const ps_lg_stats *t, bool interrupted, char *why, size_t len)
+{
+    if (interrupted) return NULL;
+    int with_conns = 0, down = 0;
+    for (int i = 0; i < cfg->threads; i++) {
+        if (threads[i].nconns == 0) continue;
+        with_conns++;
+        down += ps_lg_unreachable(&threads[i]);
+    }
+    if (t->scheduled > 0 && t->answered == 0) {
+        snprintf(why, len,
+                 "target %s:%s answered none of %lld requests (%lld failed: %lld connect, %lld "
+                 "read; %lld timed out; %lld connection attempts failed)",
+                 cfg->host, cfg->port, (long long)t->scheduled, (long long)t->failed,
+                 (long long)t->err_connect, (long long)t->err_read, (long long)t->timed_out,
+                 (long long)t->connect_failures);
+        return t->connect_failures > 0 ? "unreachable" : "aborted";
+    }
+    if (with_conns > 0 && down == with_conns && t->connect_failures > 0) {
+        snprintf(why, len,
+                 "target %s:%s stopped accepting connections: the run ended with every connection "
+                 "down (%lld answered, then %lld connection attempts failed; %lld requests failed, "
+                 "%lld timed out)",
+                 cfg->host, cfg->port, (long long)t->answered, (long long)t->connect_failures,
+                 (long long)t->failed, (long long)t->timed_out);
+        return "unreachable";
+    }
+    if (t->scheduled > 0 && (double)t->failed > PS_LG_MAX_FAILED_SHARE * (double)t->scheduled) {
+        snprintf(why, len,
+                 "target %s:%s failed more than half the requests: %lld of %lld got no response "
+                 "(%lld connect, %lld read)",
+                 cfg->host, cfg->port, (long long)t->failed, (long long)t->scheduled,
+                 (long long)t->err_connect, (long long)t->err_read);
+        return "aborted";
+    }
+    return NULL;
 }
 
 /* Create bodies: a JSON array of NewCategory objects, re-serialised
@@ -432,13 +480,10 @@ int ps_lg_run(const ps_lg_config *cfg)
         thr_failed |= !thr[i].passed;
     }
     exit_code = failing ? PS_LG_EXIT_LIMITS : thr_failed ? PS_LG_EXIT_THRESHOLD : PS_LG_EXIT_OK;
-    /* Reachable at the probe, but not one answer and connections refused
-     * since: the target went away. */
-    if (total.answered == 0 && total.err_connect > 0 && !ps_lg_stopping(&threads[0])) {
-        fprintf(stderr, "petstore-load: target %s:%s: not one request answered, connections failed\n",
-                cfg->host, cfg->port);
-        exit_code = PS_LG_EXIT_UNREACHABLE;
-    }
+    bool interrupted = atomic_load(&sh->stop) != 0;
+    char why[400] = "";
+    const char *verdict = judge_run(cfg, threads, &total, interrupted, why, sizeof why);
+    if (verdict) exit_code = PS_LG_EXIT_UNREACHABLE;
 
     ps_lg_summary sum = {
         .cfg = cfg, .total = &total, .rows = col.rows, .nrows = col.nrows,
@@ -446,6 +491,7 @@ int ps_lg_run(const ps_lg_config *cfg)
         .violations = violations, .nviolations = nviol, .failing_violations = failing,
         .thresholds = thr, .duration_s = (double)(last - begin) / 1e9,
         .started_wall_ns = sh->start_wall_ns, .exit_code = exit_code,
+        .verdict = verdict, .aborted = verdict ? why : NULL,
     };
     if (ps_lg_summary_json(&sum, &json, &err) != 0) goto fail_output;
 
@@ -479,11 +525,14 @@ int ps_lg_run(const ps_lg_config *cfg)
             fprintf(stderr, "  %s: %s\n", violations[i].fails ? "LIMIT VIOLATION" : "warning",
                     violations[i].message);
         if (cfg->verify_limits)
-            fprintf(stderr, "  limits: %s (%zu windows checked)\n", failing ? "FAIL" : "pass",
-                    limits.count);
+            fprintf(stderr, "  limits: %s (%zu windows checked)\n",
+                    failing ? "FAIL" : limits.count == 0 ? "not checked" : "pass", limits.count);
         for (size_t i = 0; i < cfg->nthresholds; i++)
             fprintf(stderr, "  threshold %s: %s\n", cfg->thresholds[i].expression,
                     thr[i].passed ? "passed" : "FAILED");
+        if (verdict) fprintf(stderr, "  verdict: %s (exit 3): %s\n", verdict, why);
+    } else if (verdict) {
+        fprintf(stderr, "petstore-load: %s: %s\n", verdict, why);
     }
     if (json_out) {
         FILE *f = json_out;

@@ -194,6 +194,7 @@ void ps_lg_stats_add(ps_lg_stats *dst, const ps_lg_stats *src)
     dst->timed_out += src->timed_out;
     dst->skipped_retry_after += src->skipped_retry_after;
     dst->err_connect += src->err_connect;
+    dst->connect_failures += src->connect_failures;
     dst->err_read += src->err_read;
     dst->err_timeout += src->err_timeout;
     for (int i = 0; i < PS_LG_OPS; i++) dst->op_requests[i] += src->op_requests[i];

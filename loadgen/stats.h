@@ -45,7 +45,12 @@ typedef struct ps_lg_stats {
     ps_lg_hpair all, op[PS_LG_OPS], cls[PS_LG_CLASSES], plan[PS_LG_PLANS];
     int64_t status[600];
     int64_t scheduled, answered, failed, timed_out, skipped_retry_after;
+    /* err_*: requests, by why they got no answer (failed == err_connect +
+     * err_read, timed_out == err_timeout); connect_failures: connection
+     * attempts that failed (refused, reset before use, timed out), which
+     * fail a request only when the thread had no connection at all. */
     int64_t err_connect, err_read, err_timeout;
+    int64_t connect_failures;
     int64_t op_requests[PS_LG_OPS];
     int64_t plan_admitted[PS_LG_PLANS], plan_limited[PS_LG_PLANS];
     /* the interval ring (owner side) */

@@ -163,6 +163,7 @@ int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *b, ps_error *err)
     ps_buf_printf(b, "},\n  \"errors\": {\"connect\": %" PRId64 ", \"read\": %" PRId64
                      ", \"timeout\": %" PRId64 "},\n",
                   t->err_connect, t->err_read, t->err_timeout);
+    ps_buf_printf(b, "  \"connect_failures\": %" PRId64 ",\n", t->connect_failures);
     ps_buf_printf(b, "  \"error_rate\": %.6f,\n", ps_lg_error_rate(t));
     ps_buf_puts(b, "  \"latency_us\": ");
     pair_obj(b, &t->all);
@@ -223,7 +224,11 @@ int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *b, ps_error *err)
         ps_buf_putc(b, '}');
         first = false;
     }
-    const char *lverdict = !s->limits_checked ? "not_checked" : s->failing_violations ? "fail" : "pass";
+    /* Nothing checked is not a pass: no window seen, no violation, no verdict. */
+    const char *lverdict = !s->limits_checked          ? "not_checked"
+                           : s->failing_violations      ? "fail"
+                           : s->windows == 0            ? "not_checked"
+                                                        : "pass";
     ps_buf_printf(b, "],\n  \"limits\": {\"verdict\": \"%s\", \"checked\": %s, \"windows\": %zu, "
                      "\"violations\": [",
                   lverdict, s->limits_checked ? "true" : "false", s->windows);
@@ -255,7 +260,12 @@ int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *b, ps_error *err)
         else
             ps_buf_printf(b, "\"actual_us\": %.0f, \"bound_us\": %.0f}", r->actual, th->bound);
     }
-    ps_buf_printf(b, "],\n  \"verdict\": \"%s\",\n  \"exit_code\": %d\n}\n",
-                  s->exit_code == 0 ? "pass" : "fail", s->exit_code);
+    ps_buf_puts(b, "],\n  \"aborted\": ");
+    if (s->aborted)
+        json_str(b, s->aborted);
+    else
+        ps_buf_puts(b, "null");
+    ps_buf_printf(b, ",\n  \"verdict\": \"%s\",\n  \"exit_code\": %d\n}\n",
+                  s->verdict ? s->verdict : s->exit_code == 0 ? "pass" : "fail", s->exit_code);
     return 0;
 }

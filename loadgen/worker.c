@@ -209,7 +209,7 @@ void ps_lg_expire(ps_lg_thread *t, int64_t now)
         ps_lg_stream *s = &t->heap[0];
         if (t->begin_ns + s->due > now - timeout) return;
         t->stats.scheduled++;
-        ps_lg_stats_fail(&t->stats, PS_LG_FAIL_TIMEOUT);
+        ps_lg_stats_fail(&t->stats, ps_lg_unreachable(t) ? PS_LG_FAIL_CONNECT : PS_LG_FAIL_TIMEOUT);
         advance(t);
     }
 }
@@ -242,6 +242,32 @@ bool ps_lg_scheduling_done(ps_lg_thread *t, int64_t now)
     if (ps_lg_stopping(t)) return true;
     if (!t->open) return now >= t->end_ns || quota_reached(t);
     return !top_alive(t);
+}
+
+void ps_lg_conn_up(ps_lg_thread *t)
+{
+    t->conns_up++;
+    t->last_connect_failed = false;
+}
+
+void ps_lg_conn_down(ps_lg_thread *t)
+{
+    if (t->conns_up > 0) t->conns_up--;
+}
+
+void ps_lg_connect_failed(ps_lg_thread *t, int64_t now)
+{
+    t->stats.connect_failures++;
+    t->last_connect_failed = true;
+    if (t->open || t->conns_up > 0) return;
+    ps_lg_req r;
+    int64_t wake = INT64_MAX;
+    if (ps_lg_take(t, now, &r, &wake) == PS_LG_TAKE_READY) ps_lg_failed(t, &r, PS_LG_FAIL_CONNECT);
+}
+
+bool ps_lg_unreachable(const ps_lg_thread *t)
+{
+    return t->conns_up == 0 && t->last_connect_failed;
 }
 
 void ps_lg_note_failure(ps_lg_thread *t, const char *what)

@@ -79,6 +79,12 @@ typedef struct ps_lg_thread {
     uint64_t mix_k, body_k;
     size_t rr;                /* round-robin cursor over keys */
     int64_t *blocked_until;   /* per key, monotonic ns (Retry-After) */
+    /* Engines keep these (ps_lg_conn_up/down, ps_lg_connect_failed): how
+     * many connections are established, and whether the latest connection
+     * attempt failed. Both zero-connection and failed: the target is
+     * unreachable from this thread right now. */
+    int conns_up;
+    bool last_connect_failed;
     int rc;
     ps_error err;
     char first_failure[200]; /* what went wrong first, for the summary ("" = nothing) */
@@ -100,7 +106,8 @@ ps_lg_take_result ps_lg_take(ps_lg_thread *t, int64_t now, ps_lg_req *r, int64_t
 /* Takes a request outside the schedule (burst warm-up and release). */
 void ps_lg_take_extra(ps_lg_thread *t, int64_t now, ps_lg_req *r);
 /* Open model: requests due more than the timeout ago and still not sent
- * (every connection busy) are counted as timed out. */
+ * are counted as timed out (every connection busy), or as failed for want
+ * of a connection when the target is unreachable (ps_lg_unreachable). */
 void ps_lg_expire(ps_lg_thread *t, int64_t now);
 /* A response arrived for r at now. */
 void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_lg_resp *resp);
@@ -109,6 +116,16 @@ void ps_lg_failed(ps_lg_thread *t, const ps_lg_req *r, ps_lg_failure why);
 /* True once every request of the thread's share has been taken (or
  * expired): only the ones in flight remain. */
 bool ps_lg_scheduling_done(ps_lg_thread *t, int64_t now);
+/* A connection became usable / was closed. */
+void ps_lg_conn_up(ps_lg_thread *t);
+void ps_lg_conn_down(ps_lg_thread *t);
+/* A connection attempt failed (counted in connect_failures). With no
+ * connection established, the closed model takes its next request and
+ * fails it as a connect failure: a request that could get no connection
+ * is failed, and a --requests run against a dead target still ends. */
+void ps_lg_connect_failed(ps_lg_thread *t, int64_t now);
+/* No connection established and the latest attempt failed. */
+bool ps_lg_unreachable(const ps_lg_thread *t);
 /* Keeps the first failure's description for the summary. */
 void ps_lg_note_failure(ps_lg_thread *t, const char *what);
 /* Seconds-since-start bookkeeping for the interval ring. */

@@ -85,23 +85,46 @@ static const char *start_server(const char *first, ...)
     return url;
 }
 
-/* Runs petstore-load with the arguments; returns its exit code, or -1 if
- * it had to be killed after limit_s. */
-static int run_load(int limit_s, const char *first, ...)
+static pid_t vspawn_load(const char *first, va_list ap)
 {
     const char *argv[60];
     int argc = 0;
     argv[argc++] = PS_LOAD_BIN;
-    va_list ap;
-    va_start(ap, first);
     for (const char *a = first; a && argc < 59; a = va_arg(ap, const char *)) argv[argc++] = a;
-    va_end(ap);
     argv[argc] = NULL;
     pid_t pid = fork();
     if (pid == 0) {
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
+    return pid;
+}
+
+static int wait_load(pid_t pid, int limit_s);
+
+/* Runs petstore-load with the arguments; returns its exit code, or -1 if
+ * it had to be killed after limit_s. */
+static int run_load(int limit_s, const char *first, ...)
+{
+    va_list ap;
+    va_start(ap, first);
+    pid_t pid = vspawn_load(first, ap);
+    va_end(ap);
+    return wait_load(pid, limit_s);
+}
+
+/* Starts petstore-load in the background (wait_load collects it). */
+static pid_t spawn_load(const char *first, ...)
+{
+    va_list ap;
+    va_start(ap, first);
+    pid_t pid = vspawn_load(first, ap);
+    va_end(ap);
+    return pid;
+}
+
+static int wait_load(pid_t pid, int limit_s)
+{
     for (int i = 0; i < limit_s * 20; i++) {
         int st;
         if (waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : -2;
@@ -707,7 +730,7 @@ static void refused_connections(void)
     fprintf(stderr, "refused: answered %lld, failed %lld\n", (long long)num(d, "answered"),
             (long long)num(d, "failed"));
     CHECK(num(d, "answered") > 100);
-    CHECK(num(d, "failed") + num(d, "errors.connect") > 0);
+    CHECK(num(d, "failed") + num(d, "connect_failures") > 0);
     CHECK(num(d, "failed") < 200); /* 6 refused connections, one try per 100 ms each */
     check_accounting(d);
     ps_json_free(d);
@@ -851,6 +874,119 @@ static void curl_closed_speed(void)
     ps_json_free(d);
 }
 
+/* A fake server (python3 stdlib, loopback) that accepts connections and
+ * reads requests but never answers. Returns its port; *pid to kill. */
+static int start_silent_server(pid_t *pid)
+{
+    static const char *script =
+        "import socket, threading, sys\n"
+        "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(64)\n"
+        "print(s.getsockname()[1], flush=True)\n"
+        "held = []\n"
+        "def drain(c):\n"
+        "    try:\n"
+        "        while c.recv(65536): pass\n"
+        "    except OSError: pass\n"
+        "while True:\n"
+        "    c, _ = s.accept(); held.append(c)\n"
+        "    threading.Thread(target=drain, args=(c,), daemon=True).start()\n";
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    *pid = fork();
+    if (*pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        execlp("python3", "python3", "-c", script, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char line[32] = "";
+    size_t n = 0;
+    struct pollfd p = {.fd = fds[0], .events = POLLIN};
+    while (n < sizeof line - 1 && poll(&p, 1, 10000) == 1) {
+        ssize_t r = read(fds[0], line + n, 1);
+        if (r <= 0 || line[n] == '\n') break;
+        n++;
+    }
+    line[n] = '\0';
+    close(fds[0]);
+    return atoi(line);
+}
+
+/* A server that never finishes a reply: nothing answered is exit 3 with
+ * verdict "aborted" and the reason, every request timed out (accounting
+ * exact), and --verify-limits has checked nothing: not_checked, not pass. */
+static void stalled_server(void)
+{
+    pid_t py = -1;
+    int port = start_silent_server(&py);
+    CHECK(port > 0);
+    if (port <= 0) {
+        if (py > 0) kill(py, SIGKILL), waitpid(py, NULL, 0);
+        return;
+    }
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
+    char *json = path_in_tmp("stalled.json");
+    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "any-key-0001", "--connections", "2",
+                      "--requests", "8", "--timeout", "500ms", "--verify-limits", "--json", json,
+                      NULL);
+    kill(py, SIGKILL);
+    waitpid(py, NULL, 0);
+    CHECK_INT(rc, 3);
+    ps_json *d = load_json(json);
+    if (!d) return;
+    CHECK_INT(num(d, "answered"), 0);
+    CHECK_INT(num(d, "timed_out"), 8);
+    CHECK_INT(num(d, "exit_code"), 3);
+    CHECK_STR(str(d, "verdict"), "aborted");
+    CHECK(strstr(str(d, "aborted"), "answered none of 8") != NULL);
+    CHECK_STR(str(d, "limits.verdict"), "not_checked");
+    CHECK_INT(num(d, "limits.windows"), 0);
+    check_accounting(d);
+    ps_json_free(d);
+}
+
+/* The reference server killed mid-run, closed and open model: exit 3,
+ * verdict "unreachable"; requests that could get no connection are failed
+ * (connect), not timed out, and every one is accounted for. */
+static void killed_server(void)
+{
+    for (int open = 0; open <= 1; open++) {
+        const char *url =
+            start_server("--key", "big-key-0001:enterprise:100000000:1000000000", NULL);
+        CHECK(url != NULL);
+        if (!url) return;
+        char *json = path_in_tmp(open ? "killed-open.json" : "killed-closed.json");
+        pid_t pid = open ? spawn_load(LOAD, "--base-url", url, "--api-key", "big-key-0001",
+                                      "--connections", "4", "--rate", "200", "--duration", "2s",
+                                      "--timeout", "500ms", "--json", json, NULL)
+                         : spawn_load(LOAD, "--base-url", url, "--api-key", "big-key-0001",
+                                      "--connections", "4", "--duration", "2s", "--timeout",
+                                      "500ms", "--json", json, NULL);
+        usleep(700000);
+        kill(server_pid, SIGKILL);
+        waitpid(server_pid, NULL, 0);
+        server_pid = -1;
+        int rc = wait_load(pid, 30);
+        fprintf(stderr, "%s model, server killed: exit %d\n", open ? "open" : "closed", rc);
+        CHECK_INT(rc, 3);
+        ps_json *d = load_json(json);
+        if (!d) continue;
+        CHECK_STR(str(d, "verdict"), "unreachable");
+        CHECK(strstr(str(d, "aborted"), "stopped accepting connections") != NULL);
+        CHECK(num(d, "answered") > 0);
+        CHECK(num(d, "errors.connect") > 0);
+        CHECK(num(d, "failed") + num(d, "connect_failures") > 0);
+        CHECK_INT(num(d, "timed_out"), 0);
+        CHECK_INT(num(d, "failed"), num(d, "errors.connect") + num(d, "errors.read"));
+        if (open) CHECK_INT(num(d, "scheduled"), 400);
+        check_accounting(d);
+        ps_json_free(d);
+    }
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -863,7 +999,8 @@ static const struct {
     {"curl", curl_engine},              {"ramp", ramp},
     {"retry_after", retry_after},       {"refused", refused_connections},
     {"https", https_curl},               {"intervals", intervals},
-    {"curl_closed", curl_closed_speed},
+    {"curl_closed", curl_closed_speed}, {"stalled", stalled_server},
+    {"killed", killed_server},
 };
 
 int main(int argc, char **argv)
