@@ -40,7 +40,7 @@ void ps_lg_config_usage(FILE *out)
           "exit: 0 ok, 1 rate limit violated, 2 usage, 99 threshold failed,\n"
           "      3 the run says nothing about the target (verdict in the JSON): unreachable\n"
           "      (no connection at the start, or every connection down at the end), aborted\n"
-          "      (no request answered, or more than half failed)\n",
+          "      (no request answered, or more than half failed), interrupted (SIGINT)\n",
           out);
 }
 

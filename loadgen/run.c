@@ -24,14 +24,16 @@
 #include "reports/html_report.h"
 
 static ps_lg_shared *volatile signal_target;
+static volatile sig_atomic_t caught_signal;
+
 static void on_sigint(int sig)
 {
-    (void)sig;
+    caught_signal = sig;
     if (signal_target) atomic_store(&signal_target->stop, 1);
 }
 
 /* A run whose figures cannot be trusted as a verdict on the target is
- * exit 3, in this order: no request answered;
+ * exit 3, in this order: interrupted (SIGINT/SIGTERM); no request answered;
  * the run ended with every thread's connections down and its latest
  * attempt failed (the target went away); more than half the requests
  * failed (connection refused or broken, no response). Timeouts alone do
@@ -43,7 +45,11 @@ static void on_sigint(int sig)
 static const char *judge_run(const ps_lg_config *cfg, const ps_lg_thread *threads,
                              const ps_lg_stats *t, bool interrupted, char *why, size_t len)
 {
-    if (interrupted) return NULL;
+    if (interrupted) {
+        snprintf(why, len, "interrupted by %s: partial results",
+                 caught_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+        return "interrupted";
+    }
     int with_conns = 0, down = 0;
     for (int i = 0; i < cfg->threads; i++) {
         if (threads[i].nconns == 0) continue;
@@ -491,7 +497,7 @@ int ps_lg_run(const ps_lg_config *cfg)
         .violations = violations, .nviolations = nviol, .failing_violations = failing,
         .thresholds = thr, .duration_s = (double)(last - begin) / 1e9,
         .started_wall_ns = sh->start_wall_ns, .exit_code = exit_code,
-        .verdict = verdict, .aborted = verdict ? why : NULL,
+        .verdict = verdict, .aborted = verdict ? why : NULL, .interrupted = interrupted,
     };
     if (ps_lg_summary_json(&sum, &json, &err) != 0) goto fail_output;
 

@@ -260,7 +260,7 @@ int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *b, ps_error *err)
         else
             ps_buf_printf(b, "\"actual_us\": %.0f, \"bound_us\": %.0f}", r->actual, th->bound);
     }
-    ps_buf_puts(b, "],\n  \"aborted\": ");
+    ps_buf_printf(b, "],\n  \"interrupted\": %s,\n  \"aborted\": ", s->interrupted ? "true" : "false");
     if (s->aborted)
         json_str(b, s->aborted);
     else

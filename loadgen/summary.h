@@ -39,10 +39,11 @@ typedef struct ps_lg_summary {
     double duration_s;            /* first request to last answer */
     int64_t started_wall_ns;
     int exit_code;
-    /* Exit 3 cases: verdict "unreachable" or "aborted" (NULL:
+    /* Exit 3 cases: verdict "interrupted", "unreachable" or "aborted" (NULL:
      * "pass" for exit 0, else "fail") and why, in one sentence (NULL: none). */
     const char *verdict;
     const char *aborted;
+    bool interrupted;
 } ps_lg_summary;
 
 /* Evaluates one threshold against the merged stats (corrected latencies). */

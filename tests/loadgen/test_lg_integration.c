@@ -987,6 +987,33 @@ static void killed_server(void)
     }
 }
 
+/* SIGINT mid-run: the reports are written, marked interrupted, exit 3. */
+static void interrupted(void)
+{
+    const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", NULL);
+    CHECK(url != NULL);
+    if (!url) return;
+    char *json = path_in_tmp("interrupted.json");
+    pid_t pid = spawn_load(LOAD, "--base-url", url, "--api-key", "big-key-0001", "--connections",
+                           "4", "--rate", "500", "--duration", "20s", "--verify-limits", "--json",
+                           json, NULL);
+    usleep(1000000);
+    kill(pid, SIGINT);
+    int rc = wait_load(pid, 15);
+    stop_server();
+    CHECK_INT(rc, 3);
+    ps_json *d = load_json(json);
+    if (!d) return;
+    CHECK(ps_json_path(d, "interrupted") && ps_json_path(d, "interrupted")->boolean);
+    CHECK_STR(str(d, "verdict"), "interrupted");
+    CHECK(strstr(str(d, "aborted"), "SIGINT") != NULL);
+    CHECK_INT(num(d, "exit_code"), 3);
+    CHECK(num(d, "answered") > 100);
+    CHECK(num(d, "scheduled") < 5000); /* stopped well before the 20 s (10,000 requests) */
+    check_accounting(d);
+    ps_json_free(d);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -1000,7 +1027,7 @@ static const struct {
     {"retry_after", retry_after},       {"refused", refused_connections},
     {"https", https_curl},               {"intervals", intervals},
     {"curl_closed", curl_closed_speed}, {"stalled", stalled_server},
-    {"killed", killed_server},
+    {"killed", killed_server},          {"interrupted", interrupted},
 };
 
 int main(int argc, char **argv)
