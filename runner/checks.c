@@ -194,27 +194,32 @@ void ps_check_fail(ps_checks *c, ps_check_id ck, const char *evidence_json, cons
     }
 }
 
-void ps_check_not_run(ps_checks *c, ps_check_id ck, const char *fmt, ...)
+/* Records why a check did not run; the first reason stands. */
+static void mark_not_run(ps_checks *c, ps_check_id ck, bool applicable, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+static void mark_not_run(ps_checks *c, ps_check_id ck, bool applicable, const char *fmt, va_list ap)
 {
     if (ck >= PS_CK_COUNT || !c->s[ck].selected) return;
     check_state *s = &c->s[ck];
-    if (s->not_run) return; /* the first reason stands */
+    if (s->not_run) return;
+    s->not_run = vformat(fmt, ap);
+    s->not_applicable = !applicable;
+}
+
+void ps_check_not_run(ps_checks *c, ps_check_id ck, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    s->not_run = vformat(fmt, ap);
+    mark_not_run(c, ck, true, fmt, ap);
     va_end(ap);
 }
 
 void ps_check_not_applicable(ps_checks *c, ps_check_id ck, const char *fmt, ...)
 {
-    if (ck >= PS_CK_COUNT || !c->s[ck].selected) return;
-    check_state *s = &c->s[ck];
-    if (s->not_run) return; /* the first reason stands */
     va_list ap;
     va_start(ap, fmt);
-    s->not_run = vformat(fmt, ap);
+    mark_not_run(c, ck, false, fmt, ap);
     va_end(ap);
-    s->not_applicable = true;
 }
 
 void ps_check_add_time(ps_checks *c, ps_check_id ck, double ms)
