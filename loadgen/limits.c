@@ -1,6 +1,7 @@
 /* limits.c - per-key, per-window admission counts and their verdict. */
 #include "loadgen/limits.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ static ps_lg_window *find_or_add(ps_lg_limits *l, uint32_t key, int64_t limit, i
             w->limit = limit;
             w->reset = reset;
             w->max_remaining = w->min_remaining = -1;
+            w->min_ahead_s = INT64_MAX;
             l->count++;
             return w;
         }
@@ -71,6 +73,11 @@ static ps_lg_window *find_or_add(ps_lg_limits *l, uint32_t key, int64_t limit, i
 }
 
 void ps_lg_limits_observe(ps_lg_limits *l, size_t key, const ps_lg_resp *r)
+{
+    ps_lg_limits_observe_at(l, key, r, INT64_MIN);
+}
+
+void ps_lg_limits_observe_at(ps_lg_limits *l, size_t key, const ps_lg_resp *r, int64_t now_s)
 {
     ps_lg_key_checks *k = &l->keys[key];
     const unsigned all = PS_LG_H_LIMIT | PS_LG_H_REMAINING | PS_LG_H_RESET;
@@ -86,6 +93,7 @@ void ps_lg_limits_observe(ps_lg_limits *l, size_t key, const ps_lg_resp *r)
     const unsigned id = PS_LG_H_LIMIT | PS_LG_H_RESET;
     if ((r->seen & id) != id || (r->bad & id)) return;
     ps_lg_window *w = find_or_add(l, (uint32_t)key, r->limit, r->reset);
+    if (now_s != INT64_MIN && r->reset - now_s < w->min_ahead_s) w->min_ahead_s = r->reset - now_s;
     if (r->status == 429) {
         w->limited++;
         return;
@@ -113,6 +121,7 @@ void ps_lg_limits_merge(ps_lg_limits *dst, const ps_lg_limits *src)
         if (s->max_remaining > d->max_remaining) d->max_remaining = s->max_remaining;
         if (s->min_remaining >= 0 && (d->min_remaining < 0 || s->min_remaining < d->min_remaining))
             d->min_remaining = s->min_remaining;
+        if (s->min_ahead_s < d->min_ahead_s) d->min_ahead_s = s->min_ahead_s;
     }
     for (size_t k = 0; k < dst->nkeys && k < src->nkeys; k++) {
         ps_lg_key_checks *d = &dst->keys[k];
@@ -157,6 +166,21 @@ static const char *window_name(const ps_plan *plan, int64_t limit)
     return "unknown";
 }
 
+static bool figures_known(const ps_plan *plan)
+{
+    return plan->per_minute > 0 && plan->per_day > 0;
+}
+
+/* With the plan's figures known: which of them governs window w (by its L,
+ * else by how far ahead its Reset was: a minute window ends within 60 s). */
+static bool is_minute_window(const ps_plan *plan, const ps_lg_window *w)
+{
+    if (w->limit == plan->per_minute) return true;
+    if (w->limit == plan->per_day) return false;
+    if (w->min_ahead_s != INT64_MAX) return w->min_ahead_s <= 60;
+    return w->limit < plan->per_day;
+}
+
 static int by_window(const void *a, const void *b)
 {
     const ps_lg_window *x = *(const ps_lg_window *const *)a, *y = *(const ps_lg_window *const *)b;
@@ -196,16 +220,55 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
         char red[8];
         ps_lg_redact(key->key, red);
         const char *wname = window_name(&key->plan, w->limit);
-        if (w->admitted > w->limit) {
+        /* The declared plan, not the server's header, says what a window
+         * may admit: a server handing a free key pro limits (and saying so
+         * in X-RateLimit-Limit) over-admits. */
+        int64_t allowed = w->limit;
+        if (figures_known(&key->plan)) {
+            bool minute = is_minute_window(&key->plan, w);
+            allowed = minute ? key->plan.per_minute : key->plan.per_day;
+            if (strcmp(wname, "unknown") == 0) {
+                wname = minute ? "minute" : "day";
+                if (!follows) {
+                    int64_t responses = 0;
+                    for (size_t j = i; j < nw && ws[j]->key == w->key && ws[j]->limit == w->limit; j++)
+                        responses += ws[j]->admitted + ws[j]->limited;
+                    ps_lg_violation *v = push(out, n, &cap);
+                    v->kind = PS_LG_V_BAD_HEADERS;
+                    v->fails = true;
+                    v->key = w->key;
+                    v->window = wname;
+                    v->reset = w->reset;
+                    v->limit = allowed;
+                    v->count = responses;
+                    snprintf(v->message, sizeof v->message,
+                             "key %s (%s): %lld responses said X-RateLimit-Limit %lld, which is not "
+                             "one of the plan's figures (%lld per minute, %lld per day); counted "
+                             "against the %s figure %lld",
+                             red, ps_plan_name(key->plan.id), (long long)responses,
+                             (long long)w->limit, (long long)key->plan.per_minute,
+                             (long long)key->plan.per_day, wname, (long long)allowed);
+                    failing++;
+                }
+            }
+        }
+        if (w->admitted > allowed) {
             ps_lg_violation *v = push(out, n, &cap);
             v->kind = PS_LG_V_OVER_ADMISSION;
             v->fails = true;
-            snprintf(v->message, sizeof v->message,
-                     "key %s (%s): the %s window ending at %lld admitted %lld requests, over its "
-                     "limit of %lld",
-                     red, ps_plan_name(key->plan.id), wname, (long long)w->reset,
-                     (long long)w->admitted, (long long)w->limit);
-        } else if (w->limited > 0 && w->admitted < w->limit && watched_from_start &&
+            if (allowed != w->limit)
+                snprintf(v->message, sizeof v->message,
+                         "key %s (%s): the %s window ending at %lld admitted %lld requests, over "
+                         "the plan's %lld (the server's X-RateLimit-Limit said %lld)",
+                         red, ps_plan_name(key->plan.id), wname, (long long)w->reset,
+                         (long long)w->admitted, (long long)allowed, (long long)w->limit);
+            else
+                snprintf(v->message, sizeof v->message,
+                         "key %s (%s): the %s window ending at %lld admitted %lld requests, over its "
+                         "limit of %lld",
+                         red, ps_plan_name(key->plan.id), wname, (long long)w->reset,
+                         (long long)w->admitted, (long long)w->limit);
+        } else if (w->limited > 0 && w->admitted < allowed && watched_from_start &&
                    l->keys[w->key].failures == 0) {
             ps_lg_violation *v = push(out, n, &cap);
             v->kind = PS_LG_V_UNDER_ADMISSION;
@@ -214,7 +277,7 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
                      "after admitting only %lld of %lld (warning: other clients of this key "
                      "would explain it too)",
                      red, ps_plan_name(key->plan.id), wname, (long long)w->reset,
-                     (long long)w->limited, (long long)w->admitted, (long long)w->limit);
+                     (long long)w->limited, (long long)w->admitted, (long long)allowed);
         } else {
             continue;
         }
@@ -223,8 +286,8 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
         v->window = wname;
         v->reset = w->reset;
         v->admitted = w->admitted;
-        v->limit = w->limit;
-        v->count = v->kind == PS_LG_V_OVER_ADMISSION ? w->admitted - w->limit : w->limit - w->admitted;
+        v->limit = allowed;
+        v->count = v->kind == PS_LG_V_OVER_ADMISSION ? w->admitted - allowed : allowed - w->admitted;
         if (v->fails) failing++;
     }
     free(ws);

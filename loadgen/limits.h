@@ -4,8 +4,13 @@
  * Every response that names its window (X-RateLimit-Limit L and
  * X-RateLimit-Reset R) is counted under the window (key, L, R): the Reset
  * value is the window's identity, as the spec makes it the time the window
- * ends. A window that admitted (non-429) more than L requests is an
- * over-admission. A window that refused with 429 although fewer than L were
+ * ends. The window's allowance is the plan's figure when the plan's figures
+ * are known (free, pro, business, enterprise:PM:PD, per key in --keys): the
+ * per-minute or per-day one, matched by L, or (when L is neither) by how far
+ * ahead the Reset was (up to 60 s: minute); a header L that is not one of
+ * the plan's figures is itself a bad_headers violation naming both. Without
+ * known figures (plain enterprise, no --plan) the allowance is L. A window
+ * that admitted (non-429) more than its allowance is an over-admission. A window that refused with 429 although fewer than L were
  * admitted, when this run watched the window from its start (it saw the
  * window's first admission, Remaining = L - 1, or an earlier window of the
  * same key and limit) and no request on that key failed, is an
@@ -32,6 +37,7 @@ typedef struct ps_lg_window {
     int64_t limit, reset;
     int64_t admitted, limited;
     int64_t max_remaining, min_remaining; /* over admitted responses; -1 = none */
+    int64_t min_ahead_s; /* least Reset - now seen (INT64_MAX: not known) */
     uint32_t key;
     bool used;
 } ps_lg_window;
@@ -68,7 +74,9 @@ typedef struct ps_lg_violation {
 
 int ps_lg_limits_init(ps_lg_limits *l, size_t nkeys);
 void ps_lg_limits_free(ps_lg_limits *l);
-/* Counts one response on key. */
+/* Counts one response on key, received at now_s (wall clock, Unix seconds). */
+void ps_lg_limits_observe_at(ps_lg_limits *l, size_t key, const ps_lg_resp *r, int64_t now_s);
+/* The same without a receive time (the window is then told by L alone). */
 void ps_lg_limits_observe(ps_lg_limits *l, size_t key, const ps_lg_resp *r);
 /* Counts one request on key that got no response. */
 void ps_lg_limits_failure(ps_lg_limits *l, size_t key);

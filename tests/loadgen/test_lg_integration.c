@@ -874,6 +874,56 @@ static void curl_closed_speed(void)
     ps_json_free(d);
 }
 
+/* --verify-limits holds the server to the declared plan: a pro key (the
+ * server admits 300 a minute and says so) verified as free fails, naming
+ * the window and the counts; verified as pro it passes. */
+static void limits_declared_plan(void)
+{
+    const char *url = start_server("--time-scale", "30", "--key", "pro-key-00001:pro", NULL);
+    CHECK(url != NULL);
+    if (!url) return;
+    char *json = path_in_tmp("declared-free.json");
+    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "pro-key-00001", "--plan", "free",
+                      "--connections", "4", "--duration", "1s", "--verify-limits", "--json", json,
+                      NULL);
+    CHECK_INT(rc, 1);
+    ps_json *d = load_json(json);
+    if (d) {
+        CHECK_STR(str(d, "limits.verdict"), "fail");
+        const ps_json *v = ps_json_path(d, "limits.violations");
+        bool over = false, bad = false;
+        for (size_t i = 0; v && i < v->count; i++) {
+            const ps_json *x = v->items[i];
+            const char *kind = ps_json_get_string(x, "kind", "");
+            if (strcmp(kind, "over_admission") == 0) {
+                over = true;
+                CHECK_STR(ps_json_get_string(x, "window", ""), "minute");
+                CHECK_INT(ps_json_get_int(x, "limit", 0), 60);
+                CHECK(ps_json_get_int(x, "admitted", 0) > 60);
+                CHECK(ps_json_get_int(x, "window_reset", 0) > 1700000000);
+                CHECK(strstr(ps_json_get_string(x, "message", ""), "said 300") != NULL);
+            } else if (strcmp(kind, "bad_headers") == 0) {
+                bad = true;
+                CHECK(strstr(ps_json_get_string(x, "message", ""), "X-RateLimit-Limit 300") != NULL);
+            }
+        }
+        CHECK(over);
+        CHECK(bad);
+        ps_json_free(d);
+    }
+    json = path_in_tmp("declared-pro.json");
+    rc = run_load(30, LOAD, "--base-url", url, "--api-key", "pro-key-00001", "--plan", "pro",
+                  "--connections", "4", "--duration", "1s", "--verify-limits", "--json", json, NULL);
+    stop_server();
+    CHECK_INT(rc, 0);
+    d = load_json(json);
+    if (d) {
+        CHECK_STR(str(d, "limits.verdict"), "pass");
+        CHECK(num(d, "limits.windows") >= 1);
+        ps_json_free(d);
+    }
+}
+
 /* A fake server (python3 stdlib, loopback) that accepts connections and
  * reads requests but never answers. Returns its port; *pid to kill. */
 static int start_silent_server(pid_t *pid)
@@ -1028,6 +1078,7 @@ static const struct {
     {"https", https_curl},               {"intervals", intervals},
     {"curl_closed", curl_closed_speed}, {"stalled", stalled_server},
     {"killed", killed_server},          {"interrupted", interrupted},
+    {"limits_plan", limits_declared_plan},
 };
 
 int main(int argc, char **argv)

@@ -1,5 +1,6 @@
 /* test_lg_limits.c - the per-key, per-window admission verifier. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 #include "loadgen/limits.h"
@@ -180,7 +181,9 @@ static void many_windows(void)
     ps_lg_limits_init(&l, 2);
     for (int w = 0; w < 1000; w++)
         for (int i = 0; i < 3; i++) {
-            ps_lg_resp r = resp(200, 60, 59 - i, 10000 + w);
+            /* each key's own minute figure (free 60, pro 300) */
+            int64_t lim = (w & 1) ? 300 : 60;
+            ps_lg_resp r = resp(200, lim, lim - 1 - i, 10000 + w);
             ps_lg_limits_observe(&l, (size_t)(w & 1), &r);
         }
     for (int i = 0; i < 61; i++) {
@@ -196,8 +199,86 @@ static void many_windows(void)
     ps_lg_limits_free(&l);
 }
 
+/* A free key that the server treats as pro (Limit 300): the plan, not the
+ * header, is the allowance: over_admission against 60, and the header's
+ * Limit (not a free figure) is bad_headers naming both numbers. */
+static void declared_plan_is_the_allowance(void)
+{
+    ps_lg_config cfg = cfg_with_keys();
+    ps_lg_limits l;
+    ps_lg_limits_init(&l, 2);
+    for (int i = 0; i < 300; i++) {
+        ps_lg_resp r = resp(200, 300, 299 - i, 5000);
+        ps_lg_limits_observe_at(&l, 0, &r, 4990);
+    }
+    /* The pro key with pro limits, same counts: fine. */
+    for (int i = 0; i < 300; i++) {
+        ps_lg_resp r = resp(200, 300, 299 - i, 5000);
+        ps_lg_limits_observe_at(&l, 1, &r, 4990);
+    }
+    ps_lg_violation *v;
+    size_t n;
+    CHECK_INT(ps_lg_limits_verify(&l, &cfg, &v, &n), 2);
+    CHECK_INT(n, 2);
+    bool over = false, bad = false;
+    for (size_t i = 0; i < n; i++) {
+        CHECK_INT(v[i].key, 0);
+        CHECK(v[i].fails);
+        if (v[i].kind == PS_LG_V_OVER_ADMISSION) {
+            over = true;
+            CHECK_INT(v[i].admitted, 300);
+            CHECK_INT(v[i].limit, 60);
+            CHECK_INT(v[i].count, 240);
+            CHECK_STR(v[i].window, "minute");
+            CHECK_INT(v[i].reset, 5000);
+            CHECK(strstr(v[i].message, "admitted 300") != NULL);
+            CHECK(strstr(v[i].message, "plan's 60") != NULL);
+        } else if (v[i].kind == PS_LG_V_BAD_HEADERS) {
+            bad = true;
+            CHECK(strstr(v[i].message, "X-RateLimit-Limit 300") != NULL);
+            CHECK(strstr(v[i].message, "60 per minute") != NULL);
+            CHECK_INT(v[i].count, 300);
+        }
+    }
+    CHECK(over && bad);
+    free(v);
+    ps_lg_limits_free(&l);
+
+    /* A Limit that is no figure, Reset far ahead: the day figure (1000)
+     * governs, 900 admitted is within it; only the header is wrong. */
+    ps_lg_limits_init(&l, 2);
+    for (int i = 0; i < 900; i++) {
+        ps_lg_resp r = resp(200, 5000, 4999 - i, 100000);
+        ps_lg_limits_observe_at(&l, 0, &r, 60000);
+    }
+    CHECK_INT(ps_lg_limits_verify(&l, &cfg, &v, &n), 1);
+    CHECK_INT(n, 1);
+    if (n == 1) {
+        CHECK_INT(v[0].kind, PS_LG_V_BAD_HEADERS);
+        CHECK_STR(v[0].window, "day");
+    }
+    free(v);
+    ps_lg_limits_free(&l);
+
+    /* Plain enterprise (no figures): the header's Limit stands. */
+    static char k2[] = "enterprise-key-01";
+    ps_lg_key ent = {k2, {PS_PLAN_ENTERPRISE, 0, 0}, 0, 0};
+    cfg.keys = &ent;
+    cfg.nkeys = 1;
+    ps_lg_limits_init(&l, 1);
+    for (int i = 0; i < 500; i++) {
+        ps_lg_resp r = resp(200, 500, 499 - i, 5000);
+        ps_lg_limits_observe_at(&l, 0, &r, 4990);
+    }
+    CHECK_INT(ps_lg_limits_verify(&l, &cfg, &v, &n), 0);
+    CHECK_INT(n, 0);
+    free(v);
+    ps_lg_limits_free(&l);
+}
+
 int main(void)
 {
+    RUN(declared_plan_is_the_allowance);
     RUN(exact_limit_passes);
     RUN(over_admission_named);
     RUN(under_admission_is_a_warning);
