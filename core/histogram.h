@@ -47,7 +47,9 @@ int64_t ps_hist_max(const ps_hist *h); /* 0 when empty; highest equivalent value
 double ps_hist_mean(const ps_hist *h);
 double ps_hist_stddev(const ps_hist *h);
 /* Value at a percentile in [0, 100] (the highest equivalent value of the
- * bucket holding that rank, as HdrHistogram reports it); 0 when empty. */
+ * bucket holding that rank, as HdrHistogram reports it); 0 when empty. The
+ * rank is HdrHistogram Java's and hdr-histogram-js's: ceil(p/100 * total),
+ * at least 1 (not HdrHistogram_c's round half up). */
 int64_t ps_hist_value_at_percentile(const ps_hist *h, double percentile);
 int64_t ps_hist_lowest_trackable(const ps_hist *h);
 int64_t ps_hist_highest_trackable(const ps_hist *h);

@@ -104,8 +104,7 @@ static long long field_ll(const ps_buf *out, const char *key)
 static void compare_with_peer(const ps_buf *out, const ps_hist *ours)
 {
     CHECK_INT(field_ll(out, "total"), ps_hist_total_count(ours));
-    /* Both rank rules (HdrHistogram_c's round-half-up, the JS port's
-     * ceiling) pick the same rank for these totals and percentiles. */
+    /* The same rank rule as the JS port (the ceiling of p/100 * total). */
     CHECK_INT(field_ll(out, "p0"), ps_hist_value_at_percentile(ours, 0));
     CHECK_INT(field_ll(out, "p50"), ps_hist_value_at_percentile(ours, 50));
     CHECK_INT(field_ll(out, "p90"), ps_hist_value_at_percentile(ours, 90));

@@ -112,8 +112,10 @@ static void uniform_values_give_exact_ranks(void)
     const double ps[] = {1, 10, 25, 50, 75, 90, 99, 99.9, 99.99, 100};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
         /* With values 1..n the value of rank r is r itself; the histogram may
-         * only report the top of r's bucket, at most 1/1000 above it. */
-        int64_t rank = (int64_t)floor(ps[i] / 100.0 * (double)n + 0.5);
+         * only report the top of r's bucket, at most 1/1000 above it. The
+         * rank is the ceiling of p/100 * n (HdrHistogram Java, JS). */
+        int64_t rank = (int64_t)ceil(ps[i] / 100.0 * (double)n);
+        if (rank < 1) rank = 1;
         int64_t got = ps_hist_value_at_percentile(h, ps[i]);
         if (!(got >= rank && got <= rank + rank / 1000)) {
             fprintf(stderr, "  p%g: got %lld, exact %lld\n", ps[i], (long long)got,
@@ -141,6 +143,21 @@ static void uniform_values_give_exact_ranks(void)
 static bool near(double got, double want, double rel)
 {
     return fabs(got - want) <= fabs(want) * rel;
+}
+
+/* The rank is the ceiling of p/100 * total (HdrHistogram Java 2.1.x,
+ * hdr-histogram-js), not HdrHistogram_c's round half up: of 1..10, p71 is
+ * rank ceil(7.1) = 8 (half up: 7); and the one-ulp guard keeps p70 at rank
+ * 7 although 0.7 * 10 comes out as 7.000000000000001. */
+static void rank_is_the_ceiling(void)
+{
+    ps_hist *h = make(1, US_60S, 3);
+    for (int64_t v = 1; v <= 10; v++) ps_hist_record(h, v);
+    CHECK_INT(ps_hist_value_at_percentile(h, 71), 8);
+    CHECK_INT(ps_hist_value_at_percentile(h, 70), 7);
+    CHECK_INT(ps_hist_value_at_percentile(h, 90.5), 10);
+    CHECK_INT(ps_hist_value_at_percentile(h, 0.01), 1); /* at least the first value */
+    ps_hist_close(h);
 }
 
 static void hdrhistogram_reference_example(void)
@@ -186,7 +203,12 @@ static void hdrhistogram_reference_example(void)
     ps_hist_record(h, 20000000);
     ps_hist_record(h, 30000000);
     CHECK(ps_hist_values_equivalent(h, 20000000, ps_hist_value_at_percentile(h, 50.0)));
-    CHECK(ps_hist_values_equivalent(h, 30000000, ps_hist_value_at_percentile(h, 83.33)));
+    /* Ranks by the ceiling (hdr-histogram-js gives these three as well):
+     * 66.66% of 3 is 1.9998, rank 2; 66.67% is 2.0001, rank 3; 83.33% is
+     * 2.4999, rank 3 (HdrHistogram_c's half-up made it 2: 3e7). */
+    CHECK(ps_hist_values_equivalent(h, 30000000, ps_hist_value_at_percentile(h, 66.66)));
+    CHECK(ps_hist_values_equivalent(h, 100000000, ps_hist_value_at_percentile(h, 66.67)));
+    CHECK(ps_hist_values_equivalent(h, 100000000, ps_hist_value_at_percentile(h, 83.33)));
     CHECK(ps_hist_values_equivalent(h, 100000000, ps_hist_value_at_percentile(h, 83.34)));
     CHECK(ps_hist_values_equivalent(h, 100000000, ps_hist_value_at_percentile(h, 99.0)));
     ps_hist_close(h);
@@ -787,6 +809,7 @@ static void base64_matches_rfc4648(void)
 
 int main(void)
 {
+    RUN(rank_is_the_ceiling);
     RUN(layout_matches_hdrhistogram);
     RUN(uniform_values_give_exact_ranks);
     RUN(hdrhistogram_reference_example);

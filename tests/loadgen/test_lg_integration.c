@@ -1064,6 +1064,70 @@ static void interrupted(void)
     ps_json_free(d);
 }
 
+/* lg_hdr_peer's extra arguments: node, lg_hdr_peer.js, hdr-histogram-js. */
+static const char *peer_node, *peer_js, *peer_module;
+
+/* A real run's --hdr-log decoded by hdr-histogram-js (HdrHistogram's
+ * JavaScript port, from npm) gives the --json summary's percentiles: the
+ * log holds the corrected latencies of all operations, interval by
+ * interval, and latency_us.corrected is the same data merged. Delays on a
+ * tenth of the replies spread the tail over many buckets, so the rank rule
+ * (the ceiling of p/100 * total) matters at p99.9 and p99.99. */
+static void hdr_peer(void)
+{
+    if (!peer_node || !peer_js || !peer_module) {
+        fprintf(stderr, "usage: test_lg_integration hdr_peer NODE LG_HDR_PEER_JS MODULE_DIR\n");
+        CHECK(0);
+        return;
+    }
+    char probe[600];
+    snprintf(probe, sizeof probe, "%s/package.json", peer_module);
+    if (access(peer_node, X_OK) != 0 || access(probe, R_OK) != 0) {
+        fprintf(stderr, "skipped: needs node and %s (scripts/install-deps.sh)\n", peer_module);
+        exit(77);
+    }
+    const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000",
+                                   "--delay", "0.1:3ms", NULL);
+    CHECK(url != NULL);
+    if (!url) return;
+    char *json = path_in_tmp("peer.json"), *hlog = path_in_tmp("peer.hlog");
+    char *peer_out = path_in_tmp("peer.out");
+    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "big-key-0001", "--threads", "2",
+                      "--connections", "8", "--rate", "3000", "--duration", "2s", "--json", json,
+                      "--hdr-log", hlog, NULL);
+    stop_server();
+    CHECK_INT(rc, 0);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "timeout 30 '%s' '%s' '%s' '%s' >'%s'", peer_node, peer_js,
+             peer_module, hlog, peer_out);
+    CHECK_INT(system(cmd), 0);
+    ps_buf out = PS_BUF_INIT;
+    ps_json *d = load_json(json);
+    if (!d || ps_buf_read_file(&out, peer_out) != 0) {
+        CHECK(0);
+        ps_json_free(d);
+        ps_buf_free(&out);
+        return;
+    }
+    fprintf(stderr, "hdr-histogram-js:\n%s", out.data);
+    static const char *names[] = {"count", "p50", "p75", "p90", "p95", "p99", "p99_9", "p99_99", "max"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char key[40], member[64];
+        snprintf(key, sizeof key, "\n%s ", names[i]);
+        const char *at = strstr(out.data, key);
+        CHECK(at != NULL);
+        if (!at) continue;
+        long long peer = strtoll(at + strlen(key), NULL, 10);
+        snprintf(member, sizeof member, "latency_us.corrected.%s", names[i]);
+        long long ours = (long long)num(d, member);
+        if (peer != ours) fprintf(stderr, "  %s: hdr-histogram-js %lld, JSON %lld\n", names[i], peer, ours);
+        CHECK_INT(ours, peer);
+    }
+    CHECK_INT(num(d, "latency_us.corrected.count"), num(d, "answered"));
+    ps_buf_free(&out);
+    ps_json_free(d);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -1078,14 +1142,19 @@ static const struct {
     {"https", https_curl},               {"intervals", intervals},
     {"curl_closed", curl_closed_speed}, {"stalled", stalled_server},
     {"killed", killed_server},          {"interrupted", interrupted},
-    {"limits_plan", limits_declared_plan},
+    {"limits_plan", limits_declared_plan}, {"hdr_peer", hdr_peer},
 };
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s CASE\n", argv[0]);
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s CASE [ARGS...]\n", argv[0]);
         return 2;
+    }
+    if (argc == 5) {
+        peer_node = argv[2];
+        peer_js = argv[3];
+        peer_module = argv[4];
     }
     snprintf(tmpdir, sizeof tmpdir, "/tmp/lg-test-XXXXXX");
     if (!mkdtemp(tmpdir)) return 2;
