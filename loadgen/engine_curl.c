@@ -13,10 +13,12 @@
 #include "loadgen/transport.h"
 
 #define MAX_WAIT_NS INT64_C(100000000)
+#define RECONNECT_DELAY_NS INT64_C(100000000) /* a handle's pause after a failed connect */
 
 typedef struct handle {
     CURL *easy;
     bool busy;
+    int64_t retry_at; /* monotonic: not used again before (after a failed connect) */
     ps_lg_req req;
     ps_lg_resp resp;
     int64_t now_s;
@@ -98,6 +100,12 @@ static int run(ps_lg_thread *t)
             ps_lg_expire(t, now);
             for (int i = 0; i < t->nconns; i++) {
                 if (hs[i].busy) continue;
+                if (hs[i].retry_at > now) {
+                    /* A refused target is not hammered: the closed model
+                     * would otherwise loop connect-fail-connect at once. */
+                    if (hs[i].retry_at < wake) wake = hs[i].retry_at;
+                    continue;
+                }
                 ps_lg_req r;
                 int64_t w = INT64_MAX;
                 ps_lg_take_result tr = ps_lg_take(t, now, &r, &w);
@@ -157,6 +165,7 @@ static int run(ps_lg_thread *t)
                        res == CURLE_SSL_CONNECT_ERROR || res == CURLE_PEER_FAILED_VERIFICATION ||
                        res == CURLE_SSL_CACERT_BADFILE) {
                 t->stats.connect_failures++;
+                h->retry_at = end + RECONNECT_DELAY_NS;
                 t->conns_up = 0;
                 t->last_connect_failed = true;
                 ps_lg_failed(t, &h->req, PS_LG_FAIL_CONNECT);
