@@ -924,11 +924,13 @@ static void limits_declared_plan(void)
     }
 }
 
+static int start_python_server(const char *script, pid_t *pid);
+
 /* A fake server (python3 stdlib, loopback) that accepts connections and
  * reads requests but never answers. Returns its port; *pid to kill. */
 static int start_silent_server(pid_t *pid)
 {
-    static const char *script =
+    static const char *silent =
         "import socket, threading, sys\n"
         "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(64)\n"
         "print(s.getsockname()[1], flush=True)\n"
@@ -940,6 +942,12 @@ static int start_silent_server(pid_t *pid)
         "while True:\n"
         "    c, _ = s.accept(); held.append(c)\n"
         "    threading.Thread(target=drain, args=(c,), daemon=True).start()\n";
+    return start_python_server(silent, pid);
+}
+
+/* Runs a python3 server script that prints its port first. */
+static int start_python_server(const char *script, pid_t *pid)
+{
     int fds[2];
     if (pipe(fds) != 0) return -1;
     *pid = fork();
@@ -994,6 +1002,61 @@ static void stalled_server(void)
     CHECK(strstr(str(d, "aborted"), "answered none of 8") != NULL);
     CHECK_STR(str(d, "limits.verdict"), "not_checked");
     CHECK_INT(num(d, "limits.windows"), 0);
+    check_accounting(d);
+    ps_json_free(d);
+}
+
+/* A fake server that answers only every third request and closes the
+ * connection on the others: two thirds failed (read), more than half, is
+ * exit 3, verdict "aborted", although some requests were answered. */
+static void mostly_failing_server(void)
+{
+    static const char *script =
+        "import socket, threading, itertools\n"
+        "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(64)\n"
+        "print(s.getsockname()[1], flush=True)\n"
+        "n = itertools.count(1); lock = threading.Lock()\n"
+        "def serve(c):\n"
+        "    buf = b''\n"
+        "    try:\n"
+        "        while True:\n"
+        "            d = c.recv(65536)\n"
+        "            if not d: break\n"
+        "            buf += d\n"
+        "            while b'\\r\\n\\r\\n' in buf:\n"
+        "                buf = buf.split(b'\\r\\n\\r\\n', 1)[1]\n"
+        "                with lock: k = next(n)\n"
+        "                if k % 3: c.close(); return\n"
+        "                c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\n'\n"
+        "                          b'Content-Length: 2\\r\\n\\r\\n[]')\n"
+        "    except OSError: pass\n"
+        "    c.close()\n"
+        "while True:\n"
+        "    c, _ = s.accept()\n"
+        "    threading.Thread(target=serve, args=(c,), daemon=True).start()\n";
+    pid_t py = -1;
+    int port = start_python_server(script, &py);
+    CHECK(port > 0);
+    if (port <= 0) {
+        if (py > 0) kill(py, SIGKILL), waitpid(py, NULL, 0);
+        return;
+    }
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
+    char *json = path_in_tmp("mostly-failing.json");
+    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "any-key-0001", "--connections", "2",
+                      "--requests", "45", "--json", json, NULL);
+    kill(py, SIGKILL);
+    waitpid(py, NULL, 0);
+    CHECK_INT(rc, 3);
+    ps_json *d = load_json(json);
+    if (!d) return;
+    fprintf(stderr, "mostly failing: answered %lld, failed %lld\n", (long long)num(d, "answered"),
+            (long long)num(d, "failed"));
+    CHECK(num(d, "answered") > 0);
+    CHECK(num(d, "failed") * 2 > num(d, "scheduled"));
+    CHECK_STR(str(d, "verdict"), "aborted");
+    CHECK(strstr(str(d, "aborted"), "more than half") != NULL);
     check_accounting(d);
     ps_json_free(d);
 }
@@ -1149,6 +1212,7 @@ static const struct {
     {"curl_closed", curl_closed_speed}, {"stalled", stalled_server},
     {"killed", killed_server},          {"interrupted", interrupted},
     {"limits_plan", limits_declared_plan}, {"hdr_peer", hdr_peer},
+    {"mostly_failing", mostly_failing_server},
 };
 
 int main(int argc, char **argv)
