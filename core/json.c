@@ -3,7 +3,6 @@
 #include "core/json.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
@@ -120,6 +119,24 @@ static int on_number(void *ctx, const char *s, size_t len)
     return attach(ctx, v);
 }
 
+/* Reads exactly four hex digits at p (the caller has checked they are in
+ * bounds: the text need not be NUL-terminated). Returns false on a non-hex digit. */
+static bool hex4(const char *p, unsigned *out)
+{
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++) {
+        char c = p[k];
+        unsigned d;
+        if (c >= '0' && c <= '9') d = (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f') d = (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') d = (unsigned)(c - 'A' + 10);
+        else return false;
+        v = v * 16 + d;
+    }
+    *out = v;
+    return true;
+}
+
 /* yajl turns a lone low surrogate escape into bytes that are not UTF-8 and a
  * lone high one into '?'; either way the string could not come back as sent,
  * so escapes are checked on the raw text first. Returns the offset of the
@@ -141,12 +158,12 @@ static long lone_surrogate_offset(const char *text, size_t len)
                 continue;
             }
             unsigned v = 0;
-            if (sscanf(text + i + 2, "%4x", &v) != 1) return -1; /* yajl reports the bad escape */
+            if (!hex4(text + i + 2, &v)) return -1; /* yajl reports the bad escape */
             if (v >= 0xdc00 && v <= 0xdfff) return (long)i;
             if (v >= 0xd800 && v <= 0xdbff) {
                 unsigned low = 0;
                 if (i + 12 > len || text[i + 6] != '\\' || text[i + 7] != 'u' ||
-                    sscanf(text + i + 8, "%4x", &low) != 1 || low < 0xdc00 || low > 0xdfff)
+                    !hex4(text + i + 8, &low) || low < 0xdc00 || low > 0xdfff)
                     return (long)i;
                 i += 6;
             }

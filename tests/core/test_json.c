@@ -1,6 +1,7 @@
 /* test_json.c - strict JSON parsing: every failure class is told apart, and
  * strings and numbers come back exactly. */
 #include <string.h>
+#include <stdlib.h>
 
 #include "core/buf.h"
 #include "core/json.h"
@@ -40,6 +41,24 @@ static void failures_are_classified(void)
     for (int i = 0; i < PS_JSON_MAX_DEPTH + 1; i++) ps_buf_putc(&deep, ']');
     CHECK_INT(parse_failure(deep.data, deep.len), PS_JSON_TOO_DEEP);
     ps_buf_free(&deep);
+}
+
+/* The parser must never read past len: the server hands it request bodies
+ * that are not NUL-terminated (found by the fuzz target). */
+static void escapes_at_the_end_stay_in_bounds(void)
+{
+    const char *cases[] = {"\"\\u", "\"\\ud83d", "\"\\ud83d\\u", "\"\\ud83d\\udc0", "\"\\u12",
+                           "\"\\ud83d\\udc08"};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t n = strlen(cases[k]);
+        char *exact = malloc(n); /* no terminator: ASan flags any read past n */
+        memcpy(exact, cases[k], n);
+        ps_json_failure why;
+        ps_json *v = ps_json_parse(exact, n, &why, NULL);
+        CHECK(v == NULL && why != PS_JSON_OK);
+        ps_json_free(v);
+        free(exact);
+    }
 }
 
 static void values_round_trip(void)
@@ -107,6 +126,7 @@ int main(void)
 {
     RUN(failures_are_classified);
     RUN(messages_are_one_line_with_the_offset);
+    RUN(escapes_at_the_end_stay_in_bounds);
     RUN(values_round_trip);
     RUN(escaped_output_parses_back);
     RUN(paths_find_nested_members);
