@@ -1184,7 +1184,13 @@ def c_timeouts_and_cap():
             check_error(st, h, b, 408, "request_timeout", "slowloris")
         # connection cap: beyond it, new connections are closed; then it serves again
         socks = [socket.create_connection((S.host, S.port), timeout=5) for _ in range(40)]
-        time.sleep(0.2)
+        # An answer on each proves the server has accepted (and counted) all 40;
+        # a fixed sleep was not enough for a loaded ASan build.
+        req = ("GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n" % (S.path, ENT)).encode()
+        for c in socks:
+            c.sendall(req)
+        for c in socks:
+            need(c.recv(100).startswith(b"HTTP/1.1 "), "a connection within --max-connections got no answer")
         extra = socket.create_connection((S.host, S.port), timeout=5)
         try:
             extra.sendall(b"GET " + S.path.encode() + b" HTTP/1.1\r\nHost: x\r\n\r\n")
