@@ -238,6 +238,12 @@ bool ps_utf8_valid(const char *str, size_t len)
     return true;
 }
 
+size_t ps_utf8_floor(const char *s, size_t n)
+{
+    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
+    return n;
+}
+
 static bool all_space(const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++)

@@ -74,5 +74,8 @@ const char *ps_json_failure_name(ps_json_failure f); /* "empty_body", "malformed
 
 /* True when the len bytes at s are valid UTF-8 (no overlongs, no surrogates). */
 bool ps_utf8_valid(const char *s, size_t len);
+/* The largest cut <= n (n < the text's length) that does not split a UTF-8
+ * sequence of s: n moved back over continuation bytes. For truncating text. */
+size_t ps_utf8_floor(const char *s, size_t n);
 
 #endif

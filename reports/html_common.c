@@ -171,10 +171,7 @@ void hc_esc_capped(ps_buf *b, const ps_json *str, size_t max)
         hc_esc_n(b, str->str, n);
         return;
     }
-    n = max;
-    /* back up to the start of a UTF-8 sequence so the page stays valid */
-    while (n > 0 && ((unsigned char)str->str[n] & 0xC0) == 0x80)
-        n--;
+    n = ps_utf8_floor(str->str, max); /* the page stays valid UTF-8 */
     hc_esc_n(b, str->str, n);
     ps_buf_printf(b, "\n\xE2\x80\xA6 (%zu more bytes not shown)", str->len - n);
 }

@@ -140,8 +140,7 @@ static void json_body(ps_buf *b, const char *data, size_t len, size_t total)
         return;
     }
     size_t keep = len < EVIDENCE_BODY_MAX ? len : EVIDENCE_BODY_MAX;
-    /* Do not cut a UTF-8 sequence in half. */
-    while (keep > 0 && keep < len && ((unsigned char)data[keep] & 0xc0) == 0x80) keep--;
+    if (keep < len) keep = ps_utf8_floor(data, keep); /* never half a UTF-8 sequence */
     ps_buf tmp = PS_BUF_INIT;
     ps_buf_append(&tmp, data, keep);
     ps_buf_printf(&tmp, "\n... [%zu bytes in all; evidence shows the first %zu%s]", total, keep,

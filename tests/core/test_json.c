@@ -61,6 +61,17 @@ static void escapes_at_the_end_stay_in_bounds(void)
     }
 }
 
+static void utf8_floor_never_splits_a_sequence(void)
+{
+    const char s[] = "a\xc3\xa9\xf0\x9f\x90\x88" "b"; /* a, e-acute (2 bytes), cat (4 bytes), b */
+    CHECK_INT(ps_utf8_floor(s, 1), 1);
+    CHECK_INT(ps_utf8_floor(s, 2), 1); /* inside the e-acute */
+    CHECK_INT(ps_utf8_floor(s, 3), 3);
+    CHECK_INT(ps_utf8_floor(s, 6), 3); /* inside the cat */
+    CHECK_INT(ps_utf8_floor(s, 7), 7);
+    CHECK_INT(ps_utf8_floor("\x80\x80", 1), 0);
+}
+
 static void values_round_trip(void)
 {
     const char text[] = "{\"name\":\"Chat \\u00e9\\n\\\"q\\\" \xf0\x9f\x90\x88\",\"n\":-12,"
@@ -127,6 +138,7 @@ int main(void)
     RUN(failures_are_classified);
     RUN(messages_are_one_line_with_the_offset);
     RUN(escapes_at_the_end_stay_in_bounds);
+    RUN(utf8_floor_never_splits_a_sequence);
     RUN(values_round_trip);
     RUN(escaped_output_parses_back);
     RUN(paths_find_nested_members);
