@@ -77,41 +77,84 @@ void ps_buf_printf(ps_buf *b, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Length of the well-formed UTF-8 sequence at s (at most n bytes), and its
+ * code point in *cp; 0 when the bytes there are not UTF-8 (bad lead byte,
+ * missing continuation, overlong form, surrogate, above U+10FFFF). */
+static size_t utf8_sequence(const unsigned char *s, size_t n, unsigned *cp)
+{
+    unsigned c = s[0];
+    size_t need;
+    unsigned min;
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+        need = 2, min = 0x80, c &= 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        need = 3, min = 0x800, c &= 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        need = 4, min = 0x10000, c &= 0x07;
+    } else {
+        return 0;
+    }
+    if (n < need) return 0;
+    for (size_t k = 1; k < need; k++) {
+        if ((s[k] & 0xc0) != 0x80) return 0;
+        c = (c << 6) | (s[k] & 0x3f);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return 0;
+    *cp = c;
+    return need;
+}
+
 void ps_buf_json_string(ps_buf *b, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = (const unsigned char *)s;
     ps_buf_reserve(b, len + 2);
     ps_buf_putc(b, '"');
-    size_t run = 0; /* start of the pending run of bytes needing no escape */
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
+    size_t run = 0; /* start of the pending run of bytes copied as they are */
+    size_t i = 0;
+    while (i < len) {
+        unsigned cp = 0;
+        size_t n = utf8_sequence(u + i, len - i, &cp);
         const char *esc = NULL;
         char tmp[7];
-        switch (c) {
-        case '"': esc = "\\\""; break;
-        case '\\': esc = "\\\\"; break;
-        case '\n': esc = "\\n"; break;
-        case '\r': esc = "\\r"; break;
-        case '\t': esc = "\\t"; break;
-        case '\b': esc = "\\b"; break;
-        case '\f': esc = "\\f"; break;
-        default:
-            if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f) {
-                tmp[0] = '\\';
-                tmp[1] = 'u';
-                tmp[2] = '0';
-                tmp[3] = '0';
-                tmp[4] = hex[c >> 4];
-                tmp[5] = hex[c & 15];
-                tmp[6] = '\0';
-                esc = tmp;
+        if (n == 0) {
+            esc = "\\ufffd"; /* not UTF-8: the replacement character, one per byte */
+            n = 1;
+        } else {
+            switch (cp) {
+            case '"': esc = "\\\""; break;
+            case '\\': esc = "\\\\"; break;
+            case '\n': esc = "\\n"; break;
+            case '\r': esc = "\\r"; break;
+            case '\t': esc = "\\t"; break;
+            case '\b': esc = "\\b"; break;
+            case '\f': esc = "\\f"; break;
+            default:
+                /* C0, DEL and C1 controls, the HTML-significant <, > and & (the
+                 * output may sit in a <script> block), and U+2028/U+2029, which
+                 * end a line in JavaScript and in many log viewers. */
+                if (cp < 0x20 || cp == '<' || cp == '>' || cp == '&' ||
+                    (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029) {
+                    tmp[0] = '\\';
+                    tmp[1] = 'u';
+                    tmp[2] = hex[(cp >> 12) & 15];
+                    tmp[3] = hex[(cp >> 8) & 15];
+                    tmp[4] = hex[(cp >> 4) & 15];
+                    tmp[5] = hex[cp & 15];
+                    tmp[6] = '\0';
+                    esc = tmp;
+                }
             }
         }
         if (esc) {
             ps_buf_append(b, s + run, i - run);
             ps_buf_puts(b, esc);
-            run = i + 1;
+            run = i + n;
         }
+        i += n;
     }
     ps_buf_append(b, s + run, len - run);
     ps_buf_putc(b, '"');

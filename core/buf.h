@@ -27,10 +27,13 @@ void ps_buf_puts(ps_buf *b, const char *s);
 void ps_buf_putc(ps_buf *b, char c);
 void ps_buf_printf(ps_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ps_buf_vprintf(ps_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
-/* Appends s as a JSON string literal, quotes included. Bytes are copied as-is
- * (callers pass valid UTF-8); control characters, '"' and '\\' are escaped,
- * and so are '<', '>' and '&' as \u003c etc. so the output is also safe
- * inside HTML <script> blocks. */
+/* Appends s as a JSON string literal, quotes included: the one JSON string
+ * escaper of the project. Valid UTF-8 is copied as-is except that every C0
+ * control, DEL, C1 control and U+2028/U+2029 is escaped (short forms where JSON
+ * has them, else \uXXXX), and so are '"', '\\', and '<', '>', '&' (so the
+ * output is also safe inside HTML <script> blocks). Each byte that is not part
+ * of well-formed UTF-8 becomes \ufffd, so untrusted bytes always give valid
+ * JSON. */
 void ps_buf_json_string(ps_buf *b, const char *s, size_t len);
 /* Appends s with &, <, >, " and ' escaped for HTML text and attributes. */
 void ps_buf_html_escape(ps_buf *b, const char *s, size_t len);
