@@ -255,7 +255,9 @@ static void check_row(ps_buf *b, ps_buf *attn, const ps_json *check, int counts[
     const char *outer = expandable ? "details" : "div";
     double dur;
 
-    ps_buf_printf(b, "<%s class=\"check\" data-status=\"%s\" id=\"", outer, cls);
+    /* a failed check opens: its evidence is what the reader came for */
+    ps_buf_printf(b, "<%s class=\"check\" data-status=\"%s\"%s id=\"", outer, cls,
+                  expandable && si == 1 ? " open" : "");
     hc_value(b, ps_json_get(check, "id"), "");
     ps_buf_printf(b, "\"><%s class=\"row\"><span><span class=\"badge st-%s\">",
                   expandable ? "summary" : "div", cls);

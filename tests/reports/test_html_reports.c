@@ -105,6 +105,9 @@ static void test_conform_sample_escapes_hostile_body(void)
     CHECK_INT(count_of(html, "class=\"check\""), 12);
     CHECK_INT(count_of(html, "<details class=\"check\" data-status=\"failed\""), 1);
     CHECK_INT(count_of(html, "<details class=\"check\" data-status=\"warning\""), 2);
+    /* failed checks start open (their evidence needs no click), the others closed */
+    CHECK_INT(count_of(html, "<details class=\"check\" data-status=\"failed\" open id="), 1);
+    CHECK_INT(count_of(html, "data-status=\"warning\" open"), 0);
     CHECK_INT(count_of(html, "data-status=\"passed\""), 7);
     CHECK(strstr(html, "schema.category-fields") != NULL);
     CHECK(strstr(html, "spec 5 Category") != NULL);
