@@ -11,6 +11,7 @@
 
 #include "core/buf.h"
 #include "core/cli.h"
+#include "core/keys_file.h"
 
 void ps_lg_config_usage(FILE *out)
 {
@@ -24,7 +25,7 @@ void ps_lg_config_usage(FILE *out)
           "\n"
           "  --base-url URL        target, ending in the version segment (http://host:port/v1)\n"
           "  --api-key KEY         bearer key; --plan free|pro|business|enterprise[:PM:PD]\n"
-          "  --keys FILE           many keys: one 'KEY PLAN [RATE]' per line, # comments\n"
+          "  --keys FILE           many keys: 'KEY PLAN [PM PD] [rate=R]' per line (docs/keys-file.md)\n"
           "  --threads N           event loops (default 1); --connections C total (default 10)\n"
           "  --duration D          run length (30s, 2m; default 10s); --requests N instead\n"
           "  --rate R              open model: R req/s in total on a fixed schedule;\n"
@@ -80,74 +81,17 @@ static void add_key(ps_lg_config *cfg, const char *key, size_t len, const ps_pla
     k->line = line;
 }
 
-/* A key goes into an HTTP header verbatim: refuse bytes that would break
- * the request (or smuggle another header). */
-static bool key_text_ok(const char *s, size_t len)
-{
-    if (len == 0 || len > 512) return false;
-    for (size_t i = 0; i < len; i++)
-        if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f) return false;
-    return true;
-}
-
 int ps_lg_keys_load(ps_lg_config *cfg, const char *path, ps_error *err)
 {
-    ps_buf text = PS_BUF_INIT;
-    int rc = -1;
-    if (ps_buf_read_file(&text, path) != 0) {
-        ps_error_set(err, "cannot read keys file '%s': %s", path, strerror(errno));
-        goto out;
-    }
-    if (memchr(text.data, '\0', text.len)) {
-        ps_error_set(err, "keys file '%s' contains a NUL byte", path);
-        goto out;
-    }
-    int line = 0;
-    size_t before = cfg->nkeys;
-    for (char *p = text.data, *next; p && *p; p = next) {
-        line++;
-        char *nl = strchr(p, '\n');
-        next = nl ? nl + 1 : NULL;
-        if (nl) *nl = '\0';
-        char *hash = strchr(p, '#');
-        if (hash) *hash = '\0';
-        char *fields[4];
-        int n = 0;
-        for (char *tok = strtok(p, " \t\r"); tok; tok = strtok(NULL, " \t\r")) {
-            if (n == 4) break;
-            fields[n++] = tok;
-        }
-        if (n == 0) continue;
-        if (n < 2 || n > 3) {
-            ps_error_set(err, "keys file '%s' line %d: expected 'KEY PLAN [RATE]', got %d field%s",
-                         path, line, n, n == 1 ? "" : "s");
-            goto out;
-        }
-        if (!key_text_ok(fields[0], strlen(fields[0]))) {
-            ps_error_set(err, "keys file '%s' line %d: the key must be 1-512 printable ASCII bytes",
-                         path, line);
-            goto out;
-        }
-        ps_plan plan;
-        if (ps_plan_parse(fields[1], &plan, err) != 0) {
-            ps_error_prefix(err, "keys file '%s' line %d: ", path, line);
-            goto out;
-        }
-        double rate = 0;
-        if (n == 3 && ps_cli_parse_double(fields[2], 0.001, 10e6, &rate, err) != 0) {
-            ps_error_prefix(err, "keys file '%s' line %d: rate: ", path, line);
-            goto out;
-        }
-        add_key(cfg, fields[0], strlen(fields[0]), &plan, rate, line);
-    }
-    if (cfg->nkeys == before) {
-        ps_error_set(err, "keys file '%s' holds no key", path);
-        goto out;
-    }
-    rc = 0;
-out:
-    ps_buf_free(&text);
-    return rc;
+    ps_keys_list keys;
+    if (ps_keys_file_load(path, &keys, err) != 0) return -1;
+    for (size_t i = 0; i < keys.count; i++)
+        add_key(cfg, keys.items[i].key, strlen(keys.items[i].key), &keys.items[i].plan,
+                keys.items[i].rate, keys.items[i].line);
+    size_t n = keys.count;
+    ps_keys_list_free(&keys);
+    if (n == 0) return ps_error_set(err, "keys file '%s' holds no key", path);
+    return 0;
 }
 
 int ps_lg_threshold_parse(const char *text, ps_lg_threshold *out, ps_error *err)
@@ -397,7 +341,7 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
             if (parse_url(optarg, cfg, err) != 0) return PS_LG_CONFIG_ERROR;
             break;
         case OPT_API_KEY:
-            if (!key_text_ok(optarg, strlen(optarg)))
+            if (!ps_keys_key_text_ok(optarg, strlen(optarg)))
                 return ps_error_set(err, "--api-key: the key must be 1-512 printable ASCII bytes");
             api_key = optarg;
             break;

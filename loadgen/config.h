@@ -84,7 +84,7 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
 void ps_lg_config_free(ps_lg_config *cfg);
 void ps_lg_config_usage(FILE *out);
 
-/* Reads a keys file ("KEY PLAN [RATE]" per line, '#' comments) and appends
+/* Reads a keys file (core/keys_file.h, docs/keys-file.md) and appends
  * its keys to cfg. */
 int ps_lg_keys_load(ps_lg_config *cfg, const char *path, ps_error *err);
 /* Parses one threshold ("p99<200ms", "max<=1s", "error_rate<1%"). */

@@ -9,6 +9,7 @@
 
 #include "core/buf.h"
 #include "core/cli.h"
+#include "core/keys_file.h"
 
 typedef struct node {
     ps_key_entry entry;
@@ -141,61 +142,14 @@ int ps_keyring_add_flag(ps_keyring *r, const char *flag_value, ps_error *err)
 
 int ps_keyring_load_file(ps_keyring *r, const char *path, ps_error *err)
 {
-    ps_buf text = PS_BUF_INIT;
-    int rc = -1;
-    if (ps_buf_read_file(&text, path) != 0) {
-        ps_error_set(err, "keys file %s: %s", path, strerror(errno));
-        goto out;
+    ps_keys_list keys;
+    if (ps_keys_file_load(path, &keys, err) != 0) return -1;
+    int rc = 0;
+    for (size_t i = 0; i < keys.count && rc == 0; i++) {
+        rc = ps_keyring_add(r, keys.items[i].key, &keys.items[i].plan, err);
+        if (rc != 0) ps_error_prefix(err, "keys file '%s' line %d: ", path, keys.items[i].line);
     }
-    char *save = NULL;
-    int lineno = 0;
-    char *p = text.data;
-    while (p && *p) {
-        char *nl = strchr(p, '\n');
-        if (nl) *nl = '\0';
-        lineno++;
-        char *hash = strchr(p, '#');
-        if (hash) *hash = '\0';
-        char *fields[5];
-        int nf = 0;
-        for (char *tok = strtok_r(p, " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
-            if (nf == 5) {
-                ps_error_set(err, "keys file %s line %d: too many fields (expected KEY PLAN or KEY enterprise PER_MINUTE PER_DAY)",
-                             path, lineno);
-                goto out;
-            }
-            fields[nf++] = tok;
-        }
-        p = nl ? nl + 1 : NULL;
-        if (nf == 0) continue;
-        if (nf == 1) {
-            ps_error_set(err, "keys file %s line %d: key '%s' has no plan (expected KEY PLAN)", path, lineno,
-                         fields[0]);
-            goto out;
-        }
-        char plan_text[128];
-        if (nf == 2) {
-            snprintf(plan_text, sizeof plan_text, "%s", fields[1]);
-        } else if (nf == 4 && strcasecmp(fields[1], "enterprise") == 0) {
-            snprintf(plan_text, sizeof plan_text, "enterprise:%s:%s", fields[2], fields[3]);
-        } else {
-            ps_error_set(err, "keys file %s line %d: expected KEY PLAN or KEY enterprise PER_MINUTE PER_DAY, got %d fields",
-                         path, lineno, nf);
-            goto out;
-        }
-        ps_plan plan;
-        if (ps_plan_parse(plan_text, &plan, err) != 0) {
-            ps_error_prefix(err, "keys file %s line %d, plan field: ", path, lineno);
-            goto out;
-        }
-        if (ps_keyring_add(r, fields[0], &plan, err) != 0) {
-            ps_error_prefix(err, "keys file %s line %d: ", path, lineno);
-            goto out;
-        }
-    }
-    rc = 0;
-out:
-    ps_buf_free(&text);
+    ps_keys_list_free(&keys);
     return rc;
 }
 

@@ -38,9 +38,9 @@ int ps_keyring_add(ps_keyring *r, const char *key, const ps_plan *plan, ps_error
 /* Parses one --key value: "KEY:PLAN" or "KEY:enterprise:PER_MINUTE:PER_DAY". */
 int ps_keyring_add_flag(ps_keyring *r, const char *flag_value, ps_error *err);
 
-/* Loads a keys file: one key per line, "KEY PLAN" or
- * "KEY enterprise PER_MINUTE PER_DAY", '#' starts a comment, blank lines
- * ignored. Errors name the file, the line and the field. */
+/* Loads a keys file (core/keys_file.h, docs/keys-file.md): one key per line,
+ * "KEY PLAN" or "KEY enterprise PER_MINUTE PER_DAY" (a rate is ignored here).
+ * Errors name the file, the line and the field. */
 int ps_keyring_load_file(ps_keyring *r, const char *path, ps_error *err);
 
 /* Finds the entry whose key equals token. The hash picks the candidates;
