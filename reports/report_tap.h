@@ -1,6 +1,8 @@
-/* report_tap.h - the conformance results as TAP version 14 (one test point
- * per check, a YAML diagnostic block for failures and warnings, SKIP for
- * checks not run), rendered from the petstore-conform JSON document.
+/* report_tap.h - the conformance results as TAP version 13 (one test point
+ * per check, a YAML diagnostic block for failures and warnings; a check that
+ * applies but could not be tested is "not ok" with the reason, one that does
+ * not apply a SKIP; "Bail out!" for an aborted run), rendered from the
+ * petstore-conform JSON document.
  *
  * The document is borrowed; out is written, not closed. Returns 0, or -1
  * with err when doc is not a report object or writing failed. */

@@ -1,11 +1,15 @@
-/* render_report.c - test driver: renders a JSON summary file as an HTML report.
- * Usage: render_report conform|load IN.json OUT.html */
+/* render_report.c - test driver: renders a JSON summary file as a report:
+ * HTML (conform, load), or the conformance TAP or JUnit file (tap, junit),
+ * so the peer tests can feed readers documents no real server produces.
+ * Usage: render_report conform|load|tap|junit IN.json OUT */
 #include <stdio.h>
 #include <string.h>
 
 #include "core/buf.h"
 #include "core/json.h"
 #include "reports/html_report.h"
+#include "reports/report_junit.h"
+#include "reports/report_tap.h"
 
 int main(int argc, char **argv)
 {
@@ -15,8 +19,14 @@ int main(int argc, char **argv)
     FILE *out = NULL;
     int rc = 1;
 
-    if (argc != 4 || (strcmp(argv[1], "conform") && strcmp(argv[1], "load"))) {
-        fprintf(stderr, "usage: render_report conform|load IN.json OUT.html\n");
+    const char *kind = argc == 4 ? argv[1] : "";
+    int (*writer)(const ps_json *, FILE *, ps_error *) = strcmp(kind, "conform") == 0 ? ps_report_html_conform
+                                                         : strcmp(kind, "load") == 0  ? ps_report_html_load
+                                                         : strcmp(kind, "tap") == 0   ? ps_report_tap_conform
+                                                         : strcmp(kind, "junit") == 0 ? ps_report_junit_conform
+                                                                                      : NULL;
+    if (!writer) {
+        fprintf(stderr, "usage: render_report conform|load|tap|junit IN.json OUT\n");
         return 2;
     }
     if (ps_buf_read_file(&text, argv[2]) != 0) {
@@ -33,8 +43,7 @@ int main(int argc, char **argv)
         perror(argv[3]);
         goto out;
     }
-    if ((strcmp(argv[1], "conform") == 0 ? ps_report_html_conform(doc, out, &err)
-                                         : ps_report_html_load(doc, out, &err)) != 0) {
+    if (writer(doc, out, &err) != 0) {
         fprintf(stderr, "%s: %s\n", argv[3], err.message);
         goto out;
     }
