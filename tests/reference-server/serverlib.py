@@ -156,6 +156,31 @@ class Server:
             s.close()
 
 
+def close_and_wait(s, timeout=10):
+    """Closes our side of socket s and waits until the server has closed its
+    side: only then has it freed the connection (its --max-connections slot,
+    its share of --max-buffered). A plain close() returns before the server
+    even read the FIN, so a count taken right after still includes s."""
+    try:
+        s.shutdown(socket.SHUT_WR)
+        s.settimeout(timeout)
+        while s.recv(65536):
+            pass
+    except OSError:
+        pass  # a reset also means the server let go
+    finally:
+        s.close()
+
+
+def wait_for(cond, what, timeout=15):
+    """Polls cond() until it is true; AssertionError naming what after timeout."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(0.01)
+
+
 def split_response(raw):
     """Parses one raw HTTP response: (status, {lowercase header: value}, body)."""
     head, _, body = raw.partition(b"\r\n\r\n")

@@ -10,6 +10,7 @@ import os
 import random
 import re
 import resource
+import select
 import socket
 import sys
 import time
@@ -17,7 +18,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serverlib  # noqa: E402
-from serverlib import KEY_BIG, Server, split_response  # noqa: E402
+from serverlib import KEY_BIG, Server, close_and_wait, split_response  # noqa: E402
 
 MANY = 2000
 GET = b"GET /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() + b"\r\n\r\n"
@@ -381,30 +382,28 @@ class BufferedBudget(unittest.TestCase):
         with Server("--max-buffered", "1M", "--max-body", "64K") as srv:
             head = (b"POST /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() +
                     b"\r\nContent-Length: 65536\r\n\r\n")
-            socks, busy = [], 0
+            socks = []
             for _ in range(40):  # 40 x 60000 bytes held: more than 1M
                 s = socket.create_connection((srv.host, srv.port), timeout=5)
                 s.sendall(head + b"x" * 60000)
                 socks.append(s)
-            time.sleep(0.5)
-            for s in socks:
-                s.settimeout(0.2)
-                try:
+            # at most 17 fit in 1M, so at least 23 get 503 (waited for: an answer is the
+            # only state a client sees); a refused request gives its share back at once,
+            # so at least one gets through even when all 40 arrive interleaved
+            answered = set()
+            deadline = time.monotonic() + 30
+            while len(answered) < 40 - 17 and time.monotonic() < deadline:
+                ready, _, _ = select.select([s for s in socks if s not in answered], [], [], 0.5)
+                for s in ready:
                     out = s.recv(4096)
-                except socket.timeout:
-                    continue
-                if out:
                     st, h, body = split_response(out)
                     self.assertEqual((st, json.loads(body)["code"]), (503, "server_busy"))
                     self.assertIn("x-ratelimit-limit", h)
-                    busy += 1
-            # at most 17 fit in 1M; a refused request gives its share back at once, so at
-            # least one gets through even when all 40 arrive interleaved
-            self.assertGreaterEqual(busy, 40 - 17)
-            self.assertLess(busy, 40)
+                    answered.add(s)
+            self.assertGreaterEqual(len(answered), 40 - 17)
+            self.assertLess(len(answered), 40)
             for s in socks:
-                s.close()
-            time.sleep(0.3)  # closed connections return their share
+                close_and_wait(s)  # closed connections return their share
             st, _, _, _ = srv.post('{"name":"after the budget"}', key=KEY_BIG)
             self.assertEqual(st, 201)
             big = '{"name":"' + "b" * 60000 + '"}'
@@ -412,11 +411,30 @@ class BufferedBudget(unittest.TestCase):
                 self.assertEqual(srv.post(big, key=KEY_BIG)[0], 201)
 
 
+def read_response(s):
+    """Reads one Content-Length framed response from s: (status, headers, body)."""
+    out = b""
+    while b"\r\n\r\n" not in out:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        out += chunk
+    st, h, body = split_response(out)
+    while len(body) < int(h.get("content-length", 0)):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return st, h, body
+
+
 class ConnectionCap(unittest.TestCase):
     def test_connections_beyond_the_cap_are_closed(self):
         with Server("--max-connections", "20") as srv:
             socks = [socket.create_connection((srv.host, srv.port), timeout=5) for _ in range(20)]
-            time.sleep(0.2)
+            for s in socks:  # an answer on each: the server has accepted and counted all 20
+                s.sendall(GET)
+                self.assertEqual(read_response(s)[0], 200)
             extra = socket.create_connection((srv.host, srv.port), timeout=5)
             try:
                 extra.sendall(GET)
@@ -426,10 +444,9 @@ class ConnectionCap(unittest.TestCase):
             extra.close()
             for s in socks[:3]:
                 s.sendall(GET)
-                self.assertTrue(s.recv(100).startswith(b"HTTP/1.1 200"))
+                self.assertEqual(read_response(s)[0], 200)
             for s in socks:
-                s.close()
-            time.sleep(0.2)  # closed connections free their slots
+                close_and_wait(s)  # closed connections free their slots
             self.assertEqual(srv.get(key=KEY_BIG)[0], 200)
 
 

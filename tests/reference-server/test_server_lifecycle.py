@@ -17,7 +17,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serverlib  # noqa: E402
-from serverlib import KEY_BIG, Server  # noqa: E402
+from serverlib import KEY_BIG, Server, wait_for  # noqa: E402
 
 
 def storm(srv, clients, stop, acked, lock):
@@ -103,7 +103,8 @@ class Stopping(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             data = os.path.join(d, "journal")
             result = {}
-            with Server("--data", data, "--delay", "1:800ms", "--threads", "2") as srv:
+            log = os.path.join(d, "access.log")
+            with Server("--data", data, "--delay", "1:800ms", "--threads", "2", "--access-log", log) as srv:
                 idle = socket.create_connection((srv.host, srv.port), timeout=5)  # an idle keep-alive client
 
                 def slow_create():
@@ -113,7 +114,11 @@ class Stopping(unittest.TestCase):
                         result["e"] = e
                 t = threading.Thread(target=slow_create)
                 t.start()
-                time.sleep(0.3)  # the request is in flight (its reply is delayed)
+
+                def in_flight():  # logged when its answer is queued, before the 800 ms delay
+                    with open(log) as f:
+                        return " 201 " in f.read()
+                wait_for(in_flight, "the create to be in flight")
                 srv.proc.send_signal(signal.SIGTERM)
                 t.join(timeout=15)
                 self.assertNotIn("e", result)
@@ -141,10 +146,9 @@ class Stopping(unittest.TestCase):
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)  # the answer cannot all leave at once
                 s.sendall(b"GET /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() +
                           b"\r\n\r\n")
-                time.sleep(0.5)
+                out = s.recv(1 << 15)  # the answer is being written
                 srv.proc.send_signal(signal.SIGTERM)
-                time.sleep(0.3)
-                out = b""
+                wait_for(lambda: "SIGTERM received" in srv.stderr(), "the server to take the SIGTERM")
                 while True:
                     c = s.recv(1 << 20)
                     if not c:
@@ -186,7 +190,9 @@ class LatencyAids(unittest.TestCase):
             self.assertLess(time.monotonic() - t0, 1.0)
 
     def test_stall_blocks_every_loop_once(self):
-        with Server("--stall", "1s:1s", "--threads", "2") as srv:
+        # The stall's clock starts before the address line is read (started), by up to a
+        # second or so on a loaded machine: a 2 s stall still covers started + 1.2 s.
+        with Server("--stall", "1s:2s", "--threads", "2") as srv:
             started = time.monotonic()
             self.assertEqual(srv.get(key=KEY_BIG)[0], 200)
             time.sleep(max(0.0, started + 1.2 - time.monotonic()))
@@ -194,7 +200,7 @@ class LatencyAids(unittest.TestCase):
             self.assertEqual(srv.get(key=KEY_BIG)[0], 200)
             stalled = time.monotonic() - t0
             self.assertGreater(stalled, 0.4)
-            time.sleep(max(0.0, started + 2.5 - time.monotonic()))
+            time.sleep(max(0.0, started + 3.5 - time.monotonic()))
             t0 = time.monotonic()
             self.assertEqual(srv.get(key=KEY_BIG)[0], 200)
             self.assertLess(time.monotonic() - t0, 0.3)
