@@ -9,6 +9,7 @@
 
 #include "core/buf.h"
 #include "core/cli.h"
+#include "core/hash.h"
 #include "core/keys_file.h"
 
 typedef struct node {
@@ -22,16 +23,6 @@ struct ps_keyring {
     size_t nbuckets;
     size_t count;
 };
-
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a: the hash only picks candidates */
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 ps_keyring *ps_keyring_create(void)
 {
@@ -116,7 +107,7 @@ int ps_keyring_add(ps_keyring *r, const char *key, const ps_plan *plan, ps_error
     if (!n->entry.key) abort();
     n->entry.key_len = len;
     n->entry.plan = *plan;
-    n->hash = hash_bytes(key, len);
+    n->hash = ps_hash_bytes(key, len);
     n->next = r->buckets[n->hash & (r->nbuckets - 1)];
     r->buckets[n->hash & (r->nbuckets - 1)] = n;
     r->count++;
@@ -168,7 +159,7 @@ bool ps_ct_equal(const char *a, size_t alen, const char *b, size_t blen)
 
 const ps_key_entry *ps_keyring_find(const ps_keyring *r, const char *token, size_t len)
 {
-    uint64_t h = hash_bytes(token, len);
+    uint64_t h = ps_hash_bytes(token, len); /* only picks candidates */
     const ps_key_entry *found = NULL;
     for (node *n = r->buckets[h & (r->nbuckets - 1)]; n; n = n->next) {
         bool eq = ps_ct_equal(n->entry.key, n->entry.key_len, token, len);

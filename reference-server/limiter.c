@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/hash.h"
 
 /* Identities are spread over this many independently locked stripes so that
  * the server's event-loop threads only contend when they serve identities
@@ -58,21 +59,6 @@ struct ps_limiter {
     atomic_size_t tracked;
     stripe stripes[NSTRIPES];
 };
-
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a, then a 64-bit finaliser to mix the low bits */
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
-}
 
 int ps_limiter_create(const ps_limiter_options *opts, ps_limiter **out, ps_error *err)
 {
@@ -381,7 +367,7 @@ void ps_limiter_admit(ps_limiter *l, const char *identity, size_t identity_len, 
                       int64_t per_day, int64_t now_ns, ps_limit_decision *out)
 {
     const int64_t lim[2] = {per_minute, per_day};
-    uint64_t h = hash_bytes(identity, identity_len);
+    uint64_t h = ps_hash_bytes(identity, identity_len);
     stripe *st = stripe_of(l, h);
     if (l->racy) {
         admit_racy(l, st, h, identity, identity_len, lim, now_ns, out);
@@ -398,7 +384,7 @@ void ps_limiter_peek(ps_limiter *l, const char *identity, size_t identity_len, i
                      int64_t per_day, int64_t now_ns, ps_limit_decision *out)
 {
     const int64_t lim[2] = {per_minute, per_day};
-    uint64_t h = hash_bytes(identity, identity_len);
+    uint64_t h = ps_hash_bytes(identity, identity_len);
     stripe *st = stripe_of(l, h);
     pthread_mutex_lock(&st->mu);
     entry *e = stripe_find(st, h, identity, identity_len);

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include "core/error.h"
+#include "core/fd_limit.h"
 #include "reference-server/http_server.h"
 #include "reference-server/limiter.h"
 #include "reference-server/server_config.h"
@@ -14,14 +15,9 @@
 /* 10,000 connections need more descriptors than the usual soft limit of 1024. */
 static void raise_fd_limit(ps_server_config *cfg)
 {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
-    if (rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-        getrlimit(RLIMIT_NOFILE, &rl);
-    }
-    int64_t room = rl.rlim_cur == RLIM_INFINITY ? INT64_MAX : (int64_t)rl.rlim_cur - 64;
+    int64_t limit = ps_fd_limit_raise(INT64_MAX);
+    if (limit < 0) return;
+    int64_t room = limit == INT64_MAX ? INT64_MAX : limit - 64;
     if (room < 16) room = 16;
     if (cfg->max_connections == 0) {
         cfg->max_connections = room < 20000 ? room : 20000;
