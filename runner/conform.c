@@ -51,16 +51,16 @@ ps_conform *ps_conform_create(const ps_conform_config *cfg, ps_checks *checks, p
     if (!c) abort();
     c->cfg = cfg;
     c->checks = checks;
-    c->http = ps_http_client_create(cfg->base_url, cfg->timeout_ns, cfg->verbose ? stderr : NULL, err);
+    c->http = ps_client_create(cfg->base_url, cfg->timeout_ns, cfg->verbose ? stderr : NULL, err);
     if (!c->http) {
         free(c);
         return NULL;
     }
-    ps_http_client_set_cancel(c->http, &ps_conform_interrupted);
-    if (cfg->ca_file) ps_http_client_set_ca(c->http, cfg->ca_file);
-    ps_http_client_set_body_cap(c->http, cfg->max_body);
-    ps_http_client_add_secret(c->http, cfg->api_key, "PETSTORE_API_KEY");
-    if (cfg->limit_key_given) ps_http_client_add_secret(c->http, cfg->limit_key, "PETSTORE_LIMIT_KEY");
+    ps_client_set_cancel(c->http, &ps_conform_interrupted);
+    if (cfg->ca_file) ps_client_set_ca(c->http, cfg->ca_file);
+    ps_client_set_body_cap(c->http, cfg->max_body);
+    ps_client_add_secret(c->http, cfg->api_key, "PETSTORE_API_KEY");
+    if (cfg->limit_key_given) ps_client_add_secret(c->http, cfg->limit_key, "PETSTORE_LIMIT_KEY");
     c->polite = ps_politeness_create();
     random_hex(c->run_token, sizeof c->run_token);
     char rnd[25];
@@ -74,7 +74,7 @@ ps_conform *ps_conform_create(const ps_conform_config *cfg, ps_checks *checks, p
 void ps_conform_destroy(ps_conform *c)
 {
     if (!c) return;
-    ps_http_client_destroy(c->http);
+    ps_client_destroy(c->http);
     ps_politeness_destroy(c->polite);
     free(c);
 }
@@ -578,7 +578,7 @@ static bool wait_for_key(ps_conform *c, const char *key)
     return true;
 }
 
-int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_http_request *req, ps_key_role role,
+int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req, ps_key_role role,
                     unsigned flags, ps_exchange *ex)
 {
     const char *key = politeness_key(c, role);
@@ -601,7 +601,7 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_http_request *req, p
             return PS_SEND_SKIPPED;
         }
         ps_exchange_free(ex);
-        int rc = ps_http_perform(c->http, req, ex);
+        int rc = ps_client_perform(c->http, req, ex);
         c->exchanges++;
         ps_check_add_time(c->checks, ck, ex->elapsed_ms);
         if (ps_conform_interrupted) {

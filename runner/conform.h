@@ -16,7 +16,7 @@
 #include "core/json.h"
 #include "runner/checks.h"
 #include "runner/config.h"
-#include "runner/http_client.h"
+#include "runner/client.h"
 #include "runner/politeness.h"
 
 /* Which credential a request carries, for rate-limit tracking. */
@@ -51,7 +51,7 @@ typedef struct key_track {
 
 struct ps_conform {
     const ps_conform_config *cfg;
-    ps_http_client *http;
+    ps_client *http;
     ps_politeness *polite;
     ps_checks *checks;
     char run_token[9];          /* random hex naming this run's categories (short: length
@@ -79,7 +79,7 @@ void ps_conform_destroy(ps_conform *c);
 /* Sends a request on behalf of check ck (its time is accounted there),
  * honouring politeness for the key the request carries, and runs every
  * response through the shared observations. */
-int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_http_request *req, ps_key_role role,
+int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req, ps_key_role role,
                     unsigned flags, ps_exchange *ex);
 
 /* Runs one response through the shared observations (content type, Error

@@ -103,7 +103,7 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
 
     ps_buf_puts(b, "{\"tool\":\"petstore-conform\",\"version\":\"" PS_VERSION "\",\"format\":1,\n");
     ps_buf_puts(b, "\"target\":{\"base_url\":");
-    json_str(b, ps_http_client_base_url(c->http));
+    json_str(b, ps_client_base_url(c->http));
     ps_buf_puts(b, ",\"plan\":");
     json_str(b, ps_plan_name(cfg->plan.id));
     ps_buf_puts(b, ",\"limit_plan\":");

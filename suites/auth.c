@@ -99,9 +99,9 @@ void ps_suite_auth(ps_conform *c)
             bool post = o == 1;
             /* A distinct name per create: a uniqueness rule is not shown, so it may apply. */
             if (post) snprintf(body, sizeof body, "{\"name\":\"c%s a%u\"}", c->run_token, ++creates);
-            ps_http_request req = {ops[o].method, "/categories", v->tmpl ? auth.data : NULL,
-                                   post ? body : NULL, post ? strlen(body) : 0,
-                                   post ? "application/json" : NULL};
+            ps_client_request req = {ops[o].method, "/categories", v->tmpl ? auth.data : NULL,
+                                     post ? body : NULL, post ? strlen(body) : 0,
+                                     post ? "application/json" : NULL};
             ps_exchange ex;
             int rc = ps_conform_send(c, v->ck, &req, role, PS_SEND_RETRY_429, &ex);
             if (rc != PS_SENT) {

@@ -7,7 +7,7 @@
 /* The first exchange serves as evidence: it shows the address used. */
 static void check_base_url(ps_conform *c, const ps_exchange *ex)
 {
-    const char *url = ps_http_client_base_url(c->http);
+    const char *url = ps_client_base_url(c->http);
     size_t n = strlen(url);
     if (n >= 3 && strcmp(url + n - 3, "/v1") == 0) ps_check_pass(c->checks, PS_CK_BASE_URL_V1);
     else
@@ -58,14 +58,14 @@ int ps_suite_probe(ps_conform *c)
 {
     char auth[1024];
     ps_conform_bearer(c, PS_KEY_MAIN, auth, sizeof auth);
-    ps_http_request req = {"GET", "/categories", auth, NULL, 0, NULL};
+    ps_client_request req = {"GET", "/categories", auth, NULL, 0, NULL};
     ps_exchange ex;
     int rc = ps_conform_send(c, PS_CK_LIST_STATUS_200, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
     check_base_url(c, &ex);
     if (rc == PS_SEND_FAILED) {
         c->aborted = true;
         snprintf(c->abort_reason, sizeof c->abort_reason, "could not reach %s/categories: %s",
-                 ps_http_client_base_url(c->http), ex.error);
+                 ps_client_base_url(c->http), ex.error);
         ps_exchange_free(&ex);
         return -1;
     }

@@ -20,7 +20,7 @@ void ps_suite_ratelimit(ps_conform *c)
 {
     char auth[1024];
     ps_conform_bearer(c, PS_KEY_MAIN, auth, sizeof auth);
-    ps_http_request req = {"GET", "/categories", auth, NULL, 0, NULL};
+    ps_client_request req = {"GET", "/categories", auth, NULL, 0, NULL};
     for (int i = 0; i < BURST; i++) {
         ps_exchange ex;
         int rc = ps_conform_send(c, PS_CK_RATELIMIT_REMAINING_DECREMENTS, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
@@ -114,7 +114,7 @@ void ps_suite_limit429(ps_conform *c)
 {
     char auth[1024];
     ps_conform_bearer(c, PS_KEY_LIMIT, auth, sizeof auth);
-    ps_http_request req = {"GET", "/categories", auth, NULL, 0, NULL};
+    ps_client_request req = {"GET", "/categories", auth, NULL, 0, NULL};
     ps_exchange ex;
 
     /* How far to go: what the service says remains, else the plan's minute. */

@@ -85,7 +85,7 @@ static void check_list(ps_conform *c, created *cats, size_t ncats)
 {
     char auth[1024];
     ps_conform_bearer(c, PS_KEY_MAIN, auth, sizeof auth);
-    ps_http_request req = {"GET", "/categories", auth, NULL, 0, NULL};
+    ps_client_request req = {"GET", "/categories", auth, NULL, 0, NULL};
     ps_exchange ex;
     int rc = ps_conform_send(c, PS_CK_ROUNDTRIP_APPEARS_IN_LIST, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
     if (rc != PS_SENT) {
@@ -180,7 +180,7 @@ void ps_suite_roundtrip(ps_conform *c)
         snprintf(cr->body, sizeof cr->body, "%.*s%s%s", (int)(at - bodies[k]), bodies[k], c->run_token, at + 5);
         cr->sent = ps_json_parse(cr->body, strlen(cr->body), NULL, NULL);
         if (!cr->sent) abort(); /* our own fixture: a bug, not a server fault */
-        ps_http_request req = {"POST", "/categories", auth, cr->body, strlen(cr->body), "application/json"};
+        ps_client_request req = {"POST", "/categories", auth, cr->body, strlen(cr->body), "application/json"};
         ps_exchange ex;
         int rc = ps_conform_send(c, PS_CK_CREATE_STATUS_201, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
         if (rc != PS_SENT) {

@@ -47,7 +47,7 @@ static const char *find(const char *hay, size_t len, const char *needle)
     return NULL;
 }
 
-/* Builds an exchange as ps_http_perform would have recorded it. */
+/* Builds an exchange as ps_client_perform would have recorded it. */
 static void make_exchange(const char *r, size_t len, int i, ps_exchange *ex)
 {
     memset(ex, 0, sizeof *ex);

@@ -1,4 +1,4 @@
-/* test_runner_http_client.c - evidence never shows a key: redaction of the
+/* test_runner_client.c - evidence never shows a key: redaction of the
  * recorded request, and a curl line that a shell turns back into exactly the
  * request sent (key from $PETSTORE_API_KEY, hostile bytes inert). */
 #include <stdio.h>
@@ -6,27 +6,27 @@
 #include <string.h>
 
 #include "harness.h"
-#include "runner/http_client.h"
+#include "runner/client.h"
 
 #define KEY "s3cret-Key'$x"
 
 static void redaction_replaces_every_secret(void)
 {
     ps_error err;
-    ps_http_client *c = ps_http_client_create("http://127.0.0.1:1/v1/", 1000000000LL, NULL, &err);
+    ps_client *c = ps_client_create("http://127.0.0.1:1/v1/", 1000000000LL, NULL, &err);
     CHECK(c != NULL);
-    ps_http_client_add_secret(c, KEY, "PETSTORE_API_KEY");
-    ps_http_client_add_secret(c, "other", "PETSTORE_LIMIT_KEY");
-    ps_http_client_add_secret(c, "", "IGNORED");
+    ps_client_add_secret(c, KEY, "PETSTORE_API_KEY");
+    ps_client_add_secret(c, "other", "PETSTORE_LIMIT_KEY");
+    ps_client_add_secret(c, "", "IGNORED");
     const char *text = "Bearer " KEY " and other and " KEY;
     size_t n;
-    char *r = ps_http_client_redact(c, text, strlen(text), &n);
+    char *r = ps_client_redact(c, text, strlen(text), &n);
     CHECK_STR(r, "Bearer *** and *** and ***");
     CHECK_INT(n, strlen(r));
     free(r);
-    CHECK_STR(ps_http_client_base_url(c), "http://127.0.0.1:1/v1");
-    ps_http_client_destroy(c);
-    CHECK(ps_http_client_create("ftp://x/v1", 1000000000LL, NULL, &err) == NULL);
+    CHECK_STR(ps_client_base_url(c), "http://127.0.0.1:1/v1");
+    ps_client_destroy(c);
+    CHECK(ps_client_create("ftp://x/v1", 1000000000LL, NULL, &err) == NULL);
     CHECK(strstr(err.message, "http://") != NULL);
 }
 
@@ -49,12 +49,12 @@ static char *replay(const char *curl_line)
 static void failed_exchange_still_records_redacted_evidence(void)
 {
     ps_error err;
-    ps_http_client *c = ps_http_client_create("http://127.0.0.1:1/v1", 2000000000LL, NULL, &err);
-    ps_http_client_add_secret(c, KEY, "PETSTORE_API_KEY");
+    ps_client *c = ps_client_create("http://127.0.0.1:1/v1", 2000000000LL, NULL, &err);
+    ps_client_add_secret(c, KEY, "PETSTORE_API_KEY");
     const char *body = "{\"name\":\"it's $(touch /nonexistent/x) `id` \\\"q\\\" \\\\ !\"}";
-    ps_http_request req = {"POST", "/categories", "Bearer " KEY, body, strlen(body), "application/json"};
+    ps_client_request req = {"POST", "/categories", "Bearer " KEY, body, strlen(body), "application/json"};
     ps_exchange ex;
-    int rc = ps_http_perform(c, &req, &ex);
+    int rc = ps_client_perform(c, &req, &ex);
     CHECK_INT(rc, -1);                 /* nothing listens on port 1 */
     CHECK(!ex.responded);
     CHECK(ex.unreachable);
@@ -74,18 +74,18 @@ static void failed_exchange_still_records_redacted_evidence(void)
     ps_exchange_free(&ex);
 
     /* GET without credential: no -X, no -H */
-    ps_http_request get = {"GET", "/categories", NULL, NULL, 0, NULL};
-    CHECK_INT(ps_http_perform(c, &get, &ex), -1);
+    ps_client_request get = {"GET", "/categories", NULL, NULL, 0, NULL};
+    CHECK_INT(ps_client_perform(c, &get, &ex), -1);
     CHECK_STR(replay(ex.curl), "[http://127.0.0.1:1/v1/categories]\n");
     CHECK(ps_headers_get(&ex.req_headers, "Authorization") == NULL);
     ps_exchange_free(&ex);
 
     /* POST with no Content-Type is replayed with curl's default removed */
-    ps_http_request bare = {"POST", "/categories", NULL, "", 0, NULL};
-    CHECK_INT(ps_http_perform(c, &bare, &ex), -1);
+    ps_client_request bare = {"POST", "/categories", NULL, "", 0, NULL};
+    CHECK_INT(ps_client_perform(c, &bare, &ex), -1);
     CHECK_STR(replay(ex.curl), "[-X]\n[POST]\n[-H]\n[Content-Type:]\n[--data-binary]\n[]\n[http://127.0.0.1:1/v1/categories]\n");
     ps_exchange_free(&ex);
-    ps_http_client_destroy(c);
+    ps_client_destroy(c);
 }
 
 int main(void)

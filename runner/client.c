@@ -1,5 +1,5 @@
-/* http_client.c - libcurl easy exchanges recorded as redacted evidence. */
-#include "runner/http_client.h"
+/* client.c - libcurl easy exchanges recorded as redacted evidence. */
+#include "runner/client.h"
 
 #include <curl/curl.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 
 #define MAX_SECRETS 8
 
-struct ps_http_client {
+struct ps_client {
     CURL *curl;
     char *base_url;
     int64_t timeout_ns;
@@ -28,8 +28,7 @@ struct ps_http_client {
 
 static int curl_global_done;
 
-ps_http_client *ps_http_client_create(const char *base_url, int64_t timeout_ns, FILE *verbose,
-                                      ps_error *err)
+ps_client *ps_client_create(const char *base_url, int64_t timeout_ns, FILE *verbose, ps_error *err)
 {
     if (strncasecmp(base_url, "http://", 7) != 0 && strncasecmp(base_url, "https://", 8) != 0) {
         ps_error_set(err, "base URL '%s' must start with http:// or https://", base_url);
@@ -42,7 +41,7 @@ ps_http_client *ps_http_client_create(const char *base_url, int64_t timeout_ns, 
         }
         curl_global_done = 1;
     }
-    ps_http_client *c = calloc(1, sizeof *c);
+    ps_client *c = calloc(1, sizeof *c);
     if (!c) abort();
     c->curl = curl_easy_init();
     if (!c->curl) {
@@ -55,12 +54,12 @@ ps_http_client *ps_http_client_create(const char *base_url, int64_t timeout_ns, 
     size_t n = strlen(c->base_url);
     while (n > 0 && c->base_url[n - 1] == '/') c->base_url[--n] = '\0';
     c->timeout_ns = timeout_ns;
-    c->body_cap = PS_HTTP_BODY_CAP;
+    c->body_cap = PS_CLIENT_BODY_CAP;
     c->verbose = verbose;
     return c;
 }
 
-void ps_http_client_destroy(ps_http_client *c)
+void ps_client_destroy(ps_client *c)
 {
     if (!c) return;
     if (c->curl) curl_easy_cleanup(c->curl);
@@ -73,19 +72,19 @@ void ps_http_client_destroy(ps_http_client *c)
     free(c);
 }
 
-void ps_http_client_set_ca(ps_http_client *c, const char *ca_file)
+void ps_client_set_ca(ps_client *c, const char *ca_file)
 {
     free(c->ca_file);
     c->ca_file = ca_file ? strdup(ca_file) : NULL;
     if (ca_file && !c->ca_file) abort();
 }
 
-void ps_http_client_set_body_cap(ps_http_client *c, size_t cap)
+void ps_client_set_body_cap(ps_client *c, size_t cap)
 {
     c->body_cap = cap;
 }
 
-void ps_http_client_set_cancel(ps_http_client *c, volatile sig_atomic_t *flag)
+void ps_client_set_cancel(ps_client *c, volatile sig_atomic_t *flag)
 {
     c->cancel = flag;
 }
@@ -93,11 +92,11 @@ void ps_http_client_set_cancel(ps_http_client *c, volatile sig_atomic_t *flag)
 static int on_progress(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
 {
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-    const ps_http_client *c = userp;
+    const ps_client *c = userp;
     return c->cancel && *c->cancel ? 1 : 0; /* non-zero aborts the transfer */
 }
 
-void ps_http_client_add_secret(ps_http_client *c, const char *secret, const char *env_var)
+void ps_client_add_secret(ps_client *c, const char *secret, const char *env_var)
 {
     if (!secret || !*secret || c->nsecrets == MAX_SECRETS) return;
     for (int i = 0; i < c->nsecrets; i++)
@@ -108,13 +107,13 @@ void ps_http_client_add_secret(ps_http_client *c, const char *secret, const char
     c->nsecrets++;
 }
 
-const char *ps_http_client_base_url(const ps_http_client *c)
+const char *ps_client_base_url(const ps_client *c)
 {
     return c->base_url;
 }
 
 /* Index of the secret starting at s (at most len bytes), longest first; -1 if none. */
-static int secret_at(const ps_http_client *c, const char *s, size_t len)
+static int secret_at(const ps_client *c, const char *s, size_t len)
 {
     int best = -1;
     size_t best_len = 0;
@@ -128,7 +127,7 @@ static int secret_at(const ps_http_client *c, const char *s, size_t len)
     return best;
 }
 
-char *ps_http_client_redact(const ps_http_client *c, const char *s, size_t len, size_t *out_len)
+char *ps_client_redact(const ps_client *c, const char *s, size_t len, size_t *out_len)
 {
     ps_buf b = PS_BUF_INIT;
     ps_buf_reserve(&b, len + 1);
@@ -147,7 +146,7 @@ char *ps_http_client_redact(const ps_http_client *c, const char *s, size_t len, 
 
 /* Appends s as one shell word. Secrets become ${ENV} inside double quotes;
  * strings without secrets are single-quoted (nothing expands there). */
-static void shell_word(const ps_http_client *c, ps_buf *b, const char *s, size_t len)
+static void shell_word(const ps_client *c, ps_buf *b, const char *s, size_t len)
 {
     bool has_secret = false;
     for (size_t i = 0; i < len && !has_secret; i++) has_secret = secret_at(c, s + i, len - i) >= 0;
@@ -185,7 +184,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
     }
     if (ex->body_total > ex->body.len) ex->truncated = true;
     /* A server streaming forever is abandoned (well past what is kept). */
-    if (ex->body_total > PS_HTTP_BODY_ABANDON && ex->body_total > 4 * ex->body_cap) return 0;
+    if (ex->body_total > PS_CLIENT_BODY_ABANDON && ex->body_total > 4 * ex->body_cap) return 0;
     return n;
 }
 
@@ -199,22 +198,21 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userp)
     return n;
 }
 
-static void add_req_header(ps_http_client *c, ps_exchange *ex, struct curl_slist **list,
-                           const char *name, const char *value)
+static void add_req_header(ps_client *c, ps_exchange *ex, struct curl_slist **list, const char *name,
+                           const char *value)
 {
     ps_buf line = PS_BUF_INIT;
     ps_buf_printf(&line, "%s: %s", name, value);
     *list = curl_slist_append(*list, line.data);
     if (!*list) abort();
     size_t rlen;
-    char *red = ps_http_client_redact(c, value, strlen(value), &rlen);
+    char *red = ps_client_redact(c, value, strlen(value), &rlen);
     ps_headers_add(&ex->req_headers, name, strlen(name), red, rlen);
     free(red);
     ps_buf_free(&line);
 }
 
-static void build_curl_line(ps_http_client *c, const ps_http_request *req, const char *url,
-                            ps_exchange *ex)
+static void build_curl_line(ps_client *c, const ps_client_request *req, const char *url, ps_exchange *ex)
 {
     ps_buf b = PS_BUF_INIT;
     ps_buf_puts(&b, "curl -i");
@@ -278,7 +276,7 @@ static void print_verbose(FILE *f, const ps_exchange *ex)
     fputc('\n', f);
 }
 
-int ps_http_perform(ps_http_client *c, const ps_http_request *req, ps_exchange *ex)
+int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *ex)
 {
     struct curl_slist *headers = NULL;
     char errbuf[CURL_ERROR_SIZE] = "";
@@ -289,11 +287,11 @@ int ps_http_perform(ps_http_client *c, const ps_http_request *req, ps_exchange *
     memset(ex, 0, sizeof *ex);
     ex->body_cap = c->body_cap;
     ex->method = strdup(req->method);
-    ex->url = ps_http_client_redact(c, url.data, url.len, NULL);
+    ex->url = ps_client_redact(c, url.data, url.len, NULL);
     if (!ex->method) abort();
     if (req->body) {
         size_t rlen;
-        char *red = ps_http_client_redact(c, req->body, req->body_len, &rlen);
+        char *red = ps_client_redact(c, req->body, req->body_len, &rlen);
         ps_buf_append(&ex->req_body, red, rlen);
         free(red);
     }

@@ -1,16 +1,16 @@
-/* http_client.h - the runner's HTTP client: one libcurl easy handle (keep-alive,
+/* client.h - the runner's HTTP client: one libcurl easy handle (keep-alive,
  * https works), every exchange recorded as evidence with the API keys
  * redacted, bodies capped.
  *
- * Ownership: a ps_http_client owns its handle and copies of the secrets;
- * ps_http_client_destroy releases them. A ps_exchange owns its strings and
+ * Ownership: a ps_client owns its handle and copies of the secrets;
+ * ps_client_destroy releases them. A ps_exchange owns its strings and
  * buffers; ps_exchange_free releases them (safe on a zeroed exchange).
  *
  * Secrets: every registered secret is replaced by "***" in the recorded
  * request (headers, URL, body) and by "${ENV_VAR}" in the curl command, so
  * evidence can be published. */
-#ifndef PS_RUNNER_HTTP_CLIENT_H
-#define PS_RUNNER_HTTP_CLIENT_H
+#ifndef PS_RUNNER_CLIENT_H
+#define PS_RUNNER_CLIENT_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -24,20 +24,20 @@
 
 /* The body kept per response by default (--max-body); the rest is counted
  * and dropped. */
-#define PS_HTTP_BODY_CAP ((size_t)1 << 20)
+#define PS_CLIENT_BODY_CAP ((size_t)1 << 20)
 /* A reply body longer than this is abandoned (a server streaming forever). */
-#define PS_HTTP_BODY_ABANDON ((size_t)64 << 20)
+#define PS_CLIENT_BODY_ABANDON ((size_t)64 << 20)
 
-typedef struct ps_http_client ps_http_client;
+typedef struct ps_client ps_client;
 
-typedef struct ps_http_request {
+typedef struct ps_client_request {
     const char *method;        /* "GET" or "POST" */
     const char *path;          /* appended to the base URL: "/categories" */
     const char *authorization; /* whole Authorization value, NULL = no header */
     const char *body;          /* NULL = no body */
     size_t body_len;
     const char *content_type;  /* NULL = no Content-Type header */
-} ps_http_request;
+} ps_client_request;
 
 typedef struct ps_exchange {
     /* the request, as sent but redacted */
@@ -65,30 +65,29 @@ typedef struct ps_exchange {
  * trailing slash is dropped. timeout_ns bounds each whole exchange. verbose,
  * when non-NULL, receives every exchange (redacted). Returns NULL with err
  * set when libcurl cannot be initialised or the URL scheme is not http(s). */
-ps_http_client *ps_http_client_create(const char *base_url, int64_t timeout_ns, FILE *verbose,
-                                      ps_error *err);
-void ps_http_client_destroy(ps_http_client *c);
+ps_client *ps_client_create(const char *base_url, int64_t timeout_ns, FILE *verbose, ps_error *err);
+void ps_client_destroy(ps_client *c);
 /* Registers a secret (copied) and the environment variable the curl command
  * names in its place. Empty secrets are ignored. */
-void ps_http_client_add_secret(ps_http_client *c, const char *secret, const char *env_var);
-const char *ps_http_client_base_url(const ps_http_client *c);
+void ps_client_add_secret(ps_client *c, const char *secret, const char *env_var);
+const char *ps_client_base_url(const ps_client *c);
 /* CA bundle (PEM file) to verify https:// servers with, instead of the
  * system's; the path is copied. */
-void ps_http_client_set_ca(ps_http_client *c, const char *ca_file);
-/* How much of each reply body is kept (default PS_HTTP_BODY_CAP). */
-void ps_http_client_set_body_cap(ps_http_client *c, size_t cap);
+void ps_client_set_ca(ps_client *c, const char *ca_file);
+/* How much of each reply body is kept (default PS_CLIENT_BODY_CAP). */
+void ps_client_set_body_cap(ps_client *c, size_t cap);
 /* While *flag is non-zero, exchanges in flight stop at once ("interrupted");
  * for a signal handler to cancel a run. flag must outlive the client. */
-void ps_http_client_set_cancel(ps_http_client *c, volatile sig_atomic_t *flag);
+void ps_client_set_cancel(ps_client *c, volatile sig_atomic_t *flag);
 
 /* Sends one request and records it into *ex (which must be zeroed or freed
  * first). Returns 0 when a response arrived (whatever its status), -1 on a
  * transport failure (ex->error says what: refused, timeout, closed, ...). */
-int ps_http_perform(ps_http_client *c, const ps_http_request *req, ps_exchange *ex);
+int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *ex);
 
 void ps_exchange_free(ps_exchange *ex);
 
 /* Replaces every registered secret in s by "***" (new string, caller frees). */
-char *ps_http_client_redact(const ps_http_client *c, const char *s, size_t len, size_t *out_len);
+char *ps_client_redact(const ps_client *c, const char *s, size_t len, size_t *out_len);
 
 #endif
