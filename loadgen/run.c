@@ -16,6 +16,7 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/fd_limit.h"
 #include "core/hdr_log.h"
 #include "core/json.h"
 #include "core/version.h"
@@ -403,16 +404,10 @@ int ps_lg_run(const ps_lg_config *cfg)
     render_requests(cfg, sh);
     /* Thousands of connections need descriptors: raise the soft limit to
      * the hard one rather than fail sockets one by one mid-run. */
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        rl.rlim_cur < (rlim_t)cfg->connections + 64) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)cfg->connections + 64 &&
-            !cfg->quiet)
-            fprintf(stderr, "petstore-load: warning: %d connections but only %llu file descriptors\n",
-                    cfg->connections, (unsigned long long)rl.rlim_cur);
-    }
+    int64_t fd_limit = ps_fd_limit_raise((int64_t)cfg->connections + 64);
+    if (fd_limit >= 0 && fd_limit < (int64_t)cfg->connections + 64 && !cfg->quiet)
+        fprintf(stderr, "petstore-load: warning: %d connections but only %lld file descriptors\n",
+                cfg->connections, (long long)fd_limit);
     if (cfg->engine == PS_LG_ENGINE_CURL) curl_global_init(CURL_GLOBAL_DEFAULT);
     const ps_lg_engine_ops *engine = cfg->engine == PS_LG_ENGINE_CURL ? &ps_lg_engine_curl
                                                                        : &ps_lg_engine_epoll;

@@ -677,6 +677,23 @@ static void many_keys(void)
     CHECK_STR(str(d, "limits.verdict"), "pass");
     check_accounting(d);
     ps_json_free(d);
+
+    /* fixtures/keys.txt as it is, read by both programs through the one
+     * grammar (docs/keys-file.md): every key is served and sent on. */
+    url = start_server("--keys-file", PS_SOURCE_DIR "/fixtures/keys.txt", NULL);
+    CHECK(url != NULL);
+    if (!url) return;
+    rc = run_load(30, LOAD, "--base-url", url, "--keys", PS_SOURCE_DIR "/fixtures/keys.txt",
+                  "--connections", "4", "--requests", "40", "--json", json, NULL);
+    stop_server();
+    CHECK_INT(rc, 0);
+    d = load_json(json);
+    if (!d) return;
+    CHECK_INT(num(d, "parameters.keys"), 4);
+    plans = ps_json_get(d, "plans");
+    CHECK(plans && plans->count == 4);
+    CHECK_INT(num(d, "status.200"), 40);
+    ps_json_free(d);
 }
 
 /* Retry-After honoured by default (few 429s: the key rests until told),
