@@ -1,8 +1,9 @@
 /* engine_curl.c - the engine for https:// targets (and --engine curl): one
  * libcurl multi handle per thread with one easy handle per connection,
- * reused so libcurl keeps the connections alive. ANCHORS.md puts libcurl's
- * multi interface at 0.3x wrk, so it is used only where the epoll engine
- * cannot go (bench/loadgen/README.md has its measured ratio to epoll). */
+ * reused so libcurl keeps the connections alive. Plain http:// stays with
+ * the epoll engine, which allocates nothing per request; on loopback the two
+ * measure close (bench/loadgen/README.md has the ratio), so this engine is
+ * chosen for TLS, not for speed. */
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +98,7 @@ static int run(ps_lg_thread *t)
         ps_lg_tick(t, now);
         int64_t wake = now + MAX_WAIT_NS;
         if (!done_scheduling) {
-            ps_lg_expire(t, now);
+            ps_lg_expire_overdue(t, now);
             for (int i = 0; i < t->nconns; i++) {
                 if (hs[i].busy) continue;
                 if (hs[i].retry_at > now) {
@@ -154,20 +155,15 @@ static int run(ps_lg_thread *t)
             if (res == CURLE_OK) {
                 h->resp.status = (int)status;
                 h->resp.keep_alive = true;
-                /* libcurl hides its connections: the latest outcome stands
-                 * for the thread's reachability (ps_lg_unreachable). */
-                t->conns_up = 1;
-                t->last_connect_failed = false;
+                ps_lg_transfer_connected(t);
                 ps_lg_answered(t, &h->req, end, &h->resp);
             } else if (res == CURLE_OPERATION_TIMEDOUT) {
                 ps_lg_failed(t, &h->req, PS_LG_FAIL_TIMEOUT);
             } else if (res == CURLE_COULDNT_CONNECT || res == CURLE_COULDNT_RESOLVE_HOST ||
                        res == CURLE_SSL_CONNECT_ERROR || res == CURLE_PEER_FAILED_VERIFICATION ||
                        res == CURLE_SSL_CACERT_BADFILE) {
-                t->stats.connect_failures++;
                 h->retry_at = end + RECONNECT_DELAY_NS;
-                t->conns_up = 0;
-                t->last_connect_failed = true;
+                ps_lg_transfer_connect_failed(t);
                 ps_lg_failed(t, &h->req, PS_LG_FAIL_CONNECT);
             } else {
                 ps_lg_failed(t, &h->req, PS_LG_FAIL_READ);

@@ -44,9 +44,16 @@ typedef struct loop {
     int nidle;
     int busy;
     int64_t next_scan;
-    int64_t max_reset; /* warm-up: latest X-RateLimit-Reset seen */
     char rbuf[65536];
 } loop;
+
+/* A connection attempt failed: the worker counts it and, in the closed
+ * model with no connection up, fails the next request for want of one. */
+static void on_connect_failure(loop *L, int64_t now)
+{
+    ps_lg_connect_failed(L->t);
+    ps_lg_fail_next_if_unconnected(L->t, now);
+}
 
 static void conn_close(loop *L, int i)
 {
@@ -69,7 +76,7 @@ static void conn_close(loop *L, int i)
 }
 
 /* A freshly established connection joins the idle ones. */
-static void make_idle(loop *L, int i)
+static void conn_established(loop *L, int i)
 {
     ps_lg_conn_up(L->t);
     L->c[i].state = C_IDLE;
@@ -93,7 +100,7 @@ static void conn_open(loop *L, int i, int64_t now)
     c->retry_at = now + RECONNECT_DELAY_NS;
     int fd = socket(sh->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        ps_lg_connect_failed(L->t, now);
+        on_connect_failure(L, now);
         return;
     }
     int one = 1;
@@ -101,7 +108,7 @@ static void conn_open(loop *L, int i, int64_t now)
     int rc = connect(fd, (const struct sockaddr *)&sh->addr, sh->addrlen);
     if (rc != 0 && errno != EINPROGRESS) {
         close(fd);
-        ps_lg_connect_failed(L->t, now);
+        on_connect_failure(L, now);
         return;
     }
     /* Level-triggered, and EPOLLOUT only while it is needed (connecting, a
@@ -110,7 +117,7 @@ static void conn_open(loop *L, int i, int64_t now)
     struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP, .data.u32 = (uint32_t)i};
     if (epoll_ctl(L->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
         close(fd);
-        ps_lg_connect_failed(L->t, now);
+        on_connect_failure(L, now);
         return;
     }
     c->fd = fd;
@@ -118,13 +125,13 @@ static void conn_open(loop *L, int i, int64_t now)
     c->want_out = true;
     if (rc == 0) {
         want_out(L, i, false);
-        make_idle(L, i);
+        conn_established(L, i);
     } else {
         c->state = C_CONNECTING;
     }
 }
 
-static void fail_request(loop *L, int i, ps_lg_failure why)
+static void fail_request_and_close(loop *L, int i, ps_lg_failure why)
 {
     ps_lg_failed(L->t, &L->c[i].req, why);
     conn_close(L, i);
@@ -145,7 +152,7 @@ static void flush(loop *L, int i)
             want_out(L, i, true);
             return;
         } else {
-            fail_request(L, i, PS_LG_FAIL_READ);
+            fail_request_and_close(L, i, PS_LG_FAIL_READ);
             return;
         }
     }
@@ -165,12 +172,12 @@ static void start_request(loop *L, const ps_lg_req *r, int64_t now)
     flush(L, i);
 }
 
-static void finish(loop *L, int i, int64_t now)
+/* A whole response arrived: it is accounted, and its connection is idle
+ * again or, when it cannot be reused, reopened. */
+static void on_response(loop *L, int i, int64_t now)
 {
     conn *c = &L->c[i];
     const ps_lg_resp *resp = &c->parser.resp;
-    if ((resp->seen & PS_LG_H_RESET) && !(resp->bad & PS_LG_H_RESET) && resp->reset > L->max_reset)
-        L->max_reset = resp->reset;
     ps_lg_answered(L->t, &c->req, now, resp);
     c->served++;
     if (c->woff < c->req.bytes->len || !resp->keep_alive) {
@@ -202,7 +209,7 @@ static void on_readable(loop *L, int i)
             if (used) {
                 conn_open(L, i, now);
             } else {
-                ps_lg_connect_failed(L->t, now);
+                on_connect_failure(L, now);
                 c->retry_at = now + RECONNECT_DELAY_NS;
             }
             return;
@@ -216,7 +223,7 @@ static void on_readable(loop *L, int i)
         else
             pr = PS_LG_PARSE_ERROR;
         if (pr == PS_LG_PARSE_DONE) {
-            finish(L, i, now);
+            on_response(L, i, now);
             if (n == 0 && c->state != C_CLOSED) {
                 conn_close(L, i);
                 conn_open(L, i, now);
@@ -230,7 +237,7 @@ static void on_readable(loop *L, int i)
              * at once, or a server that accepts and closes would be
              * hammered with doomed requests. */
             bool fresh = c->served == 0;
-            fail_request(L, i, PS_LG_FAIL_READ);
+            fail_request_and_close(L, i, PS_LG_FAIL_READ);
             if (fresh)
                 c->retry_at = now + RECONNECT_DELAY_NS;
             else
@@ -258,11 +265,11 @@ static void on_event(loop *L, const struct epoll_event *ev)
             conn_close(L, i);
             int64_t now = ps_clock_mono_ns();
             c->retry_at = now + RECONNECT_DELAY_NS;
-            ps_lg_connect_failed(L->t, now);
+            on_connect_failure(L, now);
             return;
         }
         want_out(L, i, false);
-        make_idle(L, i);
+        conn_established(L, i);
         return;
     }
     if ((ev->events & EPOLLOUT) && c->state == C_BUSY && c->woff < c->req.bytes->len) flush(L, i);
@@ -270,18 +277,21 @@ static void on_event(loop *L, const struct epoll_event *ev)
     if (ev->events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(L, i);
 }
 
-static void scan(loop *L, int64_t now, bool reconnect)
+/* Every TIMEOUT_SCAN_NS: fails requests and connection attempts older than
+ * --timeout, and (when `reconnect`) reopens closed connections whose pause
+ * is over. */
+static void check_timeouts(loop *L, int64_t now, bool reconnect)
 {
     int64_t timeout = L->t->sh->cfg->timeout_ns;
     for (int i = 0; i < L->n; i++) {
         conn *c = &L->c[i];
         if (c->state == C_BUSY && now - c->req.sent_ns >= timeout) {
             ps_lg_note_failure(L->t, "no complete response within --timeout");
-            fail_request(L, i, PS_LG_FAIL_TIMEOUT);
+            fail_request_and_close(L, i, PS_LG_FAIL_TIMEOUT);
             if (reconnect) conn_open(L, i, now);
         } else if (c->state == C_CONNECTING && now - c->retry_at >= timeout) {
             conn_close(L, i);
-            ps_lg_connect_failed(L->t, now);
+            on_connect_failure(L, now);
         } else if (c->state == C_CLOSED && reconnect && c->retry_at <= now) {
             conn_open(L, i, now);
         }
@@ -301,14 +311,14 @@ static void wait_events(loop *L, int64_t now, int64_t until)
     for (int k = 0; k < n; k++) on_event(L, &evs[k]);
 }
 
-/* Runs the loop until every connection is idle (or closed), for the burst's
- * warm-up, or until deadline. */
-static void settle(loop *L, int64_t deadline)
+/* The --burst choreography (ps_lg_burst) drives the loop through these. */
+static void burst_settle(void *p, int64_t deadline)
 {
+    loop *L = p;
     for (;;) {
         int64_t now = ps_clock_mono_ns();
         ps_lg_tick(L->t, now);
-        if (now >= L->next_scan) scan(L, now, false);
+        if (now >= L->next_scan) check_timeouts(L, now, false);
         int connecting = 0;
         for (int i = 0; i < L->n; i++) connecting += L->c[i].state == C_CONNECTING;
         if ((L->busy == 0 && connecting == 0) || now >= deadline) return;
@@ -316,47 +326,36 @@ static void settle(loop *L, int64_t deadline)
     }
 }
 
-/* --burst: every connection opened and used once, then all of them (in
- * every thread) send together just after the latest window reset seen. */
-static void burst(loop *L)
+static void burst_turn_until(void *p, int64_t until)
 {
-    ps_lg_thread *t = L->t;
-    ps_lg_shared *sh = (ps_lg_shared *)t->sh;
-    int64_t now = ps_clock_mono_ns();
-    settle(L, now + sh->cfg->timeout_ns);
-    ps_lg_req r;
-    now = ps_clock_mono_ns();
-    while (L->nidle > 0) {
-        ps_lg_take_extra(t, now, &r);
-        start_request(L, &r, now);
-    }
-    settle(L, ps_clock_mono_ns() + sh->cfg->timeout_ns);
-    int64_t seen = atomic_load(&sh->burst_reset_s);
-    while (L->max_reset > seen && !atomic_compare_exchange_weak(&sh->burst_reset_s, &seen, L->max_reset)) {
-    }
-    pthread_barrier_wait(&sh->barrier);
-    /* 30 ms past the reset second: the window has surely ended on the server. */
-    int64_t target = atomic_load(&sh->burst_reset_s) * INT64_C(1000000000) + INT64_C(30000000);
-    int64_t wait = target - ps_clock_wall_ns();
-    if (wait > 0 && wait < INT64_C(130000000000)) {
-        /* Keep the event loop turning so warm connections stay healthy. */
-        int64_t until = ps_clock_mono_ns() + wait;
-        while ((now = ps_clock_mono_ns()) < until) {
-            ps_lg_tick(t, now);
-            wait_events(L, now, until);
-        }
-    }
-    for (int i = 0; i < L->n; i++)
-        if (L->c[i].state == C_CLOSED) conn_open(L, i, ps_clock_mono_ns());
-    settle(L, ps_clock_mono_ns() + INT64_C(1000000000));
-    pthread_barrier_wait(&sh->barrier);
-    now = ps_clock_mono_ns();
-    ps_lg_thread_begin(t, now);
-    while (L->nidle > 0) {
-        ps_lg_take_extra(t, now, &r);
-        start_request(L, &r, now);
+    loop *L = p;
+    int64_t now;
+    while ((now = ps_clock_mono_ns()) < until) {
+        ps_lg_tick(L->t, now);
+        wait_events(L, now, until);
     }
 }
+
+static void burst_reopen_closed(void *p)
+{
+    loop *L = p;
+    for (int i = 0; i < L->n; i++)
+        if (L->c[i].state == C_CLOSED) conn_open(L, i, ps_clock_mono_ns());
+}
+
+static bool burst_has_idle_conn(void *p)
+{
+    const loop *L = p;
+    return L->nidle > 0;
+}
+
+static void burst_send(void *p, const ps_lg_req *r, int64_t now)
+{
+    start_request(p, r, now);
+}
+
+static const ps_lg_burst_ops burst_ops = {burst_settle, burst_turn_until, burst_reopen_closed,
+                                          burst_has_idle_conn, burst_send};
 
 static int run(ps_lg_thread *t)
 {
@@ -375,10 +374,7 @@ static int run(ps_lg_thread *t)
     int64_t now = ps_clock_mono_ns();
     if (L->ep < 0) {
         ps_error_set(&t->err, "epoll_create1: %s", strerror(errno));
-        if (t->sh->cfg->burst) {
-            pthread_barrier_wait((pthread_barrier_t *)&t->sh->barrier);
-            pthread_barrier_wait((pthread_barrier_t *)&t->sh->barrier);
-        }
+        ps_lg_burst_abstain(t);
         goto out;
     }
     for (int i = 0; i < L->n; i++) {
@@ -387,7 +383,7 @@ static int run(ps_lg_thread *t)
     }
     L->next_scan = now + TIMEOUT_SCAN_NS;
     if (t->sh->cfg->burst)
-        burst(L);
+        ps_lg_burst(t, &burst_ops, L);
     else
         ps_lg_thread_begin(t, now);
 
@@ -397,7 +393,7 @@ static int run(ps_lg_thread *t)
         ps_lg_tick(t, now);
         int64_t wake = now + MAX_WAIT_NS;
         if (!done_scheduling) {
-            ps_lg_expire(t, now);
+            ps_lg_expire_overdue(t, now);
             while (L->nidle > 0) {
                 ps_lg_req r;
                 int64_t w = INT64_MAX;
@@ -412,7 +408,7 @@ static int run(ps_lg_thread *t)
             done_scheduling = ps_lg_scheduling_done(t, now);
         }
         if (done_scheduling && L->busy == 0) break;
-        if (now >= L->next_scan) scan(L, now, !done_scheduling);
+        if (now >= L->next_scan) check_timeouts(L, now, !done_scheduling);
         wait_events(L, now, wake);
     }
     rc = 0;

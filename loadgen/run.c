@@ -1,4 +1,5 @@
-/* run.c - orchestration of a load run. */
+/* run.c - one load run, step by step: prepare the requests and outputs,
+ * start the threads and collect their seconds, merge, judge, report. */
 #include "loadgen/run.h"
 
 #include <curl/curl.h>
@@ -24,7 +25,7 @@
 #include "loadgen/transport.h"
 #include "reports/html_report.h"
 
-static ps_lg_shared *volatile signal_target;
+static ps_lg_sync *volatile signal_target;
 static volatile sig_atomic_t caught_signal;
 
 static void on_sigint(int sig)
@@ -140,6 +141,8 @@ out:
     return rc;
 }
 
+/* Every request the epoll engine sends, as bytes: per key the list, then
+ * one create per body. */
 static void render_requests(const ps_lg_config *cfg, ps_lg_shared *sh)
 {
     sh->per_key = 1 + sh->nbodies;
@@ -165,22 +168,33 @@ static void render_requests(const ps_lg_config *cfg, ps_lg_shared *sh)
             sh->reqs[k * sh->per_key + j].data = ps_buf_detach(&b);
         }
     }
+}
+
+/* Keys without a rate of their own share --rate (or the closed model). */
+static void list_shared_keys(const ps_lg_config *cfg, ps_lg_shared *sh)
+{
     sh->shared_keys = calloc(cfg->nkeys, sizeof *sh->shared_keys);
     if (!sh->shared_keys) abort();
     for (size_t k = 0; k < cfg->nkeys; k++)
         if (cfg->keys[k].rate <= 0) sh->shared_keys[sh->nshared++] = k;
+}
+
+/* The list URL, for the curl engine. */
+static char *list_url(const ps_lg_config *cfg)
+{
     ps_buf b = PS_BUF_INIT;
     /* base_url may end in '/', path_prefix never does. */
     size_t n = strlen(cfg->base_url);
     while (n > 0 && cfg->base_url[n - 1] == '/') n--;
     ps_buf_append(&b, cfg->base_url, n);
     ps_buf_puts(&b, "/categories");
-    sh->list_url = ps_buf_detach(&b);
+    return ps_buf_detach(&b);
 }
 
-/* Resolves the target and opens one TCP connection to it, so an
- * unreachable target is exit 3 before any thread starts. */
-static int probe_target(const ps_lg_config *cfg, ps_lg_shared *sh, ps_error *err)
+/* Resolves the target and keeps (in sh) the first address that accepts a
+ * TCP connection, so an unreachable target is exit 3 before any thread
+ * starts. */
+static int find_target_address(const ps_lg_config *cfg, ps_lg_shared *sh, ps_error *err)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
     struct addrinfo *res = NULL;
@@ -278,7 +292,7 @@ static void fill_row(ps_lg_interval_row *r, const ps_lg_interval *iv)
 /* Writes the newest row's histogram to --hdr-log. It is held back until the
  * row can no longer change (a final sliver may still be folded into it), so
  * the log's intervals are the JSON's, one for one. */
-static void flush_last(collector *c)
+static void log_held_interval(collector *c)
 {
     if (!c->last_pending) return;
     const ps_lg_interval_row *r = &c->rows[c->nrows - 1];
@@ -288,9 +302,9 @@ static void flush_last(collector *c)
     c->last_pending = false;
 }
 
-/* Drains every second all threads have finished; the last one may be
- * partial (length up to `end_s`). */
-static void collect(collector *c, double end_s, bool final)
+/* Drains every second all threads have finished into a row (and the
+ * progress line); the last one may be partial (length up to `end_s`). */
+static void collect_finished_seconds(collector *c, double end_s, bool final)
 {
     for (;;) {
         bool all_over = true;
@@ -314,7 +328,7 @@ static void collect(collector *c, double end_s, bool final)
             return;
         }
         if (final && t_s + 1.0 > end_s && c->iv.requests == 0 && c->iv.errors == 0) return;
-        flush_last(c);
+        log_held_interval(c);
         if (c->nrows == c->cap) {
             c->cap = c->cap ? c->cap * 2 : 64;
             c->rows = realloc(c->rows, c->cap * sizeof *c->rows);
@@ -368,224 +382,291 @@ static int write_html(FILE *f, const char *json, size_t len, ps_error *err)
     return rc;
 }
 
-int ps_lg_run(const ps_lg_config *cfg)
-{
-    ps_error err = {{0}};
-    int exit_code = PS_LG_EXIT_USAGE;
-    ps_lg_shared *sh = calloc(1, sizeof *sh);
-    ps_lg_thread *threads = calloc((size_t)cfg->threads, sizeof *threads);
-    pthread_t *tids = calloc((size_t)cfg->threads, sizeof *tids);
-    worker_arg *args = calloc((size_t)cfg->threads, sizeof *args);
-    if (!sh || !threads || !tids || !args) abort();
-    collector col = {.cfg = cfg, .threads = threads};
+/* Everything one run holds, from the first step to the last; run_free
+ * releases whatever the steps got to. */
+typedef struct load_run {
+    const ps_lg_config *cfg;
+    ps_lg_shared *sh;
+    ps_lg_sync *sync;
+    bool barrier_ready;
+    const ps_lg_engine_ops *engine;
+    ps_lg_thread *threads;
+    pthread_t *tids;
+    worker_arg *args;
+    int started;
+    _Atomic int finished;
+    collector col; /* also holds the --hdr-log file */
+    FILE *json_out, *hdr_out, *html_out;
+    /* After join: */
+    double duration_s; /* first request to last answer */
     ps_lg_stats total;
-    bool total_ok = false, barrier = false;
-    int started = 0;
-    _Atomic int finished = 0;
-    ps_lg_limits limits = {0};
-    ps_lg_violation *violations = NULL;
-    size_t nviol = 0, failing = 0;
-    ps_lg_threshold_result *thr = calloc(cfg->nthresholds + 1, sizeof *thr);
-    ps_buf json = PS_BUF_INIT;
-    FILE *json_out = NULL, *hdr_out = NULL, *html_out = NULL;
-    if (!thr) abort();
-    sh->cfg = cfg;
+    bool total_ready;
+    ps_lg_limits limits;
+    ps_lg_violation *violations;
+    size_t nviolations, failing_violations;
+    ps_lg_threshold_result *thresholds;
+    char why[400];
+    ps_lg_summary sum;
+    ps_buf json;
+    ps_error err;
+} load_run;
 
-    if (cfg->mix[PS_LG_OP_CREATE] > 0 && load_bodies(cfg->bodies_path, sh, &err) != 0) goto fail;
-    /* Every output is opened before the run, so a bad path costs no test. */
-    if (cfg->hdr_log_path && !(col.hdr_log = open_out(cfg->hdr_log_path, &err))) goto fail;
-    if (cfg->json_path && !(json_out = open_out(cfg->json_path, &err))) goto fail;
-    if (cfg->hdr_path && !(hdr_out = open_out(cfg->hdr_path, &err))) goto fail;
-    if (cfg->html_path && !(html_out = open_out(cfg->html_path, &err))) goto fail;
-    if (probe_target(cfg, sh, &err) != 0) {
-        exit_code = PS_LG_EXIT_UNREACHABLE;
-        goto fail;
-    }
-    render_requests(cfg, sh);
-    /* Thousands of connections need descriptors: raise the soft limit to
-     * the hard one rather than fail sockets one by one mid-run. */
-    int64_t fd_limit = ps_fd_limit_raise((int64_t)cfg->connections + 64);
-    if (fd_limit >= 0 && fd_limit < (int64_t)cfg->connections + 64 && !cfg->quiet)
-        fprintf(stderr, "petstore-load: warning: %d connections but only %lld file descriptors\n",
-                cfg->connections, (long long)fd_limit);
+static load_run *run_create(const ps_lg_config *cfg)
+{
+    load_run *R = calloc(1, sizeof *R);
+    if (!R) abort();
+    R->cfg = cfg;
+    R->sh = calloc(1, sizeof *R->sh);
+    R->sync = calloc(1, sizeof *R->sync);
+    R->threads = calloc((size_t)cfg->threads, sizeof *R->threads);
+    R->tids = calloc((size_t)cfg->threads, sizeof *R->tids);
+    R->args = calloc((size_t)cfg->threads, sizeof *R->args);
+    R->thresholds = calloc(cfg->nthresholds + 1, sizeof *R->thresholds);
+    if (!R->sh || !R->sync || !R->threads || !R->tids || !R->args || !R->thresholds) abort();
+    R->sh->cfg = cfg;
+    R->col = (collector){.cfg = cfg, .threads = R->threads};
+    R->json = (ps_buf)PS_BUF_INIT;
+    return R;
+}
+
+/* Every output is opened before the run, so a bad path costs no test. */
+static int open_outputs(load_run *R)
+{
+    const ps_lg_config *cfg = R->cfg;
+    if (cfg->hdr_log_path && !(R->col.hdr_log = open_out(cfg->hdr_log_path, &R->err))) return -1;
+    if (cfg->json_path && !(R->json_out = open_out(cfg->json_path, &R->err))) return -1;
+    if (cfg->hdr_path && !(R->hdr_out = open_out(cfg->hdr_path, &R->err))) return -1;
+    if (cfg->html_path && !(R->html_out = open_out(cfg->html_path, &R->err))) return -1;
+    return 0;
+}
+
+/* Splits the connections over the threads and readies the collector. */
+static int prepare_threads(load_run *R)
+{
+    const ps_lg_config *cfg = R->cfg;
     if (cfg->engine == PS_LG_ENGINE_CURL) curl_global_init(CURL_GLOBAL_DEFAULT);
-    const ps_lg_engine_ops *engine = cfg->engine == PS_LG_ENGINE_CURL ? &ps_lg_engine_curl
-                                                                       : &ps_lg_engine_epoll;
+    R->engine = cfg->engine == PS_LG_ENGINE_CURL ? &ps_lg_engine_curl : &ps_lg_engine_epoll;
     for (int i = 0; i < cfg->threads; i++) {
         int nconns = cfg->connections / cfg->threads + (i < cfg->connections % cfg->threads);
-        if (ps_lg_thread_init(&threads[i], i, nconns, sh, &err) != 0) goto fail;
+        if (ps_lg_thread_init(&R->threads[i], i, nconns, R->sh, R->sync, &R->err) != 0) return -1;
     }
-    if (ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col.iv.h, &err) != 0 ||
-        ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col.sofar, &err) != 0 ||
-        ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col.last.h, &err) != 0)
-        goto fail;
-    pthread_barrier_init(&sh->barrier, NULL, (unsigned)cfg->threads);
-    barrier = true;
-    col.progress = !cfg->quiet && isatty(STDERR_FILENO);
+    collector *col = &R->col;
+    if (ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col->iv.h, &R->err) != 0 ||
+        ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col->sofar, &R->err) != 0 ||
+        ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col->last.h, &R->err) != 0)
+        return -1;
+    pthread_barrier_init(&R->sync->barrier, NULL, (unsigned)cfg->threads);
+    R->barrier_ready = true;
+    col->progress = !cfg->quiet && isatty(STDERR_FILENO);
+    return 0;
+}
 
-    signal_target = sh;
+/* Starts the clock and the threads; SIGINT/SIGTERM from here on wind the
+ * run down instead of killing it. */
+static int start_threads(load_run *R)
+{
+    const ps_lg_config *cfg = R->cfg;
+    signal_target = R->sync;
     struct sigaction sa = {.sa_handler = on_sigint};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
-    sh->start_mono_ns = ps_clock_mono_ns();
-    sh->start_wall_ns = ps_clock_wall_ns();
-    if (col.hdr_log &&
-        ps_hdr_log_write_header(col.hdr_log, (double)sh->start_wall_ns / 1e9, &err) != 0)
-        goto fail;
+    R->sh->start_mono_ns = ps_clock_mono_ns();
+    R->sh->start_wall_ns = ps_clock_wall_ns();
+    if (R->col.hdr_log &&
+        ps_hdr_log_write_header(R->col.hdr_log, (double)R->sh->start_wall_ns / 1e9, &R->err) != 0)
+        return -1;
     for (int i = 0; i < cfg->threads; i++) {
-        args[i] = (worker_arg){&threads[i], engine, &finished};
-        if (pthread_create(&tids[i], NULL, worker_main, &args[i]) != 0) {
-            ps_error_set(&err, "cannot start thread %d", i);
+        R->args[i] = (worker_arg){&R->threads[i], R->engine, &R->finished};
+        if (pthread_create(&R->tids[i], NULL, worker_main, &R->args[i]) != 0) {
+            ps_error_set(&R->err, "cannot start thread %d", i);
             /* Threads already started would wait at the burst barrier forever. */
-            atomic_store(&sh->stop, 1);
+            atomic_store(&R->sync->stop, 1);
             if (cfg->burst) abort();
             break;
         }
-        started++;
+        R->started++;
     }
-    while (atomic_load(&finished) < started) {
+    return 0;
+}
+
+/* Collects finished seconds while the threads run, joins them, and
+ * collects the rest. Fails if a thread could not start or run. */
+static int collect_until_joined(load_run *R)
+{
+    const ps_lg_config *cfg = R->cfg;
+    while (atomic_load(&R->finished) < R->started) {
         ps_clock_sleep_ns(INT64_C(50000000));
-        collect(&col, (double)(ps_clock_mono_ns() - sh->start_mono_ns) / 1e9, false);
+        collect_finished_seconds(&R->col, (double)(ps_clock_mono_ns() - R->sh->start_mono_ns) / 1e9,
+                                 false);
     }
-    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    for (int i = 0; i < R->started; i++) pthread_join(R->tids[i], NULL);
     int64_t end_ns = ps_clock_mono_ns();
-    if (started < cfg->threads) goto fail;
-    collect(&col, (double)(end_ns - sh->start_mono_ns) / 1e9, true);
-    flush_last(&col);
-    if (col.progress) fputc('\n', stderr);
+    if (R->started < cfg->threads) return -1;
+    collect_finished_seconds(&R->col, (double)(end_ns - R->sh->start_mono_ns) / 1e9, true);
+    log_held_interval(&R->col);
+    if (R->col.progress) fputc('\n', stderr);
     for (int i = 0; i < cfg->threads; i++) {
-        if (threads[i].rc != 0) {
-            err = threads[i].err;
-            goto fail;
+        if (R->threads[i].rc != 0) {
+            R->err = R->threads[i].err;
+            return -1;
         }
     }
+    return 0;
+}
 
-    /* Merge. */
-    if (ps_lg_stats_init(&total, (1u << PS_LG_PLANS) - 1, false, &err) != 0) goto fail;
-    total_ok = true;
-    ps_lg_limits_init(&limits, cfg->nkeys);
+/* Adds every thread's stats and limit windows into the run's; the run
+ * lasts from the first thread's begin to the last one's end. */
+static int merge_threads(load_run *R)
+{
+    const ps_lg_config *cfg = R->cfg;
+    if (ps_lg_stats_init(&R->total, (1u << PS_LG_PLANS) - 1, false, &R->err) != 0) return -1;
+    R->total_ready = true;
+    ps_lg_limits_init(&R->limits, cfg->nkeys);
     int64_t begin = INT64_MAX, last = 0;
     for (int i = 0; i < cfg->threads; i++) {
-        if (threads[i].finished_ns > last) last = threads[i].finished_ns;
-        ps_lg_stats_add(&total, &threads[i].stats);
-        ps_lg_limits_merge(&limits, &threads[i].limits);
-        if (threads[i].begin_ns && threads[i].begin_ns < begin) begin = threads[i].begin_ns;
+        const ps_lg_thread *t = &R->threads[i];
+        if (t->finished_ns > last) last = t->finished_ns;
+        ps_lg_stats_add(&R->total, &t->stats);
+        ps_lg_limits_merge(&R->limits, &t->limits);
+        if (t->begin_ns && t->begin_ns < begin) begin = t->begin_ns;
     }
-    if (begin == INT64_MAX) begin = sh->start_mono_ns;
-    if (cfg->verify_limits) failing = ps_lg_limits_verify(&limits, cfg, &violations, &nviol);
+    if (begin == INT64_MAX) begin = R->sh->start_mono_ns;
+    R->duration_s = (double)(last - begin) / 1e9;
+    return 0;
+}
+
+/* Verifies the limits, evaluates the thresholds and fills the summary with
+ * the verdict. Returns the exit code. */
+static int judge_results(load_run *R)
+{
+    const ps_lg_config *cfg = R->cfg;
+    if (cfg->verify_limits)
+        R->failing_violations = ps_lg_limits_verify(&R->limits, cfg, &R->violations, &R->nviolations);
     bool thr_failed = false;
     for (size_t i = 0; i < cfg->nthresholds; i++) {
-        thr[i] = ps_lg_threshold_eval(&cfg->thresholds[i], &total);
-        thr_failed |= !thr[i].passed;
+        R->thresholds[i] = ps_lg_threshold_eval(&cfg->thresholds[i], &R->total);
+        thr_failed |= !R->thresholds[i].passed;
     }
-    exit_code = failing ? PS_LG_EXIT_LIMITS : thr_failed ? PS_LG_EXIT_THRESHOLD : PS_LG_EXIT_OK;
-    bool interrupted = atomic_load(&sh->stop) != 0;
-    char why[400] = "";
-    const char *verdict = judge_run(cfg, threads, &total, interrupted, why, sizeof why);
+    int exit_code = R->failing_violations ? PS_LG_EXIT_LIMITS
+                    : thr_failed          ? PS_LG_EXIT_THRESHOLD
+                                          : PS_LG_EXIT_OK;
+    bool interrupted = atomic_load(&R->sync->stop) != 0;
+    const char *verdict = judge_run(cfg, R->threads, &R->total, interrupted, R->why, sizeof R->why);
     if (verdict) exit_code = PS_LG_EXIT_UNREACHABLE;
-
-    ps_lg_summary sum = {
-        .cfg = cfg, .total = &total, .rows = col.rows, .nrows = col.nrows,
-        .limits_checked = cfg->verify_limits, .windows = limits.count,
-        .violations = violations, .nviolations = nviol, .failing_violations = failing,
-        .thresholds = thr, .duration_s = (double)(last - begin) / 1e9,
-        .started_wall_ns = sh->start_wall_ns, .exit_code = exit_code,
-        .verdict = verdict, .aborted = verdict ? why : NULL, .interrupted = interrupted,
+    R->sum = (ps_lg_summary){
+        .cfg = cfg, .total = &R->total, .rows = R->col.rows, .nrows = R->col.nrows,
+        .limits_checked = cfg->verify_limits, .windows = R->limits.count,
+        .violations = R->violations, .nviolations = R->nviolations,
+        .failing_violations = R->failing_violations, .thresholds = R->thresholds,
+        .duration_s = R->duration_s, .started_wall_ns = R->sh->start_wall_ns,
+        .exit_code = exit_code, .verdict = verdict, .aborted = verdict ? R->why : NULL,
+        .interrupted = interrupted,
     };
-    if (ps_lg_summary_json(&sum, &json, &err) != 0) goto fail_output;
+    return exit_code;
+}
 
-    /* The human summary on stderr. */
-    if (!cfg->quiet) {
-        double dur = sum.duration_s > 0 ? sum.duration_s : 1e-9;
-        fprintf(stderr,
-                "petstore-load: %lld requests in %.2fs, %.1f req/s (%s model, %s engine)\n"
-                "  answered %lld, failed %lld, timed out %lld, skipped for Retry-After %lld; "
-                "errors connect %lld read %lld timeout %lld\n",
-                (long long)total.scheduled, sum.duration_s, (double)total.answered / dur,
-                ps_lg_config_open_model(cfg) ? "open" : "closed", engine->name,
-                (long long)total.answered, (long long)total.failed, (long long)total.timed_out,
-                (long long)total.skipped_retry_after, (long long)total.err_connect,
-                (long long)total.err_read, (long long)total.err_timeout);
-        fprintf(stderr, "  latency ms       p50       p90       p99     p99.9       max\n");
-        const char *names[2] = {"corrected  ", "uncorrected"};
-        ps_hist *hs[2] = {total.all.corr, total.all.unc};
-        for (int i = 0; i < 2; i++)
-            fprintf(stderr, "  %s %9.3f %9.3f %9.3f %9.3f %9.3f\n", names[i],
-                    ps_hist_value_at_percentile(hs[i], 50) / 1e3,
-                    ps_hist_value_at_percentile(hs[i], 90) / 1e3,
-                    ps_hist_value_at_percentile(hs[i], 99) / 1e3,
-                    ps_hist_value_at_percentile(hs[i], 99.9) / 1e3, ps_hist_max(hs[i]) / 1e3);
-        for (int i = 0; i < cfg->threads; i++) {
-            if (!threads[i].first_failure[0]) continue;
-            fprintf(stderr, "  first failure: %s\n", threads[i].first_failure);
-            break;
-        }
-        for (size_t i = 0; i < nviol; i++)
-            fprintf(stderr, "  %s: %s\n", violations[i].fails ? "LIMIT VIOLATION" : "warning",
-                    violations[i].message);
-        if (cfg->verify_limits)
-            fprintf(stderr, "  limits: %s (%zu windows checked)\n",
-                    failing ? "FAIL" : limits.count == 0 ? "not checked" : "pass", limits.count);
-        for (size_t i = 0; i < cfg->nthresholds; i++)
-            fprintf(stderr, "  threshold %s: %s\n", cfg->thresholds[i].expression,
-                    thr[i].passed ? "passed" : "FAILED");
-        if (verdict) fprintf(stderr, "  verdict: %s (exit 3): %s\n", verdict, why);
-    } else if (verdict) {
-        fprintf(stderr, "petstore-load: %s: %s\n", verdict, why);
+/* The human summary on stderr (with --quiet, only an exit-3 verdict). */
+static void print_text_summary(const load_run *R)
+{
+    const ps_lg_config *cfg = R->cfg;
+    const ps_lg_summary *sum = &R->sum;
+    const ps_lg_stats *total = &R->total;
+    if (cfg->quiet) {
+        if (sum->verdict) fprintf(stderr, "petstore-load: %s: %s\n", sum->verdict, R->why);
+        return;
     }
-    if (json_out) {
-        FILE *f = json_out;
-        json_out = NULL;
-        fwrite(json.data, 1, json.len, f);
-        if (close_out(f, cfg->json_path, &err) != 0) goto fail_output;
+    double dur = sum->duration_s > 0 ? sum->duration_s : 1e-9;
+    fprintf(stderr,
+            "petstore-load: %lld requests in %.2fs, %.1f req/s (%s model, %s engine)\n"
+            "  answered %lld, failed %lld, timed out %lld, skipped for Retry-After %lld; "
+            "errors connect %lld read %lld timeout %lld\n",
+            (long long)total->scheduled, sum->duration_s, (double)total->answered / dur,
+            ps_lg_config_open_model(cfg) ? "open" : "closed", R->engine->name,
+            (long long)total->answered, (long long)total->failed, (long long)total->timed_out,
+            (long long)total->skipped_retry_after, (long long)total->err_connect,
+            (long long)total->err_read, (long long)total->err_timeout);
+    fprintf(stderr, "  latency ms       p50       p90       p99     p99.9       max\n");
+    const char *names[2] = {"corrected  ", "uncorrected"};
+    ps_hist *hs[2] = {total->all.corr, total->all.unc};
+    for (int i = 0; i < 2; i++)
+        fprintf(stderr, "  %s %9.3f %9.3f %9.3f %9.3f %9.3f\n", names[i],
+                ps_hist_value_at_percentile(hs[i], 50) / 1e3,
+                ps_hist_value_at_percentile(hs[i], 90) / 1e3,
+                ps_hist_value_at_percentile(hs[i], 99) / 1e3,
+                ps_hist_value_at_percentile(hs[i], 99.9) / 1e3, ps_hist_max(hs[i]) / 1e3);
+    for (int i = 0; i < cfg->threads; i++) {
+        if (!R->threads[i].first_failure[0]) continue;
+        fprintf(stderr, "  first failure: %s\n", R->threads[i].first_failure);
+        break;
     }
-    if (hdr_out) {
-        FILE *f = hdr_out;
-        hdr_out = NULL;
-        ps_hist_percentiles_print(total.all.corr, f, 5, 1000.0);
-        if (close_out(f, cfg->hdr_path, &err) != 0) goto fail_output;
+    for (size_t i = 0; i < R->nviolations; i++)
+        fprintf(stderr, "  %s: %s\n", R->violations[i].fails ? "LIMIT VIOLATION" : "warning",
+                R->violations[i].message);
+    if (cfg->verify_limits)
+        fprintf(stderr, "  limits: %s (%zu windows checked)\n",
+                R->failing_violations ? "FAIL" : R->limits.count == 0 ? "not checked" : "pass",
+                R->limits.count);
+    for (size_t i = 0; i < cfg->nthresholds; i++)
+        fprintf(stderr, "  threshold %s: %s\n", cfg->thresholds[i].expression,
+                R->thresholds[i].passed ? "passed" : "FAILED");
+    if (sum->verdict) fprintf(stderr, "  verdict: %s (exit 3): %s\n", sum->verdict, R->why);
+}
+
+/* Writes --json, --hdr, the end of --hdr-log and --html, closing each (a
+ * file closed here is no longer the run's to close). */
+static int write_outputs(load_run *R)
+{
+    const ps_lg_config *cfg = R->cfg;
+    FILE *f;
+    if ((f = R->json_out)) {
+        R->json_out = NULL;
+        fwrite(R->json.data, 1, R->json.len, f);
+        if (close_out(f, cfg->json_path, &R->err) != 0) return -1;
     }
-    if (col.hdr_log) {
-        FILE *f = col.hdr_log;
-        col.hdr_log = NULL;
-        if (col.failed) {
-            err = col.err;
+    if ((f = R->hdr_out)) {
+        R->hdr_out = NULL;
+        ps_hist_percentiles_print(R->total.all.corr, f, 5, 1000.0);
+        if (close_out(f, cfg->hdr_path, &R->err) != 0) return -1;
+    }
+    if ((f = R->col.hdr_log)) {
+        R->col.hdr_log = NULL;
+        if (R->col.failed) {
+            R->err = R->col.err;
             if (f != stdout) fclose(f);
-            goto fail_output;
+            return -1;
         }
-        if (close_out(f, cfg->hdr_log_path, &err) != 0) goto fail_output;
+        if (close_out(f, cfg->hdr_log_path, &R->err) != 0) return -1;
     }
-    if (html_out) {
-        FILE *f = html_out;
-        html_out = NULL;
-        int hrc = write_html(f, json.data, json.len, &err);
-        if (close_out(f, cfg->html_path, &err) != 0 || hrc != 0) goto fail_output;
+    if ((f = R->html_out)) {
+        R->html_out = NULL;
+        int hrc = write_html(f, R->json.data, R->json.len, &R->err);
+        if (close_out(f, cfg->html_path, &R->err) != 0 || hrc != 0) return -1;
     }
-    goto out;
+    return 0;
+}
 
-fail_output:
-    exit_code = PS_LG_EXIT_USAGE;
-fail:
-    fprintf(stderr, "petstore-load: %s\n", err.message);
-out:
+static void run_free(load_run *R)
+{
+    const ps_lg_config *cfg = R->cfg;
+    ps_lg_shared *sh = R->sh;
     signal_target = NULL;
-    FILE *still_open[] = {col.hdr_log, json_out, hdr_out, html_out};
+    FILE *still_open[] = {R->col.hdr_log, R->json_out, R->hdr_out, R->html_out};
     for (size_t i = 0; i < sizeof still_open / sizeof still_open[0]; i++)
         if (still_open[i] && still_open[i] != stdout) fclose(still_open[i]);
-    if (col.iv.h) ps_hist_close(col.iv.h);
-    if (col.sofar) ps_hist_close(col.sofar);
-    if (col.last.h) ps_hist_close(col.last.h);
-    free(col.rows);
-    if (total_ok) ps_lg_stats_free(&total);
-    if (limits.slots) ps_lg_limits_free(&limits);
-    free(violations);
-    free(thr);
-    ps_buf_free(&json);
+    if (R->col.iv.h) ps_hist_close(R->col.iv.h);
+    if (R->col.sofar) ps_hist_close(R->col.sofar);
+    if (R->col.last.h) ps_hist_close(R->col.last.h);
+    free(R->col.rows);
+    if (R->total_ready) ps_lg_stats_free(&R->total);
+    if (R->limits.slots) ps_lg_limits_free(&R->limits);
+    free(R->violations);
+    free(R->thresholds);
+    ps_buf_free(&R->json);
     for (int i = 0; i < cfg->threads; i++)
-        if (threads[i].sh) ps_lg_thread_free(&threads[i]);
-    if (barrier) pthread_barrier_destroy(&sh->barrier);
+        if (R->threads[i].sh) ps_lg_thread_free(&R->threads[i]);
+    if (R->barrier_ready) pthread_barrier_destroy(&R->sync->barrier);
     if (sh->reqs)
         for (size_t i = 0; i < cfg->nkeys * sh->per_key; i++) free(sh->reqs[i].data);
     free(sh->reqs);
@@ -594,8 +675,47 @@ out:
     free(sh->shared_keys);
     free(sh->list_url);
     free(sh);
-    free(threads);
-    free(tids);
-    free(args);
+    free(R->sync);
+    free(R->threads);
+    free(R->tids);
+    free(R->args);
+    free(R);
+}
+
+int ps_lg_run(const ps_lg_config *cfg)
+{
+    int exit_code = PS_LG_EXIT_USAGE;
+    load_run *R = run_create(cfg);
+    ps_lg_shared *sh = R->sh;
+    if (cfg->mix[PS_LG_OP_CREATE] > 0 && load_bodies(cfg->bodies_path, sh, &R->err) != 0) goto fail;
+    if (open_outputs(R) != 0) goto fail;
+    if (find_target_address(cfg, sh, &R->err) != 0) {
+        exit_code = PS_LG_EXIT_UNREACHABLE;
+        goto fail;
+    }
+    render_requests(cfg, sh);
+    list_shared_keys(cfg, sh);
+    sh->list_url = list_url(cfg);
+    /* Thousands of connections need descriptors: raise the soft limit to
+     * the hard one rather than fail sockets one by one mid-run. */
+    int64_t fd_limit = ps_fd_limit_raise((int64_t)cfg->connections + 64);
+    if (fd_limit >= 0 && fd_limit < (int64_t)cfg->connections + 64 && !cfg->quiet)
+        fprintf(stderr, "petstore-load: warning: %d connections but only %lld file descriptors\n",
+                cfg->connections, (long long)fd_limit);
+    if (prepare_threads(R) != 0) goto fail;
+    if (start_threads(R) != 0 || collect_until_joined(R) != 0) goto fail;
+    if (merge_threads(R) != 0) goto fail;
+    exit_code = judge_results(R);
+    if (ps_lg_summary_json(&R->sum, &R->json, &R->err) != 0) goto fail_output;
+    print_text_summary(R);
+    if (write_outputs(R) != 0) goto fail_output;
+    goto out;
+
+fail_output:
+    exit_code = PS_LG_EXIT_USAGE;
+fail:
+    fprintf(stderr, "petstore-load: %s\n", R->err.message);
+out:
+    run_free(R);
     return exit_code;
 }

@@ -1,4 +1,5 @@
-/* worker.c - scheduling and accounting shared by the engines. */
+/* worker.c - scheduling, accounting and the --burst choreography shared
+ * by the engines. */
 #include "loadgen/worker.h"
 
 #include <stdio.h>
@@ -21,13 +22,15 @@ static void heap_down(ps_lg_stream *h, size_t n, size_t i)
     }
 }
 
-int ps_lg_thread_init(ps_lg_thread *t, int id, int nconns, const ps_lg_shared *sh, ps_error *err)
+int ps_lg_thread_init(ps_lg_thread *t, int id, int nconns, const ps_lg_shared *sh, ps_lg_sync *sync,
+                      ps_error *err)
 {
     const ps_lg_config *cfg = sh->cfg;
     memset(t, 0, sizeof *t);
     t->id = id;
     t->nconns = nconns;
     t->sh = sh;
+    t->sync = sync;
     unsigned plan_mask = 0;
     for (size_t i = 0; i < cfg->nkeys; i++) plan_mask |= 1u << cfg->keys[i].plan.id;
     if (ps_lg_stats_init(&t->stats, plan_mask, true, err) != 0) return -1;
@@ -84,7 +87,7 @@ void ps_lg_thread_begin(ps_lg_thread *t, int64_t begin_ns)
 
 bool ps_lg_stopping(const ps_lg_thread *t)
 {
-    return atomic_load_explicit(&((ps_lg_shared *)t->sh)->stop, memory_order_relaxed) != 0;
+    return atomic_load_explicit(&t->sync->stop, memory_order_relaxed) != 0;
 }
 
 void ps_lg_tick(ps_lg_thread *t, int64_t now)
@@ -109,7 +112,8 @@ static int64_t next_key(ps_lg_thread *t, const size_t *keys, size_t n, int64_t n
     return -1;
 }
 
-static void fill(ps_lg_thread *t, ps_lg_req *r, size_t key, int64_t due, int64_t now)
+/* Fills r with key's next request (by the mix) and counts it as scheduled. */
+static void take_for_key(ps_lg_thread *t, ps_lg_req *r, size_t key, int64_t due, int64_t now)
 {
     const ps_lg_shared *sh = t->sh;
     r->key = key;
@@ -133,7 +137,8 @@ static bool quota_reached(const ps_lg_thread *t)
     return t->quota < 0 || (t->quota > 0 && t->stats.scheduled >= t->quota);
 }
 
-static void advance(ps_lg_thread *t)
+/* Moves the earliest stream on to its next request. */
+static void advance_earliest(ps_lg_thread *t)
 {
     ps_lg_stream *s = &t->heap[0];
     s->k++;
@@ -141,8 +146,9 @@ static void advance(ps_lg_thread *t)
     heap_down(t->heap, t->nheap, 0);
 }
 
-/* Drops streams whose next request falls after the end of the run. */
-static bool top_alive(ps_lg_thread *t)
+/* Drops streams whose next request falls after the end of the run; true
+ * while one is left. */
+static bool drop_ended_streams(ps_lg_thread *t)
 {
     while (t->nheap > 0) {
         ps_lg_stream *s = &t->heap[0];
@@ -161,10 +167,10 @@ ps_lg_take_result ps_lg_take(ps_lg_thread *t, int64_t now, ps_lg_req *r, int64_t
         if (now >= t->end_ns || quota_reached(t)) return PS_LG_TAKE_EXHAUSTED;
         int64_t key = next_key(t, NULL, sh->cfg->nkeys, now, wake_ns);
         if (key < 0) return PS_LG_TAKE_NONE;
-        fill(t, r, (size_t)key, now, now);
+        take_for_key(t, r, (size_t)key, now, now);
         return PS_LG_TAKE_READY;
     }
-    while (top_alive(t)) {
+    while (drop_ended_streams(t)) {
         ps_lg_stream *s = &t->heap[0];
         int64_t due = t->begin_ns + s->due;
         if (due > now) {
@@ -180,43 +186,34 @@ ps_lg_take_result ps_lg_take(ps_lg_thread *t, int64_t now, ps_lg_req *r, int64_t
             /* Retry-After told us to wait: this request is not sent at all
              * (sending it later would bunch the schedule into a burst). */
             t->stats.skipped_retry_after++;
-            advance(t);
+            advance_earliest(t);
             continue;
         }
-        fill(t, r, (size_t)key, due, now);
-        advance(t);
+        take_for_key(t, r, (size_t)key, due, now);
+        advance_earliest(t);
         return PS_LG_TAKE_READY;
     }
     return PS_LG_TAKE_EXHAUSTED;
 }
 
-void ps_lg_take_extra(ps_lg_thread *t, int64_t now, ps_lg_req *r)
-{
-    size_t key = t->rr++ % t->sh->cfg->nkeys;
-    uint64_t k = t->mix_k;
-    fill(t, r, key, now, now);
-    /* Warm-up and burst requests are all lists: cheap and side-effect free. */
-    r->op = PS_LG_OP_LIST;
-    r->bytes = &t->sh->reqs[key * t->sh->per_key];
-    t->mix_k = k;
-}
-
-void ps_lg_expire(ps_lg_thread *t, int64_t now)
+void ps_lg_expire_overdue(ps_lg_thread *t, int64_t now)
 {
     if (!t->open) return;
     int64_t timeout = t->sh->cfg->timeout_ns;
-    while (top_alive(t)) {
+    while (drop_ended_streams(t)) {
         ps_lg_stream *s = &t->heap[0];
         if (t->begin_ns + s->due > now - timeout) return;
         t->stats.scheduled++;
         ps_lg_stats_fail(&t->stats, ps_lg_unreachable(t) ? PS_LG_FAIL_CONNECT : PS_LG_FAIL_TIMEOUT);
-        advance(t);
+        advance_earliest(t);
     }
 }
 
 void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_lg_resp *resp)
 {
     const ps_lg_config *cfg = t->sh->cfg;
+    if ((resp->seen & PS_LG_H_RESET) && !(resp->bad & PS_LG_H_RESET) && resp->reset > t->latest_reset_s)
+        t->latest_reset_s = resp->reset;
     ps_lg_stats_answer(&t->stats, r->op, cfg->keys[r->key].plan.id, resp->status,
                        (now - r->due_ns) / 1000, (now - r->sent_ns) / 1000);
     if (cfg->verify_limits) ps_lg_limits_observe_at(&t->limits, r->key, resp, ps_clock_wall_s());
@@ -241,7 +238,7 @@ bool ps_lg_scheduling_done(ps_lg_thread *t, int64_t now)
 {
     if (ps_lg_stopping(t)) return true;
     if (!t->open) return now >= t->end_ns || quota_reached(t);
-    return !top_alive(t);
+    return !drop_ended_streams(t);
 }
 
 void ps_lg_conn_up(ps_lg_thread *t)
@@ -255,14 +252,30 @@ void ps_lg_conn_down(ps_lg_thread *t)
     if (t->conns_up > 0) t->conns_up--;
 }
 
-void ps_lg_connect_failed(ps_lg_thread *t, int64_t now)
+void ps_lg_connect_failed(ps_lg_thread *t)
 {
     t->stats.connect_failures++;
     t->last_connect_failed = true;
+}
+
+void ps_lg_fail_next_if_unconnected(ps_lg_thread *t, int64_t now)
+{
     if (t->open || t->conns_up > 0) return;
     ps_lg_req r;
     int64_t wake = INT64_MAX;
     if (ps_lg_take(t, now, &r, &wake) == PS_LG_TAKE_READY) ps_lg_failed(t, &r, PS_LG_FAIL_CONNECT);
+}
+
+void ps_lg_transfer_connected(ps_lg_thread *t)
+{
+    t->conns_up = 1;
+    t->last_connect_failed = false;
+}
+
+void ps_lg_transfer_connect_failed(ps_lg_thread *t)
+{
+    ps_lg_connect_failed(t);
+    t->conns_up = 0;
 }
 
 bool ps_lg_unreachable(const ps_lg_thread *t)
@@ -273,4 +286,57 @@ bool ps_lg_unreachable(const ps_lg_thread *t)
 void ps_lg_note_failure(ps_lg_thread *t, const char *what)
 {
     if (!t->first_failure[0]) snprintf(t->first_failure, sizeof t->first_failure, "%s", what);
+}
+
+/* A list request on the next key of the round robin, outside the schedule
+ * (the burst's warm-up and release): cheap and side-effect free. Counted as
+ * scheduled like any other; the mix's cursor is left where it was. */
+static void take_burst_list(ps_lg_thread *t, int64_t now, ps_lg_req *r)
+{
+    size_t key = t->rr++ % t->sh->cfg->nkeys;
+    uint64_t k = t->mix_k;
+    take_for_key(t, r, key, now, now);
+    r->op = PS_LG_OP_LIST;
+    r->bytes = &t->sh->reqs[key * t->sh->per_key];
+    t->mix_k = k;
+}
+
+static void send_on_every_idle_conn(ps_lg_thread *t, const ps_lg_burst_ops *ops, void *loop, int64_t now)
+{
+    while (ops->has_idle_conn(loop)) {
+        ps_lg_req r;
+        take_burst_list(t, now, &r);
+        ops->send(loop, &r, now);
+    }
+}
+
+void ps_lg_burst(ps_lg_thread *t, const ps_lg_burst_ops *ops, void *loop)
+{
+    ps_lg_sync *sync = t->sync;
+    int64_t timeout = t->sh->cfg->timeout_ns;
+    ops->settle(loop, ps_clock_mono_ns() + timeout);
+    send_on_every_idle_conn(t, ops, loop, ps_clock_mono_ns());
+    ops->settle(loop, ps_clock_mono_ns() + timeout);
+    int64_t seen = atomic_load(&sync->burst_reset_s);
+    while (t->latest_reset_s > seen &&
+           !atomic_compare_exchange_weak(&sync->burst_reset_s, &seen, t->latest_reset_s)) {
+    }
+    pthread_barrier_wait(&sync->barrier);
+    /* 30 ms past the reset second: the window has surely ended on the server. */
+    int64_t target = atomic_load(&sync->burst_reset_s) * INT64_C(1000000000) + INT64_C(30000000);
+    int64_t wait = target - ps_clock_wall_ns();
+    if (wait > 0 && wait < INT64_C(130000000000)) ops->turn_until(loop, ps_clock_mono_ns() + wait);
+    ops->reopen_closed(loop);
+    ops->settle(loop, ps_clock_mono_ns() + INT64_C(1000000000));
+    pthread_barrier_wait(&sync->barrier);
+    int64_t now = ps_clock_mono_ns();
+    ps_lg_thread_begin(t, now);
+    send_on_every_idle_conn(t, ops, loop, now);
+}
+
+void ps_lg_burst_abstain(ps_lg_thread *t)
+{
+    if (!t->sh->cfg->burst) return;
+    pthread_barrier_wait(&t->sync->barrier);
+    pthread_barrier_wait(&t->sync->barrier);
 }

@@ -1,12 +1,19 @@
 /* worker.h - what every load thread does whatever its engine: picks the
  * next request (closed model: whenever a connection is free; open model:
- * when the schedule says it is due), honours Retry-After per key, and
- * accounts every request it took as answered, failed or timed out.
+ * when the schedule says it is due), honours Retry-After per key, accounts
+ * every request it took as answered, failed or timed out, and runs the
+ * --burst choreography.
  *
  * Engines (transport.h) own the sockets and the event loop and call in here;
- * nothing here blocks or locks. The ps_lg_shared part is built before the
- * threads start and only read while they run (except the burst fields,
- * which are atomics and a barrier). */
+ * they change a thread's state only through these functions. Nothing here
+ * blocks or locks, except ps_lg_burst and ps_lg_burst_abstain, which wait at
+ * the burst's barrier.
+ *
+ * What the threads hold in common comes in two parts: ps_lg_shared, built
+ * before the threads start and only read while they run (threads hold it
+ * const); and ps_lg_sync, the little they change while running, each field
+ * synchronised as its comment says. run.c owns both: it creates them before
+ * the threads start and frees them after join. */
 #ifndef PS_LG_WORKER_H
 #define PS_LG_WORKER_H
 
@@ -41,11 +48,21 @@ typedef struct ps_lg_shared {
     int64_t start_mono_ns, start_wall_ns;
     size_t *shared_keys;       /* keys without their own rate */
     size_t nshared;
-    /* --burst */
-    pthread_barrier_t barrier;
-    _Atomic int64_t burst_reset_s;  /* latest X-RateLimit-Reset seen while warming up */
-    _Atomic int stop;               /* SIGINT: wind down */
 } ps_lg_shared;
+
+/* The threads' common state that changes while they run. */
+typedef struct ps_lg_sync {
+    /* --burst: every thread waits here twice (warm, then release); all
+     * cfg->threads threads must reach it, or the others wait forever. */
+    pthread_barrier_t barrier;
+    /* --burst: the latest X-RateLimit-Reset (epoch s) any thread saw while
+     * warming up; raised by compare-and-swap before the first barrier wait,
+     * read after it. */
+    _Atomic int64_t burst_reset_s;
+    /* Set by the SIGINT/SIGTERM handler (or a failed thread start): wind
+     * down. Relaxed: it orders nothing, threads only poll it. */
+    _Atomic int stop;
+} ps_lg_sync;
 
 typedef struct ps_lg_stream {
     ps_lg_rate rate;
@@ -68,6 +85,7 @@ typedef struct ps_lg_thread {
     int id;
     int nconns;
     const ps_lg_shared *sh;
+    ps_lg_sync *sync;
     ps_lg_stats stats;
     ps_lg_limits limits;
     bool open;
@@ -79,10 +97,11 @@ typedef struct ps_lg_thread {
     uint64_t mix_k, body_k;
     size_t rr;                /* round-robin cursor over keys */
     int64_t *blocked_until;   /* per key, monotonic ns (Retry-After) */
-    /* Engines keep these (ps_lg_conn_up/down, ps_lg_connect_failed): how
-     * many connections are established, and whether the latest connection
-     * attempt failed. Both zero-connection and failed: the target is
-     * unreachable from this thread right now. */
+    int64_t latest_reset_s;   /* the latest X-RateLimit-Reset answered (for --burst) */
+    /* Kept through ps_lg_conn_up/down, ps_lg_connect_failed and
+     * ps_lg_transfer_*: how many connections are established, and whether
+     * the latest connection attempt failed. Both zero-connection and
+     * failed: the target is unreachable from this thread right now. */
     int conns_up;
     bool last_connect_failed;
     int rc;
@@ -96,41 +115,81 @@ typedef enum ps_lg_take_result {
     PS_LG_TAKE_READY = 1,
 } ps_lg_take_result;
 
-int ps_lg_thread_init(ps_lg_thread *t, int id, int nconns, const ps_lg_shared *sh, ps_error *err);
+/* Prepares thread t's share of the run (its connections, stats, schedule).
+ * sh and sync are borrowed and must outlive t. Returns 0, or -1 with err. */
+int ps_lg_thread_init(ps_lg_thread *t, int id, int nconns, const ps_lg_shared *sh, ps_lg_sync *sync,
+                      ps_error *err);
 void ps_lg_thread_free(ps_lg_thread *t);
 /* Starts the schedule at begin_ns (monotonic): the run ends at begin + duration. */
 void ps_lg_thread_begin(ps_lg_thread *t, int64_t begin_ns);
 
 /* Takes the next request due at now. */
 ps_lg_take_result ps_lg_take(ps_lg_thread *t, int64_t now, ps_lg_req *r, int64_t *wake_ns);
-/* Takes a request outside the schedule (burst warm-up and release). */
-void ps_lg_take_extra(ps_lg_thread *t, int64_t now, ps_lg_req *r);
 /* Open model: requests due more than the timeout ago and still not sent
  * are counted as timed out (every connection busy), or as failed for want
  * of a connection when the target is unreachable (ps_lg_unreachable). */
-void ps_lg_expire(ps_lg_thread *t, int64_t now);
+void ps_lg_expire_overdue(ps_lg_thread *t, int64_t now);
 /* A response arrived for r at now. */
 void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_lg_resp *resp);
 /* r got no response. */
 void ps_lg_failed(ps_lg_thread *t, const ps_lg_req *r, ps_lg_failure why);
 /* True once every request of the thread's share has been taken (or
- * expired): only the ones in flight remain. */
+ * expired): only the ones in flight remain. Drops the open model's
+ * streams that have ended on the way. */
 bool ps_lg_scheduling_done(ps_lg_thread *t, int64_t now);
-/* A connection became usable / was closed. */
+
+/* Engines that see their connections (epoll): one became usable / was closed. */
 void ps_lg_conn_up(ps_lg_thread *t);
 void ps_lg_conn_down(ps_lg_thread *t);
-/* A connection attempt failed (counted in connect_failures). With no
- * connection established, the closed model takes its next request and
- * fails it as a connect failure: a request that could get no connection
- * is failed, and a --requests run against a dead target still ends. */
-void ps_lg_connect_failed(ps_lg_thread *t, int64_t now);
+/* A connection attempt failed (refused, closed before use, timed out):
+ * counted in connect_failures. Takes no request. */
+void ps_lg_connect_failed(ps_lg_thread *t);
+/* Closed model with no connection up: takes the next request and fails it
+ * as a connect failure, so a request that could get no connection is
+ * failed and a --requests run against a dead target still ends. Does
+ * nothing in the open model (ps_lg_expire_overdue fails those) or while a
+ * connection is up. */
+void ps_lg_fail_next_if_unconnected(ps_lg_thread *t, int64_t now);
+/* Engines whose library hides its connections (libcurl): the latest
+ * transfer's outcome stands for the thread's reachability. Connected: as if
+ * one connection were up. Connect failed: counted in connect_failures, and
+ * as if none were up; the transfer's request is still the caller's to fail. */
+void ps_lg_transfer_connected(ps_lg_thread *t);
+void ps_lg_transfer_connect_failed(ps_lg_thread *t);
 /* No connection established and the latest attempt failed. */
 bool ps_lg_unreachable(const ps_lg_thread *t);
+
 /* Keeps the first failure's description for the summary. */
 void ps_lg_note_failure(ps_lg_thread *t, const char *what);
-/* Seconds-since-start bookkeeping for the interval ring. */
+/* Moves the thread's interval ring on to now's second, once per second. */
 void ps_lg_tick(ps_lg_thread *t, int64_t now);
 /* True when the run should stop taking requests (SIGINT). */
 bool ps_lg_stopping(const ps_lg_thread *t);
+
+/* What the --burst choreography asks of an engine's event loop (`loop` is
+ * the engine's own state, passed back as is). */
+typedef struct ps_lg_burst_ops {
+    /* Turns the loop until no request is in flight and no connection is
+     * being opened, or until deadline_ns (monotonic). */
+    void (*settle)(void *loop, int64_t deadline_ns);
+    /* Turns the loop until until_ns (monotonic) without sending, so warm
+     * connections stay healthy. */
+    void (*turn_until)(void *loop, int64_t until_ns);
+    /* Starts opening every closed connection. */
+    void (*reopen_closed)(void *loop);
+    bool (*has_idle_conn)(void *loop);
+    /* Sends r on an idle connection (one must be idle). */
+    void (*send)(void *loop, const ps_lg_req *r, int64_t now);
+} ps_lg_burst_ops;
+
+/* --burst, in place of ps_lg_thread_begin: uses every connection once (so
+ * all are warm and the thread has seen a window's X-RateLimit-Reset), waits
+ * with every other thread until 30 ms past the latest reset any of them
+ * saw, then begins the schedule and sends on every connection at once. The
+ * warm-up and release requests are lists, counted like any other. */
+void ps_lg_burst(ps_lg_thread *t, const ps_lg_burst_ops *ops, void *loop);
+/* With --burst, a thread whose engine could not start passes the burst's
+ * barriers without sending, so the other threads do not wait forever. */
+void ps_lg_burst_abstain(ps_lg_thread *t);
 
 #endif
