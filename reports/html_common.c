@@ -68,29 +68,29 @@ static const char css[] =
     "@media print{body{max-width:none;padding:0}.filters{display:none}details>.ev{display:block}"
     ".check,table,svg.plot{break-inside:avoid}}\n";
 
-void hc_page_begin(ps_buf *b, const char *title, const char *report_kind)
+void ps_html_page_begin(ps_buf *b, const char *title, const char *report_kind)
 {
     ps_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                    "<title>");
-    hc_esc(b, title);
+    ps_html_esc(b, title);
     ps_buf_puts(b, "</title>\n<style>\n");
     ps_buf_puts(b, css);
     ps_buf_puts(b, "</style>\n</head>\n<body data-report=\"");
-    hc_esc(b, report_kind);
+    ps_html_esc(b, report_kind);
     ps_buf_puts(b, "\">\n");
 }
 
-void hc_report_begin(ps_buf *b, const char *what, const char *base_url, const char *report_kind)
+void ps_html_report_begin(ps_buf *b, const char *what, const char *base_url, const char *report_kind)
 {
     ps_buf title = PS_BUF_INIT;
     ps_buf_puts(&title, what);
     if (base_url) ps_buf_printf(&title, ": %s", base_url);
-    hc_page_begin(b, title.data, report_kind);
+    ps_html_page_begin(b, title.data, report_kind);
     ps_buf_free(&title);
 }
 
-void hc_verdict_badge(ps_buf *b, const char *verdict, const char *attr)
+void ps_html_verdict_badge(ps_buf *b, const char *verdict, const char *attr)
 {
     if (!verdict) {
         ps_buf_puts(b, "n/a");
@@ -101,40 +101,40 @@ void hc_verdict_badge(ps_buf *b, const char *verdict, const char *attr)
                   : !strcmp(verdict, "fail") ? "v-fail"
                                              : "v-other",
                   attr);
-    hc_esc(b, verdict);
+    ps_html_esc(b, verdict);
     ps_buf_puts(b, "\">");
-    hc_esc(b, verdict);
+    ps_html_esc(b, verdict);
     ps_buf_puts(b, "</span>");
 }
 
-void hc_run_meta_end(ps_buf *b, const ps_json *doc, const char *started_label,
+void ps_html_run_meta_end(ps_buf *b, const ps_json *doc, const char *started_label,
                      const char *took_label)
 {
     double v;
     ps_buf_puts(b, started_label);
-    hc_value(b, ps_json_get(doc, "started_at"), "n/a");
+    ps_html_value(b, ps_json_get(doc, "started_at"), "n/a");
     ps_buf_printf(b, " &middot; %s", took_label);
-    if (hc_num(doc, "duration_s", &v))
+    if (ps_html_num(doc, "duration_s", &v))
         ps_buf_printf(b, "%.2f s", v);
     else
         ps_buf_puts(b, "n/a");
     ps_buf_puts(b, " &middot; exit code ");
-    hc_value(b, ps_json_get(doc, "exit_code"), "n/a");
+    ps_html_value(b, ps_json_get(doc, "exit_code"), "n/a");
     ps_buf_puts(b, "</p>\n</header>\n");
 }
 
-void hc_footer(ps_buf *b, const ps_json *doc, const char *default_tool)
+void ps_html_footer(ps_buf *b, const ps_json *doc, const char *default_tool)
 {
     ps_buf_puts(b, "<footer>");
-    hc_value(b, ps_json_get(doc, "tool"), default_tool);
+    ps_html_value(b, ps_json_get(doc, "tool"), default_tool);
     ps_buf_puts(b, " ");
-    hc_value(b, ps_json_get(doc, "version"), "");
+    ps_html_value(b, ps_json_get(doc, "version"), "");
     ps_buf_puts(b, " &middot; report format ");
-    hc_value(b, ps_json_get(doc, "format"), "n/a");
+    ps_html_value(b, ps_json_get(doc, "format"), "n/a");
     ps_buf_puts(b, "</footer>\n");
 }
 
-void hc_page_end(ps_buf *b, const char *script)
+void ps_html_page_end(ps_buf *b, const char *script)
 {
     if (script) {
         ps_buf_puts(b, "<script>\n");
@@ -144,7 +144,7 @@ void hc_page_end(ps_buf *b, const char *script)
     ps_buf_puts(b, "</body>\n</html>\n");
 }
 
-void hc_esc_n(ps_buf *b, const char *s, size_t len)
+void ps_html_esc_n(ps_buf *b, const char *s, size_t len)
 {
     if (!s) return;
     size_t start = 0;
@@ -158,21 +158,21 @@ void hc_esc_n(ps_buf *b, const char *s, size_t len)
     ps_buf_html_escape(b, s + start, len - start);
 }
 
-void hc_esc(ps_buf *b, const char *s)
+void ps_html_esc(ps_buf *b, const char *s)
 {
-    if (s) hc_esc_n(b, s, strlen(s));
+    if (s) ps_html_esc_n(b, s, strlen(s));
 }
 
-void hc_esc_capped(ps_buf *b, const ps_json *str, size_t max)
+void ps_html_esc_capped(ps_buf *b, const ps_json *str, size_t max)
 {
     if (!str || str->type != PS_JSON_STRING) return;
     size_t n = str->len;
     if (n <= max) {
-        hc_esc_n(b, str->str, n);
+        ps_html_esc_n(b, str->str, n);
         return;
     }
     n = ps_utf8_floor(str->str, max); /* the page stays valid UTF-8 */
-    hc_esc_n(b, str->str, n);
+    ps_html_esc_n(b, str->str, n);
     ps_buf_printf(b, "\n\xE2\x80\xA6 (%zu more bytes not shown)", str->len - n);
 }
 
@@ -212,49 +212,43 @@ static void json_compact(ps_buf *b, const ps_json *v)
     }
 }
 
-void hc_value(ps_buf *b, const ps_json *v, const char *dflt)
+void ps_html_value(ps_buf *b, const ps_json *v, const char *dflt)
 {
     if (!v) {
-        hc_esc(b, dflt);
+        ps_html_esc(b, dflt);
         return;
     }
     switch (v->type) {
     case PS_JSON_STRING:
-        hc_esc_n(b, v->str, v->len);
+        ps_html_esc_n(b, v->str, v->len);
         return;
     case PS_JSON_NUMBER:
-        hc_esc(b, v->str);
+        ps_html_esc(b, v->str);
         return;
     default:
         break;
     }
     ps_buf tmp = PS_BUF_INIT;
     json_compact(&tmp, v);
-    hc_esc_n(b, tmp.data, tmp.len);
+    ps_html_esc_n(b, tmp.data, tmp.len);
     ps_buf_free(&tmp);
 }
 
-const ps_json *hc_get(const ps_json *v, const char *key, ps_json_type type)
+const ps_json *ps_html_get(const ps_json *v, const char *key, ps_json_type type)
 {
     const ps_json *m = ps_json_get(v, key);
     return m && m->type == type ? m : NULL;
 }
 
-const char *hc_str(const ps_json *v, const char *key)
+bool ps_html_num(const ps_json *v, const char *key, double *out)
 {
-    const ps_json *m = hc_get(v, key, PS_JSON_STRING);
-    return m ? m->str : NULL;
-}
-
-bool hc_num(const ps_json *v, const char *key, double *out)
-{
-    const ps_json *m = hc_get(v, key, PS_JSON_NUMBER);
+    const ps_json *m = ps_html_get(v, key, PS_JSON_NUMBER);
     if (!m || !isfinite(m->d)) return false;
     *out = m->d;
     return true;
 }
 
-void hc_number(ps_buf *b, double v)
+void ps_html_number(ps_buf *b, double v)
 {
     if (!isfinite(v)) {
         ps_buf_puts(b, "n/a");
@@ -275,16 +269,16 @@ void hc_number(ps_buf *b, double v)
     ps_buf_printf(b, fabs(v) >= 100 ? "%.1f" : fabs(v) >= 1 ? "%.2f" : "%.3g", v);
 }
 
-void hc_count(ps_buf *b, const ps_json *obj, const char *key)
+void ps_html_count(ps_buf *b, const ps_json *obj, const char *key)
 {
     double v;
-    if (hc_num(obj, key, &v))
-        hc_number(b, v);
+    if (ps_html_num(obj, key, &v))
+        ps_html_number(b, v);
     else
         ps_buf_puts(b, "n/a");
 }
 
-void hc_latency_us(ps_buf *b, double us)
+void ps_html_latency_us(ps_buf *b, double us)
 {
     if (!isfinite(us)) {
         ps_buf_puts(b, "n/a");
@@ -299,7 +293,7 @@ void hc_latency_us(ps_buf *b, double us)
         ps_buf_printf(b, "%.*f\xC2\xA0s", a < 10e6 ? 2 : 1, us / 1e6);
 }
 
-int hc_write(const ps_buf *b, FILE *out, ps_error *err)
+int ps_html_write(const ps_buf *b, FILE *out, ps_error *err)
 {
     if (!out) return ps_error_set(err, "HTML report: no output stream");
     if (b->len && fwrite(b->data, 1, b->len, out) != b->len)

@@ -64,11 +64,11 @@ static void header_value(ps_buf *b, const char *name, const ps_json *v)
 {
     if (is_secret_header(name) && v && v->type == PS_JSON_STRING && !strstr(v->str, "***")) {
         const char *sp = memchr(v->str, ' ', v->len);
-        if (sp) hc_esc_n(b, v->str, (size_t)(sp - v->str) + 1);
+        if (sp) ps_html_esc_n(b, v->str, (size_t)(sp - v->str) + 1);
         ps_buf_puts(b, "***");
         return;
     }
-    hc_value(b, v, "");
+    ps_html_value(b, v, "");
 }
 
 /* headers: [["Name","value"],...] per the contract; {"Name":"value"} tolerated. */
@@ -80,23 +80,23 @@ static void headers_block(ps_buf *b, const ps_json *h)
             const ps_json *pair = h->items[i];
             if (pair->type == PS_JSON_ARRAY && pair->count >= 2 &&
                 pair->items[0]->type == PS_JSON_STRING) {
-                hc_esc_n(b, pair->items[0]->str, pair->items[0]->len);
+                ps_html_esc_n(b, pair->items[0]->str, pair->items[0]->len);
                 ps_buf_puts(b, ": ");
                 header_value(b, pair->items[0]->str, pair->items[1]);
             } else {
-                hc_value(b, pair, "");
+                ps_html_value(b, pair, "");
             }
             ps_buf_putc(b, '\n');
         }
     } else if (h->type == PS_JSON_OBJECT) {
         for (size_t i = 0; i < h->count; i++) {
-            hc_esc_n(b, h->keys[i], h->key_lens[i]);
+            ps_html_esc_n(b, h->keys[i], h->key_lens[i]);
             ps_buf_puts(b, ": ");
             header_value(b, h->keys[i], h->items[i]);
             ps_buf_putc(b, '\n');
         }
     } else {
-        hc_value(b, h, "");
+        ps_html_value(b, h, "");
         ps_buf_putc(b, '\n');
     }
 }
@@ -106,9 +106,9 @@ static void body_block(ps_buf *b, const ps_json *body)
     if (!body || (body->type == PS_JSON_STRING && body->len == 0)) return;
     ps_buf_putc(b, '\n');
     if (body->type == PS_JSON_STRING)
-        hc_esc_capped(b, body, BODY_CAP);
+        ps_html_esc_capped(b, body, BODY_CAP);
     else
-        hc_value(b, body, "");
+        ps_html_value(b, body, "");
 }
 
 /* Members beyond the contract's method/url/status/headers/body (a writer's
@@ -124,9 +124,9 @@ static void extra_members(ps_buf *b, const ps_json *obj)
         if (skip) continue;
         ps_buf_puts(b, first ? "\n<span class=\"note\">" : "<span class=\"note\">");
         first = false;
-        hc_esc_n(b, obj->keys[i], obj->key_lens[i]);
+        ps_html_esc_n(b, obj->keys[i], obj->key_lens[i]);
         ps_buf_puts(b, ": ");
-        hc_value(b, obj->items[i], "");
+        ps_html_value(b, obj->items[i], "");
         ps_buf_puts(b, "</span>\n");
     }
 }
@@ -135,15 +135,15 @@ static void request_block(ps_buf *b, const ps_json *req)
 {
     ps_buf_puts(b, "<h4>Request</h4><pre class=\"req\">");
     if (req && req->type == PS_JSON_OBJECT) {
-        hc_value(b, ps_json_get(req, "method"), "?");
+        ps_html_value(b, ps_json_get(req, "method"), "?");
         ps_buf_putc(b, ' ');
-        hc_value(b, ps_json_get(req, "url"), "?");
+        ps_html_value(b, ps_json_get(req, "url"), "?");
         ps_buf_putc(b, '\n');
         headers_block(b, ps_json_get(req, "headers"));
         body_block(b, ps_json_get(req, "body"));
         extra_members(b, req);
     } else {
-        hc_value(b, req, "");
+        ps_html_value(b, req, "");
     }
     ps_buf_puts(b, "</pre>\n");
 }
@@ -153,13 +153,13 @@ static void response_block(ps_buf *b, const ps_json *resp)
     ps_buf_puts(b, "<h4>Response</h4><pre class=\"resp\">");
     if (resp && resp->type == PS_JSON_OBJECT) {
         ps_buf_puts(b, "HTTP ");
-        hc_value(b, ps_json_get(resp, "status"), "(no status)");
+        ps_html_value(b, ps_json_get(resp, "status"), "(no status)");
         ps_buf_putc(b, '\n');
         headers_block(b, ps_json_get(resp, "headers"));
         body_block(b, ps_json_get(resp, "body"));
         extra_members(b, resp);
     } else {
-        hc_value(b, resp, "");
+        ps_html_value(b, resp, "");
     }
     ps_buf_puts(b, "</pre>\n");
 }
@@ -168,21 +168,21 @@ static void evidence_block(ps_buf *b, const ps_json *check)
 {
     const ps_json *msg = ps_json_get(check, "message");
     const ps_json *ev = ps_json_get(check, "evidence");
-    const ps_json *tags = hc_get(check, "tags", PS_JSON_ARRAY);
+    const ps_json *tags = ps_html_get(check, "tags", PS_JSON_ARRAY);
     ps_buf_puts(b, "<div class=\"ev\">");
     if (msg) {
         ps_buf_puts(b, "<p class=\"msg\">");
-        hc_value(b, msg, "");
+        ps_html_value(b, msg, "");
         ps_buf_puts(b, "</p>");
     }
-    const ps_json *obs = hc_get(check, "observations", PS_JSON_OBJECT);
+    const ps_json *obs = ps_html_get(check, "observations", PS_JSON_OBJECT);
     if (obs) {
         ps_buf_puts(b, "<p class=\"note\">observations: ");
         for (size_t i = 0; i < obs->count; i++) {
             if (i) ps_buf_puts(b, ", ");
-            hc_value(b, obs->items[i], "");
+            ps_html_value(b, obs->items[i], "");
             ps_buf_putc(b, ' ');
-            hc_esc_n(b, obs->keys[i], obs->key_lens[i]);
+            ps_html_esc_n(b, obs->keys[i], obs->key_lens[i]);
         }
         ps_buf_puts(b, "</p>");
     }
@@ -195,12 +195,12 @@ static void evidence_block(ps_buf *b, const ps_json *check)
         if (resp) response_block(b, resp);
         if (exp) {
             ps_buf_puts(b, "<h4>Expected</h4><pre class=\"exp\">");
-            hc_value(b, exp, "");
+            ps_html_value(b, exp, "");
             ps_buf_puts(b, "</pre>\n");
         }
         if (curl) {
             ps_buf_puts(b, "<h4>Reproduce</h4><pre class=\"curl\"><code>");
-            hc_value(b, curl, "");
+            ps_html_value(b, curl, "");
             ps_buf_puts(b, "</code></pre>\n");
         }
         /* members added to the contract later still show */
@@ -210,21 +210,21 @@ static void evidence_block(ps_buf *b, const ps_json *check)
                 !strcmp(k, "curl"))
                 continue;
             ps_buf_puts(b, "<h4>");
-            hc_esc_n(b, k, ev->key_lens[i]);
+            ps_html_esc_n(b, k, ev->key_lens[i]);
             ps_buf_puts(b, "</h4><pre>");
-            hc_value(b, ev->items[i], "");
+            ps_html_value(b, ev->items[i], "");
             ps_buf_puts(b, "</pre>\n");
         }
     } else if (ev) {
         ps_buf_puts(b, "<h4>Evidence</h4><pre>");
-        hc_value(b, ev, "");
+        ps_html_value(b, ev, "");
         ps_buf_puts(b, "</pre>\n");
     }
     if (tags && tags->count) {
         ps_buf_puts(b, "<p class=\"note\">tags: ");
         for (size_t i = 0; i < tags->count; i++) {
             if (i) ps_buf_puts(b, ", ");
-            hc_value(b, tags->items[i], "");
+            ps_html_value(b, tags->items[i], "");
         }
         ps_buf_puts(b, "</p>");
     }
@@ -236,17 +236,17 @@ static void attention_item(ps_buf *attn, const ps_json *check, int si)
 {
     ps_buf_printf(attn, "<li><span class=\"badge st-%s\">%s</span> <a href=\"#", statuses[si],
                   badge_labels[si]);
-    hc_value(attn, ps_json_get(check, "id"), "");
+    ps_html_value(attn, ps_json_get(check, "id"), "");
     ps_buf_puts(attn, "\"><code>");
-    hc_value(attn, ps_json_get(check, "id"), "(no id)");
+    ps_html_value(attn, ps_json_get(check, "id"), "(no id)");
     ps_buf_puts(attn, "</code></a> ");
-    hc_value(attn, ps_json_get(check, "message"), "");
+    ps_html_value(attn, ps_json_get(check, "message"), "");
     ps_buf_puts(attn, "</li>\n");
 }
 
 static void check_row(ps_buf *b, ps_buf *attn, const ps_json *check, int counts[NSTATUS + 1])
 {
-    const char *st = hc_str(check, "status");
+    const char *st = ps_json_get_string(check, "status", NULL);
     int si = status_index(st);
     counts[si < 0 ? NSTATUS : si]++;
     const char *cls = si < 0 ? "unknown" : statuses[si];
@@ -258,27 +258,27 @@ static void check_row(ps_buf *b, ps_buf *attn, const ps_json *check, int counts[
     /* a failed check opens: its evidence is what the reader came for */
     ps_buf_printf(b, "<%s class=\"check\" data-status=\"%s\"%s id=\"", outer, cls,
                   expandable && si == 1 ? " open" : "");
-    hc_value(b, ps_json_get(check, "id"), "");
+    ps_html_value(b, ps_json_get(check, "id"), "");
     ps_buf_printf(b, "\"><%s class=\"row\"><span><span class=\"badge st-%s\">",
                   expandable ? "summary" : "div", cls);
     const ps_json *applicable = ps_json_get(check, "applicable");
     if (si < 0)
-        hc_value(b, ps_json_get(check, "status"), "unknown");
+        ps_html_value(b, ps_json_get(check, "status"), "unknown");
     else if (si == 3 && applicable && applicable->type == PS_JSON_BOOL && !applicable->boolean)
         ps_buf_puts(b, "not applicable"); /* nothing to judge: does not make the run incomplete */
     else
         ps_buf_puts(b, badge_labels[si]);
     ps_buf_puts(b, "</span></span><code class=\"id\">");
-    hc_value(b, ps_json_get(check, "id"), "(no id)");
+    ps_html_value(b, ps_json_get(check, "id"), "(no id)");
     ps_buf_puts(b, "</code><span class=\"ti\">");
-    hc_value(b, ps_json_get(check, "title"), "");
+    ps_html_value(b, ps_json_get(check, "title"), "");
     ps_buf_puts(b, "</span><span class=\"lvl\">");
-    hc_value(b, ps_json_get(check, "level"), "");
+    ps_html_value(b, ps_json_get(check, "level"), "");
     ps_buf_puts(b, "</span><span class=\"cl\">");
-    hc_value(b, ps_json_get(check, "clause"), "");
+    ps_html_value(b, ps_json_get(check, "clause"), "");
     ps_buf_puts(b, "</span><span class=\"dur\">");
     /* 0 means not timed (not run, or judged from other checks' exchanges) */
-    if (hc_num(check, "duration_ms", &dur) && dur > 0) hc_latency_us(b, dur * 1000);
+    if (ps_html_num(check, "duration_ms", &dur) && dur > 0) ps_html_latency_us(b, dur * 1000);
     ps_buf_printf(b, "</span></%s>\n", expandable ? "summary" : "div");
     if (expandable) evidence_block(b, check);
     ps_buf_printf(b, "</%s>\n", outer);
@@ -299,7 +299,7 @@ static void run_banner(ps_buf *b, const ps_json *doc)
     };
     /* A failed or aborted run may be incomplete as well: then only the
      * reason is added, the verdict says the rest. */
-    const char *verdict = hc_str(doc, "verdict");
+    const char *verdict = ps_json_get_string(doc, "verdict", NULL);
     bool only_incomplete = verdict && strcmp(verdict, "incomplete") == 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         const ps_json *why = ps_json_get(doc, kinds[i].member);
@@ -311,9 +311,9 @@ static void run_banner(ps_buf *b, const ps_json *doc)
                       "<strong style=\"color:var(--bad)\">%s:</strong> <span class=\"reason\">",
                       kinds[i].member, kinds[i].title);
         if (why->type == PS_JSON_STRING)
-            hc_esc_capped(b, why, 4096);
+            ps_html_esc_capped(b, why, 4096);
         else
-            hc_value(b, why, "");
+            ps_html_value(b, why, "");
         if (i == 1 && !only_incomplete)
             ps_buf_puts(b, "</span></div>\n");
         else
@@ -323,31 +323,31 @@ static void run_banner(ps_buf *b, const ps_json *doc)
 
 static void summary_section(ps_buf *b, const ps_json *doc, const int counted[NSTATUS + 1])
 {
-    const ps_json *sum = hc_get(doc, "summary", PS_JSON_OBJECT);
+    const ps_json *sum = ps_html_get(doc, "summary", PS_JSON_OBJECT);
     static const char *const keys[] = {"passed", "failed", "warnings", "not_run"};
     double n[NSTATUS], total = 0, t;
     for (int i = 0; i < NSTATUS; i++) {
         /* the document's summary is authoritative; count rows only without one */
-        if (!hc_num(sum, keys[i], &n[i]) || n[i] < 0) n[i] = sum ? 0 : counted[i];
+        if (!ps_html_num(sum, keys[i], &n[i]) || n[i] < 0) n[i] = sum ? 0 : counted[i];
         total += n[i];
     }
     ps_buf_puts(b, "<section class=\"summary\">\n<div class=\"cards\">");
     ps_buf_puts(b, "<div class=\"card\" data-count=\"total\"><b>");
-    if (hc_num(sum, "total", &t))
-        hc_number(b, t);
+    if (ps_html_num(sum, "total", &t))
+        ps_html_number(b, t);
     else
-        hc_number(b, total);
+        ps_html_number(b, total);
     ps_buf_puts(b, "</b><span>checks</span></div>");
     for (int i = 0; i < NSTATUS; i++) {
         ps_buf_printf(b, "<div class=\"card\" data-count=\"%s\"><b>", statuses[i]);
-        hc_number(b, n[i]);
+        ps_html_number(b, n[i]);
         ps_buf_printf(b, "</b><span><i class=\"sw\" style=\"background:%s\"></i>%s</span></div>",
                       status_colours[i], status_labels[i]);
     }
     ps_buf_puts(b, "</div>\n<div class=\"bar\" role=\"img\" aria-label=\"");
     for (int i = 0; i < NSTATUS; i++) {
         if (i) ps_buf_puts(b, ", ");
-        hc_number(b, n[i]);
+        ps_html_number(b, n[i]);
         ps_buf_printf(b, " %s", status_labels[i]);
     }
     ps_buf_puts(b, "\">");
@@ -367,14 +367,14 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
     ps_buf b = PS_BUF_INIT, body = PS_BUF_INIT, attn = PS_BUF_INIT;
     int counted[NSTATUS + 1] = {0};
     int rc = -1;
-    const ps_json *target = hc_get(doc, "target", PS_JSON_OBJECT);
-    const ps_json *suites = hc_get(doc, "suites", PS_JSON_ARRAY);
-    const char *verdict = hc_str(doc, "verdict");
+    const ps_json *target = ps_html_get(doc, "target", PS_JSON_OBJECT);
+    const ps_json *suites = ps_html_get(doc, "suites", PS_JSON_ARRAY);
+    const char *verdict = ps_json_get_string(doc, "verdict", NULL);
 
     /* checks first, into their own buffer: the summary needs their counts */
     for (size_t i = 0; suites && i < suites->count; i++) {
         const ps_json *s = suites->items[i];
-        const ps_json *checks = hc_get(s, "checks", PS_JSON_ARRAY);
+        const ps_json *checks = ps_html_get(s, "checks", PS_JSON_ARRAY);
         int sc[NSTATUS + 1] = {0};
         ps_buf rows = PS_BUF_INIT;
         for (size_t j = 0; checks && j < checks->count; j++)
@@ -382,9 +382,9 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
         for (int k = 0; k <= NSTATUS; k++)
             counted[k] += sc[k];
         ps_buf_puts(&body, "<section class=\"suite\" data-suite=\"");
-        hc_value(&body, ps_json_get(s, "name"), "");
+        ps_html_value(&body, ps_json_get(s, "name"), "");
         ps_buf_puts(&body, "\">\n<h2>");
-        hc_value(&body, ps_json_get(s, "name"), "(unnamed suite)");
+        ps_html_value(&body, ps_json_get(s, "name"), "(unnamed suite)");
         ps_buf_printf(&body, " <small class=\"note\">%d passed, %d failed, %d warnings, %d not run",
                       sc[0], sc[1], sc[2], sc[3]);
         if (sc[NSTATUS]) ps_buf_printf(&body, ", %d with an unknown status", sc[NSTATUS]);
@@ -395,20 +395,20 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
         ps_buf_free(&rows);
     }
 
-    hc_report_begin(&b, "Conformance report", hc_str(target, "base_url"), "conform");
+    ps_html_report_begin(&b, "Conformance report", ps_json_get_string(target, "base_url", NULL), "conform");
 
     ps_buf_puts(&b, "<header>\n<h1>Pet Store conformance report");
-    if (verdict) hc_verdict_badge(&b, verdict, "verdict");
+    if (verdict) ps_html_verdict_badge(&b, verdict, "verdict");
     ps_buf_puts(&b, "</h1>\n<p class=\"meta\">Target <code>");
-    hc_value(&b, ps_json_get(target, "base_url"), "unknown");
+    ps_html_value(&b, ps_json_get(target, "base_url"), "unknown");
     ps_buf_puts(&b, "</code> &middot; plan ");
-    hc_value(&b, ps_json_get(target, "plan"), "n/a");
+    ps_html_value(&b, ps_json_get(target, "plan"), "n/a");
     ps_buf_puts(&b, " &middot; limit plan ");
-    hc_value(&b, ps_json_get(target, "limit_plan"), "n/a");
+    ps_html_value(&b, ps_json_get(target, "limit_plan"), "n/a");
     ps_buf_puts(&b, " &middot; strict ");
-    hc_value(&b, ps_json_get(target, "strict"), "n/a");
+    ps_html_value(&b, ps_json_get(target, "strict"), "n/a");
     ps_buf_puts(&b, "</p>\n<p class=\"meta\">");
-    hc_run_meta_end(&b, doc, "Started ", "took ");
+    ps_html_run_meta_end(&b, doc, "Started ", "took ");
 
     run_banner(&b, doc);
     summary_section(&b, doc, counted);
@@ -433,10 +433,10 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
         ps_buf_puts(&b, "<p class=\"note\">The report lists no suites.</p>\n");
     ps_buf_append(&b, body.data, body.len);
 
-    hc_footer(&b, doc, "petstore-conform");
-    hc_page_end(&b, script);
+    ps_html_footer(&b, doc, "petstore-conform");
+    ps_html_page_end(&b, script);
 
-    rc = hc_write(&b, out, err);
+    rc = ps_html_write(&b, out, err);
     ps_buf_free(&b);
     ps_buf_free(&body);
     ps_buf_free(&attn);

@@ -36,7 +36,7 @@ static void latency_unit(double max_us, double *div, const char **unit)
 static bool counted_nothing(const ps_json *obj, const char *count_key)
 {
     double n;
-    return hc_num(obj, count_key, &n) && n == 0;
+    return ps_html_num(obj, count_key, &n) && n == 0;
 }
 
 static void dash_cell(ps_buf *b)
@@ -52,11 +52,11 @@ static void latency_cell(ps_buf *b, const ps_json *obj, const char *key)
     const ps_json *m = obj && obj->type == PS_JSON_OBJECT ? ps_json_get(obj, key) : NULL;
     if (counted_nothing(obj, "count") || (m && m->type == PS_JSON_NULL)) {
         dash_cell(b);
-    } else if (hc_num(obj, key, &v)) {
+    } else if (ps_html_num(obj, key, &v)) {
         ps_buf_puts(b, "<td class=\"n\" data-us=\"");
         ps_svg_put_number(b, v);
         ps_buf_puts(b, "\">");
-        hc_latency_us(b, v);
+        ps_html_latency_us(b, v);
         ps_buf_puts(b, "</td>");
     } else {
         ps_buf_puts(b, "<td class=\"n\">n/a</td>");
@@ -66,7 +66,7 @@ static void latency_cell(ps_buf *b, const ps_json *obj, const char *key)
 static void count_cell(ps_buf *b, const ps_json *obj, const char *key)
 {
     ps_buf_puts(b, "<td class=\"n\">");
-    hc_count(b, obj, key);
+    ps_html_count(b, obj, key);
     ps_buf_puts(b, "</td>");
 }
 
@@ -77,12 +77,12 @@ static void card(ps_buf *b, const char *label, const char *key, const ps_json *o
     if (latency && (counted_nothing(obj, "count") ||
                     (ps_json_get(obj, key) && ps_json_get(obj, key)->type == PS_JSON_NULL)))
         ps_buf_puts(b, DASH);
-    else if (!hc_num(obj, key, &v))
+    else if (!ps_html_num(obj, key, &v))
         ps_buf_puts(b, "n/a");
     else if (latency)
-        hc_latency_us(b, v);
+        ps_html_latency_us(b, v);
     else
-        hc_number(b, v);
+        ps_html_number(b, v);
     ps_buf_printf(b, "</b><span>%s</span></div>", label);
 }
 
@@ -113,7 +113,7 @@ static void param_value(ps_buf *b, const ps_json *v, int depth)
         for (size_t i = 0; i < v->count; i++) {
             if (i) ps_buf_puts(b, ", ");
             if (v->type == PS_JSON_OBJECT) {
-                hc_esc_n(b, v->keys[i], v->key_lens[i]);
+                ps_html_esc_n(b, v->keys[i], v->key_lens[i]);
                 ps_buf_putc(b, ' ');
             }
             param_value(b, v->items[i], depth + 1);
@@ -123,7 +123,7 @@ static void param_value(ps_buf *b, const ps_json *v, int depth)
     default:
         break;
     }
-    hc_value(b, v, "");
+    ps_html_value(b, v, "");
 }
 
 static void parameters_section(ps_buf *b, const ps_json *params)
@@ -140,7 +140,7 @@ static void parameters_section(ps_buf *b, const ps_json *params)
         param_value(&v, params->items[i], 0);
         /* a long value (a URL) takes two columns rather than wrapping mid-word */
         ps_buf_puts(b, v.len > 18 ? "<div class=\"wide\"><span>" : "<div><span>");
-        hc_esc_n(b, params->keys[i], params->key_lens[i]);
+        ps_html_esc_n(b, params->keys[i], params->key_lens[i]);
         ps_buf_puts(b, "</span><code>");
         ps_buf_append(b, v.data ? v.data : "", v.len);
         ps_buf_puts(b, "</code></div>\n");
@@ -151,8 +151,8 @@ static void parameters_section(ps_buf *b, const ps_json *params)
 
 static void percentiles_table(ps_buf *b, const ps_json *lat)
 {
-    const ps_json *c = hc_get(lat, "corrected", PS_JSON_OBJECT);
-    const ps_json *u = hc_get(lat, "uncorrected", PS_JSON_OBJECT);
+    const ps_json *c = ps_html_get(lat, "corrected", PS_JSON_OBJECT);
+    const ps_json *u = ps_html_get(lat, "uncorrected", PS_JSON_OBJECT);
     ps_buf_puts(b, "<h2>Latency</h2>\n");
     if (!c && !u) {
         ps_buf_puts(b, "<p class=\"note\">No latency was recorded.</p>\n");
@@ -246,14 +246,14 @@ static double longest_interval(const ps_json *iv)
 {
     double max = 0, len;
     for (size_t i = 0; i < iv->count; i++)
-        if (hc_num(iv->items[i], "length_s", &len) && len > max) max = len;
+        if (ps_html_num(iv->items[i], "length_s", &len) && len > max) max = len;
     return max;
 }
 
 static bool interval_is_partial(const ps_json *iv, size_t i)
 {
     double len;
-    return hc_num(iv->items[i], "length_s", &len) && len < longest_interval(iv) / 2;
+    return ps_html_num(iv->items[i], "length_s", &len) && len < longest_interval(iv) / 2;
 }
 
 /* One time-series plot over intervals[]: each series reads a dotted member. */
@@ -273,17 +273,17 @@ static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const ch
     double max = 0, min_pos = INFINITY, div = 1, run_end = 0;
     if (!x || !ys) abort();
     for (size_t i = 0; i < n; i++) {
-        const ps_json *t = hc_get(iv->items[i], "t_s", PS_JSON_NUMBER);
+        const ps_json *t = ps_html_get(iv->items[i], "t_s", PS_JSON_NUMBER);
         double req, len;
         /* an interval's figures describe [t, t + length]: drawn at its middle,
          * and the axis runs to the end of the last one, so a 4 s run's axis
          * ends at 4 s, not at the start of its last second */
-        if (!hc_num(iv->items[i], "length_s", &len) || !(len >= 0)) len = 0;
+        if (!ps_html_num(iv->items[i], "length_s", &len) || !(len >= 0)) len = 0;
         x[i] = t && !interval_is_partial(iv, i) ? t->d + len / 2 : NAN;
         if (t && isfinite(t->d + len) && t->d + len > run_end) run_end = t->d + len;
         /* an interval without answers has no latency (loadgen writes null; older
          * documents 0, which is not a measurement either): a gap in the line */
-        bool unmeasured = latency && hc_num(iv->items[i], "requests", &req) && req == 0;
+        bool unmeasured = latency && ps_html_num(iv->items[i], "requests", &req) && req == 0;
         for (size_t k = 0; k < ndefs; k++) {
             const ps_json *v = ps_json_path(iv->items[i], defs[k].path);
             double d =
@@ -390,10 +390,10 @@ static void intervals_section(ps_buf *b, const ps_json *iv)
     ps_buf where = PS_BUF_INIT;
     for (size_t i = 0; i < iv->count; i++) {
         double req, t, len;
-        if (!hc_num(iv->items[i], "requests", &req) || req != 0 || interval_is_partial(iv, i))
+        if (!ps_html_num(iv->items[i], "requests", &req) || req != 0 || interval_is_partial(iv, i))
             continue;
-        if (unanswered++ < 5 && hc_num(iv->items[i], "t_s", &t)) {
-            if (!hc_num(iv->items[i], "length_s", &len)) len = 0;
+        if (unanswered++ < 5 && ps_html_num(iv->items[i], "t_s", &t)) {
+            if (!ps_html_num(iv->items[i], "length_s", &len)) len = 0;
             ps_buf_puts(&where, where.len ? ", " : " (");
             ps_svg_put_number(&where, t);
             ps_buf_puts(&where, "\xE2\x80\x93");
@@ -418,8 +418,8 @@ static void intervals_section(ps_buf *b, const ps_json *iv)
 
 static void status_section(ps_buf *b, const ps_json *doc)
 {
-    const ps_json *st = hc_get(doc, "status", PS_JSON_OBJECT);
-    const ps_json *errs = hc_get(doc, "errors", PS_JSON_OBJECT);
+    const ps_json *st = ps_html_get(doc, "status", PS_JSON_OBJECT);
+    const ps_json *errs = ps_html_get(doc, "errors", PS_JSON_OBJECT);
     double total = 0, v;
     ps_buf_puts(b, "<h2>Status codes and errors</h2>\n");
     if (!st || !st->count) {
@@ -432,15 +432,15 @@ static void status_section(ps_buf *b, const ps_json *doc)
                        "<th class=\"n\">share</th></tr>\n");
         for (size_t i = 0; i < st->count; i++) {
             ps_buf_puts(b, "<tr><td>");
-            hc_esc_n(b, st->keys[i], st->key_lens[i]);
+            ps_html_esc_n(b, st->keys[i], st->key_lens[i]);
             ps_buf_puts(b, "</td><td class=\"n\">");
             if (st->items[i]->type == PS_JSON_NUMBER) {
                 v = st->items[i]->d;
-                hc_number(b, v);
+                ps_html_number(b, v);
                 ps_buf_puts(b, "</td><td class=\"n\">");
                 if (total > 0 && isfinite(v)) ps_buf_printf(b, "%.2f%%", 100 * v / total);
             } else {
-                hc_value(b, st->items[i], "");
+                ps_html_value(b, st->items[i], "");
                 ps_buf_puts(b, "</td><td class=\"n\">");
             }
             ps_buf_puts(b, "</td></tr>\n");
@@ -452,9 +452,9 @@ static void status_section(ps_buf *b, const ps_json *doc)
                     "<table class=\"errors\"><tr><th>error</th><th class=\"n\">count</th></tr>\n");
         for (size_t i = 0; i < errs->count; i++) {
             ps_buf_puts(b, "<tr><td>");
-            hc_esc_n(b, errs->keys[i], errs->key_lens[i]);
+            ps_html_esc_n(b, errs->keys[i], errs->key_lens[i]);
             ps_buf_puts(b, "</td><td class=\"n\">");
-            hc_value(b, errs->items[i], "");
+            ps_html_value(b, errs->items[i], "");
             ps_buf_puts(b, "</td></tr>\n");
         }
         ps_buf_puts(b, "</table>\n");
@@ -473,11 +473,11 @@ static void breakdown_table(ps_buf *b, const char *heading, const char *first, c
                   heading, first, count_key);
     for (size_t i = 0; i < obj->count; i++) {
         const ps_json *e = obj->items[i];
-        const ps_json *lat = hc_get(e, "latency_us", PS_JSON_OBJECT);
-        const ps_json *c = hc_get(lat, "corrected", PS_JSON_OBJECT);
-        const ps_json *u = hc_get(lat, "uncorrected", PS_JSON_OBJECT);
+        const ps_json *lat = ps_html_get(e, "latency_us", PS_JSON_OBJECT);
+        const ps_json *c = ps_html_get(lat, "corrected", PS_JSON_OBJECT);
+        const ps_json *u = ps_html_get(lat, "uncorrected", PS_JSON_OBJECT);
         ps_buf_puts(b, "<tr><td>");
-        hc_esc_n(b, obj->keys[i], obj->key_lens[i]);
+        ps_html_esc_n(b, obj->keys[i], obj->key_lens[i]);
         ps_buf_puts(b, "</td>");
         count_cell(b, e, count_key);
         if (counted_nothing(e, count_key)) {
@@ -502,7 +502,7 @@ static size_t plan_violations(const ps_json *viol, const ps_json *plan)
     size_t n = 0;
     if (!viol || !plan || plan->type != PS_JSON_STRING) return 0;
     for (size_t i = 0; i < viol->count; i++) {
-        const char *vp = hc_str(viol->items[i], "plan");
+        const char *vp = ps_json_get_string(viol->items[i], "plan", NULL);
         n += vp && strcmp(vp, plan->str) == 0;
     }
     return n;
@@ -513,8 +513,8 @@ static size_t plan_violations(const ps_json *viol, const ps_json *plan)
 static void plans_table(ps_buf *b, const ps_json *plans, const ps_json *lim)
 {
     if (!plans || plans->type != PS_JSON_ARRAY || !plans->count) return;
-    const ps_json *viol = hc_get(lim, "violations", PS_JSON_ARRAY);
-    const ps_json *checked = hc_get(lim, "checked", PS_JSON_BOOL);
+    const ps_json *viol = ps_html_get(lim, "violations", PS_JSON_ARRAY);
+    const ps_json *checked = ps_html_get(lim, "checked", PS_JSON_BOOL);
     ps_buf_puts(b, "<table class=\"plans\"><tr><th>plan</th><th class=\"n\">keys</th>"
                    "<th class=\"n\">admitted</th><th class=\"n\">limited</th>"
                    "<th class=\"n\">violations</th><th>limits</th><th class=\"n\">p50</th>"
@@ -522,10 +522,10 @@ static void plans_table(ps_buf *b, const ps_json *plans, const ps_json *lim)
     for (size_t i = 0; i < plans->count; i++) {
         const ps_json *p = plans->items[i];
         const ps_json *c =
-            hc_get(hc_get(p, "latency_us", PS_JSON_OBJECT), "corrected", PS_JSON_OBJECT);
+            ps_html_get(ps_html_get(p, "latency_us", PS_JSON_OBJECT), "corrected", PS_JSON_OBJECT);
         size_t nv = plan_violations(viol, ps_json_get(p, "plan"));
         ps_buf_puts(b, "<tr><td>");
-        hc_value(b, ps_json_get(p, "plan"), "n/a");
+        ps_html_value(b, ps_json_get(p, "plan"), "n/a");
         ps_buf_puts(b, "</td>");
         count_cell(b, p, "keys");
         count_cell(b, p, "admitted");
@@ -555,9 +555,9 @@ static void limits_section(ps_buf *b, const ps_json *lim, const ps_json *plans)
         plans_table(b, plans, lim);
         return;
     }
-    const ps_json *viol = hc_get(lim, "violations", PS_JSON_ARRAY);
-    const ps_json *checked = hc_get(lim, "checked", PS_JSON_BOOL);
-    const char *verdict = hc_str(lim, "verdict");
+    const ps_json *viol = ps_html_get(lim, "violations", PS_JSON_ARRAY);
+    const ps_json *checked = ps_html_get(lim, "checked", PS_JSON_BOOL);
+    const char *verdict = ps_json_get_string(lim, "verdict", NULL);
     if ((checked && !checked->boolean) || (verdict && !strcmp(verdict, "not_checked"))) {
         /* "Verdict not_checked · checked false · windows observed 0" says it three times */
         ps_buf_puts(b, "<p class=\"note\" data-limits-verdict=\"not_checked\">Limits were not "
@@ -567,10 +567,10 @@ static void limits_section(ps_buf *b, const ps_json *lim, const ps_json *plans)
         return;
     }
     ps_buf_puts(b, "<p>Verdict ");
-    hc_verdict_badge(b, hc_str(lim, "verdict"), "limits-verdict");
+    ps_html_verdict_badge(b, ps_json_get_string(lim, "verdict", NULL), "limits-verdict");
     /* "checked true" is what a verdict of pass or fail already says */
     ps_buf_puts(b, " &middot; windows observed ");
-    hc_value(b, ps_json_get(lim, "windows"), "n/a");
+    ps_html_value(b, ps_json_get(lim, "windows"), "n/a");
     ps_buf_printf(b, " &middot; %zu violation%s</p>\n", viol ? viol->count : 0,
                   viol && viol->count == 1 ? "" : "s");
     plans_table(b, plans, lim);
@@ -580,17 +580,17 @@ static void limits_section(ps_buf *b, const ps_json *lim, const ps_json *plans)
                    "<th class=\"n\">limit</th><th>message</th></tr>\n");
     for (size_t i = 0; i < viol->count; i++) {
         const ps_json *v = viol->items[i];
-        const ps_json *reset = hc_get(v, "window_reset", PS_JSON_NUMBER);
+        const ps_json *reset = ps_html_get(v, "window_reset", PS_JSON_NUMBER);
         ps_buf_puts(b, "<tr data-kind=\"");
-        hc_value(b, ps_json_get(v, "kind"), "");
+        ps_html_value(b, ps_json_get(v, "kind"), "");
         ps_buf_puts(b, "\"><td class=\"mono\">");
-        hc_value(b, ps_json_get(v, "key"), "");
+        ps_html_value(b, ps_json_get(v, "key"), "");
         ps_buf_puts(b, "</td><td>");
-        hc_value(b, ps_json_get(v, "plan"), "");
+        ps_html_value(b, ps_json_get(v, "plan"), "");
         ps_buf_puts(b, "</td><td>");
-        hc_value(b, ps_json_get(v, "kind"), "");
+        ps_html_value(b, ps_json_get(v, "kind"), "");
         ps_buf_puts(b, "</td><td>");
-        hc_value(b, ps_json_get(v, "window"), "");
+        ps_html_value(b, ps_json_get(v, "window"), "");
         ps_buf_puts(b, "</td><td>");
         if (reset && reset->d >= 0 && reset->d < 253402300800.0) {
             /* epoch seconds are unreadable; show UTC, keep the number in the title */
@@ -602,13 +602,13 @@ static void limits_section(ps_buf *b, const ps_json *lim, const ps_json *plans)
                               when);
             }
         } else {
-            hc_value(b, ps_json_get(v, "window_reset"), "");
+            ps_html_value(b, ps_json_get(v, "window_reset"), "");
         }
         ps_buf_puts(b, "</td>");
         count_cell(b, v, "admitted");
         count_cell(b, v, "limit");
         ps_buf_puts(b, "<td>");
-        hc_value(b, ps_json_get(v, "message"), "");
+        ps_html_value(b, ps_json_get(v, "message"), "");
         ps_buf_puts(b, "</td></tr>\n");
     }
     ps_buf_puts(b, "</table>\n");
@@ -621,9 +621,9 @@ static void thresholds_section(ps_buf *b, const ps_json *th)
                    "<th class=\"n\">actual</th></tr>\n");
     for (size_t i = 0; i < th->count; i++) {
         const ps_json *t = th->items[i];
-        const ps_json *passed = hc_get(t, "passed", PS_JSON_BOOL);
+        const ps_json *passed = ps_html_get(t, "passed", PS_JSON_BOOL);
         ps_buf_puts(b, "<tr><td class=\"mono\">");
-        hc_value(b, ps_json_get(t, "expression"), "");
+        ps_html_value(b, ps_json_get(t, "expression"), "");
         ps_buf_puts(b, "</td><td>");
         if (passed)
             ps_buf_printf(b, "<span class=\"badge st-%s\">%s</span>",
@@ -645,17 +645,18 @@ int ps_report_html_load(const ps_json *doc, FILE *out, ps_error *err)
                             doc ? ps_json_type_name(doc->type) : "missing");
     ps_buf b = PS_BUF_INIT;
     const ps_json *params = ps_json_get(doc, "parameters");
-    const ps_json *lat = hc_get(doc, "latency_us", PS_JSON_OBJECT);
-    const char *base = hc_str(params, "base_url");
+    const ps_json *lat = ps_html_get(doc, "latency_us", PS_JSON_OBJECT);
+    const char *base = ps_json_get_string(params, "base_url", NULL);
 
-    hc_report_begin(&b, "Load report", base, "load");
+    ps_html_report_begin(&b, "Load report", base, "load");
 
     ps_buf_puts(&b, "<header>\n<h1>Pet Store load report");
-    if (hc_str(doc, "verdict")) hc_verdict_badge(&b, hc_str(doc, "verdict"), "verdict");
+    const char *run_verdict = ps_json_get_string(doc, "verdict", NULL);
+    if (run_verdict) ps_html_verdict_badge(&b, run_verdict, "verdict");
     ps_buf_puts(&b, "</h1>\n<p class=\"meta\">Target <code>");
-    hc_value(&b, ps_json_get(params, "base_url"), "unknown");
+    ps_html_value(&b, ps_json_get(params, "base_url"), "unknown");
     ps_buf_puts(&b, "</code> &middot; ");
-    hc_run_meta_end(&b, doc, "started ", "ran ");
+    ps_html_run_meta_end(&b, doc, "started ", "ran ");
     ps_buf_puts(&b, "<div class=\"cards\">");
     card(&b, "requests", "requests", doc, false);
     card(&b, "requests/s", "throughput_rps", doc, false);
@@ -664,31 +665,31 @@ int ps_report_html_load(const ps_json *doc, FILE *out, ps_error *err)
     card(&b, "failed", "failed", doc, false);
     card(&b, "timed out", "timed_out", doc, false);
     if (ps_json_get(doc, "error_rate")) card(&b, "error rate", "error_rate", doc, false);
-    card(&b, "p50 (corrected)", "p50", hc_get(lat, "corrected", PS_JSON_OBJECT), true);
-    card(&b, "p99 (corrected)", "p99", hc_get(lat, "corrected", PS_JSON_OBJECT), true);
-    card(&b, "max (corrected)", "max", hc_get(lat, "corrected", PS_JSON_OBJECT), true);
+    card(&b, "p50 (corrected)", "p50", ps_html_get(lat, "corrected", PS_JSON_OBJECT), true);
+    card(&b, "p99 (corrected)", "p99", ps_html_get(lat, "corrected", PS_JSON_OBJECT), true);
+    card(&b, "max (corrected)", "max", ps_html_get(lat, "corrected", PS_JSON_OBJECT), true);
     ps_buf_puts(&b, "</div>\n");
 
     parameters_section(&b, params);
     percentiles_table(&b, lat);
-    spectrum_section(&b, hc_get(doc, "percentile_spectrum", PS_JSON_OBJECT));
-    intervals_section(&b, hc_get(doc, "intervals", PS_JSON_ARRAY));
+    spectrum_section(&b, ps_html_get(doc, "percentile_spectrum", PS_JSON_OBJECT));
+    intervals_section(&b, ps_html_get(doc, "intervals", PS_JSON_ARRAY));
     status_section(&b, doc);
     ps_buf_puts(&b, "<h2>Breakdown</h2>\n");
-    if (!hc_get(doc, "operations", PS_JSON_OBJECT) &&
-        !hc_get(doc, "status_classes", PS_JSON_OBJECT))
+    if (!ps_html_get(doc, "operations", PS_JSON_OBJECT) &&
+        !ps_html_get(doc, "status_classes", PS_JSON_OBJECT))
         ps_buf_puts(&b, "<p class=\"note\">No breakdown in the report.</p>\n");
-    breakdown_table(&b, "By operation", "operation", hc_get(doc, "operations", PS_JSON_OBJECT),
+    breakdown_table(&b, "By operation", "operation", ps_html_get(doc, "operations", PS_JSON_OBJECT),
                     "requests");
-    breakdown_table(&b, "By status class", "class", hc_get(doc, "status_classes", PS_JSON_OBJECT),
+    breakdown_table(&b, "By status class", "class", ps_html_get(doc, "status_classes", PS_JSON_OBJECT),
                     "count");
-    limits_section(&b, ps_json_get(doc, "limits"), hc_get(doc, "plans", PS_JSON_ARRAY));
-    thresholds_section(&b, hc_get(doc, "thresholds", PS_JSON_ARRAY));
+    limits_section(&b, ps_json_get(doc, "limits"), ps_html_get(doc, "plans", PS_JSON_ARRAY));
+    thresholds_section(&b, ps_html_get(doc, "thresholds", PS_JSON_ARRAY));
 
-    hc_footer(&b, doc, "petstore-load");
-    hc_page_end(&b, script);
+    ps_html_footer(&b, doc, "petstore-load");
+    ps_html_page_end(&b, script);
 
-    int rc = hc_write(&b, out, err);
+    int rc = ps_html_write(&b, out, err);
     ps_buf_free(&b);
     return rc;
 }

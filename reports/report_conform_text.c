@@ -3,11 +3,6 @@
 
 #include <string.h>
 
-const char *ps_report_str(const ps_json *obj, const char *key, const char *dflt)
-{
-    return ps_json_get_string(obj, key, dflt);
-}
-
 void ps_report_text_clean(ps_buf *out, const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++) {
@@ -63,12 +58,12 @@ void ps_report_conform_evidence_text(const ps_json *check, const char *indent, p
 {
     const ps_json *ev = ps_json_get(check, "evidence");
     if (!ev || ev->type != PS_JSON_OBJECT) return;
-    const char *expected = ps_report_str(ev, "expected", NULL);
+    const char *expected = ps_json_get_string(ev, "expected", NULL);
     if (expected && *expected) indented(out, indent, "expected: ", expected, strlen(expected));
     const ps_json *req = ps_json_get(ev, "request");
     if (req && req->type == PS_JSON_OBJECT) {
         ps_buf m = PS_BUF_INIT;
-        ps_buf_printf(&m, "%s %s", ps_report_str(req, "method", "?"), ps_report_str(req, "url", "?"));
+        ps_buf_printf(&m, "%s %s", ps_json_get_string(req, "method", "?"), ps_json_get_string(req, "url", "?"));
         indented(out, indent, "> ", m.data, m.len);
         ps_buf_free(&m);
         headers_text(out, indent, "> ", ps_json_get(req, "headers"));
@@ -76,7 +71,7 @@ void ps_report_conform_evidence_text(const ps_json *check, const char *indent, p
     }
     const ps_json *resp = ps_json_get(ev, "response");
     if (resp && resp->type == PS_JSON_OBJECT) {
-        const char *error = ps_report_str(resp, "error", NULL);
+        const char *error = ps_json_get_string(resp, "error", NULL);
         if (error) {
             indented(out, indent, "! no response: ", error, strlen(error));
         } else {
@@ -85,6 +80,6 @@ void ps_report_conform_evidence_text(const ps_json *check, const char *indent, p
             body_text(out, indent, "< ", ps_json_get(resp, "body"));
         }
     }
-    const char *curl = ps_report_str(ev, "curl", NULL);
+    const char *curl = ps_json_get_string(ev, "curl", NULL);
     if (curl && *curl) indented(out, indent, "reproduce: ", curl, strlen(curl));
 }

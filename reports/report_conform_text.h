@@ -22,7 +22,4 @@ void ps_report_conform_evidence_text(const ps_json *check, const char *indent, p
  * cannot drive a terminal or break XML/YAML. */
 void ps_report_text_clean(ps_buf *out, const char *s, size_t len);
 
-/* Member string of an object, or dflt. */
-const char *ps_report_str(const ps_json *obj, const char *key, const char *dflt);
-
 #endif

@@ -27,18 +27,18 @@ int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_op
     ps_buf b = PS_BUF_INIT;
     const ps_json *target = ps_json_get(doc, "target");
     ps_buf_printf(&b, "%spetstore-conform %s%s against %s (plan %s, limit plan %s%s)\n\n", col(opts, C_BOLD),
-                  ps_report_str(doc, "version", "?"), col(opts, C_RESET), ps_report_str(target, "base_url", "?"),
-                  ps_report_str(target, "plan", "?"), ps_report_str(target, "limit_plan", "?"),
+                  ps_json_get_string(doc, "version", "?"), col(opts, C_RESET), ps_json_get_string(target, "base_url", "?"),
+                  ps_json_get_string(target, "plan", "?"), ps_json_get_string(target, "limit_plan", "?"),
                   ps_json_get(target, "strict") && ps_json_get(target, "strict")->boolean ? ", strict" : "");
 
     const ps_json *suites = ps_json_get(doc, "suites");
     for (size_t s = 0; suites && suites->type == PS_JSON_ARRAY && s < suites->count; s++) {
         const ps_json *suite = suites->items[s];
-        ps_buf_printf(&b, "%s%s%s\n", col(opts, C_BOLD), ps_report_str(suite, "name", "?"), col(opts, C_RESET));
+        ps_buf_printf(&b, "%s%s%s\n", col(opts, C_BOLD), ps_json_get_string(suite, "name", "?"), col(opts, C_RESET));
         const ps_json *checks = ps_json_get(suite, "checks");
         for (size_t i = 0; checks && checks->type == PS_JSON_ARRAY && i < checks->count; i++) {
             const ps_json *ck = checks->items[i];
-            const char *status = ps_report_str(ck, "status", "?");
+            const char *status = ps_json_get_string(ck, "status", "?");
             const char *mark, *colour;
             if (strcmp(status, "passed") == 0) mark = "PASS", colour = C_GREEN;
             else if (strcmp(status, "failed") == 0) mark = "FAIL", colour = C_RED;
@@ -48,34 +48,34 @@ int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_op
             else mark = "SKIP", colour = C_DIM;
             if (!opts->show_passed && strcmp(status, "passed") == 0) continue;
             ps_buf_printf(&b, "  %s%s%s %-36s %s%s%s\n", col(opts, colour), mark, col(opts, C_RESET),
-                          ps_report_str(ck, "id", "?"), col(opts, C_DIM), ps_report_str(ck, "title", ""),
+                          ps_json_get_string(ck, "id", "?"), col(opts, C_DIM), ps_json_get_string(ck, "title", ""),
                           col(opts, C_RESET));
-            const char *message = ps_report_str(ck, "message", NULL);
+            const char *message = ps_json_get_string(ck, "message", NULL);
             if (message && strcmp(status, "passed") != 0) {
                 if (strcmp(status, "warning") == 0)
-                    ps_buf_printf(&b, "       %s-level: ", ps_report_str(ck, "level", "?"));
+                    ps_buf_printf(&b, "       %s-level: ", ps_json_get_string(ck, "level", "?"));
                 else
                     ps_buf_puts(&b, "       ");
                 ps_report_text_clean(&b, message, strlen(message));
                 ps_buf_putc(&b, '\n');
             }
             if (strcmp(status, "failed") == 0 || strcmp(status, "warning") == 0) {
-                ps_buf_printf(&b, "       clause: %s\n", ps_report_str(ck, "clause", "?"));
+                ps_buf_printf(&b, "       clause: %s\n", ps_json_get_string(ck, "clause", "?"));
                 ps_report_conform_evidence_text(ck, "       ", &b);
             }
         }
     }
     const ps_json *sum = ps_json_get(doc, "summary");
-    const char *verdict = ps_report_str(doc, "verdict", "?");
+    const char *verdict = ps_json_get_string(doc, "verdict", "?");
     const char *vcol = strcmp(verdict, "pass") == 0 ? C_GREEN : C_RED;
     ps_buf_printf(&b, "\n%lld checks: %lld passed, %lld failed, %lld warnings, %lld not run in %.2f s -> %s%s%s\n",
                   (long long)ps_json_get_int(sum, "total", 0), (long long)ps_json_get_int(sum, "passed", 0),
                   (long long)ps_json_get_int(sum, "failed", 0), (long long)ps_json_get_int(sum, "warnings", 0),
                   (long long)ps_json_get_int(sum, "not_run", 0), ps_json_get_number(doc, "duration_s", 0),
                   col(opts, vcol), verdict, col(opts, C_RESET));
-    const char *aborted = ps_report_str(doc, "aborted", NULL);
+    const char *aborted = ps_json_get_string(doc, "aborted", NULL);
     if (aborted) ps_buf_printf(&b, "%saborted: %s%s\n", col(opts, C_RED), aborted, col(opts, C_RESET));
-    const char *incomplete = ps_report_str(doc, "incomplete", NULL);
+    const char *incomplete = ps_json_get_string(doc, "incomplete", NULL);
     if (incomplete) {
         ps_buf_printf(&b, "%sincomplete: ", col(opts, C_RED));
         ps_report_text_clean(&b, incomplete, strlen(incomplete)); /* it may quote server bytes */
