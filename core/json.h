@@ -6,9 +6,11 @@
  * copies, and never allocate.
  *
  * Parsing is strict (RFC 8259): exactly one value, valid UTF-8, no comments,
- * nesting at most PS_JSON_MAX_DEPTH. On failure the reason says which rule was
- * broken, so the server can answer a precise 400 and the runner can explain a
- * bad reply. */
+ * nesting at most PS_JSON_MAX_DEPTH, at most PS_JSON_MAX_MEMBERS members in
+ * any one object. The cost is linear in the text's length whatever it holds
+ * (repeated member names are found with a hash set). On failure the reason
+ * says which rule was broken, so the server can answer a precise 400 and the
+ * runner can explain a bad reply. */
 #ifndef PS_JSON_H
 #define PS_JSON_H
 
@@ -19,6 +21,9 @@
 #include "core/error.h"
 
 #define PS_JSON_MAX_DEPTH 64
+/* No object the programs exchange has more than a handful of members; the
+ * cap bounds what one hostile body or reply can make the parser hold. */
+#define PS_JSON_MAX_MEMBERS 1024
 
 typedef enum ps_json_type {
     PS_JSON_NULL,
@@ -53,6 +58,7 @@ typedef enum ps_json_failure {
     PS_JSON_BAD_UTF8,       /* bytes that are not UTF-8 (anywhere in the text) */
     PS_JSON_TOO_DEEP,       /* nesting deeper than PS_JSON_MAX_DEPTH */
     PS_JSON_BAD_ESCAPE,     /* a \u escape of a lone surrogate ("\udc1f"): no UTF-8 form */
+    PS_JSON_TOO_MANY_MEMBERS, /* an object with more than PS_JSON_MAX_MEMBERS members */
 } ps_json_failure;
 
 /* Parses len bytes of text. Returns the tree, or NULL with *why (if non-NULL)

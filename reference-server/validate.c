@@ -43,6 +43,8 @@ int ps_validate_new_category(const char *body, size_t len, const ps_validate_opt
         case PS_JSON_BAD_ESCAPE:
             return fail(out, "invalid_unicode_escape", "the body has an escape with no UTF-8 form: ",
                         perr.message);
+        case PS_JSON_TOO_MANY_MEMBERS:
+            return fail(out, "too_many_members", "the body has too many members: ", perr.message);
         case PS_JSON_MALFORMED:
         default:
             return fail(out, "malformed_json", "the body is not valid JSON: ", perr.message);

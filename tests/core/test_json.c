@@ -2,6 +2,7 @@
  * strings and numbers come back exactly. */
 #include <string.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "core/buf.h"
 #include "core/json.h"
@@ -133,6 +134,147 @@ static void messages_are_one_line_with_the_offset(void)
     CHECK(strchr(err.message, '\n') == NULL);
 }
 
+/* Members named k0, k1, ...; with repeat >= 0 the last one is named k<repeat> again. */
+static ps_json *object_of(size_t members, long repeat, ps_json_failure *why, ps_error *err)
+{
+    ps_buf b = PS_BUF_INIT;
+    ps_buf_putc(&b, '{');
+    for (size_t i = 0; i < members; i++) {
+        size_t name = repeat >= 0 && i == members - 1 ? (size_t)repeat : i;
+        ps_buf_printf(&b, "%s\"k%zu\":%zu", i ? "," : "", name, i);
+    }
+    ps_buf_putc(&b, '}');
+    ps_json *v = ps_json_parse(b.data, b.len, why, err);
+    ps_buf_free(&b);
+    return v;
+}
+
+/* Past a few members the repeated-name check uses a hash set: it must still
+ * see every repeat, and only within one object. */
+static void repeated_names_are_found_in_large_objects(void)
+{
+    ps_json_failure why;
+    ps_error err = {{0}};
+    size_t sizes[] = {2, 7, 8, 9, 33, 500, PS_JSON_MAX_MEMBERS};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        ps_json *v = object_of(sizes[k], -1, &why, &err);
+        CHECK(v && !v->duplicate_keys && v->count == sizes[k]);
+        ps_json_free(v);
+        long firsts[] = {0, ((long)sizes[k] - 1) / 2, (long)sizes[k] - 2};
+        for (size_t f = 0; f < 3; f++) {
+            v = object_of(sizes[k], firsts[f], &why, &err);
+            CHECK(v && v->duplicate_keys);
+            ps_json_free(v);
+        }
+    }
+    /* Siblings and children have names of their own; the parent's set
+     * survives its child. */
+    ps_buf b = PS_BUF_INIT;
+    ps_buf_putc(&b, '[');
+    for (int o = 0; o < 3; o++) {
+        ps_buf_printf(&b, "%s{", o ? "," : "");
+        for (int i = 0; i < 40; i++) ps_buf_printf(&b, "%s\"n%d\":{\"n%d\":1}", i ? "," : "", i, i);
+        ps_buf_putc(&b, '}');
+    }
+    ps_buf_putc(&b, ']');
+    ps_json *v = ps_json_parse(b.data, b.len, NULL, NULL);
+    CHECK(v && v->count == 3);
+    for (size_t o = 0; v && o < v->count; o++) CHECK(!v->items[o]->duplicate_keys && v->items[o]->count == 40);
+    ps_json_free(v);
+    b.len = b.len - 2; /* drop "}]", then repeat the first object's first name after a child */
+    ps_buf_append(&b, ",\"n0\":2}]", strlen(",\"n0\":2}]"));
+    v = ps_json_parse(b.data, b.len, NULL, NULL);
+    CHECK(v && v->items[2]->duplicate_keys && !v->items[0]->duplicate_keys);
+    ps_json_free(v);
+    ps_buf_free(&b);
+}
+
+static void objects_have_at_most_max_members(void)
+{
+    ps_json_failure why;
+    ps_error err = {{0}};
+    ps_json *v = object_of(PS_JSON_MAX_MEMBERS + 1, -1, &why, &err);
+    CHECK(v == NULL);
+    CHECK_INT(why, PS_JSON_TOO_MANY_MEMBERS);
+    CHECK_STR(ps_json_failure_name(why), "too_many_members");
+    CHECK(strstr(err.message, "more than 1024 members") != NULL);
+    /* arrays are not objects: as many elements as the text holds */
+    ps_buf b = PS_BUF_INIT;
+    ps_buf_putc(&b, '[');
+    for (int i = 0; i < 3 * PS_JSON_MAX_MEMBERS; i++) ps_buf_printf(&b, "%s{}", i ? "," : "");
+    ps_buf_putc(&b, ']');
+    v = ps_json_parse(b.data, b.len, &why, &err);
+    CHECK(v && v->count == 3 * PS_JSON_MAX_MEMBERS);
+    ps_json_free(v);
+    ps_buf_free(&b);
+}
+
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void put_member(ps_buf *b, size_t i, bool first, bool distinct)
+{
+    if (!first) ps_buf_putc(b, ',');
+    if (distinct) ps_buf_printf(b, "\"%zx\":0", i);
+    else ps_buf_append(b, "\"\":0", 4);
+}
+
+/* Fills b with at least size bytes: one object of members all named "" or
+ * all named apart, inside depth objects; or (fan) an array of objects with
+ * PS_JSON_MAX_MEMBERS members each, the most an object may have. */
+static void hostile_body(ps_buf *b, size_t size, bool distinct, int depth, bool fan)
+{
+    b->len = 0;
+    for (int d = 0; d < depth; d++) ps_buf_append(b, "{\"a\":", 5);
+    if (fan) {
+        ps_buf_putc(b, '[');
+        for (size_t o = 0; b->len < size; o++) {
+            ps_buf_append(b, o ? ",{" : "{", o ? 2 : 1);
+            for (size_t i = 0; i < PS_JSON_MAX_MEMBERS; i++) put_member(b, i, i == 0, distinct);
+            ps_buf_putc(b, '}');
+        }
+        ps_buf_putc(b, ']');
+    } else {
+        ps_buf_putc(b, '{');
+        for (size_t i = 0; b->len < size; i++) put_member(b, i, i == 0, distinct);
+        ps_buf_putc(b, '}');
+    }
+    for (int d = 0; d < depth; d++) ps_buf_putc(b, '}');
+}
+
+/* Issue 11: 13,100 members named "" (64 KB) cost 0.24 s of CPU and 1 MB
+ * about ten minutes, because each name was compared with every earlier one.
+ * The member cap stops a flat object early and the hash set keeps objects
+ * under the cap linear; the bounds are far above what a fixed parser takes
+ * (about 10 ms, 0.15 s for the 1 MB fan) even under ASan. */
+static void worst_case_bodies_cost_little_cpu(void)
+{
+    ps_buf b = PS_BUF_INIT;
+    size_t sizes[] = {64 * 1024, 1024 * 1024};
+    for (size_t s = 0; s < 2; s++)
+        for (int shape = 0; shape < 6; shape++) {
+            bool distinct = shape & 1, fan = shape >= 4;
+            int depth = shape >= 2 && shape < 4 ? PS_JSON_MAX_DEPTH - 1 : 0;
+            hostile_body(&b, sizes[s], distinct, depth, fan);
+            ps_json_failure why;
+            double t0 = cpu_seconds();
+            ps_json *v = ps_json_parse(b.data, b.len, &why, NULL);
+            double spent = cpu_seconds() - t0;
+            ps_json_free(v);
+            double bound = fan ? 1.0 : 0.2;
+            if (spent >= bound)
+                fprintf(stderr, "  %zu bytes, shape %d: %.3f s of CPU (bound %.1f s)\n", b.len, shape,
+                        spent, bound);
+            CHECK(spent < bound);
+            CHECK_INT(why, fan ? PS_JSON_OK : PS_JSON_TOO_MANY_MEMBERS);
+        }
+    ps_buf_free(&b);
+}
+
 int main(void)
 {
     RUN(failures_are_classified);
@@ -142,5 +284,8 @@ int main(void)
     RUN(values_round_trip);
     RUN(escaped_output_parses_back);
     RUN(paths_find_nested_members);
+    RUN(repeated_names_are_found_in_large_objects);
+    RUN(objects_have_at_most_max_members);
+    RUN(worst_case_bodies_cost_little_cpu);
     return TEST_EXIT();
 }

@@ -187,6 +187,12 @@ static void every_invalid_body_has_its_code(void)
     for (int i = 0; i < 200; i++) ps_buf_putc(&deep, ']');
     CHECK_STR(code_of(deep.data, deep.len, NULL), "too_deep");
     ps_buf_free(&deep);
+    ps_buf wide = PS_BUF_INIT; /* issue 11: {"":0,...} cost O(n^2) CPU */
+    ps_buf_putc(&wide, '{');
+    for (int i = 0; i <= PS_JSON_MAX_MEMBERS; i++) ps_buf_append(&wide, i ? ",\"\":0" : "\"\":0", i ? 5 : 4);
+    ps_buf_putc(&wide, '}');
+    CHECK_STR(code_of(wide.data, wide.len, NULL), "too_many_members");
+    ps_buf_free(&wide);
 }
 
 static void validation_keeps_strings_exact(void)
