@@ -11,7 +11,7 @@
 
 static const ps_check_def catalogue[PS_CK_COUNT] = {
 #define PS_CHECK(en, id, level, clause, tags, title) {PS_CK_##en, id, PS_LEVEL_##level, clause, tags, title},
-#include "suites/checks.def"
+#include "runner/suites/checks.def"
 #undef PS_CHECK
 };
 

@@ -1,5 +1,5 @@
 /* checks.h - the registry of conformance checks (catalogue in
- * suites/checks.def), their selection by --only/--skip, and the outcome each
+ * runner/suites/checks.def), their selection by --only/--skip, and the outcome each
  * one accumulates during a run.
  *
  * A check is not one function: several exchanges can feed it (e.g. the
@@ -25,7 +25,7 @@
 
 typedef enum ps_check_id {
 #define PS_CHECK(en, id, level, clause, tags, title) PS_CK_##en,
-#include "suites/checks.def"
+#include "runner/suites/checks.def"
 #undef PS_CHECK
     PS_CK_COUNT
 } ps_check_id;
@@ -75,7 +75,7 @@ bool ps_checks_selected(const ps_checks *c, ps_check_id ck);
 bool ps_checks_any_selected(const ps_checks *c, const char *prefix);
 
 /* Observations. Unselected checks ignore them. evidence_json is a JSON
- * object text (see runner/evidence.h) or NULL; it is copied. */
+ * object text (ps_conform_evidence, runner/conform.h) or NULL; it is copied. */
 void ps_check_pass(ps_checks *c, ps_check_id ck);
 void ps_check_fail(ps_checks *c, ps_check_id ck, const char *evidence_json, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -1,23 +1,24 @@
-/* conform.h - one conformance run: the configuration, the HTTP client, the
- * politeness rules, the check outcomes, and the observations every response
- * goes through (content type, Error shape, rate-limit headers), shared by the
- * suites in suites/.
+/* conform.h - the runner framework as the suites see it: one conformance
+ * run's context (opaque), polite sending, evidence and outcomes, and the
+ * observer hook through which every response reaches the suites' judges
+ * (runner/suites/every_response.c).
  *
- * Ownership: ps_conform_create borrows cfg (it must outlive the run) and
- * owns everything else; ps_conform_destroy frees it. Exchanges passed to
+ * Ownership: ps_conform_create borrows cfg, checks and the observer table
+ * (they must outlive the run) and owns everything else, the observers'
+ * per-run state included; ps_conform_destroy frees it. Exchanges passed to
  * ps_conform_send belong to the caller (ps_exchange_free). */
 #ifndef PS_RUNNER_CONFORM_H
 #define PS_RUNNER_CONFORM_H
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/json.h"
 #include "runner/checks.h"
-#include "runner/config.h"
 #include "runner/client.h"
-#include "runner/politeness.h"
+#include "runner/config.h"
 
 /* Which credential a request carries, for rate-limit tracking. */
 typedef enum ps_key_role {
@@ -42,49 +43,67 @@ enum {
 
 typedef struct ps_conform ps_conform;
 
-typedef struct key_track {
-    bool have;
-    int64_t limit, remaining, reset;
-    long status;
-    bool reset_sane;
-} key_track;
+/* What the framework hands the observers for every response of a run: the
+ * exchange (responded; ex->sent_wall_ns and ex->done_wall_ns say when it was
+ * sent and answered) and the role of the key the request carried. */
+typedef struct ps_observation {
+    const ps_exchange *ex;
+    ps_key_role role;
+} ps_observation;
 
-struct ps_conform {
-    const ps_conform_config *cfg;
-    ps_client *http;
-    ps_politeness *polite;
-    ps_checks *checks;
-    char run_token[9];          /* random hex naming this run's categories (short: length
-                                 * limits are not specified, so any may apply) */
-    char unknown_key[48];       /* a key the service cannot know */
-    key_track track[3];         /* by ps_key_role (NONE unused) */
-    int consecutive_transport_failures, consecutive_connect_failures;
-    bool aborted;               /* exit 3 */
-    char abort_reason[400];
-    char skip_reason[512];      /* why the last send was skipped */
+/* A judge of every response: it records outcomes for the checks it owns.
+ * state is its own memory for the run (e.g. a key's last Remaining):
+ * state_size bytes, zeroed at ps_conform_create, freed with the run. */
+typedef struct ps_observer {
+    const char *name; /* what it judges, for a reader: "content-type" */
+    size_t state_size;
+    void (*observe)(ps_conform *c, void *state, const ps_observation *o);
+} ps_observer;
+
+/* What a run counted, for its report. */
+typedef struct ps_conform_tally {
+    unsigned exchanges;              /* requests sent, answered or not */
     /* Sends skipped because a 429 asked for a wait beyond --max-wait (or
      * 429s kept coming): the checks they fed are not run, the run incomplete. */
     unsigned skipped_waits;
-    int64_t longest_skipped_wait_ns;
-    unsigned exchanges;
+    int64_t longest_skipped_wait_ns; /* the longest such wait asked for */
     int64_t started_wall_ns, started_mono_ns;
-};
+} ps_conform_tally;
 
 /* Set by the SIGINT/SIGTERM handler: the run stops at the next request. */
 extern volatile sig_atomic_t ps_conform_interrupted;
 
-ps_conform *ps_conform_create(const ps_conform_config *cfg, ps_checks *checks, ps_error *err);
+/* Every response of the run goes through observers[0..nobservers) in order. */
+ps_conform *ps_conform_create(const ps_conform_config *cfg, ps_checks *checks,
+                              const ps_observer *observers, size_t nobservers, ps_error *err);
 void ps_conform_destroy(ps_conform *c);
 
+/* The run's configuration and its check outcomes (borrowed at create). */
+const ps_conform_config *ps_conform_cfg(const ps_conform *c);
+ps_checks *ps_conform_checks(const ps_conform *c);
+/* The base URL requests go to, as the client uses it (no trailing slash). */
+const char *ps_conform_base_url(const ps_conform *c);
+/* Random hex naming this run's categories (short: length limits are not
+ * specified, so any may apply). */
+const char *ps_conform_run_token(const ps_conform *c);
+/* A key the service cannot know. */
+const char *ps_conform_unknown_key(const ps_conform *c);
+
+/* An aborted run sends nothing more and exits 3. ps_conform_abort sets (or
+ * replaces) the reason; ps_conform_abort_reason is NULL while not aborted. */
+void ps_conform_abort(ps_conform *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool ps_conform_aborted(const ps_conform *c);
+const char *ps_conform_abort_reason(const ps_conform *c);
+void ps_conform_tally_get(const ps_conform *c, ps_conform_tally *out);
+
 /* Sends a request on behalf of check ck (its time is accounted there),
- * honouring politeness for the key the request carries, and runs every
- * response through the shared observations. */
+ * honouring politeness for the key the request carries, and hands every
+ * response to the observers. */
 int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req, ps_key_role role,
                     unsigned flags, ps_exchange *ex);
 
-/* Runs one response through the shared observations (content type, Error
- * shape, rate-limit headers and the key's sequence). ps_conform_send does
- * this for every response; exposed for the fuzz target. */
+/* Hands one response to every observer. ps_conform_send does this for
+ * every response; exposed for the fuzz target. */
 void ps_conform_observe(ps_conform *c, const ps_exchange *ex, ps_key_role role);
 
 /* The configured key of a role: the limit key for PS_KEY_LIMIT, else the
@@ -102,6 +121,17 @@ void ps_conform_json_string(ps_buf *b, const char *s, size_t len);
 /* Evidence JSON object text for an exchange (caller frees). */
 char *ps_conform_evidence(const ps_conform *c, const ps_exchange *ex, const char *expected);
 
+/* Outcomes of this run's checks (runner/checks.h says what each means):
+ * a pass, a failure with an exchange as evidence, not run (it applies but
+ * could not be tested) or not applicable. Unselected checks ignore them. */
+void ps_conform_pass(ps_conform *c, ps_check_id ck);
+void ps_conform_not_run(ps_conform *c, ps_check_id ck, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void ps_conform_not_applicable(ps_conform *c, ps_check_id ck, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Is ck selected (--only/--skip)? Is any check whose id starts with prefix? */
+bool ps_conform_selected(const ps_conform *c, ps_check_id ck);
+bool ps_conform_any_selected(const ps_conform *c, const char *prefix);
 /* Records a failure of ck with this exchange as evidence. */
 void ps_conform_fail(ps_conform *c, ps_check_id ck, const ps_exchange *ex, const char *expected,
                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
@@ -110,9 +140,5 @@ void ps_conform_no_response(ps_conform *c, ps_check_id ck, int send_rc, const ps
 
 /* Parses the response body as JSON; NULL with why filled when it is not. */
 ps_json *ps_conform_parse_body(const ps_exchange *ex, char *why, size_t why_size);
-
-/* Shape checks (spec 2): return true, or false with why filled. */
-bool ps_conform_is_category(const ps_json *v, char *why, size_t why_size);
-bool ps_conform_is_error(const ps_json *v, char *why, size_t why_size);
 
 #endif

@@ -7,7 +7,7 @@
 #include "core/clock.h"
 #include "core/version.h"
 #include "runner/conform.h"
-#include "suites/suites.h"
+#include "runner/suites/suites.h"
 
 void ps_conform_print_list(FILE *out, const ps_checks *checks)
 {
@@ -44,26 +44,29 @@ static void json_tags(ps_buf *b, const char *tags)
  * empty) when the run tested everything it applies to. */
 static unsigned incomplete_reason(const ps_conform *c, ps_buf *out)
 {
-    const ps_conform_config *cfg = c->cfg;
+    const ps_conform_config *cfg = ps_conform_cfg(c);
+    ps_checks *checks = ps_conform_checks(c);
+    ps_conform_tally tally;
+    ps_conform_tally_get(c, &tally);
     unsigned selected = 0, incomplete = 0;
     const char *first_id = NULL, *first_msg = NULL;
     for (int i = 0; i < PS_CK_COUNT; i++) {
-        if (!ps_checks_selected(c->checks, (ps_check_id)i)) continue;
+        if (!ps_checks_selected(checks, (ps_check_id)i)) continue;
         selected++;
         ps_check_outcome o;
-        ps_check_outcome_get(c->checks, (ps_check_id)i, cfg->strict, &o);
+        ps_check_outcome_get(checks, (ps_check_id)i, cfg->strict, &o);
         if (o.status != PS_STATUS_NOT_RUN || !o.applicable) continue;
         if (!incomplete++) first_id = ps_check_def_get((ps_check_id)i)->id, first_msg = o.message;
     }
     if (!incomplete) return 0;
     ps_buf_printf(out, "%u of %u selected checks could not be tested", incomplete, selected);
-    if (c->aborted) {
-        ps_buf_printf(out, ": the run was aborted (%s)", c->abort_reason);
-    } else if (c->skipped_waits) {
-        ps_buf_printf(out, ": the service answered 429 and %u requests were not sent", c->skipped_waits);
-        if (c->longest_skipped_wait_ns > 0)
+    if (ps_conform_aborted(c)) {
+        ps_buf_printf(out, ": the run was aborted (%s)", ps_conform_abort_reason(c));
+    } else if (tally.skipped_waits) {
+        ps_buf_printf(out, ": the service answered 429 and %u requests were not sent", tally.skipped_waits);
+        if (tally.longest_skipped_wait_ns > 0)
             ps_buf_printf(out, " (it asked to wait up to %lld s, more than --max-wait %.1f s)",
-                          (long long)((c->longest_skipped_wait_ns + 999999999) / 1000000000),
+                          (long long)((tally.longest_skipped_wait_ns + 999999999) / 1000000000),
                           (double)cfg->max_wait_ns / 1e9);
         else
             ps_buf_puts(out, " (429s kept coming although each wait was honoured)");
@@ -82,11 +85,13 @@ static unsigned incomplete_reason(const ps_conform *c, ps_buf *out)
 
 void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
 {
-    const ps_conform_config *cfg = c->cfg;
-    const ps_checks *checks = c->checks;
+    const ps_conform_config *cfg = ps_conform_cfg(c);
+    const ps_checks *checks = ps_conform_checks(c);
+    ps_conform_tally tally;
+    ps_conform_tally_get(c, &tally);
     char started[32];
-    ps_clock_format_utc(c->started_wall_ns, started, sizeof started);
-    double duration_s = (double)(ps_clock_mono_ns() - c->started_mono_ns) / 1e9;
+    ps_clock_format_utc(tally.started_wall_ns, started, sizeof started);
+    double duration_s = (double)(ps_clock_mono_ns() - tally.started_mono_ns) / 1e9;
 
     unsigned total = 0, passed = 0, failed = 0, warnings = 0, not_run = 0, not_applicable = 0;
     for (int i = 0; i < PS_CK_COUNT; i++) {
@@ -103,7 +108,7 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
 
     ps_buf_puts(b, "{\"tool\":\"petstore-conform\",\"version\":\"" PS_VERSION "\",\"format\":1,\n");
     ps_buf_puts(b, "\"target\":{\"base_url\":");
-    json_str(b, ps_client_base_url(c->http));
+    json_str(b, ps_conform_base_url(c));
     ps_buf_puts(b, ",\"plan\":");
     json_str(b, ps_plan_name(cfg->plan.id));
     ps_buf_puts(b, ",\"limit_plan\":");
@@ -112,7 +117,7 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
                   cfg->strict ? "true" : "false", cfg->limit_key_given ? "true" : "false",
                   (double)cfg->timeout_ns / 1e9, (double)cfg->max_wait_ns / 1e9);
     ps_buf_printf(b, "\"started_at\":\"%s\",\"duration_s\":%.3f,\"exchanges\":%u,\"body_cap_bytes\":%zu,\n",
-                  started, duration_s, c->exchanges, cfg->max_body);
+                  started, duration_s, tally.exchanges, cfg->max_body);
     ps_buf_printf(b,
                   "\"summary\":{\"total\":%u,\"passed\":%u,\"failed\":%u,\"warnings\":%u,\"not_run\":%u,"
                   "\"not_applicable\":%u},\n",
@@ -121,10 +126,10 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
     bool incomplete = incomplete_reason(c, &why) > 0;
     const char *verdict = exit_code == 0 ? "pass"
                           : exit_code == 1 ? "fail"
-                          : c->aborted || !incomplete ? "aborted"
+                          : ps_conform_aborted(c) || !incomplete ? "aborted"
                                                       : "incomplete";
     ps_buf_printf(b, "\"verdict\":\"%s\",\"exit_code\":%d,\"aborted\":", verdict, exit_code);
-    if (c->aborted) json_str(b, c->abort_reason);
+    if (ps_conform_aborted(c)) json_str(b, ps_conform_abort_reason(c));
     else ps_buf_puts(b, "null");
     ps_buf_puts(b, ",\"incomplete\":");
     if (incomplete) json_str(b, why.data);
@@ -200,26 +205,26 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
 
 int ps_conform_run(const ps_conform_config *cfg, ps_checks *checks, ps_buf *doc, ps_error *err)
 {
-    ps_conform *c = ps_conform_create(cfg, checks, err);
+    ps_conform *c = ps_conform_create(cfg, checks, ps_suite_observers, ps_suite_observer_count, err);
     if (!c) return 2;
 
-    if (ps_suite_probe(c) == 0 && !c->aborted) {
+    if (ps_suite_probe(c) == 0 && !ps_conform_aborted(c)) {
         bool errors = ps_checks_any_selected(checks, "errors.");
-        if (!c->aborted && (ps_checks_any_selected(checks, "auth.") || errors)) ps_suite_auth(c);
-        if (!c->aborted && (ps_checks_any_selected(checks, "validation.") || errors)) ps_suite_validation(c);
-        if (!c->aborted && (ps_checks_any_selected(checks, "create.") || ps_checks_any_selected(checks, "roundtrip.") ||
+        if (!ps_conform_aborted(c) && (ps_checks_any_selected(checks, "auth.") || errors)) ps_suite_auth(c);
+        if (!ps_conform_aborted(c) && (ps_checks_any_selected(checks, "validation.") || errors)) ps_suite_validation(c);
+        if (!ps_conform_aborted(c) && (ps_checks_any_selected(checks, "create.") || ps_checks_any_selected(checks, "roundtrip.") ||
                             ps_checks_selected(checks, PS_CK_SCHEMA_CREATED_CATEGORY)))
             ps_suite_roundtrip(c);
-        if (!c->aborted && ps_checks_any_selected(checks, "ratelimit.")) ps_suite_ratelimit(c);
+        if (!ps_conform_aborted(c) && ps_checks_any_selected(checks, "ratelimit.")) ps_suite_ratelimit(c);
         /* Last: it exhausts a limit (and, without --limit-key, the main key's). */
-        if (!c->aborted && ps_checks_any_selected(checks, "limit429.")) ps_suite_limit429(c);
+        if (!ps_conform_aborted(c) && ps_checks_any_selected(checks, "limit429.")) ps_suite_limit429(c);
     }
 
     /* aborted: 3; else a failed check: 1 (a proven deviation says more than
      * what could not be tested); else a check that applies but was not run:
      * 3, the run is incomplete (a gate must not pass what it did not test). */
     int exit_code = 0;
-    if (c->aborted) {
+    if (ps_conform_aborted(c)) {
         exit_code = 3;
     } else {
         bool incomplete = false;

@@ -1,5 +1,5 @@
 /* fuzz_replies.c - fuzz target over everything the runner does with a
- * server's reply: the shared observations (content type, Error shape,
+ * server's reply: the observers of every response (content type, Error shape,
  * rate-limit headers and per-key sequences), the list checks, evidence with
  * the raw bytes quoted, the JSON report document and the TAP, JUnit and
  * console writers.
@@ -25,7 +25,7 @@
 #include "reports/report_tap.h"
 #include "runner/conform.h"
 #include "runner/run.h"
-#include "suites/suites.h"
+#include "runner/suites/suites.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -112,7 +112,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.max_body = 4096;
     ps_checks *checks = ps_checks_create();
     ps_error err;
-    ps_conform *c = ps_conform_create(&cfg, checks, &err);
+    ps_conform *c =
+        ps_conform_create(&cfg, checks, ps_suite_observers, ps_suite_observer_count, &err);
     check(c != NULL, "a run context can be created");
 
     const char *in = (const char *)data;

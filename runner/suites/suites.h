@@ -1,24 +1,33 @@
-/* suites.h - the conformance suites, in the order a run executes them.
+/* suites.h - the conformance suites, in the order a run executes them, and
+ * the observers every response goes through.
  *
  * Each suite sends its exchanges through ps_conform_send (so every response
- * also feeds the shared observations) and records outcomes for its checks.
+ * also reaches ps_suite_observers) and records outcomes for its checks.
  * A suite runs when any of its checks is selected; suites never fail the
  * process, they only record outcomes. The checks that exhaust a limit run
  * last, on the limit key. */
-#ifndef PS_SUITES_H
-#define PS_SUITES_H
+#ifndef PS_RUNNER_SUITES_H
+#define PS_RUNNER_SUITES_H
+
+#include <stddef.h>
 
 #include "runner/conform.h"
 
+/* The judges of every response, whichever suite sent it (every_response.c):
+ * schema.content-type-json, errors.*, and the ratelimit.* header rules and
+ * sequences. A run hands this table to ps_conform_create. */
+extern const ps_observer ps_suite_observers[];
+extern const size_t ps_suite_observer_count;
+
 /* base.url-v1 and the first contact: list.status-200, schema.list-*,
  * auth.valid-key. Returns -1 when the target cannot be reached at all
- * (c->aborted is set with the reason). */
+ * (the run is aborted with the reason). */
 int ps_suite_probe(ps_conform *c);
 /* schema.list-is-array and schema.list-category on a list response. */
 void ps_suite_check_list_body(ps_conform *c, const ps_exchange *ex);
-/* auth.*: the 401 family on both operations (suites/auth_variants.def). */
+/* auth.*: the 401 family on both operations (auth_variants.def). */
 void ps_suite_auth(ps_conform *c);
-/* validation.*: the 400 family on create (suites/validation_payloads.def). */
+/* validation.*: the 400 family on create (validation_payloads.def). */
 void ps_suite_validation(ps_conform *c);
 /* create.*, schema.created-category, roundtrip.*. */
 void ps_suite_roundtrip(ps_conform *c);

@@ -1,14 +1,15 @@
 /* ratelimit.c - the rate-limit suites: a short burst on the main key (the
  * header rules themselves are observed on every response, see
- * runner/conform.c), and the 429 suite that exhausts the limit key's window,
- * checks the refusal and waits it out. */
+ * every_response.c), and the 429 suite that exhausts the limit key's
+ * window, checks the refusal and waits it out. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/clock.h"
 #include "core/ratelimit_headers.h"
-#include "suites/suites.h"
+#include "runner/suites/shapes.h"
+#include "runner/suites/suites.h"
 
 /* Consecutive list requests on the main key: enough pairs to see Remaining
  * fall and Reset hold within a window. */
@@ -39,8 +40,8 @@ static void not_run_all(ps_conform *c, bool incomplete, const char *why)
                                       PS_CK_LIMIT429_RETRY_AFTER, PS_CK_LIMIT429_RETRY_AFTER_AGREES,
                                       PS_CK_LIMIT429_RECOVERS};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
-        if (incomplete) ps_check_not_run(c->checks, ids[i], "%s", why);
-        else ps_check_not_applicable(c->checks, ids[i], "%s", why);
+        if (incomplete) ps_conform_not_run(c, ids[i], "%s", why);
+        else ps_conform_not_applicable(c, ids[i], "%s", why);
     }
 }
 
@@ -51,14 +52,14 @@ static void check_refusal(ps_conform *c, const ps_exchange *ex)
     ps_json *v = ps_conform_parse_body(ex, why, sizeof why);
     if (!v) {
         ps_conform_fail(c, PS_CK_LIMIT429_ERROR_BODY, ex, "an Error body with status 429", "the 429: %s", why);
-    } else if (!ps_conform_is_error(v, why, sizeof why)) {
+    } else if (!ps_shape_is_error(v, why, sizeof why)) {
         ps_conform_fail(c, PS_CK_LIMIT429_ERROR_BODY, ex, "an Error body with status 429",
                         "the 429 body is not an Error: %s", why);
     } else if (ps_json_get_int(v, "status", 0) != 429) {
         ps_conform_fail(c, PS_CK_LIMIT429_ERROR_BODY, ex, "an Error body with status 429",
                         "the 429 Error says status %" PRId64, ps_json_get_int(v, "status", 0));
     } else {
-        ps_check_pass(c->checks, PS_CK_LIMIT429_ERROR_BODY);
+        ps_conform_pass(c, PS_CK_LIMIT429_ERROR_BODY);
     }
     ps_json_free(v);
 
@@ -73,24 +74,24 @@ static void check_refusal(ps_conform *c, const ps_exchange *ex)
         ps_conform_fail(c, PS_CK_LIMIT429_REMAINING_ZERO, ex, "X-RateLimit-Remaining: 0",
                         "the 429 says X-RateLimit-Remaining %" PRId64, rl.remaining);
     } else {
-        ps_check_pass(c->checks, PS_CK_LIMIT429_REMAINING_ZERO);
+        ps_conform_pass(c, PS_CK_LIMIT429_REMAINING_ZERO);
     }
 
     if (rl.retry_after_state == PS_RL_ABSENT) {
         ps_conform_fail(c, PS_CK_LIMIT429_RETRY_AFTER, ex, "Retry-After: delay-seconds or HTTP-date",
                         "the 429 carries no Retry-After");
-        ps_check_not_applicable(c->checks, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "the 429 carries no Retry-After");
+        ps_conform_not_applicable(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "the 429 carries no Retry-After");
         return;
     }
     if (rl.retry_after_state != PS_RL_OK) {
         ps_conform_fail(c, PS_CK_LIMIT429_RETRY_AFTER, ex, "Retry-After: delay-seconds or HTTP-date",
                         "Retry-After '%s' is neither delay-seconds nor an HTTP-date", rl.retry_after_raw);
-        ps_check_not_applicable(c->checks, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "Retry-After is not valid");
+        ps_conform_not_applicable(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "Retry-After is not valid");
         return;
     }
-    ps_check_pass(c->checks, PS_CK_LIMIT429_RETRY_AFTER);
+    ps_conform_pass(c, PS_CK_LIMIT429_RETRY_AFTER);
     if (rl.reset_state != PS_RL_OK) {
-        ps_check_not_applicable(c->checks, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "the 429 has no valid X-RateLimit-Reset");
+        ps_conform_not_applicable(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "the 429 has no valid X-RateLimit-Reset");
         return;
     }
     /* Both name the moment admission resumes; allow whole-second rounding
@@ -100,7 +101,7 @@ static void check_refusal(ps_conform *c, const ps_exchange *ex)
     int64_t hi = now_s + (rl.retry_after_form == PS_RETRY_AFTER_DELAY ? rl.retry_after_s : 0) + 2;
     if (rl.retry_after_form == PS_RETRY_AFTER_DATE) lo = hi = rl.retry_after_unix_s, lo -= 2, hi += 2;
     if (rl.reset >= lo && rl.reset <= hi) {
-        ps_check_pass(c->checks, PS_CK_LIMIT429_RETRY_AFTER_AGREES);
+        ps_conform_pass(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES);
     } else {
         char exp[96];
         snprintf(exp, sizeof exp, "Retry-After ending at X-RateLimit-Reset %" PRId64 " (+-2 s)", rl.reset);
@@ -135,11 +136,11 @@ void ps_suite_limit429(ps_conform *c)
     ps_rl_read(&ex.resp_headers, ex.done_wall_ns / 1000000000, &rl);
     int64_t budget = 0;
     if (rl.remaining_state == PS_RL_OK) budget = rl.remaining;
-    else if (c->cfg->limit_plan.per_minute > 0) budget = c->cfg->limit_plan.per_minute;
+    else if (ps_conform_cfg(c)->limit_plan.per_minute > 0) budget = ps_conform_cfg(c)->limit_plan.per_minute;
     else budget = 1000; /* the largest published minute limit */
     budget += 3;        /* enough to go past a limit off by one or two */
     if (budget > MAX_EXHAUST) {
-        ps_check_not_run(c->checks, PS_CK_LIMIT429_ENFORCED,
+        ps_conform_not_run(c, PS_CK_LIMIT429_ENFORCED,
                          "%" PRId64 " requests remain on the limit key: too many to exhaust "
                          "(give --limit-key with a free or pro key)", budget - 3);
         not_run_all(c, true, "the limit was not exhausted");
@@ -185,7 +186,7 @@ void ps_suite_limit429(ps_conform *c)
         ps_exchange_free(&ex);
         return;
     }
-    ps_check_pass(c->checks, PS_CK_LIMIT429_ENFORCED);
+    ps_conform_pass(c, PS_CK_LIMIT429_ENFORCED);
     check_refusal(c, &ex);
     int64_t reset_before = 0;
     ps_rl_read(&ex.resp_headers, ex.done_wall_ns / 1000000000, &rl);
@@ -204,7 +205,7 @@ void ps_suite_limit429(ps_conform *c)
                             "admitted again, but X-RateLimit-Reset went back from %" PRId64 " to %" PRId64,
                             reset_before, rl.reset);
         } else {
-            ps_check_pass(c->checks, PS_CK_LIMIT429_RECOVERS);
+            ps_conform_pass(c, PS_CK_LIMIT429_RECOVERS);
         }
     } else {
         ps_conform_fail(c, PS_CK_LIMIT429_RECOVERS, &ex, "2xx after waiting as Retry-After said",

@@ -2,14 +2,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "suites/suites.h"
+#include "runner/suites/shapes.h"
+#include "runner/suites/suites.h"
 
 /* The first exchange serves as evidence: it shows the address used. */
 static void check_base_url(ps_conform *c, const ps_exchange *ex)
 {
-    const char *url = ps_client_base_url(c->http);
+    const char *url = ps_conform_base_url(c);
     size_t n = strlen(url);
-    if (n >= 3 && strcmp(url + n - 3, "/v1") == 0) ps_check_pass(c->checks, PS_CK_BASE_URL_V1);
+    if (n >= 3 && strcmp(url + n - 3, "/v1") == 0) ps_conform_pass(c, PS_CK_BASE_URL_V1);
     else
         ps_conform_fail(c, PS_CK_BASE_URL_V1, ex, "a base URL ending in /v1",
                         "the base URL '%s' does not end in /v1 (spec 9: the version segment ends the base address)",
@@ -24,32 +25,32 @@ static void check_list_body(ps_conform *c, const ps_exchange *ex)
         /* A long list is no deviation; the runner just did not keep it all. */
         static const ps_check_id ids[] = {PS_CK_SCHEMA_LIST_IS_ARRAY, PS_CK_SCHEMA_LIST_CATEGORY};
         for (size_t i = 0; i < 2; i++)
-            ps_check_not_run(c->checks, ids[i], "the list is %zu bytes, more than the %zu KiB kept (raise --max-body)",
+            ps_conform_not_run(c, ids[i], "the list is %zu bytes, more than the %zu KiB kept (raise --max-body)",
                              ex->body_total, ex->body_cap >> 10);
         return;
     }
     ps_json *v = ps_conform_parse_body(ex, why, sizeof why);
     if (!v) {
         ps_conform_fail(c, PS_CK_SCHEMA_LIST_IS_ARRAY, ex, "a JSON array of Category", "%s", why);
-        ps_check_not_applicable(c->checks, PS_CK_SCHEMA_LIST_CATEGORY, "the list body is not JSON (schema.list-is-array failed)");
+        ps_conform_not_applicable(c, PS_CK_SCHEMA_LIST_CATEGORY, "the list body is not JSON (schema.list-is-array failed)");
         return;
     }
     if (v->type != PS_JSON_ARRAY) {
         ps_conform_fail(c, PS_CK_SCHEMA_LIST_IS_ARRAY, ex, "a JSON array of Category",
                         "the list body is a JSON %s, not an array", ps_json_type_name(v->type));
-        ps_check_not_applicable(c->checks, PS_CK_SCHEMA_LIST_CATEGORY, "the list body is not an array (schema.list-is-array failed)");
+        ps_conform_not_applicable(c, PS_CK_SCHEMA_LIST_CATEGORY, "the list body is not an array (schema.list-is-array failed)");
         goto out;
     }
-    ps_check_pass(c->checks, PS_CK_SCHEMA_LIST_IS_ARRAY);
+    ps_conform_pass(c, PS_CK_SCHEMA_LIST_IS_ARRAY);
     for (size_t i = 0; i < v->count; i++) {
-        if (!ps_conform_is_category(v->items[i], why, sizeof why)) {
+        if (!ps_shape_is_category(v->items[i], why, sizeof why)) {
             ps_conform_fail(c, PS_CK_SCHEMA_LIST_CATEGORY, ex, "every item a Category",
                             "list item %zu of %zu: %s", i, v->count, why);
             goto out;
         }
     }
     /* An empty list proves nothing about items; the round trip fills it. */
-    if (v->count) ps_check_pass(c->checks, PS_CK_SCHEMA_LIST_CATEGORY);
+    if (v->count) ps_conform_pass(c, PS_CK_SCHEMA_LIST_CATEGORY);
 out:
     ps_json_free(v);
 }
@@ -63,9 +64,7 @@ int ps_suite_probe(ps_conform *c)
     int rc = ps_conform_send(c, PS_CK_LIST_STATUS_200, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
     check_base_url(c, &ex);
     if (rc == PS_SEND_FAILED) {
-        c->aborted = true;
-        snprintf(c->abort_reason, sizeof c->abort_reason, "could not reach %s/categories: %s",
-                 ps_client_base_url(c->http), ex.error);
+        ps_conform_abort(c, "could not reach %s/categories: %s", ps_conform_base_url(c), ex.error);
         ps_exchange_free(&ex);
         return -1;
     }
@@ -75,8 +74,8 @@ int ps_suite_probe(ps_conform *c)
         return 0;
     }
     if (ex.status == 200) {
-        ps_check_pass(c->checks, PS_CK_LIST_STATUS_200);
-        ps_check_pass(c->checks, PS_CK_AUTH_VALID_KEY);
+        ps_conform_pass(c, PS_CK_LIST_STATUS_200);
+        ps_conform_pass(c, PS_CK_AUTH_VALID_KEY);
     } else {
         const char *hint = ex.status == 401 ? " (is the API key right?)"
                            : ex.status == 404 ? " (is the base URL right? it should end in /v1)"

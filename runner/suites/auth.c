@@ -1,12 +1,12 @@
 /* auth.c - the 401 family on both operations (spec 5), driven by
- * suites/auth_variants.def, plus the WWW-Authenticate rules of RFC 9110/6750. */
+ * runner/suites/auth_variants.def, plus the WWW-Authenticate rules of RFC 9110/6750. */
 #define _GNU_SOURCE /* strcasestr */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "core/buf.h"
-#include "suites/suites.h"
+#include "runner/suites/suites.h"
 
 typedef struct auth_variant {
     ps_check_id ck;
@@ -17,7 +17,7 @@ typedef struct auth_variant {
 
 static const auth_variant variants[] = {
 #define PS_AUTH(ck, expect, label, tmpl) {PS_CK_##ck, expect, label, tmpl},
-#include "suites/auth_variants.def"
+#include "runner/suites/auth_variants.def"
 #undef PS_AUTH
 };
 
@@ -27,11 +27,11 @@ static void expand(ps_conform *c, const char *tmpl, ps_buf *out, ps_key_role *ro
     *role = PS_KEY_NONE;
     for (const char *p = tmpl; *p;) {
         if (strncmp(p, "{key}", 5) == 0) {
-            ps_buf_puts(out, c->cfg->api_key);
+            ps_buf_puts(out, ps_conform_cfg(c)->api_key);
             *role = PS_KEY_MANGLED_MAIN;
             p += 5;
         } else if (strncmp(p, "{unknown}", 9) == 0) {
-            ps_buf_puts(out, c->unknown_key);
+            ps_buf_puts(out, ps_conform_unknown_key(c));
             p += 9;
         } else {
             ps_buf_putc(out, *p++);
@@ -58,7 +58,7 @@ static void check_401_extras(ps_conform *c, const ps_exchange *ex, bool token_se
         ps_conform_fail(c, PS_CK_AUTH_WWW_AUTHENTICATE, ex, "WWW-Authenticate: Bearer ...",
                         "a 401 carries no WWW-Authenticate header (RFC 9110 11.6.1 requires one)");
         if (token_sent_unknown)
-            ps_check_not_applicable(c->checks, PS_CK_AUTH_BEARER_ERROR, "the 401 for an unknown key has no WWW-Authenticate to inspect");
+            ps_conform_not_applicable(c, PS_CK_AUTH_BEARER_ERROR, "the 401 for an unknown key has no WWW-Authenticate to inspect");
         return;
     }
     if (!has_bearer_challenge(wa)) {
@@ -66,9 +66,9 @@ static void check_401_extras(ps_conform *c, const ps_exchange *ex, bool token_se
                         "WWW-Authenticate is '%s': no Bearer challenge (RFC 6750 3)", wa);
         return;
     }
-    ps_check_pass(c->checks, PS_CK_AUTH_WWW_AUTHENTICATE);
+    ps_conform_pass(c, PS_CK_AUTH_WWW_AUTHENTICATE);
     if (token_sent_unknown) {
-        if (strcasestr(wa, "invalid_token")) ps_check_pass(c->checks, PS_CK_AUTH_BEARER_ERROR);
+        if (strcasestr(wa, "invalid_token")) ps_conform_pass(c, PS_CK_AUTH_BEARER_ERROR);
         else
             ps_conform_fail(c, PS_CK_AUTH_BEARER_ERROR, ex, "WWW-Authenticate: Bearer error=\"invalid_token\"",
                             "the 401 for an unknown key does not name error=\"invalid_token\" ('%s')", wa);
@@ -84,13 +84,13 @@ void ps_suite_auth(ps_conform *c)
     unsigned creates = 0;
 
     /* The 401s also feed the Error-shape and challenge checks. */
-    bool feeds_others = ps_checks_any_selected(c->checks, "errors.") ||
-                        ps_checks_selected(c->checks, PS_CK_AUTH_WWW_AUTHENTICATE) ||
-                        ps_checks_selected(c->checks, PS_CK_AUTH_BEARER_ERROR);
+    bool feeds_others = ps_conform_any_selected(c, "errors.") ||
+                        ps_conform_selected(c, PS_CK_AUTH_WWW_AUTHENTICATE) ||
+                        ps_conform_selected(c, PS_CK_AUTH_BEARER_ERROR);
     for (size_t o = 0; o < 2; o++) {
         for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
             const auth_variant *v = &variants[i];
-            if (!ps_checks_selected(c->checks, v->ck) && !(feeds_others && v->expect == 401)) continue;
+            if (!ps_conform_selected(c, v->ck) && !(feeds_others && v->expect == 401)) continue;
             ps_buf auth = PS_BUF_INIT;
             ps_key_role role = PS_KEY_NONE;
             if (v->tmpl) expand(c, v->tmpl, &auth, &role);
@@ -98,7 +98,7 @@ void ps_suite_auth(ps_conform *c)
             if (v->expect != 401 && role == PS_KEY_MANGLED_MAIN) role = PS_KEY_MAIN;
             bool post = o == 1;
             /* A distinct name per create: a uniqueness rule is not shown, so it may apply. */
-            if (post) snprintf(body, sizeof body, "{\"name\":\"c%s a%u\"}", c->run_token, ++creates);
+            if (post) snprintf(body, sizeof body, "{\"name\":\"c%s a%u\"}", ps_conform_run_token(c), ++creates);
             ps_client_request req = {ops[o].method, "/categories", v->tmpl ? auth.data : NULL,
                                      post ? body : NULL, post ? strlen(body) : 0,
                                      post ? "application/json" : NULL};
@@ -108,17 +108,17 @@ void ps_suite_auth(ps_conform *c)
                 ps_conform_no_response(c, v->ck, rc, &ex);
             } else if (v->expect == 401) {
                 if (ex.status == 401) {
-                    ps_check_pass(c->checks, v->ck);
+                    ps_conform_pass(c, v->ck);
                     check_401_extras(c, &ex, v->tmpl && strstr(v->tmpl, "{unknown}"));
                 } else {
                     ps_conform_fail(c, v->ck, &ex, "401 with an Error body",
                                     "%s with %s answered %ld, not 401", ops[o].what, v->label, ex.status);
                     if (v->tmpl && strstr(v->tmpl, "{unknown}"))
-                        ps_check_not_applicable(c->checks, PS_CK_AUTH_BEARER_ERROR, "an unknown key was not refused with 401");
+                        ps_conform_not_applicable(c, PS_CK_AUTH_BEARER_ERROR, "an unknown key was not refused with 401");
                 }
             } else {
                 if (ex.status >= 200 && ex.status < 300) {
-                    ps_check_pass(c->checks, v->ck);
+                    ps_conform_pass(c, v->ck);
                 } else {
                     ps_conform_fail(c, v->ck, &ex, "2xx: the scheme name is case-insensitive",
                                     "%s with %s answered %ld", ops[o].what, v->label, ex.status);

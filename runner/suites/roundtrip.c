@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "core/buf.h"
-#include "suites/suites.h"
+#include "runner/suites/shapes.h"
+#include "runner/suites/suites.h"
 
 /* The categories a run creates. {run} is the run token, so a run against a
  * shared staging service finds its own. Names stay short (at most 26 bytes):
@@ -59,7 +60,7 @@ static void check_fields(ps_conform *c, const created *cr, const ps_json *got, c
                         desc && desc->type == PS_JSON_STRING ? desc->str : "", cr->id,
                         (int)(sent_desc->len > 120 ? 120 : sent_desc->len), sent_desc->str);
     } else {
-        ps_check_pass(c->checks, PS_CK_ROUNDTRIP_FIELDS_EXACT);
+        ps_conform_pass(c, PS_CK_ROUNDTRIP_FIELDS_EXACT);
     }
     if (!sent_desc) {
         if (desc) {
@@ -70,7 +71,7 @@ static void check_fields(ps_conform *c, const created *cr, const ps_json *got, c
                             desc->type == PS_JSON_STRING ? desc->str : ps_json_type_name(desc->type),
                             desc->type == PS_JSON_STRING ? "\"" : "");
         } else {
-            ps_check_pass(c->checks, PS_CK_ROUNDTRIP_NO_INVENTED_DESCRIPTION);
+            ps_conform_pass(c, PS_CK_ROUNDTRIP_NO_INVENTED_DESCRIPTION);
         }
     }
 }
@@ -100,14 +101,14 @@ static void check_list(ps_conform *c, created *cats, size_t ncats)
         ps_exchange_free(&ex);
         return;
     }
-    ps_check_pass(c->checks, PS_CK_LIST_STATUS_200);
+    ps_conform_pass(c, PS_CK_LIST_STATUS_200);
     ps_suite_check_list_body(c, &ex);
     char why[300];
     if (ex.truncated) {
         static const ps_check_id ids[] = {PS_CK_ROUNDTRIP_APPEARS_IN_LIST, PS_CK_ROUNDTRIP_IDS_UNIQUE,
                                           PS_CK_ROUNDTRIP_FIELDS_EXACT, PS_CK_ROUNDTRIP_NO_INVENTED_DESCRIPTION};
         for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
-            ps_check_not_run(c->checks, ids[i], "the list is %zu bytes, more than the %zu KiB kept (raise --max-body)",
+            ps_conform_not_run(c, ids[i], "the list is %zu bytes, more than the %zu KiB kept (raise --max-body)",
                              ex.body_total, ex.body_cap >> 10);
         ps_exchange_free(&ex);
         return;
@@ -137,7 +138,7 @@ static void check_list(ps_conform *c, created *cats, size_t ncats)
                             "id %" PRId64 " occurs more than once in the list", ids[i]);
         }
     }
-    if (!dup && nids) ps_check_pass(c->checks, PS_CK_ROUNDTRIP_IDS_UNIQUE);
+    if (!dup && nids) ps_conform_pass(c, PS_CK_ROUNDTRIP_IDS_UNIQUE);
     free(ids);
 
     for (size_t k = 0; k < ncats; k++) {
@@ -155,7 +156,7 @@ static void check_list(ps_conform *c, created *cats, size_t ncats)
                             list->count);
             continue;
         }
-        ps_check_pass(c->checks, PS_CK_ROUNDTRIP_APPEARS_IN_LIST);
+        ps_conform_pass(c, PS_CK_ROUNDTRIP_APPEARS_IN_LIST);
         /* An id handed out twice (already a roundtrip.ids-unique failure)
          * cannot tell which item is which: compare fields of the others only. */
         bool shared = false;
@@ -177,7 +178,7 @@ void ps_suite_roundtrip(ps_conform *c)
     for (size_t k = 0; k < NCATS; k++) {
         created *cr = &cats[k];
         const char *at = strstr(bodies[k], "{run}");
-        snprintf(cr->body, sizeof cr->body, "%.*s%s%s", (int)(at - bodies[k]), bodies[k], c->run_token, at + 5);
+        snprintf(cr->body, sizeof cr->body, "%.*s%s%s", (int)(at - bodies[k]), bodies[k], ps_conform_run_token(c), at + 5);
         cr->sent = ps_json_parse(cr->body, strlen(cr->body), NULL, NULL);
         if (!cr->sent) abort(); /* our own fixture: a bug, not a server fault */
         ps_client_request req = {"POST", "/categories", auth, cr->body, strlen(cr->body), "application/json"};
@@ -189,7 +190,7 @@ void ps_suite_roundtrip(ps_conform *c)
             continue;
         }
         if (ex.status == 201) {
-            ps_check_pass(c->checks, PS_CK_CREATE_STATUS_201);
+            ps_conform_pass(c, PS_CK_CREATE_STATUS_201);
         } else {
             ps_conform_fail(c, PS_CK_CREATE_STATUS_201, &ex, "201 with the created Category",
                             "a valid create answered %ld, not 201", ex.status);
@@ -200,16 +201,16 @@ void ps_suite_roundtrip(ps_conform *c)
             ps_exchange_free(&ex);
             continue;
         }
-        ps_check_pass(c->checks, PS_CK_AUTH_VALID_KEY);
+        ps_conform_pass(c, PS_CK_AUTH_VALID_KEY);
         char why[300];
         ps_json *got = ps_conform_parse_body(&ex, why, sizeof why);
         if (!got) {
             ps_conform_fail(c, PS_CK_SCHEMA_CREATED_CATEGORY, &ex, "the created Category", "%s", why);
-        } else if (!ps_conform_is_category(got, why, sizeof why)) {
+        } else if (!ps_shape_is_category(got, why, sizeof why)) {
             ps_conform_fail(c, PS_CK_SCHEMA_CREATED_CATEGORY, &ex, "the created Category",
                             "the create reply is not a Category: %s", why);
         } else {
-            ps_check_pass(c->checks, PS_CK_SCHEMA_CREATED_CATEGORY);
+            ps_conform_pass(c, PS_CK_SCHEMA_CREATED_CATEGORY);
             cr->created = true;
             cr->id = ps_json_get(got, "id")->i;
             bool dup = false;
@@ -221,7 +222,7 @@ void ps_suite_roundtrip(ps_conform *c)
                                     j + 1);
                 }
             }
-            if (!dup && k > 0) ps_check_pass(c->checks, PS_CK_ROUNDTRIP_IDS_UNIQUE);
+            if (!dup && k > 0) ps_conform_pass(c, PS_CK_ROUNDTRIP_IDS_UNIQUE);
             check_fields(c, cr, got, &ex, "create reply");
         }
         ps_json_free(got);
