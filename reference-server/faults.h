@@ -1,6 +1,11 @@
 /* faults.h - the deliberate deviations of the reference server (--fault NAME),
- * catalogued in docs/faults.md. The names are a contract with the runner's
- * tests, which assert which check catches each one. */
+ * catalogued once in faults.def (docs/faults.md is the same table for humans,
+ * checked against it). The names are a contract with the runner's tests,
+ * which assert which check catches each one.
+ *
+ * Every fault is applied one way: the module that deviates is handed the
+ * server's ps_fault_set and asks ps_fault_on(faults, PS_FAULT_...) at the
+ * point where it bends; no module keeps a boolean of its own per fault. */
 #ifndef PS_FAULTS_H
 #define PS_FAULTS_H
 
@@ -10,55 +15,35 @@
 
 #include "core/error.h"
 
+/* PS_FAULT_LIST_ID_STRING, ...: one per line of faults.def, in its order. */
 typedef enum ps_fault {
-    PS_FAULT_LIST_ID_STRING,
-    PS_FAULT_CREATE_STATUS_200,
-    PS_FAULT_INVENT_DESCRIPTION,
-    PS_FAULT_UNICODE_MANGLED,
-    PS_FAULT_DUPLICATE_IDS,
-    PS_FAULT_CONTENT_TYPE_TEXT,
-    PS_FAULT_ERROR_STATUS_MISMATCH,
-    PS_FAULT_ERROR_MISSING_CODE,
-    PS_FAULT_NO_AUTH,
-    PS_FAULT_ACCEPT_ANY_KEY,
-    PS_FAULT_BEARER_CASE_SENSITIVE,
-    PS_FAULT_NO_WWW_AUTHENTICATE,
-    PS_FAULT_MISSING_NAME_ACCEPTED,
-    PS_FAULT_WRONG_TYPE_ACCEPTED,
-    PS_FAULT_MALFORMED_JSON_500,
-    PS_FAULT_NO_RATELIMIT_HEADERS_ON_ERRORS,
-    PS_FAULT_RESET_MILLISECONDS,
-    PS_FAULT_RESET_RELATIVE,
-    PS_FAULT_RESET_UNSTABLE,
-    PS_FAULT_REMAINING_STATIC,
-    PS_FAULT_REMAINING_NEGATIVE,
-    PS_FAULT_LIMIT_WRONG_PLAN,
-    PS_FAULT_NEVER_LIMIT,
-    PS_FAULT_NO_RETRY_AFTER,
-    PS_FAULT_RETRY_AFTER_MISMATCH,
-    PS_FAULT_NO_RECOVERY,
-    PS_FAULT_OVER_ADMISSION_RACE,
+#define PS_FAULT(ENUM, name, caught_by, description) PS_FAULT_##ENUM,
+#include "reference-server/faults.def"
+#undef PS_FAULT
     PS_FAULT_COUNT
 } ps_fault;
 
 /* A set of enabled faults (bit i = fault i). */
 typedef uint64_t ps_fault_set;
+_Static_assert(PS_FAULT_COUNT <= 64, "ps_fault_set has one bit per fault");
 
 static inline bool ps_fault_on(ps_fault_set set, ps_fault f)
 {
     return (set >> f) & 1u;
 }
 
-/* Name ("list-id-string") and one-line description of a fault; NULL for
- * values out of range. Static strings. */
+/* Name ("list-id-string"), one-line description, and what catches it (as
+ * docs/faults.md's "caught by" column: "runner: schema.list-category") of a
+ * fault; NULL for values out of range. Static strings. */
 const char *ps_fault_name(ps_fault f);
 const char *ps_fault_description(ps_fault f);
+const char *ps_fault_caught_by(ps_fault f);
 
 /* Adds the fault called name to *set. Returns 0, or -1 with a message that
  * lists the known names. */
 int ps_fault_enable(ps_fault_set *set, const char *name, ps_error *err);
 
-/* Prints "name  description" lines, one per fault (--list-faults). */
+/* Prints "name  description  [caught by ...]" lines, one per fault (--list-faults). */
 void ps_fault_print_list(FILE *out);
 
 #endif

@@ -18,7 +18,7 @@
 /* Lazy reclamation: each admission looks at this many of the least recently
  * seen identities of its stripe and drops those whose windows have ended. */
 #define LAZY_SWEEP 2
-/* fault_racy_admission: the pause between reading the count and writing it
+/* fault over-admission-race: the pause between reading the count and writing it
  * back, long enough that concurrent requests reliably read the same count. */
 #define RACY_PAUSE_NS 100000
 
@@ -55,7 +55,7 @@ struct ps_limiter {
     int64_t ban_ns;
     int64_t ban_threshold;
     size_t stripe_cap;
-    bool racy;
+    ps_fault_set faults;
     atomic_size_t tracked;
     stripe stripes[NSTRIPES];
 };
@@ -82,7 +82,7 @@ int ps_limiter_create(const ps_limiter_options *opts, ps_limiter **out, ps_error
     l->ban_threshold = opts->ban_threshold;
     size_t max = opts->max_identities ? opts->max_identities : 1000000;
     l->stripe_cap = (max + NSTRIPES - 1) / NSTRIPES;
-    l->racy = opts->fault_racy_admission;
+    l->faults = opts->faults;
     atomic_init(&l->tracked, 0);
     for (int i = 0; i < NSTRIPES; i++) {
         stripe *st = &l->stripes[i];
@@ -324,7 +324,7 @@ static bool decide(ps_limiter *l, entry *e, const int64_t lim[2], int64_t now_ns
     return true;
 }
 
-/* fault_racy_admission: the check is made under the lock, the lock is
+/* fault over-admission-race: the check is made under the lock, the lock is
  * dropped for a pause, and the count is incremented under the lock again.
  * Every access stays locked (no data race in the C sense, TSan is quiet),
  * but the check-then-act is no longer atomic, so concurrent requests that
@@ -369,7 +369,7 @@ void ps_limiter_admit(ps_limiter *l, const char *identity, size_t identity_len, 
     const int64_t lim[2] = {per_minute, per_day};
     uint64_t h = ps_hash_bytes(identity, identity_len);
     stripe *st = stripe_of(l, h);
-    if (l->racy) {
+    if (ps_fault_on(l->faults, PS_FAULT_OVER_ADMISSION_RACE)) {
         admit_racy(l, st, h, identity, identity_len, lim, now_ns, out);
         return;
     }

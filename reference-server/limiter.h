@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "reference-server/faults.h"
 
 typedef struct ps_limiter ps_limiter;
 
@@ -26,7 +27,7 @@ typedef struct ps_limiter_options {
     size_t max_identities;    /* cap on tracked identities (0 = 1,000,000); enforced per lock
                                  stripe (1/64 of it each), evicting the stripe's least recently
                                  seen identity, whose counts are then forgotten */
-    bool fault_racy_admission;/* deliberate check-then-increment race (fault over-admission-race) */
+    ps_fault_set faults;      /* over-admission-race: a deliberate check-then-increment race */
 } ps_limiter_options;
 
 typedef enum ps_admission {

@@ -66,7 +66,7 @@ int main(int argc, char **argv)
         .ban_threshold = cfg.ban_after,
         .ban_seconds = cfg.ban_seconds,
         .max_identities = 0,
-        .fault_racy_admission = ps_fault_on(cfg.faults, PS_FAULT_OVER_ADMISSION_RACE),
+        .faults = cfg.faults,
     };
     if (ps_limiter_create(&lo, &limiter, &err) != 0) {
         fprintf(stderr, "petstore-server: %s\n", err.message);
@@ -76,8 +76,7 @@ int main(int argc, char **argv)
         .journal_path = cfg.data_path,
         .seed_path = cfg.seed_path,
         .max_batch_delay_us = 0,
-        .fault_duplicate_ids = ps_fault_on(cfg.faults, PS_FAULT_DUPLICATE_IDS),
-        .fault_list_id_string = ps_fault_on(cfg.faults, PS_FAULT_LIST_ID_STRING),
+        .faults = cfg.faults,
     };
     if (ps_store_open(&so, &store, &err) != 0) {
         fprintf(stderr, "petstore-server: %s\n", err.message);

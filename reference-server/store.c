@@ -46,7 +46,7 @@ struct ps_store {
     ps_store_snapshot *snap; /* cached rendering (the store holds one reference), NULL when stale */
     int64_t next_id, last_id;
     uint64_t creations;
-    bool fault_duplicate_ids, fault_list_id_string;
+    ps_fault_set faults;
     int64_t batch_delay_us;
     ps_journal *journal;
     pending *head, *tail;
@@ -99,8 +99,9 @@ static void append_item(ps_store *s, const item *it, const char *rendered, size_
     }
     s->items[s->count++] = *it;
     if (s->body.len > 1) ps_buf_putc(&s->body, ',');
-    if (rendered && !s->fault_list_id_string) ps_buf_append(&s->body, rendered, rendered_len);
-    else render_item(&s->body, it, s->fault_list_id_string);
+    bool id_string = ps_fault_on(s->faults, PS_FAULT_LIST_ID_STRING);
+    if (rendered && !id_string) ps_buf_append(&s->body, rendered, rendered_len);
+    else render_item(&s->body, it, id_string);
     if (it->id >= s->next_id) s->next_id = it->id + 1;
     snapshot_drop(s->snap);
     s->snap = NULL;
@@ -301,8 +302,7 @@ int ps_store_open(const ps_store_options *opts, ps_store **out, ps_error *err)
     ps_buf_init(&s->body);
     ps_buf_putc(&s->body, '[');
     s->next_id = 1;
-    s->fault_duplicate_ids = opts->fault_duplicate_ids;
-    s->fault_list_id_string = opts->fault_list_id_string;
+    s->faults = opts->faults;
     s->batch_delay_us = opts->max_batch_delay_us;
     if (opts->journal_path &&
         ps_journal_open(opts->journal_path, replay_record, s, &s->journal, err) != 0)
@@ -347,7 +347,7 @@ void ps_store_close(ps_store *s)
 static int64_t take_id(ps_store *s)
 {
     s->creations++;
-    if (s->fault_duplicate_ids && s->creations % 2 == 0 && s->last_id > 0) return s->last_id;
+    if (ps_fault_on(s->faults, PS_FAULT_DUPLICATE_IDS) && s->creations % 2 == 0 && s->last_id > 0) return s->last_id;
     s->last_id = s->next_id++;
     return s->last_id;
 }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "reference-server/faults.h"
 
 typedef struct ps_store ps_store;
 
@@ -39,8 +40,7 @@ typedef struct ps_store_options {
     const char *journal_path; /* NULL: memory only */
     const char *seed_path;    /* JSON array of NewCategory objects loaded when the store is empty; may be NULL */
     int64_t max_batch_delay_us; /* group-commit wait for more records (default 0: sync as soon as the writer is free) */
-    bool fault_duplicate_ids;   /* deliberate: hands the same id to concurrent creations */
-    bool fault_list_id_string;  /* deliberate: ids in the list rendering are JSON strings ("1") */
+    ps_fault_set faults; /* duplicate-ids: the same id twice; list-id-string: ids as JSON strings ("1") */
 } ps_store_options;
 
 int ps_store_open(const ps_store_options *opts, ps_store **out, ps_error *err);
@@ -52,7 +52,7 @@ void ps_store_close(ps_store *s);
  * creation is then not acknowledged and not visible). `cat` and the strings
  * it points to stay valid until ps_store_close (copy them if you need them
  * longer). Also -1 (at once) when name or description is not valid UTF-8,
- * which the journal could not replay. With fault_duplicate_ids, every second
+ * which the journal could not replay. With fault duplicate-ids, every second
  * creation reuses the id handed out just before. */
 typedef void (*ps_store_done_fn)(void *arg, const ps_category *created, int status);
 void ps_store_create_async(ps_store *s, const char *name, size_t name_len, const char *description,

@@ -20,11 +20,8 @@ static int fail(ps_new_category *out, const char *code, const char *prefix, cons
     return -1;
 }
 
-int ps_validate_new_category(const char *body, size_t len, const ps_validate_options *opts,
-                             ps_new_category *out)
+int ps_validate_new_category(const char *body, size_t len, ps_fault_set faults, ps_new_category *out)
 {
-    static const ps_validate_options none = {false, false};
-    if (!opts) opts = &none;
     memset(out, 0, sizeof *out);
     ps_error perr;
     ps_json_failure why = PS_JSON_OK;
@@ -65,12 +62,13 @@ int ps_validate_new_category(const char *body, size_t len, const ps_validate_opt
     const ps_json *name = ps_json_get(root, "name");
     const ps_json *desc = ps_json_get(root, "description");
     if (!name) {
-        if (!opts->missing_name_accepted)
+        if (!ps_fault_on(faults, PS_FAULT_MISSING_NAME_ACCEPTED))
             return fail(out, "missing_name", "the required member 'name' is missing", "");
         out->name = "";
         out->name_len = 0;
     } else if (name->type != PS_JSON_STRING) {
-        bool coerce = opts->wrong_type_accepted && (name->type == PS_JSON_NUMBER || name->type == PS_JSON_BOOL);
+        bool coerce = ps_fault_on(faults, PS_FAULT_WRONG_TYPE_ACCEPTED) &&
+                      (name->type == PS_JSON_NUMBER || name->type == PS_JSON_BOOL);
         if (!coerce)
             return fail(out, "name_not_string", "'name' must be a string, got ", ps_json_type_name(name->type));
         if (name->type == PS_JSON_NUMBER) {

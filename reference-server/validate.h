@@ -9,11 +9,7 @@
 #include <stddef.h>
 
 #include "core/json.h"
-
-typedef struct ps_validate_options {
-    bool missing_name_accepted; /* fault: no name -> name "" */
-    bool wrong_type_accepted;   /* fault: number/boolean name -> its literal text */
-} ps_validate_options;
+#include "reference-server/faults.h"
 
 typedef struct ps_new_category {
     const char *code;       /* NULL when valid, else the Error code (static string) */
@@ -28,9 +24,10 @@ typedef struct ps_new_category {
 } ps_new_category;
 
 /* Validates len bytes of body. Always fills *out (free it even when invalid).
- * Returns 0 when valid, -1 when not (out->code says why). */
-int ps_validate_new_category(const char *body, size_t len, const ps_validate_options *opts,
-                             ps_new_category *out);
+ * Returns 0 when valid, -1 when not (out->code says why). Of faults, two
+ * bend it: missing-name-accepted (no name: name "") and wrong-type-accepted
+ * (a number or boolean name: its literal text). */
+int ps_validate_new_category(const char *body, size_t len, ps_fault_set faults, ps_new_category *out);
 void ps_new_category_free(ps_new_category *c);
 
 #endif

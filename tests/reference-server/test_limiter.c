@@ -14,7 +14,8 @@
 static ps_limiter *make(double scale, int64_t ban_threshold, int64_t ban_seconds, size_t max_ids,
                         bool racy)
 {
-    ps_limiter_options o = {scale, ban_threshold, ban_seconds, max_ids, racy};
+    ps_limiter_options o = {scale, ban_threshold, ban_seconds, max_ids,
+                            racy ? (ps_fault_set)1 << PS_FAULT_OVER_ADMISSION_RACE : 0};
     ps_limiter *l = NULL;
     ps_error err;
     if (ps_limiter_create(&o, &l, &err) != 0) {

@@ -120,6 +120,26 @@ class Hardening(unittest.TestCase):
                            % (len(body), body), read_timeout=3)
         self.assertEqual(split_response(out)[0], 201, out[:200])
 
+    def test_chunked_twice_is_400(self):
+        # RFC 9112 7: a sender MUST NOT apply chunked more than once; in one list or in two fields,
+        # the body's length cannot be known reliably (6.3: 400)
+        post = b"POST /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() + b"\r\n"
+        for te in (b"Transfer-Encoding: chunked, chunked\r\n",
+                   b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"):
+            st, h, body = self.request_error(post + te + b"\r\n2\r\n{}\r\n0\r\n\r\n")
+            self.assertEqual((st, body["code"]), (400, "bad_request"), te)
+            self.assertIn("chunked more than once", body["message"])
+            self.assertIn("x-ratelimit-limit", h)
+
+    def test_chunk_size_past_64_bits_says_so(self):
+        # http_parser reports it as "invalid character in content-length header"; there was none
+        st, _, body = self.request_error(
+            b"POST /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY_BIG.encode() +
+            b"\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFF\r\nab")
+        self.assertEqual((st, body["code"]), (400, "bad_request"))
+        self.assertIn("chunk size is too large", body["message"])
+        self.assertNotIn("content-length", body["message"])
+
     def test_huge_chunk_size_is_413_at_once(self):
         # a chunk declared larger than --max-body is refused at its size line, not waited for
         s = socket.create_connection((self.srv.host, self.srv.port), timeout=5)

@@ -318,6 +318,20 @@ class AccessLog(unittest.TestCase):
             self.assertIn("/zzz", lines[1])
             self.assertIn(" 404 ", lines[1])
 
+    def test_access_log_escapes_the_request_target(self):
+        # the target is the client's bytes: a tab, a quote, a backslash and non-ASCII bytes
+        # (http_parser's lenient build takes them) must not reach the log raw
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "access.log")
+            with Server("--access-log", path) as srv:
+                out = srv.raw(b'GET /zzz?a\tb"c\\d\xff\x80 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+                self.assertTrue(out.startswith(b"HTTP/1.1 404 "), out[:100])
+                srv.kill()
+            with open(path, "rb") as f:
+                line = f.read().splitlines()[0]
+            self.assertIn(b'"GET /zzz?a\\x09b\\x22c\\x5cd\\xff\\x80" 404 ', line)
+            self.assertTrue(all(0x20 <= x < 0x7f for x in line), line)
+
 
 if __name__ == "__main__":
     serverlib.main()

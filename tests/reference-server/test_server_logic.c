@@ -145,16 +145,16 @@ static void constant_time_compare_is_exact(void)
     CHECK(ps_ct_equal("", 0, "", 0));
 }
 
-static const char *code_of(const char *body, size_t len, const ps_validate_options *o)
+static const char *code_of(const char *body, size_t len, ps_fault_set faults)
 {
     static char code[64];
     ps_new_category nc;
-    int rc = ps_validate_new_category(body, len, o, &nc);
+    int rc = ps_validate_new_category(body, len, faults, &nc);
     snprintf(code, sizeof code, "%s", rc == 0 ? "ok" : nc.code);
     ps_new_category_free(&nc);
     return code;
 }
-#define CODE(lit) code_of(lit, sizeof(lit) - 1, NULL)
+#define CODE(lit) code_of(lit, sizeof(lit) - 1, 0)
 
 static void every_invalid_body_has_its_code(void)
 {
@@ -185,13 +185,13 @@ static void every_invalid_body_has_its_code(void)
     ps_buf deep = PS_BUF_INIT;
     for (int i = 0; i < 200; i++) ps_buf_putc(&deep, '[');
     for (int i = 0; i < 200; i++) ps_buf_putc(&deep, ']');
-    CHECK_STR(code_of(deep.data, deep.len, NULL), "too_deep");
+    CHECK_STR(code_of(deep.data, deep.len, 0), "too_deep");
     ps_buf_free(&deep);
     ps_buf wide = PS_BUF_INIT; /* issue 11: {"":0,...} cost O(n^2) CPU */
     ps_buf_putc(&wide, '{');
     for (int i = 0; i <= PS_JSON_MAX_MEMBERS; i++) ps_buf_append(&wide, i ? ",\"\":0" : "\"\":0", i ? 5 : 4);
     ps_buf_putc(&wide, '}');
-    CHECK_STR(code_of(wide.data, wide.len, NULL), "too_many_members");
+    CHECK_STR(code_of(wide.data, wide.len, 0), "too_many_members");
     ps_buf_free(&wide);
 }
 
@@ -199,7 +199,7 @@ static void validation_keeps_strings_exact(void)
 {
     const char body[] = "{\"name\":\"a\\u0000b\\\"\\u00e9\xf0\x9f\x90\x9f\",\"description\":\"\"}";
     ps_new_category nc;
-    CHECK_INT(ps_validate_new_category(body, sizeof body - 1, NULL, &nc), 0);
+    CHECK_INT(ps_validate_new_category(body, sizeof body - 1, 0, &nc), 0);
     CHECK_INT(nc.name_len, 10);
     CHECK(memcmp(nc.name, "a\0b\"\xc3\xa9\xf0\x9f\x90\x9f", 10) == 0);
     CHECK(nc.has_description);
@@ -209,14 +209,15 @@ static void validation_keeps_strings_exact(void)
 
 static void validation_faults_accept_what_they_name(void)
 {
-    ps_validate_options missing = {true, false}, wrong = {false, true};
-    CHECK_STR(code_of("{}", 2, &missing), "ok");
-    CHECK_STR(code_of("{\"name\":42}", 11, &missing), "name_not_string");
-    CHECK_STR(code_of("{\"name\":42}", 11, &wrong), "ok");
-    CHECK_STR(code_of("{\"name\":false}", 14, &wrong), "ok");
-    CHECK_STR(code_of("{\"name\":null}", 13, &wrong), "name_not_string");
+    ps_fault_set missing = (ps_fault_set)1 << PS_FAULT_MISSING_NAME_ACCEPTED,
+                 wrong = (ps_fault_set)1 << PS_FAULT_WRONG_TYPE_ACCEPTED;
+    CHECK_STR(code_of("{}", 2, missing), "ok");
+    CHECK_STR(code_of("{\"name\":42}", 11, missing), "name_not_string");
+    CHECK_STR(code_of("{\"name\":42}", 11, wrong), "ok");
+    CHECK_STR(code_of("{\"name\":false}", 14, wrong), "ok");
+    CHECK_STR(code_of("{\"name\":null}", 13, wrong), "name_not_string");
     ps_new_category nc;
-    ps_validate_new_category("{\"name\":4.50}", 13, &wrong, &nc);
+    ps_validate_new_category("{\"name\":4.50}", 13, wrong, &nc);
     CHECK_INT(nc.name_len, 4);
     CHECK(nc.name && memcmp(nc.name, "4.50", 4) == 0);
     ps_new_category_free(&nc);
@@ -229,26 +230,65 @@ static void fault_catalogue_is_complete(void)
     for (int i = 0; i < PS_FAULT_COUNT; i++) {
         CHECK(ps_fault_name((ps_fault)i) != NULL);
         CHECK(ps_fault_description((ps_fault)i) != NULL);
+        CHECK(ps_fault_caught_by((ps_fault)i) != NULL);
         CHECK_INT(ps_fault_enable(&set, ps_fault_name((ps_fault)i), &err), 0);
     }
     CHECK_INT(__builtin_popcountll(set), PS_FAULT_COUNT);
     CHECK(PS_FAULT_COUNT >= 15);
     CHECK_INT(ps_fault_enable(&set, "no-such-fault", &err), -1);
     CHECK(strstr(err.message, "no-such-fault") != NULL);
-    /* docs/faults.md lists exactly the same names */
+}
+
+/* Finds the fault called name (len bytes); PS_FAULT_COUNT when there is none. */
+static ps_fault fault_named(const char *name, size_t len)
+{
+    for (int i = 0; i < PS_FAULT_COUNT; i++) {
+        const char *n = ps_fault_name((ps_fault)i);
+        if (strlen(n) == len && memcmp(n, name, len) == 0) return (ps_fault)i;
+    }
+    return PS_FAULT_COUNT;
+}
+
+/* docs/faults.md's table rows "| `name` | deviation | caught by |" and
+ * faults.def: every fault documented once, no row without a fault, and the
+ * same "caught by" (tests/runner builds its fault tests from that column). */
+static void fault_catalogue_matches_docs(void)
+{
     ps_buf doc = PS_BUF_INIT;
     CHECK_INT(ps_buf_read_file(&doc, PS_SOURCE_DIR "/docs/faults.md"), 0);
-    for (int i = 0; i < PS_FAULT_COUNT && doc.data; i++) {
-        char needle[64];
-        snprintf(needle, sizeof needle, "| `%s` |", ps_fault_name((ps_fault)i));
-        if (!strstr(doc.data, needle)) {
-            fprintf(stderr, "docs/faults.md lacks %s\n", needle);
+    int documented[PS_FAULT_COUNT] = {0};
+    for (const char *q = doc.data; q && (q = strstr(q, "\n| `")) != NULL; q++) {
+        const char *name = q + 4, *name_end = strchr(name, '`');
+        const char *eol = strchr(name, '\n');
+        if (!eol) eol = name + strlen(name);
+        CHECK(name_end && name_end < eol);
+        if (!name_end || name_end >= eol) continue;
+        ps_fault f = fault_named(name, (size_t)(name_end - name));
+        if (f == PS_FAULT_COUNT) {
+            fprintf(stderr, "docs/faults.md documents '%.*s', which faults.def lacks\n", (int)(name_end - name), name);
+            CHECK(0);
+            continue;
+        }
+        documented[f]++;
+        /* the last cell: between the last two '|' of the row */
+        const char *last = eol;
+        while (last > name && last[-1] != '|') last--; /* last: after the closing '|' */
+        const char *cell_end = last - 1, *cell = cell_end;
+        while (cell > name && cell[-1] != '|') cell--;
+        while (cell < cell_end && *cell == ' ') cell++;
+        while (cell_end > cell && cell_end[-1] == ' ') cell_end--;
+        const char *want = ps_fault_caught_by(f);
+        if (strlen(want) != (size_t)(cell_end - cell) || memcmp(want, cell, strlen(want)) != 0) {
+            fprintf(stderr, "docs/faults.md: %s caught by '%.*s', faults.def says '%s'\n", ps_fault_name(f),
+                    (int)(cell_end - cell), cell, want);
             CHECK(0);
         }
     }
-    size_t rows = 0;
-    for (const char *q = doc.data; q && (q = strstr(q, "\n| `")) != NULL; q++) rows++;
-    CHECK_INT(rows, PS_FAULT_COUNT);
+    for (int i = 0; i < PS_FAULT_COUNT; i++) {
+        if (documented[i] != 1)
+            fprintf(stderr, "docs/faults.md has %d rows for %s\n", documented[i], ps_fault_name((ps_fault)i));
+        CHECK_INT(documented[i], 1);
+    }
     ps_buf_free(&doc);
 }
 
@@ -392,6 +432,7 @@ int main(void)
     RUN(validation_keeps_strings_exact);
     RUN(validation_faults_accept_what_they_name);
     RUN(fault_catalogue_is_complete);
+    RUN(fault_catalogue_matches_docs);
     RUN(error_bodies_and_their_faults);
     RUN(rate_headers_follow_the_decision_and_faults);
     RUN(flags_parse_and_errors_name_the_flag);

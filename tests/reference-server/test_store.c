@@ -14,7 +14,7 @@ static ps_store *open_store(const char *journal, const char *seeds, bool dup_ids
     ps_store_options o = {0};
     o.journal_path = journal;
     o.seed_path = seeds;
-    o.fault_duplicate_ids = dup_ids;
+    o.faults = dup_ids ? (ps_fault_set)1 << PS_FAULT_DUPLICATE_IDS : 0;
     ps_store *s = NULL;
     ps_error err;
     if (ps_store_open(&o, &s, &err) != 0) {
@@ -245,7 +245,7 @@ static void test_fault_duplicate_ids(void)
 static void test_fault_list_id_string(void)
 {
     ps_store_options o = {0};
-    o.fault_list_id_string = true;
+    o.faults = (ps_fault_set)1 << PS_FAULT_LIST_ID_STRING;
     ps_store *s = NULL;
     ps_error err;
     CHECK_INT(ps_store_open(&o, &s, &err), 0);
