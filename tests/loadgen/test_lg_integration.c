@@ -1,6 +1,7 @@
 /* test_lg_integration.c - petstore-load run for real against the reference
  * server (loopback, --port 0, --time-scale for short windows). One case per
- * ctest test: `test_lg_integration CASE`. Every child is bounded in time and
+ * ctest test, named as its function: `test_lg_integration lg_killed_server`
+ * runs lg_killed_server(); lg_integration.def lists them. Every child is bounded in time and
  * killed on the way out. */
 #include <errno.h>
 #include <fcntl.h>
@@ -186,7 +187,7 @@ static void check_accounting(const ps_json *d)
 #define LOAD "--quiet"
 
 /* A clean limiter passes --verify-limits under a burst that exceeds it. */
-static void limits_clean(void)
+static void lg_limits_clean(void)
 {
     const char *url = start_server("--time-scale", "30", "--threads", "2", "--key",
                                    "lim-key-0001:enterprise:10:100000", NULL);
@@ -213,7 +214,7 @@ static void limits_clean(void)
  * named. A race is a matter of timing, so a run that happened to see none
  * is repeated (up to three runs, each on a fresh window); the test fails
  * if none of them catches it. */
-static void limits_race(void)
+static void lg_limits_race(void)
 {
     const char *url = start_server("--time-scale", "30", "--threads", "4", "--key",
                                    "lim-key-0001:enterprise:10:100000", "--fault",
@@ -250,7 +251,7 @@ static void limits_race(void)
 }
 
 /* --delay 0.1:50ms: a tenth of the answers take 50 ms; p95 shows it, p50 not. */
-static void delay_percentiles(void)
+static void lg_delay_percentiles(void)
 {
     const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000",
                                    "--delay", "0.1:50ms", NULL);
@@ -274,7 +275,7 @@ static void delay_percentiles(void)
 
 /* A 500 ms server stall under an open-model rate: the requests due during
  * it wait, which the corrected figures show and the uncorrected hide. */
-static void stall_corrected(void)
+static void lg_stall_corrected(void)
 {
     const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000",
                                    "--stall", "1s:500ms", NULL);
@@ -301,7 +302,7 @@ static void stall_corrected(void)
 
 /* Exact accounting with timeouts: a fifth of the answers are late past
  * --timeout, yet every scheduled request is answered, failed or timed out. */
-static void accounting(void)
+static void lg_accounting(void)
 {
     const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000",
                                    "--delay", "0.2:400ms", NULL);
@@ -341,7 +342,7 @@ static void accounting(void)
 
 /* --ramp 100:300 over 2 s: (100 + 300) / 2 * 2 = 400 requests, 150 of them
  * in the first second and 250 in the second. */
-static void ramp(void)
+static void lg_ramp(void)
 {
     const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", NULL);
     CHECK(url != NULL);
@@ -370,7 +371,7 @@ static void ramp(void)
     ps_json_free(d);
 }
 
-static void thresholds_exit(void)
+static void lg_thresholds_exit(void)
 {
     const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", NULL);
     CHECK(url != NULL);
@@ -399,7 +400,7 @@ static void thresholds_exit(void)
     CHECK_INT(rc, 0);
 }
 
-static void bad_flags_exit_2(void)
+static void lg_bad_flags_exit_2(void)
 {
     CHECK_INT(run_load(10, "--base-url", "http://127.0.0.1:1/v1", NULL), 2);
     CHECK_INT(run_load(10, "--base-url", "http://127.0.0.1:1/v1", "--api-key", "k", "--threads",
@@ -422,7 +423,7 @@ static void bad_flags_exit_2(void)
     CHECK_INT(run_load(10, "--help", NULL), 0);
 }
 
-static void unreachable_exit_3(void)
+static void lg_unreachable_exit_3(void)
 {
     /* A port nobody listens on: bind one, note it, close it. */
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -438,7 +439,7 @@ static void unreachable_exit_3(void)
 
 /* Every name docs/report-json.md promises, plus --hdr and --hdr-log files
  * that agree with the JSON. */
-static void json_names(void)
+static void lg_json_names(void)
 {
     const char *url = start_server("--key", "big-key-0001:pro", "--time-scale", "60", NULL);
     CHECK(url != NULL);
@@ -611,7 +612,7 @@ static int check_intervals(const char *json, const char *hlog, size_t *rows)
 /* intervals[] and --hdr-log. Open model, one request every 2.7 s for 3 s:
  * answers at 0 s and 2.7 s, none in [1, 2), whose latencies must be null.
  * Closed model for 1.3 s: the final 0.3 s are folded into [0, 1.3). */
-static void intervals(void)
+static void lg_intervals(void)
 {
     const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", NULL);
     CHECK(url != NULL);
@@ -635,7 +636,7 @@ static void intervals(void)
 
 /* --keys: accounts across plans at their own rates; the report gives each
  * plan's admitted and limited counts, and Retry-After is honoured. */
-static void many_keys(void)
+static void lg_many_keys(void)
 {
     const char *url = start_server("--time-scale", "60", "--key", "free-key-0001:free", "--key",
                                    "free-key-0002:free", "--key", "pro-key-00001:pro", NULL);
@@ -698,7 +699,7 @@ static void many_keys(void)
 
 /* Retry-After honoured by default (few 429s: the key rests until told),
  * ignored with --ignore-retry-after (a stream of 429s). */
-static void retry_after(void)
+static void lg_retry_after(void)
 {
     const char *url = start_server("--time-scale", "30", "--ban-after", "0", "--key",
                                    "free-key-0001:free", NULL);
@@ -731,7 +732,7 @@ static void retry_after(void)
 /* A server that accepts and at once closes connections beyond its cap:
  * the refused ones fail a request each, then wait before trying again
  * (no hammering), and the accepted ones carry the run. */
-static void refused_connections(void)
+static void lg_refused_connections(void)
 {
     const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000",
                                    "--max-connections", "2", NULL);
@@ -755,7 +756,7 @@ static void refused_connections(void)
 
 /* https:// goes through the curl engine: nginx with a throw-away
  * certificate for 127.0.0.1 (skipped, exit 77, without nginx or openssl). */
-static void https_curl(void)
+static void lg_https_curl(void)
 {
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
@@ -836,7 +837,7 @@ static void https_curl(void)
     waitpid(ngx, NULL, 0);
 }
 
-static void curl_engine(void)
+static void lg_curl_engine(void)
 {
     const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", NULL);
     CHECK(url != NULL);
@@ -869,7 +870,7 @@ static double mono_s(void)
  * reply is in: 200 requests on one connection take well under a second
  * locally (even under TSan). An engine that idles after each reply (it did,
  * 100 ms each: 10 req/s) needs 20 s. */
-static void curl_closed_speed(void)
+static void lg_curl_closed_speed(void)
 {
     const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", NULL);
     CHECK(url != NULL);
@@ -894,7 +895,7 @@ static void curl_closed_speed(void)
 /* --verify-limits holds the server to the declared plan: a pro key (the
  * server admits 300 a minute and says so) verified as free fails, naming
  * the window and the counts; verified as pro it passes. */
-static void limits_declared_plan(void)
+static void lg_limits_declared_plan(void)
 {
     const char *url = start_server("--time-scale", "30", "--key", "pro-key-00001:pro", NULL);
     CHECK(url != NULL);
@@ -992,7 +993,7 @@ static int start_python_server(const char *script, pid_t *pid)
 /* A server that never finishes a reply: nothing answered is exit 3 with
  * verdict "aborted" and the reason, every request timed out (accounting
  * exact), and --verify-limits has checked nothing: not_checked, not pass. */
-static void stalled_server(void)
+static void lg_stalled_server(void)
 {
     pid_t py = -1;
     int port = start_silent_server(&py);
@@ -1026,7 +1027,7 @@ static void stalled_server(void)
 /* A fake server that answers only every third request and closes the
  * connection on the others: two thirds failed (read), more than half, is
  * exit 3, verdict "aborted", although some requests were answered. */
-static void mostly_failing_server(void)
+static void lg_mostly_failing_server(void)
 {
     static const char *script =
         "import socket, threading, itertools\n"
@@ -1083,7 +1084,7 @@ static void mostly_failing_server(void)
  * that could get no connection are failed (connect), not timed out, every
  * one is accounted for, and the refused target is not hammered (one
  * attempt per connection per 100 ms: well under 200 in the 1.3 s left). */
-static void killed_server(void)
+static void lg_killed_server(void)
 {
     for (int run = 0; run <= 2; run++) {
         int open = run == 1;
@@ -1124,7 +1125,7 @@ static void killed_server(void)
 }
 
 /* SIGINT mid-run: the reports are written, marked interrupted, exit 3. */
-static void interrupted(void)
+static void lg_interrupted(void)
 {
     const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", NULL);
     CHECK(url != NULL);
@@ -1159,7 +1160,7 @@ static const char *peer_node, *peer_js, *peer_module;
  * interval, and latency_us.corrected is the same data merged. Delays on a
  * tenth of the replies spread the tail over many buckets, so the rank rule
  * (the ceiling of p/100 * total) matters at p99.9 and p99.99. */
-static void hdr_peer(void)
+static void lg_hdr_peer(void)
 {
     if (!peer_node || !peer_js || !peer_module) {
         fprintf(stderr, "usage: test_lg_integration hdr_peer NODE LG_HDR_PEER_JS MODULE_DIR\n");
@@ -1214,22 +1215,18 @@ static void hdr_peer(void)
     ps_json_free(d);
 }
 
+/* The cases, from the one list tests/loadgen/CMakeLists.txt also reads. */
+#define LG_CASE(name, kind) static void name(void);
+#include "lg_integration.def"
+#undef LG_CASE
+
 static const struct {
     const char *name;
     void (*fn)(void);
 } cases[] = {
-    {"limits_clean", limits_clean},     {"limits_race", limits_race},
-    {"delay", delay_percentiles},       {"stall", stall_corrected},
-    {"accounting", accounting},         {"thresholds", thresholds_exit},
-    {"bad_flags", bad_flags_exit_2},    {"unreachable", unreachable_exit_3},
-    {"json_names", json_names},         {"many_keys", many_keys},
-    {"curl", curl_engine},              {"ramp", ramp},
-    {"retry_after", retry_after},       {"refused", refused_connections},
-    {"https", https_curl},               {"intervals", intervals},
-    {"curl_closed", curl_closed_speed}, {"stalled", stalled_server},
-    {"killed", killed_server},          {"interrupted", interrupted},
-    {"limits_plan", limits_declared_plan}, {"hdr_peer", hdr_peer},
-    {"mostly_failing", mostly_failing_server},
+#define LG_CASE(name, kind) {#name, name},
+#include "lg_integration.def"
+#undef LG_CASE
 };
 
 int main(int argc, char **argv)
