@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # install-deps.sh - installs what building and testing need: Debian packages
 # (as root, only those missing) and the npm peers used by tests (Prism,
-# Redocly, hdr-histogram-js) into tools/npm/node_modules.
+# Redocly, hdr-histogram-js, tap-parser, junit2json, ajv) into
+# tools/npm/node_modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libcurl4-openssl-dev libyajl-dev libevent-dev
           libhttp-parser-dev zlib1g-dev clang libclang-rt-14-dev wrk nginx-light chromium
-          curl ca-certificates python3)
+          curl ca-certificates python3
+          perl libxml2-utils)  # prove (TAP) and xmllint (JUnit XSD): readers of our reports in the peer tests
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 

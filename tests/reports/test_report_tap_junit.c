@@ -3,7 +3,7 @@
  * or test line that can end a line, checks that apply but could not be
  * tested as "not ok" / <error>, not-applicable ones as skips, the run's facts
  * as JUnit <properties> with credentials out of the URL. (The real readers
- * run in the peer tests: tests/peers/.) */
+ * run in the peer tests: tests/reports/peers/.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
