@@ -1,7 +1,10 @@
-/* hdr_log.h - writer (and reader, for tests and merging) of HdrHistogram
- * interval logs: "#[StartTime: ...]" and "#[BaseTime: ...]" headers, a
+/* hdr_log.h - HdrHistogram's log codec, as HdrHistogram_c's
+ * hdr_histogram_log.h: the compressed V2 encoding of one histogram (base64
+ * text), and the interval log of such histograms: "#[StartTime: ...]" and
+ * "#[BaseTime: ...]" headers, a
  * "StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"
- * legend, then one line per interval with the base64 V2 histogram.
+ * legend, then one line per interval with the base64 V2 histogram; a writer,
+ * and a reader for tests and merging.
  *
  * The writer owns nothing but its FILE pointer's use; the caller opens and
  * closes the file. */
@@ -11,8 +14,23 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "core/histogram.h"
+
+/* Encodes h in HdrHistogram's compressed V2 format (cookie 0x1c849304
+ * around a zlib-deflated 0x1c849303 payload of ZigZag-LEB128 counts) and
+ * appends its base64 text to out. Returns 0 or -1 with a message. Like
+ * HdrHistogram_c and the Java/JS ports, the cookies are written with the
+ * word-size nibble 0x10 set (0x1c849314 / 0x1c849313); readers mask it. */
+int ps_hdr_log_encode(const ps_hist *h, ps_buf *out, ps_error *err);
+/* Decodes such a base64 text into a new histogram (caller closes it).
+ * Surrounding whitespace is ignored; the uncompressed V2 form (cookie
+ * 0x1c849303) is accepted too. Corrupt input fails with a message, never
+ * crashes: the declared payload length is checked against the header's
+ * layout before anything is inflated. Min and max come back to bucket
+ * precision. */
+int ps_hdr_log_decode(const char *text, size_t len, ps_hist **out, ps_error *err);
 
 /* Writes the log header. start_unix_s is the run's start (wall clock,
  * fractional seconds). */

@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "core/fd_limit.h"
 #include "core/hdr_log.h"
+#include "core/histogram_print.h"
 #include "core/json.h"
 #include "core/version.h"
 #include "loadgen/summary.h"
@@ -627,7 +628,7 @@ static int write_outputs(load_run *R)
     }
     if ((f = R->hdr_out)) {
         R->hdr_out = NULL;
-        ps_hist_percentiles_print(R->total.all.corr, f, 5, 1000.0);
+        ps_hist_percentiles_print(R->total.all.corr, f, 5, 1000.0, PS_HIST_FORMAT_CLASSIC);
         if (close_out(f, cfg->hdr_path, &R->err) != 0) return -1;
     }
     if ((f = R->col.hdr_log)) {

@@ -73,7 +73,7 @@ static void writer_produces_hdrhistogram_layout(void)
         /* The last field is the histogram, decodable on its own. */
         ps_hist *back = NULL;
         const char *b64 = lines[4] + 18;
-        CHECK_INT(ps_hist_decode_base64(b64, strlen(b64), &back, &err), 0);
+        CHECK_INT(ps_hdr_log_decode(b64, strlen(b64), &back, &err), 0);
         if (back) {
             CHECK(same_counts(back, a));
             ps_hist_close(back);
@@ -124,7 +124,7 @@ static void reader_merges_every_interval(void)
     ps_hist_record_n(expected, 12345, 7);
     ps_buf line = PS_BUF_INIT;
     ps_buf_puts(&line, "Tag=login,5.000,1.000,12.351,");
-    CHECK_INT(ps_hist_encode_base64(tagged, &line, &err), 0);
+    CHECK_INT(ps_hdr_log_encode(tagged, &line, &err), 0);
     fprintf(f, "%s\r\n\n", line.data);
     ps_buf_free(&line);
     ps_hist_close(tagged);
@@ -182,7 +182,7 @@ static void reader_names_the_bad_line(void)
     ps_hist_record(h, 42);
     ps_buf good = PS_BUF_INIT;
     ps_error err;
-    ps_hist_encode_base64(h, &good, &err);
+    ps_hdr_log_encode(h, &good, &err);
     ps_hist_close(h);
 
     ps_buf log = PS_BUF_INIT;

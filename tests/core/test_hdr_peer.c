@@ -17,6 +17,7 @@
 #include "core/buf.h"
 #include "core/hdr_log.h"
 #include "core/histogram.h"
+#include "core/histogram_print.h"
 #include "harness.h"
 
 static const char *node_bin, *peer_js, *module_dir;
@@ -230,7 +231,7 @@ static void we_decode_the_peers_encoding(void)
             text.len--;
         ps_hist *h = NULL;
         ps_error err;
-        CHECK_INT(ps_hist_decode_base64(text.data, text.len, &h, &err), 0);
+        CHECK_INT(ps_hdr_log_decode(text.data, text.len, &h, &err), 0);
         if (h) {
             CHECK_INT(ps_hist_significant_figures(h), 3);
             CHECK_INT(ps_hist_highest_trackable(h), 60000000);

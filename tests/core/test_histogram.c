@@ -1,6 +1,7 @@
 /* test_histogram.c - the HDR histogram: HdrHistogram's layout and numbers,
  * precision bounds, clamping, merging, coordinated-omission correction, fixed
- * memory, the V2 encoding round trip and the percentile text. */
+ * memory, restoring counts by index, the V2 encoding round trip (core/hdr_log)
+ * and the percentile text (core/histogram_print). */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <math.h>
@@ -12,7 +13,9 @@
 
 #include "core/base64.h"
 #include "core/buf.h"
+#include "core/hdr_log.h"
 #include "core/histogram.h"
+#include "core/histogram_print.h"
 #include "harness.h"
 
 #define US_60S INT64_C(60000000)
@@ -325,6 +328,32 @@ static void out_of_range_values_are_clamped(void)
     ps_hist_close(h);
 }
 
+/* Restoring counts slot by slot (what the V2 decoder does) gives the
+ * histogram that recording the same values gave, to bucket precision, and
+ * refuses slots and counts that do not exist. */
+static void counts_restore_by_index(void)
+{
+    ps_hist *recorded = make(1, US_60S, 3);
+    ps_hist *restored = make(1, US_60S, 3);
+    for (int i = 0; i < 5000; i++) ps_hist_record(recorded, latency_value());
+    for (int32_t i = 0; i < ps_hist_counts_len(recorded); i++)
+        CHECK(ps_hist_add_at_index(restored, i, ps_hist_count_at_index(recorded, i)));
+    CHECK(same_counts(recorded, restored));
+    CHECK_INT(ps_hist_total_count(restored), 5000);
+    CHECK_INT(ps_hist_min(restored), ps_hist_min(recorded));
+    CHECK_INT(ps_hist_max(restored), ps_hist_max(recorded));
+    CHECK_INT(ps_hist_value_at_percentile(restored, 99.9),
+              ps_hist_value_at_percentile(recorded, 99.9));
+
+    CHECK(!ps_hist_add_at_index(restored, -1, 1));
+    CHECK(!ps_hist_add_at_index(restored, ps_hist_counts_len(restored), 1));
+    CHECK(!ps_hist_add_at_index(restored, 0, -1));
+    CHECK(!ps_hist_add_at_index(restored, 0, INT64_MAX));
+    CHECK_INT(ps_hist_total_count(restored), 5000);
+    ps_hist_close(recorded);
+    ps_hist_close(restored);
+}
+
 static void merged_threads_equal_one_histogram(void)
 {
     enum { THREADS = 4, PER_THREAD = 50000 };
@@ -497,7 +526,7 @@ static void encoding_follows_the_v2_layout(void)
     ps_hist_record_n(h, 5, 3);
     ps_buf text = PS_BUF_INIT;
     ps_error err;
-    CHECK_INT(ps_hist_encode_base64(h, &text, &err), 0);
+    CHECK_INT(ps_hdr_log_encode(h, &text, &err), 0);
     unsigned char raw[256];
     size_t len = 0;
     uint32_t outer = 0;
@@ -522,7 +551,7 @@ static void encoding_follows_the_v2_layout(void)
     ps_buf plain = PS_BUF_INIT;
     ps_base64_encode(raw, len, &plain);
     ps_hist *back = NULL;
-    CHECK_INT(ps_hist_decode_base64(plain.data, plain.len, &back, &err), 0);
+    CHECK_INT(ps_hdr_log_decode(plain.data, plain.len, &back, &err), 0);
     CHECK(back && ps_hist_count_at_value(back, 5) == 3 && ps_hist_total_count(back) == 3);
     ps_hist_close(back);
     ps_buf_free(&plain);
@@ -535,9 +564,9 @@ static void round_trip(ps_hist *h)
     ps_buf text = PS_BUF_INIT;
     ps_error err;
     ps_hist *back = NULL;
-    CHECK_INT(ps_hist_encode_base64(h, &text, &err), 0);
+    CHECK_INT(ps_hdr_log_encode(h, &text, &err), 0);
     ps_buf_puts(&text, "\r\n"); /* as read from a file */
-    CHECK_INT(ps_hist_decode_base64(text.data, text.len, &back, &err), 0);
+    CHECK_INT(ps_hdr_log_decode(text.data, text.len, &back, &err), 0);
     if (!back) {
         fprintf(stderr, "  decode: %s\n", err.message);
         ps_buf_free(&text);
@@ -581,7 +610,7 @@ static int decode_fails(const char *text, const char *needle)
 {
     ps_hist *h = NULL;
     ps_error err = {""};
-    int rc = ps_hist_decode_base64(text, strlen(text), &h, &err);
+    int rc = ps_hdr_log_decode(text, strlen(text), &h, &err);
     if (rc == 0) {
         ps_hist_close(h);
         fprintf(stderr, "  decoding \"%.30s\" succeeded\n", text);
@@ -605,14 +634,14 @@ static void decoder_rejects_bad_input(void)
     for (int i = 0; i < 2000; i++) ps_hist_record(h, latency_value());
     ps_buf text = PS_BUF_INIT, bin = PS_BUF_INIT, again = PS_BUF_INIT;
     ps_error err;
-    CHECK_INT(ps_hist_encode_base64(h, &text, &err), 0);
+    CHECK_INT(ps_hdr_log_encode(h, &text, &err), 0);
     CHECK_INT(ps_base64_decode(text.data, text.len, &bin, &err), 0);
     /* Truncations. */
     for (size_t cut = 0; cut < bin.len; cut += 7) {
         ps_buf_reset(&again);
         ps_base64_encode(bin.data, cut, &again);
         ps_hist *out = NULL;
-        CHECK_INT(ps_hist_decode_base64(again.data, again.len, &out, &err), -1);
+        CHECK_INT(ps_hdr_log_decode(again.data, again.len, &out, &err), -1);
         CHECK(out == NULL);
     }
     int decoded = 0, rejected = 0;
@@ -622,7 +651,7 @@ static void decoder_rejects_bad_input(void)
             ps_buf_reset(&again);
             ps_base64_encode(bin.data, bin.len, &again);
             ps_hist *out = NULL;
-            if (ps_hist_decode_base64(again.data, again.len, &out, &err) == 0) {
+            if (ps_hdr_log_decode(again.data, again.len, &out, &err) == 0) {
                 decoded++;
                 ps_hist_close(out);
             } else {
@@ -730,7 +759,7 @@ static void percentile_text_parses_back(void)
     char *mem = NULL;
     size_t memlen = 0;
     FILE *f = open_memstream(&mem, &memlen);
-    CHECK_INT(ps_hist_percentiles_print(h, f, 5, 1000.0), 0);
+    CHECK_INT(ps_hist_percentiles_print(h, f, 5, 1000.0, PS_HIST_FORMAT_CLASSIC), 0);
     fclose(f);
     CHECK(memlen == text.len && memcmp(mem, text.data, memlen) == 0);
     free(mem);
@@ -816,6 +845,7 @@ int main(void)
     RUN(corrected_stall_adds_synthetic_values);
     RUN(equivalence_ranges_at_three_digits);
     RUN(out_of_range_values_are_clamped);
+    RUN(counts_restore_by_index);
     RUN(merged_threads_equal_one_histogram);
     RUN(threads_record_apart_and_merge_after_join);
     RUN(memory_is_fixed_and_recording_is_cheap);
