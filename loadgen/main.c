@@ -1,19 +1,21 @@
 /* main.c - petstore-load: the load generator's command line entry. */
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "core/datadir.h"
 #include "core/version.h"
 #include "loadgen/config.h"
 #include "loadgen/run.h"
-
-#ifndef PS_LG_DEFAULT_BODIES
-#define PS_LG_DEFAULT_BODIES "fixtures/create-bodies.json"
-#endif
 
 int main(int argc, char **argv)
 {
     ps_lg_config cfg;
     ps_error err = {{0}};
-    ps_lg_parse_status st = ps_lg_config_parse(argc, argv, PS_LG_DEFAULT_BODIES, &cfg, &err);
+    /* The default --bodies: DATADIR/create-bodies.json (core/datadir.h). */
+    char *bodies = ps_data_path("create-bodies.json");
+    ps_lg_parse_status st =
+        ps_lg_config_parse(argc, argv, bodies ? bodies : "create-bodies.json", &cfg, &err);
+    free(bodies);
     if (st == PS_LG_CONFIG_HELP) {
         ps_lg_config_usage(stdout);
         ps_lg_config_free(&cfg);

@@ -7,13 +7,12 @@
 #include <unistd.h>
 
 #include "core/cli.h"
+#include "core/datadir.h"
+#include "core/version.h"
 
-#ifndef PS_DEFAULT_KEYS_FILE
-#define PS_DEFAULT_KEYS_FILE "fixtures/keys.txt"
-#endif
-#ifndef PS_DEFAULT_SEED_FILE
-#define PS_DEFAULT_SEED_FILE "fixtures/seed-categories.json"
-#endif
+/* Defaults, looked up in the data directory (core/datadir.h). */
+#define PS_DEFAULT_KEYS_FILE "keys.txt"
+#define PS_DEFAULT_SEED_FILE "seed-categories.json"
 
 void ps_server_config_usage(FILE *out)
 {
@@ -29,11 +28,11 @@ void ps_server_config_usage(FILE *out)
           "  --threads N             event loops, each accepting on the port (default 1)\n"
           "Keys and plans:\n"
           "  --keys-file FILE        lines 'KEY PLAN' or 'KEY enterprise PER_MINUTE PER_DAY', # comments\n"
-          "                          (default " PS_DEFAULT_KEYS_FILE " when no --key/--keys-file is given)\n"
+          "                          (default DATADIR/" PS_DEFAULT_KEYS_FILE " when no --key/--keys-file is given)\n"
           "  --key KEY:PLAN          add a key (repeatable); KEY:enterprise:PER_MINUTE:PER_DAY for custom limits\n"
           "Data:\n"
           "  --data FILE             journal: every acknowledged create is synced here and reloaded at start\n"
-          "  --seed FILE             categories loaded into an empty store (default " PS_DEFAULT_SEED_FILE ")\n"
+          "  --seed FILE             categories loaded into an empty store (default DATADIR/" PS_DEFAULT_SEED_FILE ")\n"
           "  --no-seed               start empty\n"
           "Rate limits:\n"
           "  --time-scale N          windows and bans run N times faster (headers keep real times)\n"
@@ -57,7 +56,10 @@ void ps_server_config_usage(FILE *out)
           "Other:\n"
           "  --access-log FILE       one line per response, '-' for stderr\n"
           "  --help                  this text\n"
+          "  --version               print the version and exit\n"
           "Durations take us, ms, s, m, h, d; sizes take K, M, G.\n"
+          "DATADIR is $" PS_DATA_DIR_ENV " if set, else ../share/petstore-conform from the program's\n"
+          "directory (as installed; a build tree mirrors it).\n"
           "Exit status: 0 after a graceful stop, 2 for usage errors (flags, keys file),\n"
           "1 when the server cannot start (seed file, journal, address in use, access log).\n",
           out);
@@ -102,6 +104,10 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             ps_server_config_usage(out);
+            return 1;
+        }
+        if (strcmp(arg, "--version") == 0) {
+            fputs("petstore-server " PS_VERSION "\n", out);
             return 1;
         }
         if (strcmp(arg, "--list-faults") == 0) {
@@ -229,7 +235,11 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
     }
     (void)keys_file;
     if (!keys_given) {
-        if (ps_keyring_load_file(cfg->keys, PS_DEFAULT_KEYS_FILE, err) != 0) {
+        char *path = ps_data_path(PS_DEFAULT_KEYS_FILE);
+        int lrc = path ? ps_keyring_load_file(cfg->keys, path, err)
+                       : ps_error_set(err, "cannot locate the data directory (set " PS_DATA_DIR_ENV ")");
+        free(path);
+        if (lrc != 0) {
             ps_error_prefix(err, "no --key or --keys-file given and the default failed: ");
             return 2;
         }
@@ -238,8 +248,13 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
         ps_error_set(err, "no API keys configured (--key KEY:PLAN or --keys-file FILE)");
         return 2;
     }
-    if (no_seed) cfg->seed_path = NULL;
-    else if (!seed_given && access(PS_DEFAULT_SEED_FILE, R_OK) == 0) cfg->seed_path = PS_DEFAULT_SEED_FILE;
+    if (no_seed) {
+        cfg->seed_path = NULL;
+    } else if (!seed_given) {
+        char *path = ps_data_path(PS_DEFAULT_SEED_FILE);
+        if (path && access(path, R_OK) == 0) cfg->seed_path = cfg->seed_default = path;
+        else free(path);
+    }
     return 0;
 }
 
@@ -247,4 +262,6 @@ void ps_server_config_free(ps_server_config *cfg)
 {
     ps_keyring_destroy(cfg->keys);
     cfg->keys = NULL;
+    free(cfg->seed_default);
+    cfg->seed_default = NULL;
 }

@@ -19,6 +19,7 @@ typedef struct ps_server_config {
     ps_keyring *keys;          /* owned */
     const char *data_path;     /* journal, NULL = memory only */
     const char *seed_path;     /* NULL = no seed */
+    char *seed_default;        /* owned: DATADIR/seed-categories.json when it is the seed */
     int64_t max_body;          /* bytes, default 64 KiB */
     int64_t max_header_bytes;  /* request line + headers, default 16 KiB */
     int64_t max_buffered;      /* request bytes buffered over all connections, default 256 MiB */
@@ -39,7 +40,7 @@ typedef struct ps_server_config {
 } ps_server_config;
 
 /* Parses argv into cfg (defaults first). Returns 0 to run, 1 when a
- * request was fully served (--help, --list-faults: exit 0), 2 for a usage
+ * request was fully served (--help, --version, --list-faults: exit 0), 2 for a usage
  * error with err naming the flag or file line. out receives --help/--list. */
 int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *out, ps_error *err);
 void ps_server_config_free(ps_server_config *cfg);
