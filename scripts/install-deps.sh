@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config libcurl4-openssl-dev libyajl-dev libevent-dev
           libhttp-parser-dev zlib1g-dev clang libclang-rt-14-dev wrk nginx-light chromium
           curl ca-certificates python3
-          perl libxml2-utils)  # prove (TAP) and xmllint (JUnit XSD): readers of our reports in the peer tests
+          perl libxml2-utils   # prove (TAP) and xmllint (JUnit XSD): readers of our reports in the peer tests
+          help2man man-db dpkg-dev file)  # man pages, man -l in tests/install, cpack -G DEB (dpkg-shlibdeps)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
