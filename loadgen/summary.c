@@ -1,13 +1,11 @@
 /* summary.c - the JSON summary and thresholds. */
 #include "loadgen/summary.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/clock.h"
-#include "core/histogram_print.h"
 #include "core/version.h"
 
 double ps_lg_error_rate(const ps_lg_stats *t)
@@ -34,239 +32,324 @@ ps_lg_threshold_result ps_lg_threshold_eval(const ps_lg_threshold *th, const ps_
     return r;
 }
 
-static void latency_obj(ps_buf *b, const ps_hist *h)
+static void latency_obj(ps_jw *w, const ps_hist *h)
 {
-    if (!h) {
-        ps_buf_puts(b, "{}");
-        return;
+    ps_jw_object_open(w);
+    if (h) {
+        ps_jw_kint(w, "p50", ps_hist_value_at_percentile(h, 50));
+        ps_jw_kint(w, "p75", ps_hist_value_at_percentile(h, 75));
+        ps_jw_kint(w, "p90", ps_hist_value_at_percentile(h, 90));
+        ps_jw_kint(w, "p95", ps_hist_value_at_percentile(h, 95));
+        ps_jw_kint(w, "p99", ps_hist_value_at_percentile(h, 99));
+        ps_jw_kint(w, "p99_9", ps_hist_value_at_percentile(h, 99.9));
+        ps_jw_kint(w, "p99_99", ps_hist_value_at_percentile(h, 99.99));
+        ps_jw_kint(w, "max", ps_hist_max(h));
+        ps_jw_kdouble(w, "mean", ps_hist_mean(h), 1);
+        ps_jw_kint(w, "count", ps_hist_total_count(h));
     }
-    ps_buf_printf(b,
-                  "{\"p50\": %" PRId64 ", \"p75\": %" PRId64 ", \"p90\": %" PRId64 ", \"p95\": %" PRId64
-                  ", \"p99\": %" PRId64 ", \"p99_9\": %" PRId64 ", \"p99_99\": %" PRId64
-                  ", \"max\": %" PRId64 ", \"mean\": %.1f, \"count\": %" PRId64 "}",
-                  ps_hist_value_at_percentile(h, 50), ps_hist_value_at_percentile(h, 75),
-                  ps_hist_value_at_percentile(h, 90), ps_hist_value_at_percentile(h, 95),
-                  ps_hist_value_at_percentile(h, 99), ps_hist_value_at_percentile(h, 99.9),
-                  ps_hist_value_at_percentile(h, 99.99), ps_hist_max(h), ps_hist_mean(h),
-                  ps_hist_total_count(h));
+    ps_jw_object_close(w);
 }
 
-static void pair_obj(ps_buf *b, const ps_lg_hpair *p)
+static void pair_obj(ps_jw *w, const char *key, const ps_lg_hpair *p)
 {
-    ps_buf_puts(b, "{\"corrected\": ");
-    latency_obj(b, p->corr);
-    ps_buf_puts(b, ", \"uncorrected\": ");
-    latency_obj(b, p->unc);
-    ps_buf_putc(b, '}');
+    ps_jw_key(w, key);
+    ps_jw_object_open(w);
+    ps_jw_key(w, "corrected");
+    latency_obj(w, p->corr);
+    ps_jw_key(w, "uncorrected");
+    latency_obj(w, p->unc);
+    ps_jw_object_close(w);
 }
 
-int ps_lg_spectrum_json(const ps_hist *h, ps_buf *out, ps_error *err)
+int ps_lg_spectrum_json(const ps_hist *h, ps_jw *w, ps_error *err)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     if (!mem) return ps_error_set(err, "open_memstream failed");
-    int rc = ps_hist_percentiles_print(h, mem, 5, 1.0, PS_HIST_FORMAT_CLASSIC);
+    int rc = ps_hist_percentiles_print(h, mem, 5, 1.0);
     fclose(mem);
     if (rc != 0) {
         free(text);
         return ps_error_set(err, "cannot render the percentile spectrum");
     }
-    ps_buf_putc(out, '[');
-    bool first = true;
+    ps_jw_array_open(w);
     for (char *line = text; line && *line;) {
         char *nl = strchr(line, '\n');
         if (nl) *nl = '\0';
         double v, p;
         long long c;
         if (line[0] != '#' && sscanf(line, "%lf %lf %lld", &v, &p, &c) == 3) {
-            ps_buf_printf(out, "%s[%.0f, %.12g, %lld]", first ? "" : ", ", v, p, c);
-            first = false;
+            /* 12 digits, as the --hdr text has them: the percentile is
+             * printed, not computed, so no more precision exists. */
+            char pct[32];
+            snprintf(pct, sizeof pct, "%.12g", p);
+            ps_jw_array_open(w);
+            ps_jw_double(w, v, 0);
+            ps_jw_raw(w, pct);
+            ps_jw_int(w, c);
+            ps_jw_array_close(w);
         }
         line = nl ? nl + 1 : NULL;
     }
-    ps_buf_putc(out, ']');
+    ps_jw_array_close(w);
     free(text);
     return 0;
 }
 
-static void json_str(ps_buf *b, const char *s)
+static void parameters(ps_jw *w, const ps_lg_config *cfg)
 {
-    ps_buf_json_string(b, s, strlen(s));
-}
-
-int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *b, ps_error *err)
-{
-    const ps_lg_config *cfg = s->cfg;
-    const ps_lg_stats *t = s->total;
-    char started[32];
-    ps_clock_format_utc(s->started_wall_ns, started, sizeof started);
-
-    ps_buf_puts(b, "{\n  \"tool\": \"petstore-load\", \"version\": \"" PS_VERSION "\", \"format\": 1,\n");
-    ps_buf_puts(b, "  \"parameters\": {\"base_url\": ");
-    json_str(b, cfg->base_url);
-    ps_buf_printf(b, ", \"threads\": %d, \"connections\": %d, \"duration_s\": ", cfg->threads,
-                  cfg->connections);
+    ps_jw_key(w, "parameters");
+    ps_jw_object_open(w);
+    ps_jw_kstring(w, "base_url", cfg->base_url);
+    ps_jw_kint(w, "threads", cfg->threads);
+    ps_jw_kint(w, "connections", cfg->connections);
     if (cfg->duration_ns)
-        ps_buf_printf(b, "%.3f", (double)cfg->duration_ns / 1e9);
+        ps_jw_kdouble(w, "duration_s", (double)cfg->duration_ns / 1e9, 3);
     else
-        ps_buf_puts(b, "null");
+        ps_jw_knull(w, "duration_s");
     if (cfg->requests)
-        ps_buf_printf(b, ", \"requests_limit\": %" PRId64, cfg->requests);
+        ps_jw_kint(w, "requests_limit", cfg->requests);
     else
-        ps_buf_puts(b, ", \"requests_limit\": null");
+        ps_jw_knull(w, "requests_limit");
     if (cfg->rate > 0)
-        ps_buf_printf(b, ", \"rate\": %.3f", cfg->rate);
+        ps_jw_kdouble(w, "rate", cfg->rate, 3);
     else
-        ps_buf_puts(b, ", \"rate\": null");
-    if (cfg->ramp)
-        ps_buf_printf(b, ", \"ramp\": [%.3f, %.3f]", cfg->ramp_from, cfg->ramp_to);
-    else
-        ps_buf_puts(b, ", \"ramp\": null");
-    ps_buf_printf(b, ", \"model\": \"%s\"", ps_lg_config_open_model(cfg) ? "open" : "closed");
-    ps_buf_printf(b, ", \"mix\": {\"list\": %u, \"create\": %u}", cfg->mix[PS_LG_OP_LIST],
-                  cfg->mix[PS_LG_OP_CREATE]);
-    ps_buf_printf(b, ", \"engine\": \"%s\"", cfg->engine == PS_LG_ENGINE_CURL ? "curl" : "epoll");
-    ps_buf_printf(b, ", \"timeout_s\": %.3f", (double)cfg->timeout_ns / 1e9);
-    ps_buf_printf(b, ", \"verify_limits\": %s, \"burst\": %s, \"honour_retry_after\": %s",
-                  cfg->verify_limits ? "true" : "false", cfg->burst ? "true" : "false",
-                  cfg->honour_retry_after ? "true" : "false");
-    ps_buf_printf(b, ", \"keys\": %zu, \"plans\": [", cfg->nkeys);
-    bool first = true;
+        ps_jw_knull(w, "rate");
+    ps_jw_key(w, "ramp");
+    if (cfg->ramp) {
+        ps_jw_array_open(w);
+        ps_jw_double(w, cfg->ramp_from, 3);
+        ps_jw_double(w, cfg->ramp_to, 3);
+        ps_jw_array_close(w);
+    } else {
+        ps_jw_null(w);
+    }
+    ps_jw_kstring(w, "model", ps_lg_config_open_model(cfg) ? "open" : "closed");
+    ps_jw_key(w, "mix");
+    ps_jw_object_open(w);
+    ps_jw_kuint(w, "list", cfg->mix[PS_LG_OP_LIST]);
+    ps_jw_kuint(w, "create", cfg->mix[PS_LG_OP_CREATE]);
+    ps_jw_object_close(w);
+    ps_jw_kstring(w, "engine", cfg->engine == PS_LG_ENGINE_CURL ? "curl" : "epoll");
+    ps_jw_kdouble(w, "timeout_s", (double)cfg->timeout_ns / 1e9, 3);
+    ps_jw_kbool(w, "verify_limits", cfg->verify_limits);
+    ps_jw_kbool(w, "burst", cfg->burst);
+    ps_jw_kbool(w, "honour_retry_after", cfg->honour_retry_after);
+    ps_jw_kuint(w, "keys", cfg->nkeys);
+    ps_jw_key(w, "plans");
+    ps_jw_array_open(w);
     for (int p = 0; p < PS_LG_PLANS; p++) {
         bool present = false;
         for (size_t k = 0; k < cfg->nkeys; k++) present |= cfg->keys[k].plan.id == (ps_plan_id)p;
-        if (!present) continue;
-        ps_buf_printf(b, "%s\"%s\"", first ? "" : ", ", ps_plan_name((ps_plan_id)p));
-        first = false;
+        if (present) ps_jw_string(w, ps_plan_name((ps_plan_id)p));
     }
-    ps_buf_puts(b, "]},\n");
-    ps_buf_printf(b, "  \"started_at\": \"%s\",\n", started);
+    ps_jw_array_close(w);
+    ps_jw_object_close(w);
+}
+
+/* Counts, errors and the latency breakdowns of the merged stats. */
+static void counts_and_latencies(ps_jw *w, const ps_lg_summary *s)
+{
+    const ps_lg_config *cfg = s->cfg;
+    const ps_lg_stats *t = s->total;
     double dur = s->duration_s > 0 ? s->duration_s : 1e-9;
-    ps_buf_printf(b,
-                  "  \"requests\": %" PRId64 ", \"duration_s\": %.3f, \"throughput_rps\": %.1f,\n"
-                  "  \"scheduled\": %" PRId64 ", \"answered\": %" PRId64 ", \"failed\": %" PRId64
-                  ", \"timed_out\": %" PRId64 ", \"skipped_retry_after\": %" PRId64
-                  ", \"accounting_exact\": %s,\n",
-                  t->scheduled, s->duration_s, (double)t->answered / dur, t->scheduled, t->answered,
-                  t->failed, t->timed_out, t->skipped_retry_after,
-                  t->scheduled == t->answered + t->failed + t->timed_out ? "true" : "false");
+    ps_jw_kint(w, "requests", t->scheduled);
+    ps_jw_kdouble(w, "duration_s", s->duration_s, 3);
+    ps_jw_kdouble(w, "throughput_rps", (double)t->answered / dur, 1);
+    ps_jw_kint(w, "scheduled", t->scheduled);
+    ps_jw_kint(w, "answered", t->answered);
+    ps_jw_kint(w, "failed", t->failed);
+    ps_jw_kint(w, "timed_out", t->timed_out);
+    ps_jw_kint(w, "skipped_retry_after", t->skipped_retry_after);
+    ps_jw_kbool(w, "accounting_exact", t->scheduled == t->answered + t->failed + t->timed_out);
     if (cfg->duration_ns && ps_lg_config_open_model(cfg))
-        ps_buf_printf(b, "  \"send_rate_rps\": %.1f,\n",
-                      (double)(t->scheduled + t->skipped_retry_after) / ((double)cfg->duration_ns / 1e9));
-    ps_buf_puts(b, "  \"status\": {");
-    first = true;
+        ps_jw_kdouble(w, "send_rate_rps",
+                      (double)(t->scheduled + t->skipped_retry_after) / ((double)cfg->duration_ns / 1e9), 1);
+    ps_jw_key(w, "status");
+    ps_jw_object_open(w);
     for (int c = 0; c < 600; c++) {
         if (!t->status[c]) continue;
-        ps_buf_printf(b, "%s\"%d\": %" PRId64, first ? "" : ", ", c, t->status[c]);
-        first = false;
+        char code[8];
+        snprintf(code, sizeof code, "%d", c);
+        ps_jw_kint(w, code, t->status[c]);
     }
-    ps_buf_printf(b, "},\n  \"errors\": {\"connect\": %" PRId64 ", \"read\": %" PRId64
-                     ", \"timeout\": %" PRId64 "},\n",
-                  t->err_connect, t->err_read, t->err_timeout);
-    ps_buf_printf(b, "  \"connect_failures\": %" PRId64 ",\n", t->connect_failures);
-    ps_buf_printf(b, "  \"error_rate\": %.6f,\n", ps_lg_error_rate(t));
-    ps_buf_puts(b, "  \"latency_us\": ");
-    pair_obj(b, &t->all);
-    ps_buf_puts(b, ",\n  \"operations\": {");
+    ps_jw_object_close(w);
+    ps_jw_key(w, "errors");
+    ps_jw_object_open(w);
+    ps_jw_kint(w, "connect", t->err_connect);
+    ps_jw_kint(w, "read", t->err_read);
+    ps_jw_kint(w, "timeout", t->err_timeout);
+    ps_jw_object_close(w);
+    ps_jw_kint(w, "connect_failures", t->connect_failures);
+    ps_jw_kdouble(w, "error_rate", ps_lg_error_rate(t), 6);
+    pair_obj(w, "latency_us", &t->all);
+    ps_jw_key(w, "operations");
+    ps_jw_object_open(w);
     static const char *op_names[PS_LG_OPS] = {"list", "create"};
     for (int o = 0; o < PS_LG_OPS; o++) {
-        ps_buf_printf(b, "%s\"%s\": {\"requests\": %" PRId64 ", \"latency_us\": ", o ? ", " : "",
-                      op_names[o], t->op_requests[o]);
-        pair_obj(b, &t->op[o]);
-        ps_buf_putc(b, '}');
+        ps_jw_key(w, op_names[o]);
+        ps_jw_object_open(w);
+        ps_jw_kint(w, "requests", t->op_requests[o]);
+        pair_obj(w, "latency_us", &t->op[o]);
+        ps_jw_object_close(w);
     }
-    ps_buf_puts(b, "},\n  \"status_classes\": {");
+    ps_jw_object_close(w);
+    ps_jw_key(w, "status_classes");
+    ps_jw_object_open(w);
     static const char *cls_names[PS_LG_CLASSES] = {"2xx", "3xx", "4xx", "5xx"};
     for (int c = 0; c < PS_LG_CLASSES; c++) {
-        ps_buf_printf(b, "%s\"%s\": {\"count\": %" PRId64 ", \"latency_us\": ", c ? ", " : "",
-                      cls_names[c], t->cls[c].corr ? ps_hist_total_count(t->cls[c].corr) : 0);
-        pair_obj(b, &t->cls[c]);
-        ps_buf_putc(b, '}');
+        ps_jw_key(w, cls_names[c]);
+        ps_jw_object_open(w);
+        ps_jw_kint(w, "count", t->cls[c].corr ? ps_hist_total_count(t->cls[c].corr) : 0);
+        pair_obj(w, "latency_us", &t->cls[c]);
+        ps_jw_object_close(w);
     }
-    ps_buf_puts(b, "},\n  \"percentile_spectrum\": {\"corrected\": ");
-    if (ps_lg_spectrum_json(t->all.corr, b, err) != 0) return -1;
-    ps_buf_puts(b, ", \"uncorrected\": ");
-    if (ps_lg_spectrum_json(t->all.unc, b, err) != 0) return -1;
-    ps_buf_puts(b, "},\n  \"intervals\": [");
-    for (size_t i = 0; i < s->nrows; i++) {
-        const ps_lg_interval_row *r = &s->rows[i];
-        ps_buf_printf(b,
-                      "%s\n    {\"t_s\": %.3f, \"length_s\": %.3f, \"requests\": %" PRId64
-                      ", \"throughput_rps\": %.1f, ",
-                      i ? "," : "", r->t_s, r->length_s, r->requests,
-                      r->length_s > 0 ? (double)r->requests / r->length_s : 0.0);
+    ps_jw_object_close(w);
+}
+
+static void intervals(ps_jw *w, const ps_lg_interval_row *rows, size_t nrows)
+{
+    ps_jw_key(w, "intervals");
+    ps_jw_array_open(w);
+    for (size_t i = 0; i < nrows; i++) {
+        const ps_lg_interval_row *r = &rows[i];
+        ps_jw_object_open(w);
+        ps_jw_kdouble(w, "t_s", r->t_s, 3);
+        ps_jw_kdouble(w, "length_s", r->length_s, 3);
+        ps_jw_kint(w, "requests", r->requests);
+        ps_jw_kdouble(w, "throughput_rps", r->length_s > 0 ? (double)r->requests / r->length_s : 0.0, 1);
         /* no answer in the interval, no latency: null, not a measured 0 */
-        if (r->requests > 0)
-            ps_buf_printf(b,
-                          "\"p50_us\": %" PRId64 ", \"p90_us\": %" PRId64 ", \"p99_us\": %" PRId64
-                          ", \"max_us\": %" PRId64,
-                          r->p50_us, r->p90_us, r->p99_us, r->max_us);
-        else
-            ps_buf_puts(b, "\"p50_us\": null, \"p90_us\": null, \"p99_us\": null, \"max_us\": null");
-        ps_buf_printf(b,
-                      ", \"status_classes\": {\"2xx\": %" PRId64 ", \"3xx\": %" PRId64
-                      ", \"4xx\": %" PRId64 ", \"5xx\": %" PRId64 ", \"429\": %" PRId64
-                      ", \"errors\": %" PRId64 "}}",
-                      r->c2xx, r->c3xx, r->c4xx, r->c5xx, r->c429, r->errors);
+        static const char *const lat_names[] = {"p50_us", "p90_us", "p99_us", "max_us"};
+        int64_t lat[] = {r->p50_us, r->p90_us, r->p99_us, r->max_us};
+        for (size_t k = 0; k < sizeof lat / sizeof lat[0]; k++) {
+            if (r->requests > 0)
+                ps_jw_kint(w, lat_names[k], lat[k]);
+            else
+                ps_jw_knull(w, lat_names[k]);
+        }
+        ps_jw_key(w, "status_classes");
+        ps_jw_object_open(w);
+        ps_jw_kint(w, "2xx", r->c2xx);
+        ps_jw_kint(w, "3xx", r->c3xx);
+        ps_jw_kint(w, "4xx", r->c4xx);
+        ps_jw_kint(w, "5xx", r->c5xx);
+        ps_jw_kint(w, "429", r->c429);
+        ps_jw_kint(w, "errors", r->errors);
+        ps_jw_object_close(w);
+        ps_jw_object_close(w);
     }
-    ps_buf_puts(b, "],\n  \"plans\": [");
-    first = true;
+    ps_jw_array_close(w);
+}
+
+static void plans(ps_jw *w, const ps_lg_config *cfg, const ps_lg_stats *t)
+{
+    ps_jw_key(w, "plans");
+    ps_jw_array_open(w);
     for (int p = 0; p < PS_LG_PLANS; p++) {
         size_t nkeys = 0;
         for (size_t k = 0; k < cfg->nkeys; k++) nkeys += cfg->keys[k].plan.id == (ps_plan_id)p;
         if (!nkeys) continue;
-        ps_buf_printf(b,
-                      "%s\n    {\"plan\": \"%s\", \"keys\": %zu, \"admitted\": %" PRId64
-                      ", \"limited\": %" PRId64 ", \"latency_us\": ",
-                      first ? "" : ",", ps_plan_name((ps_plan_id)p), nkeys, t->plan_admitted[p],
-                      t->plan_limited[p]);
-        pair_obj(b, &t->plan[p]);
-        ps_buf_putc(b, '}');
-        first = false;
+        ps_jw_object_open(w);
+        ps_jw_kstring(w, "plan", ps_plan_name((ps_plan_id)p));
+        ps_jw_kuint(w, "keys", nkeys);
+        ps_jw_kint(w, "admitted", t->plan_admitted[p]);
+        ps_jw_kint(w, "limited", t->plan_limited[p]);
+        pair_obj(w, "latency_us", &t->plan[p]);
+        ps_jw_object_close(w);
     }
+    ps_jw_array_close(w);
+}
+
+static void limits(ps_jw *w, const ps_lg_summary *s)
+{
+    const ps_lg_config *cfg = s->cfg;
     /* Nothing checked is not a pass: no window seen, no violation, no verdict. */
-    const char *lverdict = !s->limits_checked          ? "not_checked"
-                           : s->failing_violations      ? "fail"
-                           : s->windows == 0            ? "not_checked"
-                                                        : "pass";
-    ps_buf_printf(b, "],\n  \"limits\": {\"verdict\": \"%s\", \"checked\": %s, \"windows\": %zu, "
-                     "\"violations\": [",
-                  lverdict, s->limits_checked ? "true" : "false", s->windows);
+    const char *verdict = !s->limits_checked      ? "not_checked"
+                          : s->failing_violations ? "fail"
+                          : s->windows == 0       ? "not_checked"
+                                                  : "pass";
+    ps_jw_key(w, "limits");
+    ps_jw_object_open(w);
+    ps_jw_kstring(w, "verdict", verdict);
+    ps_jw_kbool(w, "checked", s->limits_checked);
+    ps_jw_kuint(w, "windows", s->windows);
+    ps_jw_key(w, "violations");
+    ps_jw_array_open(w);
     for (size_t i = 0; i < s->nviolations; i++) {
         const ps_lg_violation *v = &s->violations[i];
         char red[8];
         ps_lg_redact(cfg->keys[v->key].key, red);
-        ps_buf_printf(b, "%s\n    {\"key\": ", i ? "," : "");
-        json_str(b, red);
-        ps_buf_printf(b,
-                      ", \"plan\": \"%s\", \"kind\": \"%s\", \"severity\": \"%s\", \"window\": "
-                      "\"%s\", \"window_reset\": %" PRId64 ", \"admitted\": %" PRId64
-                      ", \"limit\": %" PRId64 ", \"count\": %" PRId64 ", \"message\": ",
-                      ps_plan_name(cfg->keys[v->key].plan.id), ps_lg_violation_kind_name(v->kind),
-                      v->fails ? "error" : "warning", v->window, v->reset, v->admitted, v->limit,
-                      v->count);
-        json_str(b, v->message);
-        ps_buf_putc(b, '}');
+        ps_jw_object_open(w);
+        ps_jw_kstring(w, "key", red);
+        ps_jw_kstring(w, "plan", ps_plan_name(cfg->keys[v->key].plan.id));
+        ps_jw_kstring(w, "kind", ps_lg_violation_kind_name(v->kind));
+        ps_jw_kstring(w, "severity", v->fails ? "error" : "warning");
+        ps_jw_kstring(w, "window", v->window);
+        ps_jw_kint(w, "window_reset", v->reset);
+        ps_jw_kint(w, "admitted", v->admitted);
+        ps_jw_kint(w, "limit", v->limit);
+        ps_jw_kint(w, "count", v->count);
+        ps_jw_kstring(w, "message", v->message);
+        ps_jw_object_close(w);
     }
-    ps_buf_puts(b, "]},\n  \"thresholds\": [");
+    ps_jw_array_close(w);
+    ps_jw_object_close(w);
+}
+
+static void thresholds(ps_jw *w, const ps_lg_config *cfg, const ps_lg_threshold_result *results)
+{
+    ps_jw_key(w, "thresholds");
+    ps_jw_array_open(w);
     for (size_t i = 0; i < cfg->nthresholds; i++) {
         const ps_lg_threshold *th = &cfg->thresholds[i];
-        const ps_lg_threshold_result *r = &s->thresholds[i];
-        ps_buf_printf(b, "%s\n    {\"expression\": ", i ? "," : "");
-        json_str(b, th->expression);
-        ps_buf_printf(b, ", \"passed\": %s, ", r->passed ? "true" : "false");
-        if (th->metric == PS_LG_METRIC_ERROR_RATE)
-            ps_buf_printf(b, "\"actual\": %.6f, \"bound\": %.6f}", r->actual, th->bound);
-        else
-            ps_buf_printf(b, "\"actual_us\": %.0f, \"bound_us\": %.0f}", r->actual, th->bound);
+        const ps_lg_threshold_result *r = &results[i];
+        ps_jw_object_open(w);
+        ps_jw_kstring(w, "expression", th->expression);
+        ps_jw_kbool(w, "passed", r->passed);
+        if (th->metric == PS_LG_METRIC_ERROR_RATE) {
+            ps_jw_kdouble(w, "actual", r->actual, 6);
+            ps_jw_kdouble(w, "bound", th->bound, 6);
+        } else {
+            ps_jw_kdouble(w, "actual_us", r->actual, 0);
+            ps_jw_kdouble(w, "bound_us", th->bound, 0);
+        }
+        ps_jw_object_close(w);
     }
-    ps_buf_printf(b, "],\n  \"interrupted\": %s,\n  \"aborted\": ", s->interrupted ? "true" : "false");
-    if (s->aborted)
-        json_str(b, s->aborted);
-    else
-        ps_buf_puts(b, "null");
-    ps_buf_printf(b, ",\n  \"verdict\": \"%s\",\n  \"exit_code\": %d\n}\n",
-                  s->verdict ? s->verdict : s->exit_code == 0 ? "pass" : "fail", s->exit_code);
+    ps_jw_array_close(w);
+}
+
+int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *b, ps_error *err)
+{
+    const ps_lg_stats *t = s->total;
+    char started[32];
+    ps_clock_format_utc(s->started_wall_ns, started, sizeof started);
+    ps_jw w;
+    ps_jw_init(&w, b, true);
+    ps_jw_object_open(&w);
+    ps_jw_kstring(&w, "tool", "petstore-load");
+    ps_jw_kstring(&w, "version", PS_VERSION);
+    ps_jw_kint(&w, "format", 1);
+    parameters(&w, s->cfg);
+    ps_jw_kstring(&w, "started_at", started);
+    counts_and_latencies(&w, s);
+    ps_jw_key(&w, "percentile_spectrum");
+    ps_jw_object_open(&w);
+    ps_jw_key(&w, "corrected");
+    if (ps_lg_spectrum_json(t->all.corr, &w, err) != 0) return -1;
+    ps_jw_key(&w, "uncorrected");
+    if (ps_lg_spectrum_json(t->all.unc, &w, err) != 0) return -1;
+    ps_jw_object_close(&w);
+    intervals(&w, s->rows, s->nrows);
+    plans(&w, s->cfg, t);
+    limits(&w, s);
+    thresholds(&w, s->cfg, s->thresholds);
+    ps_jw_kbool(&w, "interrupted", s->interrupted);
+    ps_jw_kstring(&w, "aborted", s->aborted); /* NULL: null */
+    ps_jw_kstring(&w, "verdict", s->verdict ? s->verdict : s->exit_code == 0 ? "pass" : "fail");
+    ps_jw_kint(&w, "exit_code", s->exit_code);
+    ps_jw_object_close(&w);
+    ps_buf_putc(b, '\n');
+    if (!ps_jw_ok(&w)) return ps_error_set(err, "internal error: the JSON summary is malformed");
     return 0;
 }

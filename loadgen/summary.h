@@ -2,7 +2,8 @@
  * docs/report-json.md) and the evaluation of --threshold expressions.
  *
  * Everything is computed from merged, after-join data; the document is
- * appended to a caller-owned ps_buf. */
+ * written with core's JSON writer (core/json_writer.h) into a caller-owned
+ * ps_buf. */
 #ifndef PS_LG_SUMMARY_H
 #define PS_LG_SUMMARY_H
 
@@ -10,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "core/json_writer.h"
 #include "loadgen/config.h"
 #include "loadgen/limits.h"
 #include "loadgen/stats.h"
@@ -55,9 +57,9 @@ double ps_lg_error_rate(const ps_lg_stats *total);
 /* Appends the JSON document. Returns 0, or -1 with a message. */
 int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *out, ps_error *err);
 
-/* Appends the percentile-spectrum rows of h ([value_us, percentile 0..1,
+/* Writes the percentile-spectrum rows of h ([value_us, percentile 0..1,
  * total_count], from ps_hist_percentiles_print so they match --hdr) as a
- * JSON array. */
-int ps_lg_spectrum_json(const ps_hist *h, ps_buf *out, ps_error *err);
+ * JSON array, the next value of w. Returns 0, or -1 with a message. */
+int ps_lg_spectrum_json(const ps_hist *h, ps_jw *w, ps_error *err);
 
 #endif

@@ -1,0 +1,165 @@
+/* test_lg_summary.c - the --json document of a load run, built from known
+ * merged figures: it parses, and its values are the figures (nulls where
+ * nothing was measured, strings escaped). With PS_LG_SUMMARY_DUMP set, the
+ * document is also printed, to compare two builds' output value by value. */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "harness.h"
+#include "loadgen/summary.h"
+
+static ps_lg_config cfg;
+static ps_lg_stats total;
+
+static void setup(void)
+{
+    char *argv[] = {"petstore-load", "--base-url", "http://127.0.0.1:1", "--api-key", "abcdefgh\"12",
+                    "--plan", "free", "--rate", "100", "--duration", "2s", "--mix", "list=9,create=1",
+                    "--verify-limits", "--threshold", "p99<10ms", "--threshold", "error_rate<1%",
+                    NULL};
+    ps_error err = {{0}};
+    int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
+    CHECK_INT(ps_lg_config_parse(argc, argv, "fixtures/create-bodies.json", &cfg, &err), PS_LG_CONFIG_OK);
+    CHECK_INT(ps_lg_stats_init(&total, (1u << PS_LG_PLANS) - 1, false, &err), 0);
+    for (int i = 1; i <= 90; i++)
+        ps_lg_stats_answer(&total, i % 10 ? PS_LG_OP_LIST : PS_LG_OP_CREATE, PS_PLAN_FREE,
+                           i % 30 ? 200 : 429, 1000 * i, 900 * i);
+    total.scheduled = 100;
+    for (int i = 0; i < 4; i++) ps_lg_stats_fail(&total, PS_LG_FAIL_CONNECT);
+    for (int i = 0; i < 6; i++) ps_lg_stats_fail(&total, PS_LG_FAIL_TIMEOUT);
+    total.connect_failures = 7;
+    total.skipped_retry_after = 3;
+}
+
+static ps_json *summary_doc(const ps_lg_summary *s)
+{
+    ps_buf out = PS_BUF_INIT;
+    ps_error err = {{0}};
+    CHECK_INT(ps_lg_summary_json(s, &out, &err), 0);
+    if (getenv("PS_LG_SUMMARY_DUMP")) fwrite(out.data, 1, out.len, stdout);
+    ps_json *doc = ps_json_parse(out.data, out.len, NULL, &err);
+    if (!doc) fprintf(stderr, "unparseable: %s\n", err.message);
+    CHECK(doc != NULL);
+    ps_buf_free(&out);
+    return doc;
+}
+
+static int64_t num(const ps_json *doc, const char *path)
+{
+    const ps_json *v = ps_json_path(doc, path);
+    return v && v->type == PS_JSON_NUMBER ? (int64_t)v->d : INT64_MIN;
+}
+
+static bool is_null(const ps_json *doc, const char *path)
+{
+    const ps_json *v = ps_json_path(doc, path);
+    return v && v->type == PS_JSON_NULL;
+}
+
+static bool is_true(const ps_json *doc, const char *path)
+{
+    const ps_json *v = ps_json_path(doc, path);
+    return v && v->type == PS_JSON_BOOL && v->boolean;
+}
+
+/* A failed run with violations, thresholds and an interval without answers. */
+static void figures_become_values(void)
+{
+    ps_lg_interval_row rows[2] = {
+        {.t_s = 0, .length_s = 1, .requests = 90, .p50_us = 45000, .p90_us = 81000, .p99_us = 89000,
+         .max_us = 90000, .c2xx = 87, .c4xx = 3, .c429 = 3, .errors = 4},
+        {.t_s = 1, .length_s = 1.25, .errors = 6},
+    };
+    ps_lg_violation v = {.kind = PS_LG_V_OVER_ADMISSION, .key = 0, .window = "minute", .reset = 1700000060,
+                         .admitted = 61, .limit = 60, .count = 64, .fails = true};
+    snprintf(v.message, sizeof v.message, "window admitted 61 \"over\" 60\n");
+    ps_lg_threshold_result thr[2] = {{false, 89000}, {true, 0.1}};
+    ps_lg_summary s = {
+        .cfg = &cfg, .total = &total, .rows = rows, .nrows = 2, .limits_checked = true,
+        .windows = 2, .violations = &v, .nviolations = 1, .failing_violations = 1,
+        .thresholds = thr, .duration_s = 2.0, .started_wall_ns = INT64_C(1700000000000000000),
+        .exit_code = 1,
+    };
+    ps_json *d = summary_doc(&s);
+    if (!d) return;
+    CHECK_STR(ps_json_get_string(d, "tool", ""), "petstore-load");
+    CHECK_INT(num(d, "format"), 1);
+    CHECK_INT(num(d, "parameters.rate"), 100);
+    CHECK(is_null(d, "parameters.requests_limit"));
+    CHECK(is_null(d, "parameters.ramp"));
+    CHECK_STR(ps_json_get_string(ps_json_get(d, "parameters"), "model", ""), "open");
+    CHECK_INT(num(d, "parameters.mix.create"), 1);
+    CHECK_STR(ps_json_get_string(d, "started_at", ""), "2023-11-14T22:13:20Z");
+    CHECK_INT(num(d, "requests"), 100);
+    CHECK_INT(num(d, "answered"), 90);
+    CHECK_INT(num(d, "failed"), 4);
+    CHECK_INT(num(d, "timed_out"), 6);
+    CHECK(is_true(d, "accounting_exact"));
+    CHECK_INT(num(d, "send_rate_rps"), 51); /* (100 + 3) / 2 s */
+    CHECK_INT(num(d, "status.200"), 87);
+    CHECK_INT(num(d, "status.429"), 3);
+    CHECK_INT(num(d, "errors.connect"), 4);
+    CHECK_INT(num(d, "connect_failures"), 7);
+    CHECK_INT(num(d, "latency_us.corrected.count"), 90);
+    CHECK_INT(num(d, "operations.create.requests"), 9);
+    CHECK_INT(num(d, "status_classes.4xx.count"), 3);
+    const ps_json *iv = ps_json_get(d, "intervals");
+    CHECK(iv && iv->count == 2);
+    if (iv && iv->count == 2) {
+        CHECK_INT(num(iv->items[0], "p99_us"), 89000);
+        CHECK_INT(num(iv->items[0], "status_classes.429"), 3);
+        CHECK(is_null(iv->items[1], "p50_us"));
+        CHECK(is_null(iv->items[1], "max_us"));
+        CHECK_INT(num(iv->items[1], "status_classes.errors"), 6);
+    }
+    const ps_json *spectrum = ps_json_path(d, "percentile_spectrum.corrected");
+    CHECK(spectrum && spectrum->count > 0 && spectrum->items[0]->count == 3);
+    CHECK_STR(ps_json_get_string(ps_json_get(d, "limits"), "verdict", ""), "fail");
+    const ps_json *viol = ps_json_path(d, "limits.violations");
+    CHECK(viol && viol->count == 1);
+    if (viol && viol->count == 1) {
+        CHECK_STR(ps_json_get_string(viol->items[0], "key", ""), "ab***12");
+        CHECK_STR(ps_json_get_string(viol->items[0], "message", ""), "window admitted 61 \"over\" 60\n");
+        CHECK_INT(num(viol->items[0], "window_reset"), 1700000060);
+    }
+    const ps_json *th = ps_json_get(d, "thresholds");
+    CHECK(th && th->count == 2);
+    if (th && th->count == 2) {
+        CHECK_INT(num(th->items[0], "actual_us"), 89000);
+        CHECK_INT(num(th->items[0], "bound_us"), 10000);
+        CHECK(ps_json_get(th->items[1], "bound") != NULL);
+    }
+    CHECK(is_null(d, "aborted"));
+    CHECK_STR(ps_json_get_string(d, "verdict", ""), "fail");
+    CHECK_INT(num(d, "exit_code"), 1);
+    ps_json_free(d);
+}
+
+/* Exit 3: the verdict and its reason are the run's, not pass/fail. */
+static void exit_3_names_its_reason(void)
+{
+    ps_lg_threshold_result thr[2] = {{true, 900}, {true, 0}};
+    ps_lg_summary s = {.cfg = &cfg, .total = &total, .thresholds = thr, .exit_code = 3, .verdict = "interrupted",
+                       .aborted = "interrupted by SIGINT: partial results", .interrupted = true};
+    ps_json *d = summary_doc(&s);
+    if (!d) return;
+    CHECK_STR(ps_json_get_string(d, "verdict", ""), "interrupted");
+    CHECK_STR(ps_json_get_string(d, "aborted", ""), "interrupted by SIGINT: partial results");
+    CHECK(is_true(d, "interrupted"));
+    CHECK_STR(ps_json_get_string(ps_json_get(d, "limits"), "verdict", ""), "not_checked");
+    const ps_json *iv = ps_json_get(d, "intervals");
+    CHECK(iv && iv->type == PS_JSON_ARRAY && iv->count == 0);
+    ps_json_free(d);
+}
+
+int main(void)
+{
+    setup();
+    RUN(figures_become_values);
+    RUN(exit_3_names_its_reason);
+    ps_lg_stats_free(&total);
+    ps_lg_config_free(&cfg);
+    return TEST_EXIT();
+}
