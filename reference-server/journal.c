@@ -16,9 +16,10 @@
 struct ps_journal {
     int fd;
     char *path;
-    bool regular; /* a regular file: positioned writes, truncation */
-    bool broken;  /* a failure left the file in a state we cannot vouch for */
-    off_t end;    /* end of the last good record */
+    dev_t dev; /* the file opened: path must still name it, or records go nowhere durable */
+    ino_t ino;
+    bool broken; /* a failure left the file in a state we cannot vouch for */
+    off_t end;   /* end of the last good record */
     uint64_t syncs;
 };
 
@@ -99,6 +100,11 @@ static void sync_parent_dir(const char *path)
     free(copy);
 }
 
+/* A torn write (the process or machine died mid-append) leaves the last
+ * record without its newline, since every record is written whole with its
+ * newline last; a complete line that is bad was damaged some other way, and
+ * dropping it could drop an acknowledged creation, so the server refuses to
+ * start on it. */
 static int replay(ps_journal *j, ps_journal_record_fn fn, void *arg, ps_error *err)
 {
     ps_buf b = PS_BUF_INIT;
@@ -119,9 +125,9 @@ static int replay(ps_journal *j, ps_journal_record_fn fn, void *arg, ps_error *e
         if (!nl) bad = ps_error_set(&lerr, "no newline at the end (torn write)");
         else bad = check_line(line, len, lineno, fn, arg, &lerr);
         if (bad) {
-            if (next < b.len) {
-                ps_error_set(err, "journal %s line %zu: %s; records follow it, so this is corruption, not a torn write (repair or move the file)",
-                             j->path, lineno, lerr.message);
+            if (nl) {
+                ps_error_set(err, "journal %s line %zu (byte offset %zu): %s; the line is complete (it ends in a newline), so this is corruption, not a torn write: not starting on it (repair the line or move the file aside)",
+                             j->path, lineno, pos, lerr.message);
                 goto out;
             }
             fprintf(stderr,
@@ -143,6 +149,22 @@ out:
     return rc;
 }
 
+static const char *file_kind(mode_t mode)
+{
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    return "not a regular file";
+}
+
+static int refuse_kind(const char *path, mode_t mode, ps_error *err)
+{
+    return ps_error_set(err, "journal %s is %s, not a regular file: creations acknowledged there would not be kept",
+                        path, file_kind(mode));
+}
+
 int ps_journal_open(const char *path, ps_journal_record_fn fn, void *arg, ps_journal **out,
                     ps_error *err)
 {
@@ -155,33 +177,62 @@ int ps_journal_open(const char *path, ps_journal_record_fn fn, void *arg, ps_jou
         ps_error_set(err, "journal %s: out of memory", path);
         goto fail;
     }
-    j->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    struct stat st;
+    /* Checked before open too: opening a directory read-write fails with a
+     * vaguer message, and a socket cannot be opened at all. */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        refuse_kind(path, st.st_mode, err);
+        goto fail;
+    }
+    /* O_NONBLOCK: a FIFO put there after the stat must not block the open
+     * (it is refused just below); regular files ignore the flag. */
+    j->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
     if (j->fd < 0) {
         ps_error_set(err, "journal %s: cannot open: %s", path, strerror(errno));
         goto fail;
     }
-    struct stat st;
     if (fstat(j->fd, &st) != 0) {
         ps_error_set(err, "journal %s: cannot stat: %s", path, strerror(errno));
         goto fail;
     }
-    j->regular = S_ISREG(st.st_mode);
-    if (j->regular) {
-        /* Two servers appending to one journal would interleave records. */
-        if (flock(j->fd, LOCK_EX | LOCK_NB) != 0) {
-            ps_error_set(err, "journal %s: %s", path,
-                         errno == EWOULDBLOCK ? "in use by another process"
-                                              : strerror(errno));
-            goto fail;
-        }
-        sync_parent_dir(path);
-        if (replay(j, fn, arg, err) != 0) goto fail;
+    if (!S_ISREG(st.st_mode)) { /* replaced between the stat and the open */
+        refuse_kind(path, st.st_mode, err);
+        goto fail;
     }
+    j->dev = st.st_dev;
+    j->ino = st.st_ino;
+    /* Two servers appending to one journal would interleave records. */
+    if (flock(j->fd, LOCK_EX | LOCK_NB) != 0) {
+        ps_error_set(err, "journal %s: %s", path,
+                     errno == EWOULDBLOCK ? "in use by another process" : strerror(errno));
+        goto fail;
+    }
+    sync_parent_dir(path);
+    if (replay(j, fn, arg, err) != 0) goto fail;
     *out = j;
     return 0;
 fail:
     ps_journal_close(j);
     return -1;
+}
+
+/* 0 when the open file still has a name and path still names it, or -1
+ * with err saying what happened to it. */
+static int still_named(ps_journal *j, ps_error *err)
+{
+    struct stat open_st, path_st;
+    if (fstat(j->fd, &open_st) != 0)
+        return ps_error_set(err, "journal %s: cannot stat: %s", j->path, strerror(errno));
+    if (open_st.st_nlink == 0)
+        return ps_error_set(err, "journal %s was deleted while the server runs; creations written to it would not survive a restart",
+                            j->path);
+    if (stat(j->path, &path_st) != 0)
+        return ps_error_set(err, "journal %s is gone from its path (%s); creations written to it would not survive a restart",
+                            j->path, strerror(errno));
+    if (path_st.st_dev != j->dev || path_st.st_ino != j->ino)
+        return ps_error_set(err, "journal %s was replaced by another file while the server runs; creations written to the old one would not survive a restart",
+                            j->path);
+    return 0;
 }
 
 int ps_journal_append_sync(ps_journal *j, const char *data, size_t len, ps_error *err)
@@ -191,27 +242,31 @@ int ps_journal_append_sync(ps_journal *j, const char *data, size_t len, ps_error
                             j->path);
     size_t done = 0;
     while (done < len) {
-        ssize_t n = j->regular ? pwrite(j->fd, data + done, len - done, j->end + (off_t)done)
-                               : write(j->fd, data + done, len - done);
+        ssize_t n = pwrite(j->fd, data + done, len - done, j->end + (off_t)done);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
             int e = n < 0 ? errno : EIO;
             ps_error_set(err, "journal %s: write failed: %s", j->path, strerror(e));
             /* Cut off the partial records so later appends follow the last good one. */
-            if (!j->regular || ftruncate(j->fd, j->end) != 0) j->broken = true;
+            if (ftruncate(j->fd, j->end) != 0) j->broken = true;
             return -1;
         }
         done += (size_t)n;
     }
     if (fdatasync(j->fd) != 0) {
-        int e = errno;
-        if (!(e == EINVAL && !j->regular)) { /* character devices cannot sync: nothing to lose */
-            ps_error_set(err, "journal %s: fdatasync failed: %s", j->path, strerror(e));
-            if (j->regular && ftruncate(j->fd, j->end) != 0) { /* best effort */
-            }
-            j->broken = true;
-            return -1;
+        ps_error_set(err, "journal %s: fdatasync failed: %s", j->path, strerror(errno));
+        if (ftruncate(j->fd, j->end) != 0) { /* best effort */
         }
+        j->broken = true;
+        return -1;
+    }
+    /* Checked after the sync, so nothing is acknowledged from a file that
+     * was deleted or replaced before it was durable: a restart reads path. */
+    if (still_named(j, err) != 0) {
+        if (ftruncate(j->fd, j->end) != 0) { /* best effort: the records were not acknowledged */
+        }
+        j->broken = true;
+        return -1;
     }
     j->end += (off_t)len;
     j->syncs++;

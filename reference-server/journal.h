@@ -26,12 +26,14 @@ typedef struct ps_journal ps_journal;
 typedef int (*ps_journal_record_fn)(void *arg, const ps_json *record, size_t line, ps_error *err);
 
 /* Opens (creating it if needed) and locks the journal at path and replays
- * it through fn. A bad last record (no trailing newline, checksum mismatch,
- * bad JSON, refused by fn) is dropped with a warning on stderr and the file
- * is truncated to the end of the last good record; a bad record followed by
- * more lines is an error naming its line and nothing is modified. A path
- * that is not a regular file (e.g. /dev/full, for tests of write failures)
- * is used as is, with nothing to replay. Returns 0 and *out, or -1 with err. */
+ * it through fn. Only a last line without its newline is a torn write: it is
+ * dropped with a warning on stderr and the file is truncated to the end of
+ * the last good record. Any complete line that is bad (checksum mismatch,
+ * bad JSON, refused by fn), last or not, is corruption: an error naming the
+ * file, line and byte offset, and nothing is modified. A path that is not a
+ * regular file (/dev/null, a FIFO, a directory, a socket, a device) is
+ * refused: nothing written there would be kept. Returns 0 and *out, or -1
+ * with err. */
 int ps_journal_open(const char *path, ps_journal_record_fn fn, void *arg, ps_journal **out,
                     ps_error *err);
 
@@ -40,11 +42,13 @@ void ps_journal_format(ps_buf *b, const char *json, size_t len);
 
 /* Writes len bytes of formatted records at the end of the journal with one
  * write and makes them durable with one fdatasync. Returns 0 only when both
- * succeeded. On failure the partial write is cut off again when possible;
- * when it is not, or when fdatasync failed (after which the kernel's page
- * cache can no longer be trusted to hold what was written), the journal is
- * marked broken and every later append fails at once: an unacknowledged
- * record may survive, an acknowledged one is never lost. */
+ * succeeded and the file is still linked under the journal's path (not
+ * deleted or replaced since the open). On failure the partial write is cut
+ * off again when possible; when it is not, when fdatasync failed (after which
+ * the kernel's page cache can no longer be trusted to hold what was written)
+ * or when the file lost its name, the journal is marked broken and every
+ * later append fails at once: an unacknowledged record may survive, an
+ * acknowledged one is never lost. */
 int ps_journal_append_sync(ps_journal *j, const char *data, size_t len, ps_error *err);
 
 /* Number of successful append_sync calls (one fdatasync each). */

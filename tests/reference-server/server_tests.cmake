@@ -17,6 +17,7 @@ if(Python3_FOUND)
   ps_add_server_test(test_server_lifecycle "integration;tsan")
   ps_add_server_test(test_server_hardening "integration")
   ps_add_server_test(test_server_hostile_json "integration") # worst-case JSON bodies (issue 11)
+  ps_add_server_test(test_server_data_paths "integration")   # --data paths that keep nothing (issue 11)
   # the same with 10,000 simultaneous connections
   add_test(NAME test_server_hardening_10k
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_server_hardening.py
