@@ -3,7 +3,7 @@
 // 2020-12, with ajv-formats) checks a JSON report against its schema. Each
 // command prints what the reader read as one JSON line and compares it with
 // the petstore-conform JSON document the reports were written from; a
-// difference is a line "FAIL: ..." and exit 1. Called by peer_reports.sh.
+// difference is a line "FAIL: ..." and exit 1. Called by report_peers.sh.
 //
 //   node read_reports.mjs NPM_DIR tap DOC.json FILE.tap
 //   node read_reports.mjs NPM_DIR junit DOC.json FILE.xml

@@ -1,5 +1,5 @@
 #!/bin/sh
-# browser_check.sh KIND RENDER IN.json OUTDIR - renders an HTML report and
+# browser_report.sh KIND RENDER IN.json OUTDIR - renders an HTML report and
 # opens it in headless Chromium from a file:// URL: the inline script must
 # have run (data-script="ran" in the DOM), the console must stay silent (no
 # errors, no failed loads), and a screenshot is left in OUTDIR for a human.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# real_run_check.sh SERVER CONFORM LOAD RENDER NUMBERS OUTDIR - the HTML
+# report_real_runs.sh SERVER CONFORM LOAD RENDER NUMBERS OUTDIR - the HTML
 # reports against real JSON: starts the reference server on loopback (with
 # two faults, so the conformance run has failures to show), runs
 # petstore-conform and a short petstore-load against it with --json and

@@ -1,5 +1,5 @@
 #!/bin/sh
-# peer_reports.sh SERVER CONFORM LOAD RENDER NPM_DIR SCHEMAS_DIR OUTDIR - real
+# report_peers.sh SERVER CONFORM LOAD RENDER NPM_DIR SCHEMAS_DIR OUTDIR - real
 # runs' reports read by the tools CI systems read them with. Starts the
 # reference server on loopback and runs petstore-conform three times (all
 # pass; against deliberate faults: fail; limit windows in real time with
