@@ -9,6 +9,7 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/json_writer.h"
 #include "core/ratelimit_headers.h"
 #include "runner/politeness.h"
 
@@ -165,52 +166,26 @@ void ps_conform_bearer(const ps_conform *c, ps_key_role role, char *out, size_t 
 
 /* ---- evidence ---------------------------------------------------------- */
 
-void ps_conform_json_string(ps_buf *b, const char *s, size_t len)
+/* A header list as [[name, value], ...]. */
+static void write_headers(ps_jw *w, const ps_headers *h)
 {
-    if (ps_utf8_valid(s, len)) {
-        ps_buf_json_string(b, s, len);
-        return;
-    }
-    ps_buf clean = PS_BUF_INIT;
-    for (size_t i = 0; i < len;) {
-        size_t n = 1;
-        unsigned char ch = (unsigned char)s[i];
-        if (ch >= 0xc0 && ch < 0xe0) n = 2;
-        else if (ch >= 0xe0 && ch < 0xf0) n = 3;
-        else if (ch >= 0xf0 && ch < 0xf8) n = 4;
-        if (ch < 0x80) {
-            ps_buf_putc(&clean, (char)ch);
-        } else if (i + n <= len && n > 1 && ps_utf8_valid(s + i, n)) {
-            ps_buf_append(&clean, s + i, n);
-        } else {
-            ps_buf_puts(&clean, "\xef\xbf\xbd");
-            n = 1;
-        }
-        i += n;
-    }
-    ps_buf_json_string(b, clean.data ? clean.data : "", clean.len);
-    ps_buf_free(&clean);
-}
-
-static void json_headers(ps_buf *b, const ps_headers *h)
-{
-    ps_buf_putc(b, '[');
+    ps_jw_array_open(w);
     for (size_t i = 0; i < h->count; i++) {
-        if (i) ps_buf_putc(b, ',');
-        ps_buf_putc(b, '[');
-        ps_conform_json_string(b, h->items[i].name, strlen(h->items[i].name));
-        ps_buf_putc(b, ',');
-        ps_conform_json_string(b, h->items[i].value, strlen(h->items[i].value));
-        ps_buf_putc(b, ']');
+        ps_jw_array_open(w);
+        ps_jw_string(w, h->items[i].name);
+        ps_jw_string(w, h->items[i].value);
+        ps_jw_array_close(w);
     }
-    ps_buf_putc(b, ']');
+    ps_jw_array_close(w);
 }
 
-static void json_body(ps_buf *b, const char *data, size_t len, size_t total)
+/* A body as a string, cut to EVIDENCE_BODY_MAX with a note saying how much
+ * there was (total: what the server sent, len of it kept). */
+static void write_body(ps_jw *w, const char *data, size_t len, size_t total)
 {
     if (!data) data = "";
     if (len <= EVIDENCE_BODY_MAX && total <= len) {
-        ps_conform_json_string(b, data, len);
+        ps_jw_string_len(w, data, len);
         return;
     }
     size_t keep = len < EVIDENCE_BODY_MAX ? len : EVIDENCE_BODY_MAX;
@@ -219,39 +194,53 @@ static void json_body(ps_buf *b, const char *data, size_t len, size_t total)
     ps_buf_append(&tmp, data, keep);
     ps_buf_printf(&tmp, "\n... [%zu bytes in all; evidence shows the first %zu%s]", total, keep,
                   total > len ? "; the runner kept only part of the reply (--max-body)" : "");
-    ps_conform_json_string(b, tmp.data, tmp.len);
+    ps_jw_string_len(w, tmp.data, tmp.len);
     ps_buf_free(&tmp);
+}
+
+/* NULL is written as "" (evidence members are always strings). */
+static void write_kstring(ps_jw *w, const char *key, const char *s)
+{
+    ps_jw_kstring(w, key, s ? s : "");
 }
 
 char *ps_conform_evidence(const ps_conform *c, const ps_exchange *ex, const char *expected)
 {
     (void)c;
     ps_buf b = PS_BUF_INIT;
-    ps_buf_puts(&b, "{\"request\":{\"method\":");
-    ps_conform_json_string(&b, ex->method ? ex->method : "", ex->method ? strlen(ex->method) : 0);
-    ps_buf_puts(&b, ",\"url\":");
-    ps_conform_json_string(&b, ex->url ? ex->url : "", ex->url ? strlen(ex->url) : 0);
-    ps_buf_puts(&b, ",\"headers\":");
-    json_headers(&b, &ex->req_headers);
-    ps_buf_puts(&b, ",\"body\":");
-    json_body(&b, ex->req_body.data, ex->req_body.len, ex->req_body.len);
-    ps_buf_puts(&b, "},\"response\":");
+    ps_jw w;
+    ps_jw_init(&w, &b, false);
+    ps_jw_object_open(&w);
+    ps_jw_key(&w, "request");
+    ps_jw_object_open(&w);
+    write_kstring(&w, "method", ex->method);
+    write_kstring(&w, "url", ex->url);
+    ps_jw_key(&w, "headers");
+    write_headers(&w, &ex->req_headers);
+    ps_jw_key(&w, "body");
+    write_body(&w, ex->req_body.data, ex->req_body.len, ex->req_body.len);
+    ps_jw_object_close(&w);
+    ps_jw_key(&w, "response");
+    ps_jw_object_open(&w);
     if (ex->responded) {
-        ps_buf_printf(&b, "{\"status\":%ld,\"headers\":", ex->status);
-        json_headers(&b, &ex->resp_headers);
-        ps_buf_puts(&b, ",\"body\":");
-        json_body(&b, ex->body.data, ex->body.len, ex->body_total);
-        ps_buf_printf(&b, ",\"elapsed_ms\":%.3f}", ex->elapsed_ms);
+        ps_jw_kint(&w, "status", ex->status);
+        ps_jw_key(&w, "headers");
+        write_headers(&w, &ex->resp_headers);
+        ps_jw_key(&w, "body");
+        write_body(&w, ex->body.data, ex->body.len, ex->body_total);
+        ps_jw_kdouble(&w, "elapsed_ms", ex->elapsed_ms, 3);
     } else {
-        ps_buf_puts(&b, "{\"status\":0,\"headers\":[],\"body\":\"\",\"error\":");
-        ps_conform_json_string(&b, ex->error, strlen(ex->error));
-        ps_buf_putc(&b, '}');
+        ps_jw_kint(&w, "status", 0);
+        ps_jw_key(&w, "headers");
+        ps_jw_array_open(&w);
+        ps_jw_array_close(&w);
+        ps_jw_kstring(&w, "body", "");
+        ps_jw_kstring(&w, "error", ex->error);
     }
-    ps_buf_puts(&b, ",\"expected\":");
-    ps_conform_json_string(&b, expected ? expected : "", expected ? strlen(expected) : 0);
-    ps_buf_puts(&b, ",\"curl\":");
-    ps_conform_json_string(&b, ex->curl ? ex->curl : "", ex->curl ? strlen(ex->curl) : 0);
-    ps_buf_putc(&b, '}');
+    ps_jw_object_close(&w);
+    write_kstring(&w, "expected", expected);
+    write_kstring(&w, "curl", ex->curl);
+    ps_jw_object_close(&w);
     return ps_buf_detach(&b);
 }
 

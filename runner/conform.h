@@ -113,12 +113,9 @@ const char *ps_conform_key(const ps_conform *c, ps_key_role role);
  * caller's out, cut to size (the suites use 1024 bytes, as before). */
 void ps_conform_bearer(const ps_conform *c, ps_key_role role, char *out, size_t size);
 
-/* Appends s as a JSON string literal, replacing bytes that are not UTF-8
- * by U+FFFD: messages and evidence quote untrusted server bytes, and the
- * report must stay a valid document. */
-void ps_conform_json_string(ps_buf *b, const char *s, size_t len);
-
-/* Evidence JSON object text for an exchange (caller frees). */
+/* Evidence JSON object text for an exchange (caller frees): the request
+ * and the response or transport error, bodies cut to 4 KiB. Untrusted server
+ * bytes are quoted safely (core/json_writer.h). */
 char *ps_conform_evidence(const ps_conform *c, const ps_exchange *ex, const char *expected);
 
 /* Outcomes of this run's checks (runner/checks.h says what each means):

@@ -1,10 +1,12 @@
-/* run.c - suite order and the JSON report document. */
+/* run.c - one whole run: the suites in order, the exit code and the JSON
+ * report document, both read from one pass over the check outcomes. */
 #include "runner/run.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/json_writer.h"
 #include "core/version.h"
 #include "runner/conform.h"
 #include "runner/suites/suites.h"
@@ -14,52 +16,62 @@ void ps_conform_print_list(FILE *out, const ps_checks *checks)
     for (int i = 0; i < PS_CK_COUNT; i++) {
         const ps_check_def *d = ps_check_def_get((ps_check_id)i);
         if (!ps_checks_selected(checks, d->ck)) continue;
-        fprintf(out, "%-36s %-6s [%s]\n    %s\n    clause: %s\n", d->id, ps_check_level_name(d->level), d->tags,
-                d->title, d->clause);
+        fprintf(out, "%-36s %-6s [%s]\n    %s\n    clause: %s\n", d->id, ps_check_level_name(d->level),
+                d->tags, d->title, d->clause);
     }
 }
 
-static void json_str(ps_buf *b, const char *s)
+/* How the selected checks came out: the one pass over every outcome that
+ * the summary, the exit code and the incomplete reason all read. */
+typedef struct outcome_tally {
+    unsigned total, passed, failed, warnings, not_run, not_applicable;
+    unsigned incomplete; /* not run although they apply */
+    const char *first_incomplete_id, *first_incomplete_message;
+} outcome_tally;
+
+static void tally_outcomes(const ps_checks *checks, bool strict, outcome_tally *t)
 {
-    ps_conform_json_string(b, s ? s : "", s ? strlen(s) : 0);
+    memset(t, 0, sizeof *t);
+    for (int i = 0; i < PS_CK_COUNT; i++) {
+        ps_check_id ck = (ps_check_id)i;
+        if (!ps_checks_selected(checks, ck)) continue;
+        ps_check_outcome o;
+        ps_check_outcome_get(checks, ck, strict, &o);
+        t->total++;
+        t->passed += o.status == PS_STATUS_PASSED;
+        t->failed += o.status == PS_STATUS_FAILED;
+        t->warnings += o.status == PS_STATUS_WARNING;
+        if (o.status != PS_STATUS_NOT_RUN) continue;
+        t->not_run++;
+        if (!o.applicable) {
+            t->not_applicable++;
+        } else if (!t->incomplete++) {
+            t->first_incomplete_id = ps_check_def_get(ck)->id;
+            t->first_incomplete_message = o.message;
+        }
+    }
 }
 
-static void json_tags(ps_buf *b, const char *tags)
+/* aborted: 3; else a failed check: 1 (a proven deviation says more than
+ * what could not be tested); else a check that applies but was not run:
+ * 3, the run is incomplete (a gate must not pass what it did not test). */
+static int exit_code_of(const ps_conform *c, const outcome_tally *t)
 {
-    ps_buf_putc(b, '[');
-    bool first = true;
-    for (const char *t = tags; *t;) {
-        const char *comma = strchr(t, ',');
-        size_t n = comma ? (size_t)(comma - t) : strlen(t);
-        if (!first) ps_buf_putc(b, ',');
-        ps_buf_json_string(b, t, n);
-        first = false;
-        t += n + (comma ? 1 : 0);
-    }
-    ps_buf_putc(b, ']');
+    if (ps_conform_aborted(c)) return 3;
+    if (t->failed) return 1;
+    return t->incomplete ? 3 : 0;
 }
 
 /* Why the run is incomplete (selected checks that apply were not run), with
- * what to do about it, into out; returns how many such checks, 0 (out left
- * empty) when the run tested everything it applies to. */
-static unsigned incomplete_reason(const ps_conform *c, ps_buf *out)
+ * what to do about it, into out; nothing when the run tested everything it
+ * applies to (t->incomplete is 0). */
+static void incomplete_reason(const ps_conform *c, const outcome_tally *t, ps_buf *out)
 {
+    if (!t->incomplete) return;
     const ps_conform_config *cfg = ps_conform_cfg(c);
-    ps_checks *checks = ps_conform_checks(c);
     ps_conform_tally tally;
     ps_conform_tally_get(c, &tally);
-    unsigned selected = 0, incomplete = 0;
-    const char *first_id = NULL, *first_msg = NULL;
-    for (int i = 0; i < PS_CK_COUNT; i++) {
-        if (!ps_checks_selected(checks, (ps_check_id)i)) continue;
-        selected++;
-        ps_check_outcome o;
-        ps_check_outcome_get(checks, (ps_check_id)i, cfg->strict, &o);
-        if (o.status != PS_STATUS_NOT_RUN || !o.applicable) continue;
-        if (!incomplete++) first_id = ps_check_def_get((ps_check_id)i)->id, first_msg = o.message;
-    }
-    if (!incomplete) return 0;
-    ps_buf_printf(out, "%u of %u selected checks could not be tested", incomplete, selected);
+    ps_buf_printf(out, "%u of %u selected checks could not be tested", t->incomplete, t->total);
     if (ps_conform_aborted(c)) {
         ps_buf_printf(out, ": the run was aborted (%s)", ps_conform_abort_reason(c));
     } else if (tally.skipped_waits) {
@@ -75,12 +87,86 @@ static unsigned incomplete_reason(const ps_conform *c, ps_buf *out)
                          "sure no other client is using up these keys");
     } else {
         ps_buf_puts(out, ": ");
-        ps_buf_puts(out, first_id);
+        ps_buf_puts(out, t->first_incomplete_id);
         ps_buf_puts(out, ": ");
-        ps_buf_puts(out, first_msg ? first_msg : "not run");
-        if (incomplete > 1) ps_buf_puts(out, " (the others say why in their messages)");
+        ps_buf_puts(out, t->first_incomplete_message ? t->first_incomplete_message : "not run");
+        if (t->incomplete > 1) ps_buf_puts(out, " (the others say why in their messages)");
     }
-    return incomplete;
+}
+
+/* The tags of a check ("a,b") as a JSON array. */
+static void write_tags(ps_jw *w, const char *tags)
+{
+    ps_jw_array_open(w);
+    for (const char *t = tags; *t;) {
+        const char *comma = strchr(t, ',');
+        size_t n = comma ? (size_t)(comma - t) : strlen(t);
+        ps_jw_string_len(w, t, n);
+        t += n + (comma ? 1 : 0);
+    }
+    ps_jw_array_close(w);
+}
+
+static void write_check(ps_jw *w, const ps_check_def *d, const ps_check_outcome *o)
+{
+    ps_jw_object_open(w);
+    ps_jw_kstring(w, "id", d->id);
+    ps_jw_kstring(w, "title", d->title);
+    ps_jw_kstring(w, "level", ps_check_level_name(d->level));
+    ps_jw_kstring(w, "clause", d->clause);
+    ps_jw_key(w, "tags");
+    write_tags(w, d->tags);
+    ps_jw_kstring(w, "status", ps_check_status_name(o->status));
+    ps_jw_kdouble(w, "duration_ms", o->duration_ms, 3);
+    ps_jw_key(w, "observations");
+    ps_jw_object_open(w);
+    ps_jw_kuint(w, "passed", o->passes);
+    ps_jw_kuint(w, "failed", o->failures);
+    ps_jw_object_close(w);
+    if (o->status == PS_STATUS_NOT_RUN) ps_jw_kbool(w, "applicable", o->applicable);
+    if (o->message && o->failures > 1) {
+        ps_buf m = PS_BUF_INIT;
+        ps_buf_printf(&m, "%s (and %u more failed observations)", o->message, o->failures - 1);
+        ps_jw_kstring_len(w, "message", m.data, m.len);
+        ps_buf_free(&m);
+    } else if (o->message) {
+        ps_jw_kstring(w, "message", o->message);
+    }
+    if (o->evidence_json) ps_jw_kraw(w, "evidence", o->evidence_json);
+    ps_jw_object_close(w);
+}
+
+/* The suites in catalogue order, each with its selected checks. */
+static void write_suites(ps_jw *w, const ps_checks *checks, bool strict)
+{
+    ps_jw_array_open(w);
+    for (int i = 0; i < PS_CK_COUNT; i++) {
+        char suite[32], other[32];
+        ps_check_suite(ps_check_def_get((ps_check_id)i), suite, sizeof suite);
+        bool seen = false, any = false;
+        for (int j = 0; j < PS_CK_COUNT; j++) {
+            ps_check_suite(ps_check_def_get((ps_check_id)j), other, sizeof other);
+            if (strcmp(other, suite) != 0) continue;
+            if (j < i) seen = true;
+            else any |= ps_checks_selected(checks, (ps_check_id)j);
+        }
+        if (seen || !any) continue;
+        ps_jw_object_open(w);
+        ps_jw_kstring(w, "name", suite);
+        ps_jw_key(w, "checks");
+        ps_jw_array_open(w);
+        for (int j = i; j < PS_CK_COUNT; j++) {
+            const ps_check_def *d = ps_check_def_get((ps_check_id)j);
+            ps_check_suite(d, other, sizeof other);
+            if (strcmp(other, suite) != 0 || !ps_checks_selected(checks, d->ck)) continue;
+            ps_check_outcome o;
+            ps_check_outcome_get(checks, d->ck, strict, &o);
+            write_check(w, d, &o);
+        }
+        ps_jw_array_close(w);
+        ps_jw_object_close(w);
+    }
+    ps_jw_array_close(w);
 }
 
 void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
@@ -89,154 +175,85 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
     const ps_checks *checks = ps_conform_checks(c);
     ps_conform_tally tally;
     ps_conform_tally_get(c, &tally);
+    outcome_tally t;
+    tally_outcomes(checks, cfg->strict, &t);
     char started[32];
     ps_clock_format_utc(tally.started_wall_ns, started, sizeof started);
     double duration_s = (double)(ps_clock_mono_ns() - tally.started_mono_ns) / 1e9;
 
-    unsigned total = 0, passed = 0, failed = 0, warnings = 0, not_run = 0, not_applicable = 0;
-    for (int i = 0; i < PS_CK_COUNT; i++) {
-        if (!ps_checks_selected(checks, (ps_check_id)i)) continue;
-        ps_check_outcome o;
-        ps_check_outcome_get(checks, (ps_check_id)i, cfg->strict, &o);
-        total++;
-        passed += o.status == PS_STATUS_PASSED;
-        failed += o.status == PS_STATUS_FAILED;
-        warnings += o.status == PS_STATUS_WARNING;
-        not_run += o.status == PS_STATUS_NOT_RUN;
-        not_applicable += o.status == PS_STATUS_NOT_RUN && !o.applicable;
-    }
-
-    ps_buf_puts(b, "{\"tool\":\"petstore-conform\",\"version\":\"" PS_VERSION "\",\"format\":1,\n");
-    ps_buf_puts(b, "\"target\":{\"base_url\":");
-    json_str(b, ps_conform_base_url(c));
-    ps_buf_puts(b, ",\"plan\":");
-    json_str(b, ps_plan_name(cfg->plan.id));
-    ps_buf_puts(b, ",\"limit_plan\":");
-    json_str(b, ps_plan_name(cfg->limit_plan.id));
-    ps_buf_printf(b, ",\"strict\":%s,\"separate_limit_key\":%s,\"timeout_s\":%.3f,\"max_wait_s\":%.3f},\n",
-                  cfg->strict ? "true" : "false", cfg->limit_key_given ? "true" : "false",
-                  (double)cfg->timeout_ns / 1e9, (double)cfg->max_wait_ns / 1e9);
-    ps_buf_printf(b, "\"started_at\":\"%s\",\"duration_s\":%.3f,\"exchanges\":%u,\"body_cap_bytes\":%zu,\n",
-                  started, duration_s, tally.exchanges, cfg->max_body);
-    ps_buf_printf(b,
-                  "\"summary\":{\"total\":%u,\"passed\":%u,\"failed\":%u,\"warnings\":%u,\"not_run\":%u,"
-                  "\"not_applicable\":%u},\n",
-                  total, passed, failed, warnings, not_run, not_applicable);
-    ps_buf why = PS_BUF_INIT;
-    bool incomplete = incomplete_reason(c, &why) > 0;
+    ps_jw w;
+    ps_jw_init(&w, b, true);
+    ps_jw_object_open(&w);
+    ps_jw_kstring(&w, "tool", "petstore-conform");
+    ps_jw_kstring(&w, "version", PS_VERSION);
+    ps_jw_kint(&w, "format", 1);
+    ps_jw_key(&w, "target");
+    ps_jw_object_open(&w);
+    ps_jw_kstring(&w, "base_url", ps_conform_base_url(c));
+    ps_jw_kstring(&w, "plan", ps_plan_name(cfg->plan.id));
+    ps_jw_kstring(&w, "limit_plan", ps_plan_name(cfg->limit_plan.id));
+    ps_jw_kbool(&w, "strict", cfg->strict);
+    ps_jw_kbool(&w, "separate_limit_key", cfg->limit_key_given);
+    ps_jw_kdouble(&w, "timeout_s", (double)cfg->timeout_ns / 1e9, 3);
+    ps_jw_kdouble(&w, "max_wait_s", (double)cfg->max_wait_ns / 1e9, 3);
+    ps_jw_object_close(&w);
+    ps_jw_kstring(&w, "started_at", started);
+    ps_jw_kdouble(&w, "duration_s", duration_s, 3);
+    ps_jw_kuint(&w, "exchanges", tally.exchanges);
+    ps_jw_kuint(&w, "body_cap_bytes", cfg->max_body);
+    ps_jw_key(&w, "summary");
+    ps_jw_object_open(&w);
+    ps_jw_kuint(&w, "total", t.total);
+    ps_jw_kuint(&w, "passed", t.passed);
+    ps_jw_kuint(&w, "failed", t.failed);
+    ps_jw_kuint(&w, "warnings", t.warnings);
+    ps_jw_kuint(&w, "not_run", t.not_run);
+    ps_jw_kuint(&w, "not_applicable", t.not_applicable);
+    ps_jw_object_close(&w);
     const char *verdict = exit_code == 0 ? "pass"
                           : exit_code == 1 ? "fail"
-                          : ps_conform_aborted(c) || !incomplete ? "aborted"
-                                                      : "incomplete";
-    ps_buf_printf(b, "\"verdict\":\"%s\",\"exit_code\":%d,\"aborted\":", verdict, exit_code);
-    if (ps_conform_aborted(c)) json_str(b, ps_conform_abort_reason(c));
-    else ps_buf_puts(b, "null");
-    ps_buf_puts(b, ",\"incomplete\":");
-    if (incomplete) json_str(b, why.data);
-    else ps_buf_puts(b, "null");
+                          : ps_conform_aborted(c) || !t.incomplete ? "aborted"
+                                                                   : "incomplete";
+    ps_jw_kstring(&w, "verdict", verdict);
+    ps_jw_kint(&w, "exit_code", exit_code);
+    ps_jw_kstring(&w, "aborted", ps_conform_abort_reason(c)); /* null unless aborted */
+    ps_buf why = PS_BUF_INIT;
+    incomplete_reason(c, &t, &why);
+    if (t.incomplete) ps_jw_kstring_len(&w, "incomplete", why.data, why.len);
+    else ps_jw_knull(&w, "incomplete");
     ps_buf_free(&why);
-    ps_buf_puts(b, ",\n\"suites\":[");
-
-    /* Suites in catalogue order, each with its selected checks. */
-    char done[PS_CK_COUNT][32];
-    int ndone = 0;
-    bool first_suite = true;
-    for (int i = 0; i < PS_CK_COUNT; i++) {
-        char suite[32];
-        ps_check_suite(ps_check_def_get((ps_check_id)i), suite, sizeof suite);
-        bool seen = false;
-        for (int k = 0; k < ndone; k++) seen |= strcmp(done[k], suite) == 0;
-        if (seen) continue;
-        strcpy(done[ndone++], suite);
-        bool any = false;
-        for (int j = i; j < PS_CK_COUNT; j++) {
-            char s2[32];
-            ps_check_suite(ps_check_def_get((ps_check_id)j), s2, sizeof s2);
-            if (strcmp(s2, suite) == 0 && ps_checks_selected(checks, (ps_check_id)j)) any = true;
-        }
-        if (!any) continue;
-        ps_buf_puts(b, first_suite ? "\n" : ",\n");
-        first_suite = false;
-        ps_buf_puts(b, "{\"name\":");
-        json_str(b, suite);
-        ps_buf_puts(b, ",\"checks\":[");
-        bool first_check = true;
-        for (int j = i; j < PS_CK_COUNT; j++) {
-            const ps_check_def *d = ps_check_def_get((ps_check_id)j);
-            char s2[32];
-            ps_check_suite(d, s2, sizeof s2);
-            if (strcmp(s2, suite) != 0 || !ps_checks_selected(checks, (ps_check_id)j)) continue;
-            ps_check_outcome o;
-            ps_check_outcome_get(checks, (ps_check_id)j, cfg->strict, &o);
-            ps_buf_puts(b, first_check ? "\n " : ",\n ");
-            first_check = false;
-            ps_buf_puts(b, "{\"id\":");
-            json_str(b, d->id);
-            ps_buf_puts(b, ",\"title\":");
-            json_str(b, d->title);
-            ps_buf_printf(b, ",\"level\":\"%s\",\"clause\":", ps_check_level_name(d->level));
-            json_str(b, d->clause);
-            ps_buf_puts(b, ",\"tags\":");
-            json_tags(b, d->tags);
-            ps_buf_printf(b, ",\"status\":\"%s\",\"duration_ms\":%.3f,\"observations\":{\"passed\":%u,\"failed\":%u}",
-                          ps_check_status_name(o.status), o.duration_ms, o.passes, o.failures);
-            if (o.status == PS_STATUS_NOT_RUN) ps_buf_printf(b, ",\"applicable\":%s", o.applicable ? "true" : "false");
-            if (o.message) {
-                ps_buf_puts(b, ",\"message\":");
-                if (o.failures > 1) {
-                    ps_buf m = PS_BUF_INIT;
-                    ps_buf_printf(&m, "%s (and %u more failed observations)", o.message, o.failures - 1);
-                    json_str(b, m.data);
-                    ps_buf_free(&m);
-                } else {
-                    json_str(b, o.message);
-                }
-            }
-            if (o.evidence_json) {
-                ps_buf_puts(b, ",\"evidence\":");
-                ps_buf_puts(b, o.evidence_json);
-            }
-            ps_buf_putc(b, '}');
-        }
-        ps_buf_puts(b, "]}");
-    }
-    ps_buf_puts(b, "\n]}\n");
+    ps_jw_key(&w, "suites");
+    write_suites(&w, checks, cfg->strict);
+    ps_jw_object_close(&w);
+    ps_buf_putc(b, '\n');
 }
 
 int ps_conform_run(const ps_conform_config *cfg, ps_checks *checks, ps_buf *doc, ps_error *err)
 {
-    ps_conform *c = ps_conform_create(cfg, checks, ps_suite_observers, ps_suite_observer_count, err);
+    ps_conform *c =
+        ps_conform_create(cfg, checks, ps_suite_observers, ps_suite_observer_count, err);
     if (!c) return 2;
 
     if (ps_suite_probe(c) == 0 && !ps_conform_aborted(c)) {
         bool errors = ps_checks_any_selected(checks, "errors.");
-        if (!ps_conform_aborted(c) && (ps_checks_any_selected(checks, "auth.") || errors)) ps_suite_auth(c);
-        if (!ps_conform_aborted(c) && (ps_checks_any_selected(checks, "validation.") || errors)) ps_suite_validation(c);
-        if (!ps_conform_aborted(c) && (ps_checks_any_selected(checks, "create.") || ps_checks_any_selected(checks, "roundtrip.") ||
-                            ps_checks_selected(checks, PS_CK_SCHEMA_CREATED_CATEGORY)))
+        if (!ps_conform_aborted(c) && (ps_checks_any_selected(checks, "auth.") || errors))
+            ps_suite_auth(c);
+        if (!ps_conform_aborted(c) && (ps_checks_any_selected(checks, "validation.") || errors))
+            ps_suite_validation(c);
+        if (!ps_conform_aborted(c) &&
+            (ps_checks_any_selected(checks, "create.") || ps_checks_any_selected(checks, "roundtrip.") ||
+             ps_checks_selected(checks, PS_CK_SCHEMA_CREATED_CATEGORY)))
             ps_suite_roundtrip(c);
-        if (!ps_conform_aborted(c) && ps_checks_any_selected(checks, "ratelimit.")) ps_suite_ratelimit(c);
+        if (!ps_conform_aborted(c) && ps_checks_any_selected(checks, "ratelimit."))
+            ps_suite_ratelimit(c);
         /* Last: it exhausts a limit (and, without --limit-key, the main key's). */
-        if (!ps_conform_aborted(c) && ps_checks_any_selected(checks, "limit429.")) ps_suite_limit429(c);
+        if (!ps_conform_aborted(c) && ps_checks_any_selected(checks, "limit429."))
+            ps_suite_limit429(c);
     }
 
-    /* aborted: 3; else a failed check: 1 (a proven deviation says more than
-     * what could not be tested); else a check that applies but was not run:
-     * 3, the run is incomplete (a gate must not pass what it did not test). */
-    int exit_code = 0;
-    if (ps_conform_aborted(c)) {
-        exit_code = 3;
-    } else {
-        bool incomplete = false;
-        for (int i = 0; i < PS_CK_COUNT; i++) {
-            if (!ps_checks_selected(checks, (ps_check_id)i)) continue;
-            ps_check_outcome o;
-            ps_check_outcome_get(checks, (ps_check_id)i, cfg->strict, &o);
-            if (o.status == PS_STATUS_FAILED) exit_code = 1;
-            if (o.status == PS_STATUS_NOT_RUN && o.applicable) incomplete = true;
-        }
-        if (!exit_code && incomplete) exit_code = 3;
-    }
+    outcome_tally t;
+    tally_outcomes(checks, cfg->strict, &t);
+    int exit_code = exit_code_of(c, &t);
     ps_conform_report_doc(c, exit_code, doc);
     ps_conform_destroy(c);
     return exit_code;
