@@ -81,22 +81,23 @@ static void *grow(void *p, size_t n, size_t size)
     return p;
 }
 
-/* Puts member idx into a set whose table has room, and reports whether an
- * earlier member has the same name. */
+/* Reports whether an earlier member has member idx's name; puts it into the
+ * set (whose table has room) when not. A repeated name is not added again,
+ * so a thousand members named "" leave one entry, not a probe chain of a
+ * thousand. */
 static bool set_insert(member_set *s, const ps_json *obj, size_t idx)
 {
     uint64_t h = s->hashes[idx];
     size_t mask = s->nslots - 1;
-    bool seen = false;
     size_t at = (size_t)h & mask;
     for (; s->slots[at] != 0; at = (at + 1) & mask) {
         size_t other = s->slots[at] - 1;
         if (s->hashes[other] == h && obj->key_lens[other] == obj->key_lens[idx] &&
             memcmp(obj->keys[other], obj->keys[idx], obj->key_lens[idx]) == 0)
-            seen = true;
+            return true;
     }
     s->slots[at] = (uint32_t)(idx + 1);
-    return seen;
+    return false;
 }
 
 /* (Re)builds the table for members 0..n-1 with at most half of it in use. */
