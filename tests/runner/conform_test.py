@@ -193,7 +193,7 @@ def mode_reference(a, tmp):
                     "junit": open(paths["junit"], encoding="utf-8").read()}, "reference")
 
 
-def mode_each(a, tmp):
+def mode_only_each(a, tmp):
     """Every check selected alone (--only ID) is exercised and passes: no
     check depends on another being selected to get its exchanges."""
     srv = Server(a.server, [], tmp)
@@ -728,7 +728,7 @@ def mode_all429(a, tmp):
         len(incomplete), doc["summary"]["total"])) in html, "the HTML report does not say why the run is incomplete")
 
 
-def mode_notapplicable(a, tmp):
+def mode_not_applicable(a, tmp):
     """A check that cannot apply by configuration (limit-matches-plan with
     no --plan) is not run but marked applicable: false, and does not make
     the run incomplete: exit 0 against the reference server."""
@@ -879,7 +879,7 @@ def mode_colour(a, tmp):
     check(b"SKIP" in plain and b"\033[" not in plain, "colour despite NO_COLOR: %r" % plain[:200])
 
 
-def mode_docs(a, tmp):
+def mode_docs_current(a, tmp):
     """docs/conformance-checks.md lists every check --list shows."""
     text = open(a.doc, encoding="utf-8").read()
     ids = list_ids(a.conform)
@@ -888,7 +888,7 @@ def mode_docs(a, tmp):
         check("| `%s` |" % i in text, "%s: no row for %s (regenerate it from --list)" % (a.doc, i))
 
 
-def mode_exitcodes(a, tmp):
+def mode_docs_exit_codes(a, tmp):
     """The documents that tell users what the exit codes mean (docs/ci-gate.md,
     README.md) say what --help says: each code, and every cause of exit 3
     (the last word of each cause in --help: reached, aborted, incomplete)."""
@@ -921,7 +921,7 @@ def main():
     p.add_argument("--spec")
     sub = p.add_subparsers(dest="mode", required=True)
     sub.add_parser("reference")
-    sub.add_parser("each")
+    sub.add_parser("only_each")
     f = sub.add_parser("fault")
     f.add_argument("name")
     f.add_argument("expected")
@@ -934,14 +934,14 @@ def main():
     sub.add_parser("politeness")
     sub.add_parser("maxwait")
     sub.add_parser("all429")
-    sub.add_parser("notapplicable")
+    sub.add_parser("not_applicable")
     sub.add_parser("liberties")
     sub.add_parser("interrupt")
     sub.add_parser("colour")
     sub.add_parser("https")
-    d = sub.add_parser("docs")
+    d = sub.add_parser("docs_current")
     d.add_argument("doc")
-    e = sub.add_parser("exitcodes")
+    e = sub.add_parser("docs_exit_codes")
     e.add_argument("docs", nargs="+")
     a = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="conform-test-") as tmp:
