@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/histogram_print.h"
 #include "core/version.h"
 
 double ps_lg_error_rate(const ps_lg_stats *t)
@@ -67,7 +68,7 @@ int ps_lg_spectrum_json(const ps_hist *h, ps_jw *w, ps_error *err)
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     if (!mem) return ps_error_set(err, "open_memstream failed");
-    int rc = ps_hist_percentiles_print(h, mem, 5, 1.0);
+    int rc = ps_hist_percentiles_print(h, mem, 5, 1.0, PS_HIST_FORMAT_CLASSIC);
     fclose(mem);
     if (rc != 0) {
         free(text);
