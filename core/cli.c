@@ -1,4 +1,5 @@
-/* cli.c - value parsing for flags and config files. */
+/* cli.c - value parsing for flags and config files, and the command-line
+ * style the three programs share (usage errors, getopt failures, colour). */
 #include "core/cli.h"
 
 #include <errno.h>
@@ -6,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 int ps_cli_parse_int(const char *text, int64_t min, int64_t max, int64_t *out, ps_error *err)
 {
@@ -79,4 +81,81 @@ int ps_cli_parse_size(const char *text, int64_t *out_bytes, ps_error *err)
     if (bytes > 1e15) return ps_error_set(err, "size '%s' is too large", text);
     *out_bytes = (int64_t)bytes;
     return 0;
+}
+
+int ps_cli_usage_error(FILE *out, const char *program, const char *message)
+{
+    fprintf(out, "%s: %s\nsee '%s --help'\n", program, message, program);
+    return PS_CLI_EXIT_USAGE;
+}
+
+void ps_cli_getopt_reset(void)
+{
+    /* glibc: optind 0 also clears the scan state of a half-read "-abc". */
+    optind = 0;
+    opterr = 0;
+}
+
+int ps_cli_getopt_error(int c, int argc, char **argv, const struct option *options, ps_error *err)
+{
+    const char *arg = optind >= 1 && optind <= argc ? argv[optind - 1] : NULL;
+    if (!arg || arg[0] != '-' || arg[1] != '-') {
+        /* A short option: optopt is the letter (getopt may not have moved
+         * optind past a cluster such as -xq). */
+        if (optopt > ' ' && optopt < 0x7f) {
+            if (c == ':') return ps_error_set(err, "-%c: needs a value", optopt);
+            return ps_error_set(err, "-%c: unknown flag", optopt);
+        }
+        return ps_error_set(err, "%s: unknown flag", arg ? arg : "?");
+    }
+    const char *name = arg + 2;
+    const char *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    const struct option *match = NULL;
+    size_t nmatch = 0;
+    char list[256] = "";
+    size_t used = 0;
+    for (const struct option *o = options; o->name; o++) {
+        if (strncmp(o->name, name, len) != 0) continue;
+        if (strlen(o->name) == len) { /* exact: never ambiguous */
+            match = o;
+            nmatch = 1;
+            break;
+        }
+        match = o;
+        nmatch++;
+        int n = snprintf(list + used, sizeof list - used, "%s--%s", used ? ", " : "", o->name);
+        if (n > 0 && (size_t)n < sizeof list - used) used += (size_t)n;
+    }
+    if (nmatch > 1) return ps_error_set(err, "--%.*s: ambiguous (%s)", (int)len, name, list);
+    if (nmatch == 0) return ps_error_set(err, "--%.*s: unknown flag", (int)len, name);
+    if (c == ':') return ps_error_set(err, "--%s: needs a value", match->name);
+    if (eq && match->has_arg == no_argument) return ps_error_set(err, "--%s: takes no value", match->name);
+    return ps_error_set(err, "--%.*s: not understood", (int)len, name);
+}
+
+const char *ps_cli_env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+int ps_cli_parse_color(const char *text, ps_cli_color *out, ps_error *err)
+{
+    if (strcmp(text, "auto") == 0) *out = PS_CLI_COLOR_AUTO;
+    else if (strcmp(text, "always") == 0) *out = PS_CLI_COLOR_ALWAYS;
+    else if (strcmp(text, "never") == 0) *out = PS_CLI_COLOR_NEVER;
+    else return ps_error_set(err, "expected auto, always or never, got '%s'", text);
+    return 0;
+}
+
+bool ps_cli_color_enabled(ps_cli_color flag, int fd)
+{
+    if (flag == PS_CLI_COLOR_ALWAYS) return true;
+    if (flag == PS_CLI_COLOR_NEVER) return false;
+    if (ps_cli_env("NO_COLOR")) return false; /* https://no-color.org */
+    if (ps_cli_env("FORCE_COLOR")) return true; /* https://force-color.org */
+    const char *term = getenv("TERM");
+    if (term && strcmp(term, "dumb") == 0) return false;
+    return isatty(fd) == 1;
 }

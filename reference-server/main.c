@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "core/cli.h"
 #include "core/error.h"
 #include "core/fd_limit.h"
 #include "reference-server/http_server.h"
@@ -43,8 +44,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if (prc != 0) {
-        fprintf(stderr, "petstore-server: %s\n", err.message);
-        status = 2;
+        status = ps_cli_usage_error(stderr, "petstore-server", err.message);
         goto out;
     }
     for (int f = 0; f < PS_FAULT_COUNT; f++)

@@ -2,6 +2,7 @@
 #include "runner/config.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,12 +32,19 @@ static const char usage[] =
     "  --max-body SIZE     reply bytes kept and parsed (default 1M; a longer list is not judged)\n"
     "  --strict            HTTP-RFC checks (level http) fail the run instead of warning\n"
     "  --verbose           print every exchange (keys redacted) to stderr\n"
-    "  --no-color          no colour on the console (also: NO_COLOR set)\n"
+    "  --quiet             no progress on stderr (a line per suite, each Retry-After wait)\n"
+    "  --color WHEN        colour the console: auto (default), always or never;\n"
+    "                      --color wins, then NO_COLOR (no), FORCE_COLOR (yes), TERM=dumb\n"
+    "                      (no), else colour on a terminal; --no-color = --color=never\n"
     "reports:\n"
     "  --json FILE         JSON report (docs/report-json.md)\n"
-    "  --tap FILE          TAP 14\n"
+    "  --tap FILE          TAP 13\n"
     "  --junit FILE        JUnit XML\n"
     "  --html FILE         self-contained HTML report\n"
+    "other:\n"
+    "  -h, --help          this text\n"
+    "  --version           print the version and exit\n"
+    "Long flags may be abbreviated to a unique prefix; --flag=VALUE works too.\n"
     "\n"
     "exit status: 0 all checks passed, 1 a check failed, 2 usage or configuration\n"
     "error, 3 the target could not be reached, the run was aborted, or it was\n"
@@ -62,10 +70,45 @@ static int check_key(const char *key, const char *what, ps_error *err)
     return 0;
 }
 
-static const char *env_nonempty(const char *name)
+enum {
+    OPT_BASE_URL = 256, OPT_API_KEY, OPT_PLAN, OPT_LIMIT_KEY, OPT_LIMIT_PLAN, OPT_LIST, OPT_ONLY,
+    OPT_SKIP, OPT_MAX_WAIT, OPT_TIMEOUT, OPT_CACERT, OPT_MAX_BODY, OPT_STRICT, OPT_VERBOSE,
+    OPT_QUIET, OPT_COLOR, OPT_NO_COLOR, OPT_JSON, OPT_TAP, OPT_JUNIT, OPT_HTML, OPT_VERSION,
+};
+
+static const struct option options[] = {
+    {"base-url", required_argument, NULL, OPT_BASE_URL},
+    {"api-key", required_argument, NULL, OPT_API_KEY},
+    {"plan", required_argument, NULL, OPT_PLAN},
+    {"limit-key", required_argument, NULL, OPT_LIMIT_KEY},
+    {"limit-plan", required_argument, NULL, OPT_LIMIT_PLAN},
+    {"list", no_argument, NULL, OPT_LIST},
+    {"only", required_argument, NULL, OPT_ONLY},
+    {"skip", required_argument, NULL, OPT_SKIP},
+    {"max-wait", required_argument, NULL, OPT_MAX_WAIT},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"cacert", required_argument, NULL, OPT_CACERT},
+    {"max-body", required_argument, NULL, OPT_MAX_BODY},
+    {"strict", no_argument, NULL, OPT_STRICT},
+    {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"color", required_argument, NULL, OPT_COLOR},
+    {"no-color", no_argument, NULL, OPT_NO_COLOR},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"tap", required_argument, NULL, OPT_TAP},
+    {"junit", required_argument, NULL, OPT_JUNIT},
+    {"html", required_argument, NULL, OPT_HTML},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+/* "base-url" for OPT_BASE_URL: errors name the flag in full, however abbreviated. */
+static const char *long_name(int c)
 {
-    const char *v = getenv(name);
-    return v && *v ? v : NULL;
+    for (const struct option *o = options; o->name; o++)
+        if (o->val == c) return o->name;
+    return "?";
 }
 
 int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_error *err)
@@ -79,87 +122,68 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
     bool plan_given = false, limit_plan_given = false;
     const char *plan_text = NULL, *limit_plan_text = NULL;
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--") == 0) break;
-        if (strncmp(arg, "--", 2) != 0)
-            return ps_error_set(err, "unexpected argument '%s' (flags start with --)", arg);
-        /* --flag=value or --flag value */
-        char name[64];
-        const char *value = NULL;
-        const char *eq = strchr(arg, '=');
-        size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (n >= sizeof name) return ps_error_set(err, "unknown flag '%s' (see --help)", arg);
-        memcpy(name, arg, n);
-        name[n] = '\0';
-        if (eq) value = eq + 1;
-
-        static const char *const booleans[] = {"--list", "--verbose", "--strict", "--help",
-                                                "--version", "--no-color", "-h"};
-        bool is_bool = false;
-        for (size_t b = 0; b < sizeof booleans / sizeof booleans[0]; b++)
-            if (strcmp(name, booleans[b]) == 0) is_bool = true;
-        if (is_bool) {
-            if (value) return ps_error_set(err, "flag %s takes no value", name);
-            if (strcmp(name, "--list") == 0) cfg->list = true;
-            else if (strcmp(name, "--verbose") == 0) cfg->verbose = true;
-            else if (strcmp(name, "--strict") == 0) cfg->strict = true;
-            else if (strcmp(name, "--version") == 0) cfg->version = true;
-            else if (strcmp(name, "--no-color") == 0) cfg->no_color = true;
-            else cfg->help = true;
-            continue;
-        }
-        static const char *const valued[] = {"--base-url", "--api-key", "--plan", "--limit-key",
-                                              "--limit-plan", "--only", "--skip", "--max-wait",
-                                              "--timeout", "--json", "--tap", "--junit", "--html",
-                                              "--cacert", "--max-body"};
-        bool known = false;
-        for (size_t v = 0; v < sizeof valued / sizeof valued[0]; v++)
-            if (strcmp(name, valued[v]) == 0) known = true;
-        if (!known) return ps_error_set(err, "unknown flag '%s' (see --help)", name);
-        if (!value) {
-            if (i + 1 >= argc) return ps_error_set(err, "flag %s needs a value", name);
-            value = argv[++i];
-        }
-        if (!*value) return ps_error_set(err, "flag %s needs a non-empty value", name);
-
-        if (strcmp(name, "--base-url") == 0) cfg->base_url = value;
-        else if (strcmp(name, "--api-key") == 0) cfg->api_key = value;
-        else if (strcmp(name, "--limit-key") == 0) cfg->limit_key = value;
-        else if (strcmp(name, "--plan") == 0) plan_text = value, plan_given = true;
-        else if (strcmp(name, "--limit-plan") == 0) limit_plan_text = value, limit_plan_given = true;
-        else if (strcmp(name, "--only") == 0) cfg->only = value;
-        else if (strcmp(name, "--skip") == 0) cfg->skip = value;
-        else if (strcmp(name, "--json") == 0) cfg->json_path = value;
-        else if (strcmp(name, "--tap") == 0) cfg->tap_path = value;
-        else if (strcmp(name, "--junit") == 0) cfg->junit_path = value;
-        else if (strcmp(name, "--html") == 0) cfg->html_path = value;
-        else if (strcmp(name, "--max-body") == 0) {
+    ps_cli_getopt_reset();
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+        const char *value = optarg;
+        if (value && !*value && c != OPT_COLOR)
+            return ps_error_set(err, "--%s: needs a non-empty value", long_name(c));
+        switch (c) {
+        case 'h': cfg->help = true; break;
+        case OPT_VERSION: cfg->version = true; break;
+        case OPT_LIST: cfg->list = true; break;
+        case OPT_VERBOSE: cfg->verbose = true; break;
+        case OPT_STRICT: cfg->strict = true; break;
+        case OPT_QUIET: cfg->quiet = true; break;
+        case OPT_NO_COLOR: cfg->color = PS_CLI_COLOR_NEVER; break;
+        case OPT_COLOR:
+            if (ps_cli_parse_color(value, &cfg->color, err) < 0) return ps_error_prefix(err, "--color: ");
+            break;
+        case OPT_BASE_URL: cfg->base_url = value; break;
+        case OPT_API_KEY: cfg->api_key = value; break;
+        case OPT_LIMIT_KEY: cfg->limit_key = value; break;
+        case OPT_PLAN: plan_text = value, plan_given = true; break;
+        case OPT_LIMIT_PLAN: limit_plan_text = value, limit_plan_given = true; break;
+        case OPT_ONLY: cfg->only = value; break;
+        case OPT_SKIP: cfg->skip = value; break;
+        case OPT_JSON: cfg->json_path = value; break;
+        case OPT_TAP: cfg->tap_path = value; break;
+        case OPT_JUNIT: cfg->junit_path = value; break;
+        case OPT_HTML: cfg->html_path = value; break;
+        case OPT_MAX_BODY: {
             int64_t bytes;
             if (ps_cli_parse_size(value, &bytes, err) < 0) return ps_error_prefix(err, "--max-body: ");
             if (bytes < 1024 || bytes > ((int64_t)1 << 30))
                 return ps_error_set(err, "--max-body: between 1K and 1G, got '%s'", value);
             cfg->max_body = (size_t)bytes;
-        } else if (strcmp(name, "--cacert") == 0) {
+            break;
+        }
+        case OPT_CACERT:
             if (access(value, R_OK) != 0)
                 return ps_error_set(err, "--cacert: cannot read '%s': %s", value, strerror(errno));
             cfg->ca_file = value;
-        }
-        else if (strcmp(name, "--max-wait") == 0) {
+            break;
+        case OPT_MAX_WAIT:
             if (ps_cli_parse_duration(value, 1, &cfg->max_wait_ns, err) < 0)
                 return ps_error_prefix(err, "--max-wait: ");
-        } else if (strcmp(name, "--timeout") == 0) {
+            break;
+        case OPT_TIMEOUT:
             if (ps_cli_parse_duration(value, 0, &cfg->timeout_ns, err) < 0)
                 return ps_error_prefix(err, "--timeout: ");
             if (cfg->timeout_ns < 1000000)
                 return ps_error_set(err, "--timeout: at least 1ms, got '%s'", value);
+            break;
+        default: /* '?' or ':' */
+            return ps_cli_getopt_error(c, argc, argv, options, err);
         }
     }
+    if (optind < argc)
+        return ps_error_set(err, "unexpected argument '%s' (flags start with --)", argv[optind]);
     if (cfg->help || cfg->version || cfg->list) return 0;
 
-    if (!cfg->base_url) cfg->base_url = env_nonempty("PETSTORE_BASE_URL");
-    if (!cfg->api_key) cfg->api_key = env_nonempty("PETSTORE_API_KEY");
-    if (!cfg->limit_key) cfg->limit_key = env_nonempty("PETSTORE_LIMIT_KEY");
+    if (!cfg->base_url) cfg->base_url = ps_cli_env("PETSTORE_BASE_URL");
+    if (!cfg->api_key) cfg->api_key = ps_cli_env("PETSTORE_API_KEY");
+    if (!cfg->limit_key) cfg->limit_key = ps_cli_env("PETSTORE_LIMIT_KEY");
     if (!cfg->base_url) return ps_error_set(err, "no target: give --base-url URL or set PETSTORE_BASE_URL");
     if (strncmp(cfg->base_url, "http://", 7) != 0 && strncmp(cfg->base_url, "https://", 8) != 0)
         return ps_error_set(err, "--base-url '%s' must start with http:// or https://", cfg->base_url);

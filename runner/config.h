@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/cli.h"
 #include "core/error.h"
 #include "core/plan.h"
 
@@ -26,7 +27,8 @@ typedef struct ps_conform_config {
     int64_t timeout_ns;       /* per request */
     const char *ca_file;      /* --cacert: PEM bundle for https targets */
     size_t max_body;          /* --max-body: reply bytes kept and parsed */
-    bool verbose, strict, list, help, version, no_color;
+    bool verbose, strict, list, help, version, quiet;
+    ps_cli_color color;       /* --color / --no-color; resolved with the environment by ps_cli_color_enabled */
     const char *json_path, *tap_path, *junit_path, *html_path;
 } ps_conform_config;
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/cli.h"
 #include "core/json.h"
 #include "core/version.h"
 #include "reports/html_report.h"
@@ -32,7 +33,9 @@ static int open_report(const char *path, const char *flag, FILE **out)
     if (!path) return 0;
     *out = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
     if (!*out) {
-        fprintf(stderr, "petstore-conform: %s: cannot write '%s': %s\n", flag, path, strerror(errno));
+        char message[512];
+        snprintf(message, sizeof message, "%s: cannot write '%s': %s", flag, path, strerror(errno));
+        ps_cli_usage_error(stderr, "petstore-conform", message);
         return -1;
     }
     return 0;
@@ -59,7 +62,7 @@ int main(int argc, char **argv)
     int code = 2;
 
     if (ps_conform_config_parse(&cfg, argc, argv, &err) < 0) {
-        fprintf(stderr, "petstore-conform: %s\n(petstore-conform --help shows the flags)\n", err.message);
+        code = ps_cli_usage_error(stderr, "petstore-conform", err.message);
         goto out;
     }
     if (cfg.help) {
@@ -74,7 +77,7 @@ int main(int argc, char **argv)
     }
     checks = ps_checks_create();
     if ((cfg.only || cfg.skip) && ps_checks_select(checks, cfg.only, cfg.skip, &err) < 0) {
-        fprintf(stderr, "petstore-conform: %s\n", err.message);
+        ps_cli_usage_error(stderr, "petstore-conform", err.message);
         goto out;
     }
     if (cfg.list) {
@@ -105,8 +108,7 @@ int main(int argc, char **argv)
         code = 3;
         goto out;
     }
-    const char *no_color = getenv("NO_COLOR");
-    ps_console_options copts = {isatty(STDOUT_FILENO) && !(no_color && *no_color) && !cfg.no_color, true};
+    ps_console_options copts = {ps_cli_color_enabled(cfg.color, STDOUT_FILENO), true};
     if (ps_report_console_conform(tree, stdout, &copts, &err) < 0) fprintf(stderr, "petstore-conform: %s\n", err.message);
     if (json_f && (fwrite(doc.data, 1, doc.len, json_f) != doc.len || fflush(json_f) != 0))
         fprintf(stderr, "petstore-conform: --json: write to '%s' failed\n", cfg.json_path), code = code ? code : 3;

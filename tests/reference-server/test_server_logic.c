@@ -414,7 +414,7 @@ static void flags_parse_and_errors_name_the_flag(void)
         ps_server_config_free(&cfg);
     }
     CHECK_INT(parse_args(&cfg, &err, "--key", "a:pro", "--port", NULL), 2);
-    CHECK(strstr(err.message, "--port needs a value") != NULL);
+    CHECK(strstr(err.message, "--port: needs a value") != NULL);
     ps_server_config_free(&cfg);
     CHECK_INT(parse_args(&cfg, &err, "--help", NULL), 1);
     ps_server_config_free(&cfg);

@@ -304,7 +304,7 @@ def mode_usage(a, tmp):
         ([], {}, "no target"),
         (["--base-url", "http://127.0.0.1:1/v1"], {}, "no API key"),
         (["--base-url", "ftp://x/v1"], {"PETSTORE_API_KEY": "k"}, "http:// or https://"),
-        (["--bogus"], {}, "unknown flag '--bogus'"),
+        (["--bogus"], {}, "--bogus: unknown flag"),
         (["--base-url"], {}, "needs a value"),
         (["--base-url", "http://127.0.0.1:1/v1", "--plan", "gold"], {"PETSTORE_API_KEY": "k"}, "--plan"),
         (["--base-url", "http://127.0.0.1:1/v1", "--timeout", "soon"], {"PETSTORE_API_KEY": "k"}, "--timeout"),
