@@ -86,6 +86,119 @@ static void card(ps_buf *b, const char *label, const char *key, const ps_json *o
     ps_buf_printf(b, "</b><span>%s</span></div>", label);
 }
 
+/* A card of a figure the renderer derives; data-value holds it exactly. */
+static void card_value(ps_buf *b, const char *label, const char *key, double v)
+{
+    ps_buf_printf(b, "<div class=\"card\" data-card=\"%s\" data-value=\"", key);
+    ps_svg_put_number(b, v);
+    ps_buf_puts(b, "\"><b>");
+    ps_html_number(b, v);
+    ps_buf_printf(b, "</b><span>%s</span></div>", label);
+}
+
+/* A card showing text (already HTML) for the figure v. */
+static void card_text(ps_buf *b, const char *label, const char *key, double v, const char *text)
+{
+    ps_buf_printf(b, "<div class=\"card\" data-card=\"%s\" data-value=\"", key);
+    ps_svg_put_number(b, v);
+    ps_buf_printf(b, "\"><b>%s</b><span>%s</span></div>", text, label);
+}
+
+/* A fraction as a percentage with two decimals (static buffer: one use per call site). */
+static const char *percent(double frac)
+{
+    static char text[32];
+    snprintf(text, sizeof text, "%.2f%%", frac * 100);
+    return text;
+}
+
+/* Appends the schedule's target as words ("400 requests/s", "a ramp from
+ * 10 to 400 requests/s", "per-key rates") and sets *target to the fixed rate
+ * (NaN otherwise); false for a closed-model run, which has no target. */
+static bool rate_target(const ps_json *doc, ps_buf *out, double *target)
+{
+    const ps_json *params = ps_html_get(doc, "parameters", PS_JSON_OBJECT);
+    const ps_json *ramp = ps_html_get(params, "ramp", PS_JSON_ARRAY);
+    const char *model = ps_json_get_string(params, "model", NULL);
+    *target = NAN;
+    if (ps_html_num(params, "rate", target)) {
+        ps_svg_put_number(out, *target);
+        ps_buf_puts(out, " requests/s");
+        return true;
+    }
+    if (ramp && ramp->count == 2 && ramp->items[0]->type == PS_JSON_NUMBER &&
+        ramp->items[1]->type == PS_JSON_NUMBER) {
+        ps_buf_puts(out, "a ramp from ");
+        ps_svg_put_number(out, ramp->items[0]->d);
+        ps_buf_puts(out, " to ");
+        ps_svg_put_number(out, ramp->items[1]->d);
+        ps_buf_puts(out, " requests/s");
+        return true;
+    }
+    if (model && !strcmp(model, "open")) {
+        ps_buf_puts(out, "per-key rates");
+        return true;
+    }
+    return false;
+}
+
+/* Open model: the rate the requests went out at against the target, and
+ * the requests skipped while a key waited out a Retry-After. */
+static void rate_cards(ps_buf *b, const ps_json *doc)
+{
+    double sent, dur, skipped, target;
+    ps_buf t = PS_BUF_INIT;
+    bool open = rate_target(doc, &t, &target);
+    ps_buf_free(&t);
+    if (!open) return;
+    if (ps_html_num(doc, "scheduled", &sent) && ps_html_num(doc, "duration_s", &dur) && dur > 0)
+        card_value(b, "sent/s", "sent_rps", sent / dur);
+    if (isfinite(target)) card_value(b, "target/s", "target_rps", target);
+    if (ps_html_num(doc, "skipped_retry_after", &skipped))
+        card_value(b, "skipped for Retry-After", "skipped_retry_after", skipped);
+}
+
+/* One sentence that adds the figures up: due = skipped + sent, and what
+ * came back, so "135.8 requests/s" against a target of 400 is explained. */
+static void rate_note(ps_buf *b, const ps_json *doc)
+{
+    double sent, skipped = 0, dur, answered, target, n429 = 0;
+    ps_buf t = PS_BUF_INIT;
+    if (!rate_target(doc, &t, &target) || !ps_html_num(doc, "scheduled", &sent) ||
+        !ps_html_num(doc, "duration_s", &dur) || !(dur > 0)) {
+        ps_buf_free(&t);
+        return;
+    }
+    ps_html_num(doc, "skipped_retry_after", &skipped);
+    ps_html_num(ps_json_get(doc, "status"), "429", &n429);
+    ps_buf_puts(b, "<p class=\"rate\" data-rate-note>Open model at ");
+    ps_buf_append(b, t.data, t.len);
+    ps_buf_puts(b, ": ");
+    ps_html_number(b, sent + skipped);
+    ps_buf_puts(b, " requests were due; ");
+    if (skipped > 0) {
+        ps_html_number(b, skipped);
+        ps_buf_printf(b, " (%.1f%%) were skipped because their key was waiting out a Retry-After, ",
+                      100 * skipped / (sent + skipped));
+    } else {
+        ps_buf_puts(b, "none was skipped for Retry-After, ");
+    }
+    ps_html_number(b, sent);
+    ps_buf_printf(b, " were sent (%.1f/s over %.2f s)", sent / dur, dur);
+    if (ps_html_num(doc, "answered", &answered)) {
+        ps_buf_puts(b, " and ");
+        ps_html_number(b, answered);
+        ps_buf_puts(b, " answered");
+        if (n429 > 0) {
+            ps_buf_puts(b, ", ");
+            ps_html_number(b, n429);
+            ps_buf_puts(b, " of them with 429");
+        }
+    }
+    ps_buf_puts(b, ".</p>\n");
+    ps_buf_free(&t);
+}
+
 /* A parameter's value as a person writes it: numbers in their shortest form
  * (1000, not 1000.000), objects as "list 9, create 1", arrays as "a, b";
  * a container inside another is put in parentheses; null and empty
@@ -126,6 +239,38 @@ static void param_value(ps_buf *b, const ps_json *v, int depth)
     ps_html_value(b, v, "");
 }
 
+/* The one table of parameter labels: what docs/report-json.md calls
+ * "requests_limit" a reader knows as "Request limit"; a unit follows a
+ * number. A member not listed keeps its JSON name. */
+static const struct param_label {
+    const char *key, *label, *unit;
+} param_labels[] = {
+    {"base_url", "Target", NULL},
+    {"threads", "Threads", NULL},
+    {"connections", "Connections", NULL},
+    {"duration_s", "Duration", "s"},
+    {"requests_limit", "Request limit", NULL},
+    {"rate", "Target rate", "requests/s"},
+    {"ramp", "Rate ramp", "requests/s"},
+    {"model", "Load model", NULL},
+    {"mix", "Operation mix", NULL},
+    {"engine", "Engine", NULL},
+    {"timeout_s", "Timeout", "s"},
+    {"verify_limits", "Verify limits", NULL},
+    {"burst", "Burst", NULL},
+    {"honour_retry_after", "Honour Retry-After", NULL},
+    {"keys", "API keys", NULL},
+    {"plans", "Plans", NULL},
+};
+
+static const struct param_label *param_label(const char *key, size_t len)
+{
+    for (size_t i = 0; i < sizeof param_labels / sizeof param_labels[0]; i++)
+        if (strlen(param_labels[i].key) == len && memcmp(param_labels[i].key, key, len) == 0)
+            return &param_labels[i];
+    return NULL;
+}
+
 static void parameters_section(ps_buf *b, const ps_json *params)
 {
     ps_buf_puts(b, "<h2>Parameters</h2>\n");
@@ -133,14 +278,35 @@ static void parameters_section(ps_buf *b, const ps_json *params)
         ps_buf_puts(b, "<p class=\"note\">The report records no parameters.</p>\n");
         return;
     }
-    /* every member, in the document's order: a report must say exactly what was measured */
+    /* every member, in the document's order: a report must say exactly what
+     * was measured; the JSON name stays in data-key and the tooltip */
     ps_buf_puts(b, "<div class=\"kv\">\n");
     for (size_t i = 0; i < params->count; i++) {
+        const struct param_label *l = param_label(params->keys[i], params->key_lens[i]);
+        const ps_json *item = params->items[i];
         ps_buf v = PS_BUF_INIT;
-        param_value(&v, params->items[i], 0);
+        if (item->type == PS_JSON_BOOL) {
+            ps_buf_puts(&v, item->boolean ? "yes" : "no");
+        } else if (l && !strcmp(l->key, "ramp") && item->type == PS_JSON_ARRAY && item->count == 2 &&
+                   item->items[0]->type == PS_JSON_NUMBER && item->items[1]->type == PS_JSON_NUMBER) {
+            ps_svg_put_number(&v, item->items[0]->d);
+            ps_buf_puts(&v, " \xE2\x86\x92 "); /* U+2192: from -> to */
+            ps_svg_put_number(&v, item->items[1]->d);
+        } else {
+            param_value(&v, item, 0);
+        }
+        bool number = item->type == PS_JSON_NUMBER || (item->type == PS_JSON_ARRAY && item->count);
+        if (l && l->unit && number) ps_buf_printf(&v, " %s", l->unit);
         /* a long value (a URL) takes two columns rather than wrapping mid-word */
-        ps_buf_puts(b, v.len > 18 ? "<div class=\"wide\"><span>" : "<div><span>");
+        ps_buf_puts(b, v.len > 18 ? "<div class=\"wide\" data-key=\"" : "<div data-key=\"");
         ps_html_esc_n(b, params->keys[i], params->key_lens[i]);
+        ps_buf_puts(b, "\"><span title=\"");
+        ps_html_esc_n(b, params->keys[i], params->key_lens[i]);
+        ps_buf_puts(b, "\">");
+        if (l)
+            ps_html_esc(b, l->label);
+        else
+            ps_html_esc_n(b, params->keys[i], params->key_lens[i]);
         ps_buf_puts(b, "</span><code>");
         ps_buf_append(b, v.data ? v.data : "", v.len);
         ps_buf_puts(b, "</code></div>\n");
@@ -197,6 +363,14 @@ static size_t spectrum_points(const ps_json *rows, double **x, double **y, doubl
     return rows->count;
 }
 
+/* The latency at the first spectrum row at or past the 50th percentile; NaN: none. */
+static double median_of(const double *x, const double *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(x[i]) && isfinite(y[i]) && x[i] >= 0.5) return y[i];
+    return NAN;
+}
+
 static void spectrum_section(ps_buf *b, const ps_json *spec)
 {
     double *cx, *cy, *ux, *uy, max_us = 0, div;
@@ -208,6 +382,12 @@ static void spectrum_section(ps_buf *b, const ps_json *spec)
     size_t cn = spectrum_points(ps_json_get(spec, "corrected"), &cx, &cy, &max_us);
     size_t un = spectrum_points(ps_json_get(spec, "uncorrected"), &ux, &uy, &max_us);
     latency_unit(max_us, &div, &unit);
+    /* One slow outlier makes the maximum a hundred times the median, and a
+     * linear axis up to it draws p0 to p99.8 as a line on the floor: when the
+     * maximum is over 10x the median, latency goes on a log axis. */
+    double median = median_of(cx, cy, cn);
+    if (!(median > 0)) median = median_of(ux, uy, un);
+    bool log_y = median > 0 && max_us > 10 * median;
     ps_svg_series s[2] = {
         {.name = "corrected", .key = "corrected", .x = cx, .y = cy, .n = cn, .color = 0},
         {.name = "uncorrected",
@@ -224,8 +404,8 @@ static void spectrum_section(ps_buf *b, const ps_json *spec)
         .width = 1180,
         .height = 360,
         .x = {.scale = PS_SVG_PERCENTILE, .label = "percentile"},
-        .y = {.scale = PS_SVG_LINEAR,
-              .label = "latency",
+        .y = {.scale = log_y ? PS_SVG_LOG : PS_SVG_LINEAR,
+              .label = log_y ? "latency, log scale" : "latency",
               .unit = unit,
               .divisor = div,
               .from_zero = true,
@@ -236,6 +416,14 @@ static void spectrum_section(ps_buf *b, const ps_json *spec)
         .nseries = 2,
     };
     ps_svg_plot_write(b, &p);
+    if (log_y) {
+        ps_buf_puts(b, "<p class=\"note\" data-spectrum-axis=\"log\">Latency on a log scale: the "
+                       "maximum (");
+        ps_html_latency_us(b, max_us);
+        ps_buf_puts(b, ") is over 10 times the median (");
+        ps_html_latency_us(b, median);
+        ps_buf_puts(b, "), so a linear axis would flatten everything below the tail.</p>\n");
+    }
     free(cx), free(cy), free(ux), free(uy);
 }
 
@@ -614,25 +802,47 @@ static void limits_section(ps_buf *b, const ps_json *lim, const ps_json *plans)
     ps_buf_puts(b, "</table>\n");
 }
 
+/* A threshold's figure: latency in human units, an error rate in percent. */
+static void threshold_cell(ps_buf *b, const ps_json *t, const char *us_key, const char *frac_key)
+{
+    double v;
+    if (ps_html_num(t, us_key, &v)) {
+        ps_buf_puts(b, "<td class=\"n\" data-us=\"");
+        ps_svg_put_number(b, v);
+        ps_buf_puts(b, "\">");
+        ps_html_latency_us(b, v);
+    } else if (ps_html_num(t, frac_key, &v)) {
+        ps_buf_puts(b, "<td class=\"n\" data-fraction=\"");
+        ps_svg_put_number(b, v);
+        ps_buf_printf(b, "\">%s", percent(v));
+    } else {
+        ps_buf_puts(b, "<td class=\"n\">n/a");
+    }
+    ps_buf_puts(b, "</td>");
+}
+
 static void thresholds_section(ps_buf *b, const ps_json *th)
 {
     if (!th || th->type != PS_JSON_ARRAY || !th->count) return;
-    ps_buf_puts(b, "<h2>Thresholds</h2>\n<table><tr><th>expression</th><th>result</th>"
-                   "<th class=\"n\">actual</th></tr>\n");
+    ps_buf_puts(b, "<h2>Thresholds</h2>\n<table class=\"thresholds\"><tr><th>result</th>"
+                   "<th>expression</th><th class=\"n\">actual</th><th class=\"n\">bound</th></tr>\n");
     for (size_t i = 0; i < th->count; i++) {
         const ps_json *t = th->items[i];
         const ps_json *passed = ps_html_get(t, "passed", PS_JSON_BOOL);
-        ps_buf_puts(b, "<tr><td class=\"mono\">");
-        ps_html_value(b, ps_json_get(t, "expression"), "");
-        ps_buf_puts(b, "</td><td>");
+        ps_buf_printf(b, "<tr data-passed=\"%s\"><td>",
+                      passed ? (passed->boolean ? "true" : "false") : "unknown");
         if (passed)
-            ps_buf_printf(b, "<span class=\"badge st-%s\">%s</span>",
+            ps_buf_printf(b, "<span class=\"badge st-%s\">%s %s</span>",
                           passed->boolean ? "passed" : "failed",
+                          passed->boolean ? "\xE2\x9C\x93" : "\xE2\x9C\x97",
                           passed->boolean ? "passed" : "failed");
         else
             ps_buf_puts(b, "n/a");
+        ps_buf_puts(b, "</td><td class=\"mono\">");
+        ps_html_value(b, ps_json_get(t, "expression"), "");
         ps_buf_puts(b, "</td>");
-        latency_cell(b, t, "actual_us");
+        threshold_cell(b, t, "actual_us", "actual");
+        threshold_cell(b, t, "bound_us", "bound");
         ps_buf_puts(b, "</tr>\n");
     }
     ps_buf_puts(b, "</table>\n");
@@ -658,17 +868,29 @@ int ps_report_html_load(const ps_json *doc, FILE *out, ps_error *err)
     ps_buf_puts(&b, "</code> &middot; ");
     ps_html_run_meta_end(&b, doc, "started ", "ran ");
     ps_buf_puts(&b, "<div class=\"cards\">");
-    card(&b, "requests", "requests", doc, false);
-    card(&b, "requests/s", "throughput_rps", doc, false);
-    card(&b, "scheduled", "scheduled", doc, false);
+    card(&b, "requests sent", "scheduled", doc, false);
+    rate_cards(&b, doc);
     card(&b, "answered", "answered", doc, false);
+    card(&b, "answered/s", "throughput_rps", doc, false);
+    if (ps_html_get(doc, "status", PS_JSON_OBJECT)) {
+        double n429 = 0;
+        ps_html_num(ps_json_get(doc, "status"), "429", &n429);
+        card_value(&b, "429 responses", "status_429", n429);
+    }
     card(&b, "failed", "failed", doc, false);
     card(&b, "timed out", "timed_out", doc, false);
-    if (ps_json_get(doc, "error_rate")) card(&b, "error rate", "error_rate", doc, false);
+    if (ps_json_get(doc, "error_rate")) {
+        double er;
+        if (ps_html_num(doc, "error_rate", &er))
+            card_text(&b, "error rate", "error_rate", er, percent(er));
+        else
+            card(&b, "error rate", "error_rate", doc, false);
+    }
     card(&b, "p50 (corrected)", "p50", ps_html_get(lat, "corrected", PS_JSON_OBJECT), true);
     card(&b, "p99 (corrected)", "p99", ps_html_get(lat, "corrected", PS_JSON_OBJECT), true);
     card(&b, "max (corrected)", "max", ps_html_get(lat, "corrected", PS_JSON_OBJECT), true);
     ps_buf_puts(&b, "</div>\n");
+    rate_note(&b, doc);
 
     parameters_section(&b, params);
     percentiles_table(&b, lat);

@@ -412,6 +412,64 @@ static void check_conform_counts(const char *html, const ps_json *doc)
     CHECK_INT(rows, checks);
 }
 
+/* The value a card shows (its data-value), NaN when the card is absent. */
+static double card_value(const char *html, const char *key)
+{
+    char want[96];
+    snprintf(want, sizeof want, "data-card=\"%s\"", key);
+    const char *p = strstr(html, want);
+    while (p && p > html && strncmp(p, "<div", 4) != 0)
+        p--;
+    return p ? attr_num(p, "data-value") : NAN;
+}
+
+/* Cards and thresholds say what the JSON says: the sent rate is scheduled
+ * over duration_s, skipped-for-Retry-After and 429s are the JSON's counts,
+ * each threshold row carries the JSON's actual and bound; the percentile
+ * plot is on a log axis exactly when the maximum is over 10x the median. */
+static void check_cards_and_thresholds(const char *html, const ps_json *doc)
+{
+    const char *model = ps_json_get_string(ps_json_get(doc, "parameters"), "model", "");
+    double dur = ps_json_get_number(doc, "duration_s", 0);
+    if (strcmp(model, "open") == 0 && dur > 0) {
+        CHECK(fabs(card_value(html, "sent_rps") - ps_json_get_number(doc, "scheduled", -1) / dur) < 1e-6);
+        CHECK(card_value(html, "skipped_retry_after") == ps_json_get_number(doc, "skipped_retry_after", -1));
+        CHECK(strstr(html, "data-rate-note") != NULL);
+    }
+    CHECK(card_value(html, "status_429") == ps_json_get_number(ps_json_get(doc, "status"), "429", 0));
+    const ps_json *th = ps_json_get(doc, "thresholds");
+    const char *row = strstr(html, "<table class=\"thresholds\">");
+    for (size_t i = 0; th && i < th->count; i++) {
+        const ps_json *t = th->items[i];
+        row = row ? strstr(row + 1, "<tr data-passed=") : NULL;
+        CHECK(row != NULL);
+        if (!row) break;
+        char *passed = attr(row, "data-passed");
+        CHECK_STR(passed ? passed : "", ps_json_get(t, "passed")->boolean ? "true" : "false");
+        free(passed);
+        bool us = ps_json_get(t, "actual_us") != NULL;
+        const char *a = strstr(row, us ? "data-us=" : "data-fraction=");
+        const char *b = a ? strstr(a + 1, us ? "data-us=" : "data-fraction=") : NULL;
+        CHECK(a && b);
+        if (!a || !b) continue;
+        CHECK(strtod(strchr(a, '"') + 1, NULL) == ps_json_get_number(t, us ? "actual_us" : "actual", NAN));
+        CHECK(strtod(strchr(b, '"') + 1, NULL) == ps_json_get_number(t, us ? "bound_us" : "bound", NAN));
+    }
+    /* log axis rule, from the corrected spectrum */
+    const ps_json *rows = ps_json_get(ps_json_get(doc, "percentile_spectrum"), "corrected");
+    double median = NAN, max = 0;
+    for (size_t i = 0; rows && i < rows->count; i++) {
+        double v = rows->items[i]->items[0]->d, p = rows->items[i]->items[1]->d;
+        if (isnan(median) && p >= 0.5) median = v;
+        if (v > max) max = v;
+    }
+    plot_geo g;
+    if (isfinite(median) && find_plot(html, "spectrum", &g)) {
+        if (max > 10 * median) fprintf(stderr, "spectrum: max %g > 10 x median %g: log axis\n", max, median);
+        CHECK_STR(g.yscale, max > 10 * median ? "log" : "linear");
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *load_path = argc > 2 ? argv[1] : PS_REPORT_FIXTURES "/load-sample.json";
@@ -430,6 +488,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "interval latency caption checked\n");
         check_latency_table(lh, load);
         fprintf(stderr, "latency table checked\n");
+        check_cards_and_thresholds(lh, load);
+        fprintf(stderr, "cards and thresholds checked\n");
     }
     if (ch) {
         check_conform_counts(ch, conform);

@@ -148,14 +148,17 @@ static void test_load_sample_has_every_section(void)
                                  "000</td>"
                                  "<td class=\"n\">990</td><td class=\"n\">2</td>"
                                  "<td><span class=\"badge st-failed\">violated</span>") != NULL);
-    /* parameters: every member shown */
-    CHECK(strstr(html, "<span>honour_retry_after</span><code>true</code>") != NULL);
-    CHECK(strstr(html, "<span>requests_limit</span><code>none</code>") != NULL);
-    CHECK(strstr(html, "<span>mix</span><code>list 9, create 1</code>") != NULL);
-    CHECK(strstr(html, "<span>plans</span><code>pro</code>") != NULL);
+    /* parameters: every member shown, under a human label, the JSON name kept */
+    CHECK(strstr(html, "<span title=\"honour_retry_after\">Honour Retry-After</span><code>yes</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"requests_limit\">Request limit</span><code>none</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"mix\">Operation mix</span><code>list 9, create 1</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"plans\">Plans</span><code>pro</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"timeout_s\">Timeout</span><code>10 s</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"rate\">Target rate</span><code>2000 requests/s</code>") != NULL);
+    CHECK(strstr(html, "<span>timeout_s</span>") == NULL && strstr(html, "<span>requests_limit</span>") == NULL);
     /* the URL gets two columns instead of wrapping mid-word; short values one */
-    CHECK(strstr(html, "<div class=\"wide\"><span>base_url</span>") != NULL);
-    CHECK(strstr(html, "<div><span>threads</span>") != NULL);
+    CHECK(strstr(html, "<div class=\"wide\" data-key=\"base_url\"><span title=\"base_url\">Target</span>") != NULL);
+    CHECK(strstr(html, "<div data-key=\"threads\"><span title=\"threads\">Threads</span>") != NULL);
     /* the verdict line does not repeat "checked true" */
     CHECK(strstr(html, "checked true") == NULL && strstr(html, "windows observed 12") != NULL);
     CHECK(strstr(html, "p99.9&lt;1ms") != NULL);
@@ -503,16 +506,18 @@ static void test_parameters_are_readable(void)
         NULL, NULL);
     CHECK(html != NULL);
     if (!html) return;
-    CHECK(strstr(html, "<span>mix</span><code>list 9, create 1</code>") != NULL);
-    CHECK(strstr(html, "<span>plans</span><code>enterprise, pro</code>") != NULL);
-    CHECK(strstr(html, "<span>rate</span><code>1000</code>") != NULL);
-    CHECK(strstr(html, "<span>duration_s</span><code>4.5</code>") != NULL);
-    CHECK(strstr(html, "<span>ramp</span><code>from 10, to 20, steps (1, 2)</code>") != NULL);
-    CHECK(strstr(html, "<span>tags</span><code>none</code>") != NULL);
-    CHECK(strstr(html, "<span>empty</span><code>none</code>") != NULL);
-    CHECK(strstr(html, "<span>odd</span><code>(a &lt;b&gt;), (3, none)</code>") != NULL);
-    CHECK(strstr(html, "<span>requests_limit</span><code>none</code>") != NULL);
-    CHECK(strstr(html, "<span>verify_limits</span><code>false</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"mix\">Operation mix</span><code>list 9, create 1</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"plans\">Plans</span><code>enterprise, pro</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"rate\">Target rate</span><code>1000 requests/s</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"duration_s\">Duration</span><code>4.5 s</code>") != NULL);
+    /* a ramp object of another shape is still shown whole, without a unit */
+    CHECK(strstr(html, "<span title=\"ramp\">Rate ramp</span><code>from 10, to 20, steps (1, 2)</code>") != NULL);
+    /* members without a label keep their JSON name */
+    CHECK(strstr(html, "<span title=\"tags\">tags</span><code>none</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"empty\">empty</span><code>none</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"odd\">odd</span><code>(a &lt;b&gt;), (3, none)</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"requests_limit\">Request limit</span><code>none</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"verify_limits\">Verify limits</span><code>no</code>") != NULL);
     const char *p = strstr(html, "<h2>Parameters</h2>");
     const char *e = p ? strstr(p + 4, "<h2>") : NULL;
     CHECK(p && e);
@@ -570,6 +575,103 @@ static void test_over_time_plots_are_readable(void)
     free(html);
 }
 
+/* Every threshold row shows its verdict (✓/✗), the actual value and the
+ * bound: an error_rate threshold's actual is a fraction ("actual": 0), which
+ * once read as "n/a" because only actual_us was looked for. */
+static void test_threshold_rows_show_actual_and_bound(void)
+{
+    char *html = render_text(
+        ps_report_html_load,
+        "{\"thresholds\": [{\"expression\": \"error_rate<1%\", \"passed\": true, \"actual\": 0,"
+        " \"bound\": 0.01}, {\"expression\": \"p99<200ms\", \"passed\": false, \"actual_us\": 250000,"
+        " \"bound_us\": 200000}]}",
+        NULL, NULL);
+    CHECK(html != NULL);
+    if (!html) return;
+    const char *t = strstr(html, "<table class=\"thresholds\">");
+    CHECK(t != NULL);
+    CHECK(t && strstr(t, "<tr data-passed=\"true\"><td><span class=\"badge st-passed\">\xE2\x9C\x93 passed"
+                         "</span></td><td class=\"mono\">error_rate&lt;1%</td>"
+                         "<td class=\"n\" data-fraction=\"0\">0.00%</td>"
+                         "<td class=\"n\" data-fraction=\"0.01\">1.00%</td></tr>") != NULL);
+    CHECK(t && strstr(t, "<tr data-passed=\"false\"><td><span class=\"badge st-failed\">\xE2\x9C\x97 failed"
+                         "</span></td><td class=\"mono\">p99&lt;200ms</td>"
+                         "<td class=\"n\" data-us=\"250000\">250\xC2\xA0ms</td>"
+                         "<td class=\"n\" data-us=\"200000\">200\xC2\xA0ms</td></tr>") != NULL);
+    CHECK(t && strstr(t, ">n/a<") == NULL);
+    free(html);
+}
+
+/* A rate-limited open-model run: 3 200 due at 400/s over 8 s, 2 114 skipped
+ * while the key waited out Retry-After, 1 086 sent. The cards and one
+ * sentence add the figures up, so 135.8 sent/s against 400 is explained. */
+static void test_rate_limited_run_explains_send_rate(void)
+{
+    char *html = render_text(
+        ps_report_html_load,
+        "{\"parameters\": {\"rate\": 400, \"model\": \"open\", \"ramp\": null}, \"duration_s\": 8.0,"
+        " \"scheduled\": 1086, \"answered\": 1086, \"skipped_retry_after\": 2114,"
+        " \"throughput_rps\": 135.8, \"status\": {\"200\": 1029, \"429\": 57}}",
+        NULL, NULL);
+    CHECK(html != NULL);
+    if (!html) return;
+    CHECK(strstr(html, "data-card=\"sent_rps\" data-value=\"135.75\"><b>135.8</b><span>sent/s</span>") != NULL);
+    CHECK(strstr(html, "data-card=\"target_rps\" data-value=\"400\"><b>400</b><span>target/s</span>") != NULL);
+    CHECK(strstr(html, "data-card=\"skipped_retry_after\" data-value=\"2114\"><b>2\xE2\x80\x89" "114</b>"
+                       "<span>skipped for Retry-After</span>") != NULL);
+    CHECK(strstr(html, "data-card=\"status_429\" data-value=\"57\"><b>57</b><span>429 responses</span>") != NULL);
+    CHECK(strstr(html, "Open model at 400 requests/s: 3\xE2\x80\x89" "200 requests were due; 2\xE2\x80\x89"
+                       "114 (66.1%) were skipped because their key was waiting out a Retry-After, "
+                       "1\xE2\x80\x89" "086 were sent (135.8/s over 8.00 s) and 1\xE2\x80\x89"
+                       "086 answered, 57 of them with 429.") != NULL);
+    free(html);
+
+    /* a ramp names both ends; a closed-model run has no target and no rate cards */
+    html = render_text(ps_report_html_load,
+                       "{\"parameters\": {\"rate\": null, \"ramp\": [10, 400], \"model\": \"open\"},"
+                       " \"duration_s\": 2, \"scheduled\": 410, \"skipped_retry_after\": 0}",
+                       NULL, NULL);
+    CHECK(html && strstr(html, "Open model at a ramp from 10 to 400 requests/s: 410 requests were due; "
+                               "none was skipped for Retry-After, 410 were sent (205.0/s over 2.00 s).") != NULL);
+    CHECK(html && strstr(html, "<span title=\"ramp\">Rate ramp</span><code>10 \xE2\x86\x92 400 requests/s</code>") != NULL);
+    CHECK(html && strstr(html, "data-card=\"target_rps\"") == NULL);
+    free(html);
+    html = render_text(ps_report_html_load,
+                       "{\"parameters\": {\"rate\": null, \"ramp\": null, \"model\": \"closed\"},"
+                       " \"duration_s\": 2, \"scheduled\": 410, \"skipped_retry_after\": 0, \"status\": {}}",
+                       NULL, NULL);
+    CHECK(html && strstr(html, "data-card=\"sent_rps\"") == NULL && strstr(html, "data-rate-note") == NULL);
+    CHECK(html && strstr(html, "data-card=\"status_429\" data-value=\"0\"") != NULL);
+    free(html);
+}
+
+/* One outlier 250x the median: the percentile plot gets a log latency axis
+ * (a linear one drew p0 to p99.8 on its floor) and says why; a narrow
+ * distribution keeps a linear axis. */
+static void test_spectrum_goes_log_under_an_outlier(void)
+{
+    static const char wide[] =
+        "{\"percentile_spectrum\": {\"corrected\": [[100, 0.0, 1], [200, 0.5, 500], [300, 0.99, 990],"
+        " [350, 0.998, 998], [50000, 1.0, 1000]], \"uncorrected\": [[100, 0.0, 1], [200, 0.5, 500],"
+        " [48000, 1.0, 1000]]}}";
+    char *html = render_text(ps_report_html_load, wide, NULL, NULL);
+    CHECK(html && strstr(html, "data-plot=\"spectrum\" data-x-scale=\"percentile\"") != NULL);
+    const char *sp = html ? strstr(html, "data-plot=\"spectrum\"") : NULL;
+    CHECK(sp && strstr(sp, "data-y-scale=\"log\"") && strstr(sp, "data-y-scale=\"log\"") < strstr(sp, ">"));
+    CHECK(html && strstr(html, ">latency, log scale (ms)<") != NULL);
+    CHECK(html && strstr(html, "data-spectrum-axis=\"log\">Latency on a log scale: the maximum (50.0\xC2\xA0ms)"
+                               " is over 10 times the median (200\xC2\xA0\xC2\xB5s)") != NULL);
+    free(html);
+    static const char narrow[] =
+        "{\"percentile_spectrum\": {\"corrected\": [[100, 0.0, 1], [200, 0.5, 500], [900, 1.0, 1000]],"
+        " \"uncorrected\": []}}";
+    html = render_text(ps_report_html_load, narrow, NULL, NULL);
+    sp = html ? strstr(html, "data-plot=\"spectrum\"") : NULL;
+    CHECK(sp && strstr(sp, "data-y-scale=\"linear\"") && strstr(sp, "data-y-scale=\"linear\"") < strstr(sp, ">"));
+    CHECK(html && strstr(html, "data-spectrum-axis") == NULL);
+    free(html);
+}
+
 int main(void)
 {
     RUN(test_conform_sample_escapes_hostile_body);
@@ -578,6 +680,9 @@ int main(void)
     RUN(test_empty_classes_show_dash);
     RUN(test_parameters_are_readable);
     RUN(test_over_time_plots_are_readable);
+    RUN(test_threshold_rows_show_actual_and_bound);
+    RUN(test_rate_limited_run_explains_send_rate);
+    RUN(test_spectrum_goes_log_under_an_outlier);
     RUN(test_degenerate_documents_render);
     RUN(test_non_objects_are_refused);
     RUN(test_hostile_strings_everywhere);
