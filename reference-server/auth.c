@@ -168,6 +168,18 @@ const ps_key_entry *ps_keyring_find(const ps_keyring *r, const char *token, size
     return found;
 }
 
+const ps_key_entry *ps_keyring_find_near(const ps_keyring *r, const char *token, size_t len)
+{
+    if (len > 0) { /* one character appended */
+        const ps_key_entry *e = ps_keyring_find(r, token, len - 1);
+        if (e) return e;
+    }
+    for (size_t b = 0; b < r->nbuckets; b++) /* one character short: a prefix of a key */
+        for (node *n = r->buckets[b]; n; n = n->next)
+            if (n->entry.key_len == len + 1 && memcmp(n->entry.key, token, len) == 0) return &n->entry;
+    return NULL;
+}
+
 ps_credential ps_auth_parse(const char *value, size_t value_len, int count, bool case_sensitive,
                             const char **token, size_t *token_len)
 {

@@ -47,6 +47,9 @@ int ps_keyring_load_file(ps_keyring *r, const char *path, ps_error *err);
  * the final comparison runs in time independent of where the bytes differ.
  * NULL when unknown. */
 const ps_key_entry *ps_keyring_find(const ps_keyring *r, const char *token, size_t len);
+/* Fault prefix-key-match only: a key that token nearly is (token is the key
+ * less its last character, or the key plus one character); NULL if none. */
+const ps_key_entry *ps_keyring_find_near(const ps_keyring *r, const char *token, size_t len);
 
 /* Constant-time equality of two byte strings (time depends only on the
  * lengths). */

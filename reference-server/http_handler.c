@@ -92,6 +92,18 @@ static void identify(conn *c, bool headers_known, identity *who)
             who->per_day = e->plan.per_day;
             return;
         }
+        /* fault prefix-key-match: a near miss (one character short or one
+         * too many) is taken for the key it nearly is */
+        e = ps_fault_on(cfg->faults, PS_FAULT_PREFIX_KEY_MATCH) ? ps_keyring_find_near(cfg->keys, token, token_len)
+                                                                : NULL;
+        if (e) {
+            who->authenticated = true;
+            who->id = e->key;
+            who->id_len = e->key_len;
+            who->per_minute = e->plan.per_minute;
+            who->per_day = e->plan.per_day;
+            return;
+        }
         if (ps_fault_on(cfg->faults, PS_FAULT_ACCEPT_ANY_KEY)) {
             who->authenticated = true;
             who->id = token;
@@ -110,15 +122,41 @@ static void identify(conn *c, bool headers_known, identity *who)
     ps_plan_published(PS_PLAN_FREE, &who->per_minute, &who->per_day);
 }
 
-/* Counts the request (every request counts, errors included) and returns
- * the verdict after the faults that bend admission. */
-static ps_admission admit(conn *c, const identity *who)
+/* Counts the request (with the defaults every request counts, errors
+ * included; --count-ops leaves some operations out: counts false) and
+ * returns the verdict after the faults that bend admission. A request that
+ * is not counted is never refused (bans aside): its headers tell the state
+ * as it stands. */
+static ps_admission admit(conn *c, const identity *who, bool counts)
 {
     ps_http_server *s = c->lp->srv;
     int64_t now = ps_clock_wall_ns();
+    if (!counts) {
+        ps_limiter_peek(s->limiter, who->id, who->id_len, who->per_minute, who->per_day, now, &c->req.decision);
+        c->req.counted = true; /* the headers are known */
+        if (c->req.decision.verdict == PS_LIMITED) c->req.decision.verdict = PS_ADMITTED;
+        return c->req.decision.verdict;
+    }
     ps_limiter_admit(s->limiter, who->id, who->id_len, who->per_minute, who->per_day, now, &c->req.decision);
     c->req.counted = true;
     ps_admission v = c->req.decision.verdict;
+    if (v == PS_ADMITTED && !s->cfg->count_errors) { /* kept to take back if the answer is a 4xx */
+        request *q = &c->req;
+        q->refundable = true;
+        q->limit_pm = who->per_minute;
+        q->limit_pd = who->per_day;
+        q->admitted_ns = now;
+        if (who->id == who->ipbuf) {
+            size_t n = who->id_len < sizeof q->limit_ip ? who->id_len : sizeof q->limit_ip - 1;
+            memcpy(q->limit_ip, who->id, n);
+            q->limit_ip[n] = '\0';
+            q->limit_id = q->limit_ip;
+            q->limit_id_len = n;
+        } else {
+            q->limit_id = who->id;
+            q->limit_id_len = who->id_len;
+        }
+    }
     if (ps_fault_on(s->cfg->faults, PS_FAULT_NO_RECOVERY)) {
         if (v != PS_ADMITTED) recovery_mark(s, who->id, who->id_len, now);
         else if (recovery_blocked(s, who->id, who->id_len, now)) v = PS_LIMITED;
@@ -140,12 +178,23 @@ static void respond(conn *c, int status, const char *body, size_t body_len, ps_s
     ps_buf_reset(h);
     ps_buf_printf(h, "Content-Type: %s\r\n",
                   ps_fault_on(cfg->faults, PS_FAULT_CONTENT_TYPE_TEXT) ? "text/plain" : "application/json");
+    if (c->req.refundable && status >= 400 && status < 500) {
+        /* --count-errors no: this admission does not count after all */
+        request *q = &c->req;
+        ps_limiter_refund(s->limiter, q->limit_id, q->limit_id_len, q->limit_pm, q->limit_pd, q->admitted_ns);
+        ps_limiter_peek(s->limiter, q->limit_id, q->limit_id_len, q->limit_pm, q->limit_pd, ps_clock_wall_ns(),
+                        &q->decision);
+        if (q->decision.verdict == PS_LIMITED) q->decision.verdict = PS_ADMITTED;
+    }
+    c->req.refundable = false;
     if (c->req.counted) {
         ps_rate_headers rh;
         unsigned long seq = atomic_fetch_add_explicit(&s->seq, 1, memory_order_relaxed);
         ps_rate_headers_compute(&c->req.decision, status, ps_clock_wall_s(), window_seconds(s, &c->req.decision),
                                 seq, cfg->faults, &rh);
         ps_rate_headers_render(h, &rh);
+        if (rh.present && ps_fault_on(cfg->faults, PS_FAULT_DUPLICATE_HEADER)) /* RFC 9110 5.3: never twice */
+            ps_buf_printf(h, "X-RateLimit-Limit: %lld\r\n", (long long)rh.limit);
     }
     if (extra_headers) ps_buf_puts(h, extra_headers);
     response r = {status, body, body_len, snap, h->data, close};
@@ -250,13 +299,21 @@ static void create_category(conn *c)
         desc = mdesc.data ? mdesc.data : "";
         desc_len = mdesc.len;
     }
+    if (ps_fault_on(cfg->faults, PS_FAULT_TRUNCATE_NAMES) && name_len > 64) {
+        name_len = 64; /* cut at a UTF-8 boundary: back over continuation bytes */
+        while (name_len > 0 && ((unsigned char)name[name_len] & 0xC0) == 0x80) name_len--;
+    }
+    int64_t client_id = 0; /* fault client-id-honoured: mass assignment of "id" */
+    const ps_json *idv = ps_fault_on(cfg->faults, PS_FAULT_CLIENT_ID_HONOURED) ? ps_json_get(nc.tree, "id") : NULL;
+    if (idv && idv->type == PS_JSON_NUMBER && idv->is_int && idv->i > 0) client_id = idv->i;
     if (!has_desc && ps_fault_on(cfg->faults, PS_FAULT_INVENT_DESCRIPTION)) {
         has_desc = true;
         desc = "";
         desc_len = 0;
     }
     ps_conn_hold(c);
-    ps_store_create_async(s->store, name, name_len, has_desc ? desc : NULL, desc_len, has_desc, store_done, c);
+    ps_store_create_async_id(s->store, client_id, name, name_len, has_desc ? desc : NULL, desc_len, has_desc,
+                             store_done, c);
     ps_buf_free(&mname);
     ps_buf_free(&mdesc);
     ps_new_category_free(&nc);
@@ -268,18 +325,22 @@ void ps_handle_request(conn *c)
     const ps_server_config *cfg = s->cfg;
     identity who;
     identify(c, true, &who);
-    ps_admission v = admit(c, &who);
+    int m = c->req.method;
+    bool on_resource = path_is_resource(s, c->url.data, c->url.len);
+    bool counts = cfg->count_ops == PS_COUNT_ALL ||
+                  (cfg->count_ops == PS_COUNT_LIST && on_resource && (m == HTTP_GET || m == HTTP_HEAD)) ||
+                  (cfg->count_ops == PS_COUNT_CREATE && on_resource && m == HTTP_POST);
+    ps_admission v = admit(c, &who, counts);
     if (v != PS_ADMITTED) {
         send_refusal(c, v);
         return;
     }
-    if (!path_is_resource(s, c->url.data, c->url.len)) {
+    if (!on_resource) {
         send_error(c, 404, "not_found", "no such resource; the interface serves {base}/categories", NULL, false);
         return;
     }
     /* RFC 9110 9.1: a general-purpose server MUST support HEAD wherever it
      * supports GET; it is answered as the GET, without the body. */
-    int m = c->req.method;
     if (m != HTTP_GET && m != HTTP_HEAD && m != HTTP_POST) {
         send_error(c, 405, "method_not_allowed", "only GET (and HEAD) and POST are defined on /categories",
                    "Allow: GET, HEAD, POST\r\n", false);
@@ -346,7 +407,7 @@ void ps_handle_bad_request(conn *c, int status)
 {
     identity who;
     identify(c, c->req.headers_done, &who);
-    if (!c->req.counted) admit(c, &who);
+    if (!c->req.counted) admit(c, &who, c->lp->srv->cfg->count_ops == PS_COUNT_ALL); /* not an operation */
     const char *code = "bad_request", *msg = "the request is not valid HTTP/1.1";
     if (status == 400 && c->req.error_message) msg = c->req.error_message;
     switch (status) {

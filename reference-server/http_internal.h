@@ -64,9 +64,17 @@ typedef struct request {
     const char *error_message; /* and, when it knows more, why (static string) */
     int method;
     int64_t start_ns; /* monotonic, for the access log */
-    /* admission: set once the request is counted */
+    /* admission: set once the request is counted (or, for requests the
+     * limits do not count, once its headers are known) */
     bool counted;
     ps_limit_decision decision;
+    /* --count-errors no: what is needed to take the admission back when the
+     * answer turns out to be a 4xx (limit_id points into the keyring or at limit_ip) */
+    bool refundable;
+    const char *limit_id;
+    size_t limit_id_len;
+    char limit_ip[64];
+    int64_t limit_pm, limit_pd, admitted_ns;
 } request;
 
 struct conn {

@@ -1,13 +1,18 @@
-/* limiter.h - per-identity rate limiting with two fixed windows (minute and
- * day), atomic admission, and the temporary ban of spec section 8 rule 3.
+/* limiter.h - per-identity rate limiting with a minute and a day limit, in
+ * one of four legal algorithms (fixed window, sliding log, sliding window
+ * counter, token bucket), atomic admission, and the temporary ban of spec
+ * section 8 rule 3.
  *
  * Contract: ps_limiter_admit is thread-safe and atomic: however many threads
- * call it at once for one identity, no window ever admits more than its
- * limit. Windows are fixed, start at the identity's first request after the
- * previous window ended, and are identified by their end time (the
- * X-RateLimit-Reset value). State of identities whose windows have all ended
- * is reclaimed, so memory is bounded by the identities active in a day
- * window (and by max_identities, beyond which the oldest idle ones go). */
+ * call it at once for one identity, no limit ever admits more than its
+ * algorithm allows (fixed: the limit per window; sliding log: the limit in
+ * any window-long interval; sliding counter: the weighted estimate stays
+ * within the limit; token bucket: the limit plus what refilled). Fixed
+ * windows start at the identity's first request after the previous window
+ * ended and are identified by their end time (the X-RateLimit-Reset value).
+ * State of identities whose limits are all back to full is reclaimed, so
+ * memory is bounded by the identities active in a day (and by
+ * max_identities, beyond which the oldest idle ones go). */
 #ifndef PS_LIMITER_H
 #define PS_LIMITER_H
 
@@ -20,6 +25,21 @@
 
 typedef struct ps_limiter ps_limiter;
 
+/* The algorithm (docs/rate-limits.md says what the headers mean in each). */
+typedef enum ps_limiter_mode {
+    PS_LIMITER_FIXED,           /* fixed windows; Reset = the window's end, steady */
+    PS_LIMITER_SLIDING_LOG,     /* every admission logged; Reset = when the oldest leaves the window */
+    PS_LIMITER_SLIDING_COUNTER, /* previous window's count weighted by the overlap + current count;
+                                   Reset = the end of the current counting window */
+    PS_LIMITER_TOKEN_BUCKET,    /* Limit tokens per window, refilled continuously (GCRA);
+                                   Reset = when the bucket is full again (moves with every request) */
+} ps_limiter_mode;
+
+/* "fixed", "sliding-log", "sliding-counter", "token-bucket"; NULL out of range. */
+const char *ps_limiter_mode_name(ps_limiter_mode m);
+/* Parses one of those names. Returns 0, or -1 with err listing them. */
+int ps_limiter_mode_parse(const char *name, ps_limiter_mode *out, ps_error *err);
+
 typedef struct ps_limiter_options {
     double time_scale;        /* >= 1: windows and bans run this many times faster */
     int64_t ban_threshold;    /* requests refused in one window before a ban; 0 = never ban */
@@ -27,7 +47,10 @@ typedef struct ps_limiter_options {
     size_t max_identities;    /* cap on tracked identities (0 = 1,000,000); enforced per lock
                                  stripe (1/64 of it each), evicting the stripe's least recently
                                  seen identity, whose counts are then forgotten */
-    ps_fault_set faults;      /* over-admission-race: a deliberate check-then-increment race */
+    ps_fault_set faults;      /* over-admission-race: a deliberate check-then-increment race;
+                                 off-by-one-admission: Limit+1 admitted; stacked-limiters: admitted
+                                 answers describe the day limit whatever the minute one says */
+    ps_limiter_mode mode;     /* default (0) fixed */
 } ps_limiter_options;
 
 typedef enum ps_admission {
@@ -36,7 +59,7 @@ typedef enum ps_admission {
     PS_BANNED,  /* kept sending while limited: answer 429 until the ban ends */
 } ps_admission;
 
-/* Which window the rate-limit headers describe: the one with the fewest
+/* (Fixed windows; the other modes in docs/rate-limits.md.) Which window the rate-limit headers describe: the one with the fewest
  * requests remaining after this request is counted (ties: the one that resets
  * first); when refused, the window (or ban) that refused. When both windows
  * are exhausted the day window is the refusing one (admission is possible
@@ -58,8 +81,9 @@ typedef struct ps_limit_decision {
     ps_admission verdict;
     int64_t limit;          /* X-RateLimit-Limit */
     int64_t remaining;      /* X-RateLimit-Remaining, never negative */
-    int64_t reset_unix_s;   /* X-RateLimit-Reset: real Unix seconds when that window ends (rounded up) */
-    int64_t retry_after_s;  /* when refused: real seconds until admission is possible again, >= 1 */
+    int64_t reset_unix_s;   /* X-RateLimit-Reset: real Unix seconds when that limit resets (rounded up) */
+    int64_t retry_after_s;  /* when refused: real seconds until admission is possible again, >= 1,
+                               rounded up: a request sent then is admitted (absent other requests) */
     const char *window;     /* "minute", "day" or "ban" (static string) */
 } ps_limit_decision;
 
@@ -72,8 +96,14 @@ void ps_limiter_destroy(ps_limiter *l);
 void ps_limiter_admit(ps_limiter *l, const char *identity, size_t identity_len, int64_t per_minute,
                       int64_t per_day, int64_t now_ns, ps_limit_decision *out);
 
+/* Takes back one admission made at admitted_ns (a response that turned out
+ * not to count, --count-errors no), as far as the algorithm still holds it:
+ * a fixed or counting window that has ended keeps its count. */
+void ps_limiter_refund(ps_limiter *l, const char *identity, size_t identity_len, int64_t per_minute,
+                       int64_t per_day, int64_t admitted_ns);
+
 /* Reports the current state without counting (for responses that do not
- * count, if any). */
+ * count: operations left out by --count-ops, refunded errors). */
 void ps_limiter_peek(ps_limiter *l, const char *identity, size_t identity_len, int64_t per_minute,
                      int64_t per_day, int64_t now_ns, ps_limit_decision *out);
 

@@ -67,6 +67,7 @@ int main(int argc, char **argv)
         .ban_seconds = cfg.ban_seconds,
         .max_identities = 0,
         .faults = cfg.faults,
+        .mode = cfg.limiter,
     };
     if (ps_limiter_create(&lo, &limiter, &err) != 0) {
         fprintf(stderr, "petstore-server: %s\n", err.message);

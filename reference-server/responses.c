@@ -107,6 +107,9 @@ void ps_rate_headers_compute(const ps_limit_decision *d, int status, int64_t now
     out->remaining = d->remaining < 0 ? 0 : d->remaining;
     out->reset = d->reset_unix_s;
     if (ps_fault_on(faults, PS_FAULT_LIMIT_WRONG_PLAN)) out->limit = 100;
+    if (ps_fault_on(faults, PS_FAULT_REMAINING_AFTER_DECISION) && d->verdict == PS_ADMITTED &&
+        out->remaining < d->limit)
+        out->remaining++; /* the count before this request was added */
     if (ps_fault_on(faults, PS_FAULT_REMAINING_STATIC)) out->remaining = d->limit;
     if (ps_fault_on(faults, PS_FAULT_REMAINING_NEGATIVE) && d->verdict != PS_ADMITTED) out->remaining = -1;
     if (ps_fault_on(faults, PS_FAULT_RESET_UNSTABLE)) out->reset = now_s + window_s + (int64_t)(seq & 1);

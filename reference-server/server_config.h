@@ -10,6 +10,14 @@
 #include "core/error.h"
 #include "reference-server/auth.h"
 #include "reference-server/faults.h"
+#include "reference-server/limiter.h"
+
+/* Which operations the rate limits count (--count-ops). */
+typedef enum ps_count_ops {
+    PS_COUNT_ALL,    /* every request, whatever it asks */
+    PS_COUNT_LIST,   /* only listCategories (GET/HEAD {base}/categories) */
+    PS_COUNT_CREATE, /* only createCategory (POST {base}/categories) */
+} ps_count_ops;
 
 typedef struct ps_server_config {
     const char *bind_addr;     /* default 127.0.0.1 */
@@ -31,6 +39,9 @@ typedef struct ps_server_config {
     double time_scale;         /* >= 1 */
     int64_t ban_after;         /* refusals in one window before a ban (0 = never) */
     int64_t ban_seconds;
+    ps_limiter_mode limiter;   /* --limiter, default fixed */
+    ps_count_ops count_ops;    /* --count-ops, default all */
+    bool count_errors;         /* --count-errors, default yes: 4xx answers count */
     ps_fault_set faults;
     double delay_share;        /* --delay SHARE:DURATION */
     int64_t delay_ns;

@@ -382,10 +382,12 @@ void ps_store_close(ps_store *s)
     free(s);
 }
 
-/* Hands out the next id; called with mu held. */
-static int64_t take_id(ps_store *s)
+/* Hands out the next id (or, fault client-id-honoured, the one the client
+ * sent: requested > 0); called with mu held. */
+static int64_t take_id(ps_store *s, int64_t requested)
 {
     s->creations++;
+    if (requested > 0) return requested;
     if (ps_fault_on(s->faults, PS_FAULT_DUPLICATE_IDS) && s->creations % 2 == 0 && s->last_id > 0) return s->last_id;
     s->last_id = s->next_id++;
     return s->last_id;
@@ -394,6 +396,13 @@ static int64_t take_id(ps_store *s)
 void ps_store_create_async(ps_store *s, const char *name, size_t name_len, const char *description,
                            size_t description_len, bool has_description, ps_store_done_fn done,
                            void *arg)
+{
+    ps_store_create_async_id(s, 0, name, name_len, description, description_len, has_description, done, arg);
+}
+
+void ps_store_create_async_id(ps_store *s, int64_t requested_id, const char *name, size_t name_len,
+                              const char *description, size_t description_len, bool has_description,
+                              ps_store_done_fn done, void *arg)
 {
     if (!ps_utf8_valid(name, name_len) ||
         (has_description && !ps_utf8_valid(description, description_len))) {
@@ -405,7 +414,7 @@ void ps_store_create_async(ps_store *s, const char *name, size_t name_len, const
                has_description ? description_len : 0};
     if (!s->journal) {
         pthread_mutex_lock(&s->mu);
-        it.id = take_id(s);
+        it.id = take_id(s, requested_id);
         append_item(s, &it, NULL, 0);
         pthread_mutex_unlock(&s->mu);
         ps_category c = {it.id, it.name, it.name_len, it.description, it.description_len};
@@ -419,7 +428,7 @@ void ps_store_create_async(ps_store *s, const char *name, size_t name_len, const
     p->arg = arg;
     pthread_mutex_lock(&s->mu);
     /* The id is taken in queue order, so the list stays ordered by id. */
-    p->it.id = take_id(s);
+    p->it.id = take_id(s, requested_id);
     if (s->tail) s->tail->next = p;
     else s->head = p;
     s->tail = p;

@@ -59,6 +59,13 @@ void ps_store_create_async(ps_store *s, const char *name, size_t name_len, const
                            size_t description_len, bool has_description, ps_store_done_fn done,
                            void *arg);
 
+/* The same with the id the client asked for (requested_id > 0; 0: the next
+ * one), for the fault client-id-honoured only: the id may repeat one in
+ * use, and a journal holding it refuses to replay (ids must ascend). */
+void ps_store_create_async_id(ps_store *s, int64_t requested_id, const char *name, size_t name_len,
+                              const char *description, size_t description_len, bool has_description,
+                              ps_store_done_fn done, void *arg);
+
 ps_store_snapshot *ps_store_list(ps_store *s);
 const char *ps_store_snapshot_json(const ps_store_snapshot *snap, size_t *len);
 void ps_store_snapshot_release(ps_store_snapshot *snap);

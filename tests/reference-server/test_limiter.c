@@ -1,4 +1,6 @@
-/* test_limiter.c - the reference server's rate limiter: windows, headers, bans, reclamation, concurrency. */
+/* test_limiter.c - the reference server's rate limiter: windows, headers,
+ * bans, reclamation, concurrency; each --limiter mode's Remaining / Reset /
+ * Retry-After sequences, refunds (--count-errors no) and the limiter faults. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -15,7 +17,7 @@ static ps_limiter *make(double scale, int64_t ban_threshold, int64_t ban_seconds
                         bool racy)
 {
     ps_limiter_options o = {scale, ban_threshold, ban_seconds, max_ids,
-                            racy ? (ps_fault_set)1 << PS_FAULT_OVER_ADMISSION_RACE : 0};
+                            racy ? (ps_fault_set)1 << PS_FAULT_OVER_ADMISSION_RACE : 0, PS_LIMITER_FIXED};
     ps_limiter *l = NULL;
     ps_error err;
     if (ps_limiter_create(&o, &l, &err) != 0) {
@@ -23,6 +25,227 @@ static ps_limiter *make(double scale, int64_t ban_threshold, int64_t ban_seconds
         exit(2);
     }
     return l;
+}
+
+static ps_limiter *make_mode(ps_limiter_mode mode, ps_fault_set faults)
+{
+    ps_limiter_options o = {.time_scale = 1, .faults = faults, .mode = mode};
+    ps_limiter *l = NULL;
+    ps_error err;
+    if (ps_limiter_create(&o, &l, &err) != 0) {
+        fprintf(stderr, "ps_limiter_create: %s\n", err.message);
+        exit(2);
+    }
+    return l;
+}
+
+#define F(f) ((ps_fault_set)1 << (f))
+#define ALL_MODES for (ps_limiter_mode mode = PS_LIMITER_FIXED; mode <= PS_LIMITER_TOKEN_BUCKET; mode++)
+
+/* Sends one request at t and expects the verdict (and, when admitted, the
+ * remaining); returns the decision. */
+static ps_limit_decision at(ps_limiter *l, int64_t pm, int64_t pd, int64_t t)
+{
+    ps_limit_decision d;
+    ps_limiter_admit(l, "k", 1, pm, pd, t, &d);
+    return d;
+}
+
+/* A refused request's Retry-After is enough: a request sent at the whole
+ * second the client computes (its clock's second + Retry-After) is admitted. */
+static void check_retry_after_enough(ps_limiter *l, int64_t pm, int64_t pd, int64_t refused_at,
+                                     const ps_limit_decision *d)
+{
+    int64_t then = (refused_at / S + d->retry_after_s) * S;
+    ps_limit_decision e;
+    ps_limiter_peek(l, "k", 1, pm, pd, then, &e);
+    CHECK_INT(e.verdict, PS_ADMITTED);
+    /* and not a whole second too long: one second earlier it is still refused */
+    if (d->retry_after_s > 1) {
+        ps_limiter_peek(l, "k", 1, pm, pd, then - S, &e);
+        CHECK_INT(e.verdict, PS_LIMITED);
+    }
+}
+
+static void test_sliding_log_sequence(void)
+{
+    ps_limiter *l = make_mode(PS_LIMITER_SLIDING_LOG, 0);
+    int64_t oldest_leaves = (T0 + 60 * S + S - 1) / S; /* T0's millisecond + 60 s, rounded up */
+    for (int i = 0; i < 5; i++) {
+        ps_limit_decision d = at(l, 5, 0, T0 + i * 10 * S);
+        CHECK_INT(d.verdict, PS_ADMITTED);
+        CHECK_INT(d.limit, 5);
+        CHECK_INT(d.remaining, 4 - i);
+        CHECK_INT(d.reset_unix_s, oldest_leaves); /* the oldest counted request is T0's */
+    }
+    ps_limit_decision d = at(l, 5, 0, T0 + 50 * S);
+    CHECK_INT(d.verdict, PS_LIMITED);
+    CHECK_INT(d.remaining, 0);
+    CHECK_INT(d.reset_unix_s, oldest_leaves);
+    CHECK_INT(d.retry_after_s, oldest_leaves - (T0 + 50 * S) / S);
+    check_retry_after_enough(l, 5, 0, T0 + 50 * S, &d);
+    /* T0's request has left: one admission, then Reset names the next oldest */
+    d = at(l, 5, 0, T0 + 60 * S + 1000000);
+    CHECK_INT(d.verdict, PS_ADMITTED);
+    CHECK_INT(d.remaining, 0);
+    CHECK_INT(d.reset_unix_s, (T0 + 70 * S + S - 1) / S);
+    d = at(l, 5, 0, T0 + 61 * S);
+    CHECK_INT(d.verdict, PS_LIMITED);
+    /* never more than 5 in any 60 s: a burst right after admits only what left */
+    ps_limiter_destroy(l);
+}
+
+static void test_sliding_counter_sequence(void)
+{
+    ps_limiter *l = make_mode(PS_LIMITER_SLIDING_COUNTER, 0);
+    int64_t end = (T0 + 60 * S + S - 1) / S;
+    for (int i = 0; i < 10; i++) {
+        ps_limit_decision d = at(l, 10, 0, T0);
+        CHECK_INT(d.verdict, PS_ADMITTED);
+        CHECK_INT(d.remaining, 9 - i);
+        CHECK_INT(d.reset_unix_s, end); /* the current counting window's end */
+    }
+    ps_limit_decision d = at(l, 10, 0, T0 + S);
+    CHECK_INT(d.verdict, PS_LIMITED);
+    CHECK_INT(d.reset_unix_s, end);
+    /* the next window, 6 s in: 10 x 54/60 = 9 weighted, one more fits */
+    CHECK_INT(d.retry_after_s, (T0 + 66 * S + S - 1) / S - (T0 + S) / S);
+    check_retry_after_enough(l, 10, 0, T0 + S, &d);
+    d = at(l, 10, 0, T0 + 66 * S);
+    CHECK_INT(d.verdict, PS_ADMITTED);
+    CHECK_INT(d.remaining, 0);
+    CHECK_INT(d.reset_unix_s, (T0 + 120 * S + S - 1) / S);
+    d = at(l, 10, 0, T0 + 66 * S + 100000000);
+    CHECK_INT(d.verdict, PS_LIMITED); /* 9 x 53.9/60 + 1 > 9 */
+    check_retry_after_enough(l, 10, 0, T0 + 66 * S + 100000000, &d);
+    /* two windows later nothing of the past counts */
+    d = at(l, 10, 0, T0 + 200 * S);
+    CHECK_INT(d.verdict, PS_ADMITTED);
+    CHECK_INT(d.remaining, 9);
+    ps_limiter_destroy(l);
+}
+
+static void test_token_bucket_sequence(void)
+{
+    ps_limiter *l = make_mode(PS_LIMITER_TOKEN_BUCKET, 0);
+    /* 6 per minute: a token every 10 s; Reset = when the bucket is full again */
+    for (int i = 0; i < 6; i++) {
+        ps_limit_decision d = at(l, 6, 0, T0);
+        CHECK_INT(d.verdict, PS_ADMITTED);
+        CHECK_INT(d.remaining, 5 - i);
+        CHECK_INT(d.reset_unix_s, (T0 + (i + 1) * 10 * S + S - 1) / S); /* moves with every request */
+    }
+    ps_limit_decision d = at(l, 6, 0, T0);
+    CHECK_INT(d.verdict, PS_LIMITED);
+    CHECK_INT(d.reset_unix_s, (T0 + 60 * S + S - 1) / S);
+    /* the next token comes at T0 + 10 s (x.25): rounded up, 11 s, never 10 */
+    CHECK_INT(d.retry_after_s, 11);
+    check_retry_after_enough(l, 6, 0, T0, &d);
+    /* Remaining refills continuously */
+    ps_limit_decision p;
+    ps_limiter_peek(l, "k", 1, 6, 0, T0 + 35 * S, &p);
+    CHECK_INT(p.remaining, 3);
+    CHECK_INT(p.reset_unix_s, (T0 + 60 * S + S - 1) / S);
+    d = at(l, 6, 0, T0 + 35 * S);
+    CHECK_INT(d.verdict, PS_ADMITTED);
+    CHECK_INT(d.remaining, 2);
+    CHECK_INT(d.reset_unix_s, (T0 + 70 * S + S - 1) / S);
+    /* in any 60 s: at most the bucket (6) plus what refilled */
+    ps_limiter_destroy(l);
+    l = make_mode(PS_LIMITER_TOKEN_BUCKET, 0);
+    int admitted = 0;
+    for (int64_t t = 0; t < 60 * S; t += S / 10)
+        admitted += at(l, 6, 0, T0 + t).verdict == PS_ADMITTED;
+    CHECK_INT(admitted, 6 + 5); /* refills at 10, 20, 30, 40, 50 s */
+    ps_limiter_destroy(l);
+}
+
+/* Every mode keeps both limits and shows the one with fewest remaining. */
+static void test_every_mode_shows_fewest_remaining(void)
+{
+    ALL_MODES
+    {
+        ps_limiter *l = make_mode(mode, 0);
+        ps_limit_decision d = at(l, 5, 3, T0);
+        CHECK_STR(d.window, "day");
+        CHECK_INT(d.limit, 3);
+        CHECK_INT(d.remaining, 2);
+        d = at(l, 5, 100, T0);
+        CHECK_STR(d.window, "minute");
+        CHECK_INT(d.limit, 5);
+        CHECK_INT(d.remaining, 3);
+        for (int i = 0; i < 3; i++) d = at(l, 5, 100, T0);
+        CHECK_INT(d.verdict, PS_ADMITTED);
+        CHECK_INT(d.remaining, 0);
+        d = at(l, 5, 100, T0 + 1);
+        CHECK_INT(d.verdict, PS_LIMITED);
+        CHECK_STR(d.window, "minute");
+        CHECK_INT(d.remaining, 0);
+        CHECK(d.retry_after_s >= 1);
+        check_retry_after_enough(l, 5, 100, T0 + 1, &d);
+        if (ps_test_failures) fprintf(stderr, "  (mode %s)\n", ps_limiter_mode_name(mode));
+        ps_limiter_destroy(l);
+    }
+}
+
+/* --count-errors no: an admission taken back frees its place in every mode. */
+static void test_refund_frees_the_place(void)
+{
+    ALL_MODES
+    {
+        ps_limiter *l = make_mode(mode, 0);
+        ps_limit_decision d;
+        for (int i = 0; i < 3; i++) d = at(l, 3, 1000, T0 + i * 1000);
+        CHECK_INT(d.remaining, 0);
+        CHECK_INT(at(l, 3, 1000, T0 + 5000).verdict, PS_LIMITED);
+        ps_limiter_refund(l, "k", 1, 3, 1000, T0 + 2000);
+        ps_limiter_peek(l, "k", 1, 3, 1000, T0 + 6000, &d);
+        CHECK_INT(d.verdict, PS_ADMITTED);
+        CHECK_INT(d.remaining, 1);
+        d = at(l, 3, 1000, T0 + 7000);
+        CHECK_INT(d.verdict, PS_ADMITTED);
+        CHECK_INT(d.remaining, 0);
+        CHECK_INT(at(l, 3, 1000, T0 + 8000).verdict, PS_LIMITED);
+        /* an unknown identity: nothing happens */
+        ps_limiter_refund(l, "other", 5, 3, 1000, T0);
+        if (ps_test_failures) fprintf(stderr, "  (mode %s)\n", ps_limiter_mode_name(mode));
+        ps_limiter_destroy(l);
+    }
+}
+
+static void test_fault_off_by_one_admission(void)
+{
+    ALL_MODES
+    {
+        ps_limiter *l = make_mode(mode, F(PS_FAULT_OFF_BY_ONE_ADMISSION));
+        int admitted = 0;
+        ps_limit_decision d;
+        for (int i = 0; i < 10; i++) {
+            d = at(l, 4, 0, T0);
+            admitted += d.verdict == PS_ADMITTED;
+            CHECK(d.remaining >= 0);
+        }
+        CHECK_INT(admitted, 5); /* Limit + 1 */
+        ps_limiter_destroy(l);
+    }
+}
+
+static void test_fault_stacked_limiters(void)
+{
+    ps_limiter *l = make_mode(PS_LIMITER_FIXED, F(PS_FAULT_STACKED_LIMITERS));
+    ps_limit_decision d;
+    for (int i = 0; i < 60; i++) {
+        d = at(l, 60, 1000, T0 + i);
+        CHECK_INT(d.verdict, PS_ADMITTED);
+        CHECK_INT(d.limit, 1000); /* the day limiter's headers win */
+        CHECK_INT(d.remaining, 999 - i);
+        CHECK_STR(d.window, "day");
+    }
+    d = at(l, 60, 1000, T0 + 100);
+    CHECK_INT(d.verdict, PS_LIMITED); /* while the minute one refuses */
+    CHECK_INT(d.limit, 60);
+    CHECK_INT(d.remaining, 0);
+    ps_limiter_destroy(l);
 }
 
 static void test_minute_window_remaining_sequence(void)
@@ -276,6 +499,7 @@ typedef struct storm {
     atomic_int admitted;
     atomic_int remaining_seen[100];
     atomic_int bad;
+    int64_t fixed_now;
 } storm;
 
 static void *storm_thread(void *arg)
@@ -283,7 +507,10 @@ static void *storm_thread(void *arg)
     storm *s = arg;
     for (int i = 0; i < 1000; i++) {
         ps_limit_decision d;
-        ps_limiter_admit(s->l, "shared-key", 10, 100, 0, ps_clock_wall_ns(), &d);
+        /* modes that refill (token bucket, sliding counter) are stormed at one
+         * instant, so exactly the limit is due */
+        int64_t now = s->fixed_now ? s->fixed_now : ps_clock_wall_ns();
+        ps_limiter_admit(s->l, "shared-key", 10, 100, 0, now, &d);
         if (d.remaining < 0 || d.remaining > 99) atomic_fetch_add(&s->bad, 1);
         if (d.verdict == PS_ADMITTED) {
             atomic_fetch_add(&s->admitted, 1);
@@ -316,6 +543,38 @@ static void test_concurrent_admission_is_atomic(void)
     for (int i = 0; i < 100; i++) CHECK_INT(atomic_load(&s.remaining_seen[i]), 1);
 }
 
+static void test_concurrent_admission_is_atomic_in_every_mode(void)
+{
+    ALL_MODES
+    {
+        storm s;
+        memset(&s, 0, sizeof s);
+        s.l = make_mode(mode, 0);
+        s.fixed_now = T0;
+        pthread_t t[8];
+        for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, storm_thread, &s);
+        for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
+        ps_limiter_destroy(s.l);
+        fprintf(stderr, "%s: %d admitted of 8000 (limit 100)\n", ps_limiter_mode_name(mode), atomic_load(&s.admitted));
+        CHECK_INT(atomic_load(&s.admitted), 100);
+        CHECK_INT(atomic_load(&s.bad), 0);
+        for (int i = 0; i < 100; i++) CHECK_INT(atomic_load(&s.remaining_seen[i]), 1);
+    }
+}
+
+static void test_mode_names(void)
+{
+    ps_limiter_mode m;
+    ps_error err;
+    ALL_MODES
+    {
+        CHECK_INT(ps_limiter_mode_parse(ps_limiter_mode_name(mode), &m, &err), 0);
+        CHECK_INT(m, mode);
+    }
+    CHECK_INT(ps_limiter_mode_parse("leaky", &m, &err), -1);
+    CHECK(strstr(err.message, "token-bucket") != NULL);
+}
+
 static void test_fault_racy_admission_over_admits(void)
 {
     int best = 0;
@@ -340,5 +599,14 @@ int main(void)
     RUN(test_reclamation);
     RUN(test_concurrent_admission_is_atomic);
     RUN(test_fault_racy_admission_over_admits);
+    RUN(test_sliding_log_sequence);
+    RUN(test_sliding_counter_sequence);
+    RUN(test_token_bucket_sequence);
+    RUN(test_every_mode_shows_fewest_remaining);
+    RUN(test_refund_frees_the_place);
+    RUN(test_fault_off_by_one_admission);
+    RUN(test_fault_stacked_limiters);
+    RUN(test_concurrent_admission_is_atomic_in_every_mode);
+    RUN(test_mode_names);
     return TEST_EXIT();
 }

@@ -161,6 +161,46 @@ def p_over_admission_race(srv, k):
     return False
 
 
+def p_off_by_one_admission(srv, k):
+    return sum(srv.get(key=k)[0] == 200 for _ in range(3)) == 2  # the limit is 1
+
+
+def p_remaining_after_decision(srv, k):
+    st, h, _, _ = srv.get(key=k)
+    return st == 200 and int(h["x-ratelimit-remaining"]) >= 1 and srv.get(key=k)[0] == 429
+
+
+def p_stacked_limiters(srv, k):
+    st, h, _, _ = srv.get(key=k)
+    st2, h2, _, _ = srv.get(key=k)
+    return (st == 200 and st2 == 429 and int(h["x-ratelimit-remaining"]) > 0
+            and h["x-ratelimit-limit"] != h2["x-ratelimit-limit"])
+
+
+def p_prefix_key_match(srv, k):
+    return srv.get(key=KEY_PRO[:-1])[0] == 200 and srv.get(key=KEY_PRO + "x")[0] == 200
+
+
+def p_client_id_honoured(srv, k):
+    first = srv.post('{"name":"original"}', key=KEY_PRO)[3]["id"]
+    st, _, _, body = srv.post(json.dumps({"name": "copy", "id": first}), key=KEY_PRO)
+    ids = [c["id"] for c in srv.get(key=KEY_PRO)[3]]
+    return st == 201 and body.get("id") == first and ids.count(first) == 2
+
+
+def p_truncate_names(srv, k):
+    name = "é" * 50 + "x" * 100  # 200 bytes; 64 falls inside no character: cut after 32 x 'é'
+    st, _, _, body = srv.post(json.dumps({"name": name}), key=KEY_PRO)
+    return st == 201 and body.get("name") == "é" * 32
+
+
+def p_duplicate_header(srv, k):
+    req = ("GET %s/categories HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n"
+           % (srv.base, KEY_PRO)).encode()
+    head = srv.raw(req).split(b"\r\n\r\n", 1)[0].lower()
+    return head.count(b"\r\nx-ratelimit-limit:") == 2
+
+
 RACE_KEYS = [a for k in "abcde" for a in ("--key", "race50%s:enterprise:50:100000" % k)]
 
 
