@@ -2,6 +2,7 @@
 #include "reference-server/server_config.h"
 
 #include <arpa/inet.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -58,9 +59,10 @@ void ps_server_config_usage(FILE *out)
           "  --stall AT:LENGTH       at AT after start every event loop blocks for LENGTH, like a GC pause, e.g. 2s:1s\n"
           "Other:\n"
           "  --access-log FILE       one line per response, '-' for stderr\n"
-          "  --help                  this text\n"
+          "  -h, --help              this text\n"
           "  --version               print the version and exit\n"
-          "Durations take us, ms, s, m, h, d; sizes take K, M, G.\n"
+          "Durations take us, ms, s, m, h, d; sizes take K, M, G. Long flags may be\n"
+          "abbreviated to a unique prefix (--max-conn); --flag=VALUE works too.\n"
           "DATADIR is $" PS_DATA_DIR_ENV " if set, else ../share/petstore-conform from the program's\n"
           "directory (as installed; a build tree mirrors it).\n"
           "Exit status: 0 after a graceful stop, 2 for usage errors (flags, keys file),\n"
@@ -68,16 +70,65 @@ void ps_server_config_usage(FILE *out)
           out);
 }
 
-static int split_pair(const char *flag, const char *value, char *left, size_t cap, const char **right,
-                      ps_error *err)
+static int split_pair(const char *value, char *left, size_t cap, const char **right, ps_error *err)
 {
     const char *colon = strchr(value, ':');
     if (!colon || colon == value || !colon[1] || (size_t)(colon - value) >= cap)
-        return ps_error_set(err, "%s '%s': expected two values separated by ':'", flag, value);
+        return ps_error_set(err, "'%s': expected two values separated by ':'", value);
     memcpy(left, value, (size_t)(colon - value));
     left[colon - value] = '\0';
     *right = colon + 1;
     return 0;
+}
+
+enum {
+    OPT_BIND = 256, OPT_PORT, OPT_BASE_PATH, OPT_THREADS, OPT_KEYS_FILE, OPT_KEY, OPT_DATA, OPT_SEED,
+    OPT_NO_SEED, OPT_MAX_BODY, OPT_MAX_HEADER_SIZE, OPT_MAX_BUFFERED, OPT_MAX_CONNECTIONS,
+    OPT_IDLE_TIMEOUT, OPT_REQUEST_TIMEOUT, OPT_WRITE_TIMEOUT, OPT_DRAIN_TIMEOUT, OPT_TIME_SCALE,
+    OPT_BAN_AFTER, OPT_BAN_SECONDS, OPT_FAULT, OPT_LIST_FAULTS, OPT_DELAY, OPT_STALL,
+    OPT_ACCESS_LOG, OPT_VERSION, OPT_LIMITER, OPT_COUNT_OPS, OPT_COUNT_ERRORS,
+};
+
+static const struct option options[] = {
+    {"bind", required_argument, NULL, OPT_BIND},
+    {"port", required_argument, NULL, OPT_PORT},
+    {"base-path", required_argument, NULL, OPT_BASE_PATH},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"keys-file", required_argument, NULL, OPT_KEYS_FILE},
+    {"key", required_argument, NULL, OPT_KEY},
+    {"data", required_argument, NULL, OPT_DATA},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"no-seed", no_argument, NULL, OPT_NO_SEED},
+    {"max-body", required_argument, NULL, OPT_MAX_BODY},
+    {"max-header-size", required_argument, NULL, OPT_MAX_HEADER_SIZE},
+    {"max-buffered", required_argument, NULL, OPT_MAX_BUFFERED},
+    {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
+    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+    {"request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT},
+    {"write-timeout", required_argument, NULL, OPT_WRITE_TIMEOUT},
+    {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
+    {"time-scale", required_argument, NULL, OPT_TIME_SCALE},
+    {"ban-after", required_argument, NULL, OPT_BAN_AFTER},
+    {"ban-seconds", required_argument, NULL, OPT_BAN_SECONDS},
+    {"fault", required_argument, NULL, OPT_FAULT},
+    {"list-faults", no_argument, NULL, OPT_LIST_FAULTS},
+    {"delay", required_argument, NULL, OPT_DELAY},
+    {"stall", required_argument, NULL, OPT_STALL},
+    {"access-log", required_argument, NULL, OPT_ACCESS_LOG},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {"limiter", required_argument, NULL, OPT_LIMITER},
+    {"count-ops", required_argument, NULL, OPT_COUNT_OPS},
+    {"count-errors", required_argument, NULL, OPT_COUNT_ERRORS},
+    {NULL, 0, NULL, 0},
+};
+
+/* "port" for OPT_PORT: errors name the flag in full, however abbreviated. */
+static const char *long_name(int c)
+{
+    for (const struct option *o = options; o->name; o++)
+        if (o->val == c) return o->name;
+    return "?";
 }
 
 /* --count-ops and --count-errors: one of a few words. */
@@ -126,145 +177,149 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
     bool keys_given = false, seed_given = false, no_seed = false;
     const char *keys_file = NULL;
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            ps_server_config_usage(out);
-            return 1;
-        }
-        if (strcmp(arg, "--version") == 0) {
-            fputs("petstore-server " PS_VERSION "\n", out);
-            return 1;
-        }
-        if (strcmp(arg, "--list-faults") == 0) {
-            ps_fault_print_list(out);
-            return 1;
-        }
-        if (strcmp(arg, "--no-seed") == 0) {
-            no_seed = true;
-            continue;
-        }
-        if (strncmp(arg, "--", 2) != 0) {
-            ps_error_set(err, "unexpected argument '%s' (flags start with --; see --help)", arg);
-            return 2;
-        }
-        /* --flag VALUE or --flag=VALUE */
-        char name[64];
-        const char *value;
-        const char *eq = strchr(arg, '=');
-        if (eq) {
-            size_t n = (size_t)(eq - arg);
-            if (n >= sizeof name) n = sizeof name - 1;
-            memcpy(name, arg, n);
-            name[n] = '\0';
-            value = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", arg);
-            if (i + 1 >= argc) {
-                bool known = strstr(" --bind --port --base-path --threads --keys-file --key --data --seed "
-                                    "--max-body --max-header-size --max-buffered --max-connections --idle-timeout "
-                                    "--request-timeout --write-timeout --drain-timeout --time-scale "
-                                    "--ban-after --ban-seconds --fault --delay --stall --access-log --limiter "
-                                    "--count-ops --count-errors ",
-                                    name) != NULL;
-                if (known) ps_error_set(err, "%s needs a value", name);
-                else ps_error_set(err, "unknown flag '%s' (see --help)", name);
-                return 2;
-            }
-            value = argv[++i];
-        }
+    ps_cli_getopt_reset();
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+        const char *value = optarg;
         int64_t v;
         int rc = 0;
-        if (strcmp(name, "--bind") == 0) {
+        switch (c) {
+        case 'h':
+            ps_server_config_usage(out);
+            return 1;
+        case OPT_VERSION:
+            fputs("petstore-server " PS_VERSION "\n", out);
+            return 1;
+        case OPT_LIST_FAULTS:
+            ps_fault_print_list(out);
+            return 1;
+        case OPT_NO_SEED:
+            no_seed = true;
+            break;
+        case OPT_BIND: {
             unsigned char addr[16];
             if (inet_pton(AF_INET, value, addr) != 1 && inet_pton(AF_INET6, value, addr) != 1)
                 rc = ps_error_set(err, "'%s' is not an IPv4 or IPv6 address", value);
             cfg->bind_addr = value;
-        } else if (strcmp(name, "--port") == 0) {
+            break;
+        }
+        case OPT_PORT:
             rc = ps_cli_parse_int(value, 0, 65535, &v, err);
             cfg->port = (int)v;
-        } else if (strcmp(name, "--base-path") == 0) {
+            break;
+        case OPT_BASE_PATH: {
             size_t n = strlen(value);
             if (n > 0 && (value[0] != '/' || value[n - 1] == '/' || strpbrk(value, "?# ")))
                 rc = ps_error_set(err, "'%s' must start with '/' and not end with '/' (e.g. /v1), or be empty",
                                   value);
             cfg->base_path = value;
-        } else if (strcmp(name, "--threads") == 0) {
+            break;
+        }
+        case OPT_THREADS:
             rc = ps_cli_parse_int(value, 1, 256, &v, err);
             cfg->threads = (int)v;
-        } else if (strcmp(name, "--keys-file") == 0) {
+            break;
+        case OPT_KEYS_FILE:
             keys_file = value;
             keys_given = true;
-            if (ps_keyring_load_file(cfg->keys, value, err) != 0) return 2;
-        } else if (strcmp(name, "--key") == 0) {
+            rc = ps_keyring_load_file(cfg->keys, value, err);
+            break;
+        case OPT_KEY:
             keys_given = true;
-            if (ps_keyring_add_flag(cfg->keys, value, err) != 0) return 2;
-        } else if (strcmp(name, "--data") == 0) {
+            rc = ps_keyring_add_flag(cfg->keys, value, err);
+            break;
+        case OPT_DATA:
             if (!*value) rc = ps_error_set(err, "expected a file name");
             cfg->data_path = value;
-        } else if (strcmp(name, "--seed") == 0) {
+            break;
+        case OPT_SEED:
             if (!*value) rc = ps_error_set(err, "expected a file name");
             cfg->seed_path = value;
             seed_given = true;
-        } else if (strcmp(name, "--max-body") == 0) {
+            break;
+        case OPT_MAX_BODY:
             rc = ps_cli_parse_size(value, &cfg->max_body, err);
             if (!rc && (cfg->max_body < 1 || cfg->max_body > 1024LL * 1024 * 1024))
                 rc = ps_error_set(err, "'%s' must be between 1 byte and 1G", value);
-        } else if (strcmp(name, "--max-header-size") == 0) {
+            break;
+        case OPT_MAX_HEADER_SIZE:
             rc = ps_cli_parse_size(value, &cfg->max_header_bytes, err);
             if (!rc && (cfg->max_header_bytes < 256 || cfg->max_header_bytes > 1024 * 1024))
                 rc = ps_error_set(err, "'%s' must be between 256 bytes and 1M", value);
-        } else if (strcmp(name, "--max-buffered") == 0) {
+            break;
+        case OPT_MAX_BUFFERED:
             rc = ps_cli_parse_size(value, &cfg->max_buffered, err);
             if (!rc && (cfg->max_buffered < 64 * 1024 || cfg->max_buffered > 64LL * 1024 * 1024 * 1024))
                 rc = ps_error_set(err, "'%s' must be between 64K and 64G", value);
-        } else if (strcmp(name, "--max-connections") == 0) {
+            break;
+        case OPT_MAX_CONNECTIONS:
             rc = ps_cli_parse_int(value, 1, 10000000, &cfg->max_connections, err);
-        } else if (strcmp(name, "--idle-timeout") == 0) {
+            break;
+        case OPT_IDLE_TIMEOUT:
             rc = ps_cli_parse_duration(value, 0, &cfg->idle_timeout_ns, err);
-        } else if (strcmp(name, "--request-timeout") == 0) {
+            break;
+        case OPT_REQUEST_TIMEOUT:
             rc = ps_cli_parse_duration(value, 0, &cfg->request_timeout_ns, err);
-        } else if (strcmp(name, "--write-timeout") == 0) {
+            break;
+        case OPT_WRITE_TIMEOUT:
             rc = ps_cli_parse_duration(value, 0, &cfg->write_timeout_ns, err);
-        } else if (strcmp(name, "--drain-timeout") == 0) {
+            break;
+        case OPT_DRAIN_TIMEOUT:
             rc = ps_cli_parse_duration(value, 0, &cfg->drain_timeout_ns, err);
-        } else if (strcmp(name, "--time-scale") == 0) {
+            break;
+        case OPT_TIME_SCALE:
             rc = ps_cli_parse_double(value, 1, 1e6, &cfg->time_scale, err);
-        } else if (strcmp(name, "--ban-after") == 0) {
+            break;
+        case OPT_BAN_AFTER:
             rc = ps_cli_parse_int(value, 0, INT64_MAX / 4, &cfg->ban_after, err);
-        } else if (strcmp(name, "--ban-seconds") == 0) {
+            break;
+        case OPT_BAN_SECONDS:
             rc = ps_cli_parse_int(value, 1, 365LL * 86400, &cfg->ban_seconds, err);
-        } else if (strcmp(name, "--fault") == 0) {
+            break;
+        case OPT_FAULT:
             rc = ps_fault_enable(&cfg->faults, value, err);
-        } else if (strcmp(name, "--limiter") == 0) {
+            break;
+        case OPT_LIMITER:
             rc = ps_limiter_mode_parse(value, &cfg->limiter, err);
-        } else if (strcmp(name, "--count-ops") == 0) {
+            break;
+        case OPT_COUNT_OPS:
             rc = parse_count_ops(value, &cfg->count_ops, err);
-        } else if (strcmp(name, "--count-errors") == 0) {
+            break;
+        case OPT_COUNT_ERRORS:
             rc = parse_yes_no(value, &cfg->count_errors, err);
-        } else if (strcmp(name, "--delay") == 0) {
+            break;
+        case OPT_DELAY: {
             char left[64];
             const char *right;
-            rc = split_pair(name, value, left, sizeof left, &right, err);
+            rc = split_pair(value, left, sizeof left, &right, err);
             if (!rc) rc = ps_cli_parse_double(left, 0, 1, &cfg->delay_share, err);
             if (!rc) rc = ps_cli_parse_duration(right, 0, &cfg->delay_ns, err);
-        } else if (strcmp(name, "--stall") == 0) {
+            break;
+        }
+        case OPT_STALL: {
             char left[64];
             const char *right;
-            rc = split_pair(name, value, left, sizeof left, &right, err);
+            rc = split_pair(value, left, sizeof left, &right, err);
             if (!rc) rc = ps_cli_parse_duration(left, 1, &cfg->stall_at_ns, err);
             if (!rc) rc = ps_cli_parse_duration(right, 0, &cfg->stall_len_ns, err);
-        } else if (strcmp(name, "--access-log") == 0) {
+            break;
+        }
+        case OPT_ACCESS_LOG:
             if (!*value) rc = ps_error_set(err, "expected a file name or '-'");
             cfg->access_log = value;
-        } else {
-            ps_error_set(err, "unknown flag '%s' (see --help)", name);
+            break;
+        default: /* '?' or ':' */
+            ps_cli_getopt_error(c, argc, argv, options, err);
             return 2;
         }
         if (rc != 0) {
-            ps_error_prefix(err, "%s: ", name);
+            ps_error_prefix(err, "--%s: ", long_name(c));
             return 2;
         }
+    }
+    if (optind < argc) {
+        ps_error_set(err, "unexpected argument '%s' (flags start with --)", argv[optind]);
+        return 2;
     }
     (void)keys_file;
     if (!keys_given) {
