@@ -12,6 +12,7 @@
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/keys_file.h"
+#include "loadgen/shard.h"
 
 void ps_lg_config_usage(FILE *out)
 {
@@ -21,6 +22,9 @@ void ps_lg_config_usage(FILE *out)
           "         [--timeout D] [--verify-limits] [--burst] [--ignore-retry-after]\n"
           "         [--engine epoll|curl] [--cacert FILE | --insecure] [--threshold EXPR]...\n"
           "         [--json FILE] [--hdr FILE] [--hdr-log FILE] [--html FILE] [--quiet]\n"
+          "         [--shard I/N | --shards N] [--start-at TIME] [--run-id ID]\n"
+          "       petstore-load merge SHARD.json... [--json F] [--hdr F] [--hdr-log F] [--html F]\n"
+          "         [--threshold EXPR]... [--verify-limits] [--quiet]\n"
           "       petstore-load --help | --version\n"
           "\n"
           "  --base-url URL        target, ending in the version segment (http://host:port/v1)\n"
@@ -38,6 +42,11 @@ void ps_lg_config_usage(FILE *out)
           "  --ignore-retry-after  keep sending on a key after a 429 (default: wait)\n"
           "  --cacert FILE         https: verify the server with this CA (--insecure: don't)\n"
           "  --threshold EXPR      e.g. 'p99<200ms', 'p99.9<=1s', 'max < 2s', 'error_rate<1%'\n"
+          "  --shard I/N           run shard I (1-based) of N: its share of rate, connections,\n"
+          "                        requests and keys (docs/distributed.md)\n"
+          "  --shards N            the same, I from JOB_COMPLETION_INDEX (0-based, Indexed Jobs)\n"
+          "  --start-at TIME       begin the schedule at TIME (Unix seconds or RFC 3339)\n"
+          "  --run-id ID           names the run in every shard's report (default: derived)\n"
           "exit: 0 ok, 1 rate limit violated, 2 usage, 99 threshold failed,\n"
           "      3 the run says nothing about the target (verdict in the JSON): unreachable\n"
           "      (no connection at the start, or every connection down at the end), aborted\n"
@@ -274,7 +283,7 @@ enum {
     OPT_DURATION, OPT_REQUESTS, OPT_RATE, OPT_RAMP, OPT_MIX, OPT_BODIES, OPT_TIMEOUT,
     OPT_JSON, OPT_HDR, OPT_HDR_LOG, OPT_HTML, OPT_THRESHOLD, OPT_VERIFY, OPT_BURST,
     OPT_IGNORE_RA, OPT_ENGINE, OPT_QUIET, OPT_HELP, OPT_CACERT, OPT_INSECURE,
-    OPT_VERSION,
+    OPT_VERSION, OPT_SHARD, OPT_SHARDS, OPT_START_AT, OPT_RUN_ID,
 };
 
 static const struct option options[] = {
@@ -305,6 +314,10 @@ static const struct option options[] = {
     {"insecure", no_argument, NULL, OPT_INSECURE},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
+    {"shard", required_argument, NULL, OPT_SHARD},
+    {"shards", required_argument, NULL, OPT_SHARDS},
+    {"start-at", required_argument, NULL, OPT_START_AT},
+    {"run-id", required_argument, NULL, OPT_RUN_ID},
     {NULL, 0, NULL, 0},
 };
 
@@ -329,7 +342,7 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
     cfg->honour_retry_after = true;
     const char *api_key = NULL, *plan_text = NULL, *keys_path = NULL;
     bool have_duration = false;
-    int64_t v;
+    int64_t v, shards_n = 0;
     int c;
     optind = 1;
     opterr = 0;
@@ -435,6 +448,26 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         case OPT_INSECURE: cfg->insecure = true; break;
         case OPT_HELP: return PS_LG_CONFIG_HELP;
         case OPT_VERSION: return PS_LG_CONFIG_VERSION;
+        case OPT_SHARD:
+            if (shards_n) return ps_error_set(err, "give --shard I/N or --shards N, not both");
+            if (ps_lg_shard_parse(optarg, &cfg->shard, &cfg->shards, err) != 0) return PS_LG_CONFIG_ERROR;
+            break;
+        case OPT_SHARDS:
+            if (cfg->shards) return ps_error_set(err, "give --shard I/N or --shards N, not both");
+            if (ps_cli_parse_int(optarg, 1, PS_LG_MAX_SHARDS, &shards_n, err) != 0)
+                return ps_error_prefix(err, "--shards: ");
+            break;
+        case OPT_START_AT:
+            if (ps_lg_parse_start_at(optarg, &cfg->start_at_ns, err) != 0) return PS_LG_CONFIG_ERROR;
+            break;
+        case OPT_RUN_ID:
+            if (!*optarg || strlen(optarg) > 64 || strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm"
+                                                                  "nopqrstuvwxyz0123456789._-") != strlen(optarg))
+                return ps_error_set(err, "--run-id: 1-64 letters, digits, '.', '_' or '-'");
+            free(cfg->run_id);
+            cfg->run_id = strdup(optarg);
+            if (!cfg->run_id) abort();
+            break;
         case ':': return ps_error_set(err, "%s needs a value", flag);
         default: return ps_error_set(err, "unknown option '%s' (see --help)", flag);
         }
@@ -484,6 +517,13 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         if (set_path(&cfg->bodies_path, cfg->bodies_path ? cfg->bodies_path : default_bodies,
                      "--bodies", err))
             return PS_LG_CONFIG_ERROR;
+    if (shards_n) {
+        cfg->shards = (int)shards_n;
+        if (ps_lg_shard_from_env(cfg->shards, getenv("JOB_COMPLETION_INDEX"), &cfg->shard, err) != 0)
+            return PS_LG_CONFIG_ERROR;
+    }
+    if (cfg->run_id && !cfg->shards) return ps_error_set(err, "--run-id goes with --shard or --shards");
+    if (ps_lg_shard_apply(cfg, err) != 0) return PS_LG_CONFIG_ERROR;
     return PS_LG_CONFIG_OK;
 }
 
@@ -503,5 +543,6 @@ void ps_lg_config_free(ps_lg_config *cfg)
     free(cfg->cacert);
     for (size_t i = 0; i < cfg->nthresholds; i++) free(cfg->thresholds[i].expression);
     free(cfg->thresholds);
+    free(cfg->run_id);
     memset(cfg, 0, sizeof *cfg);
 }

@@ -68,6 +68,13 @@ typedef struct ps_lg_config {
     char *cacert;         /* https: CA bundle to verify the server with (curl engine) */
     bool insecure;        /* https: no certificate verification */
     ps_lg_engine engine;  /* resolved: never AUTO after parsing */
+    /* Sharding (loadgen/shard.h): this process is shard `shard` (1-based) of
+     * `shards` (0 of 0: not sharded); rate, ramp, connections, requests and
+     * keys above are then already this shard's share. */
+    int shard, shards;
+    bool shard_keys_shared; /* one key, driven by every shard */
+    int64_t start_at_ns;    /* --start-at (wall clock ns), 0 = start now */
+    char *run_id;           /* --run-id, or derived; NULL when not sharded */
 } ps_lg_config;
 
 typedef enum ps_lg_parse_status {

@@ -135,6 +135,14 @@ void ps_lg_limits_merge(ps_lg_limits *dst, const ps_lg_limits *src)
     }
 }
 
+void ps_lg_limits_add_window(ps_lg_limits *l, const ps_lg_window *w)
+{
+    ps_lg_window slot = *w;
+    slot.used = true;
+    ps_lg_limits one = {.slots = &slot, .cap = 1, .count = 1};
+    ps_lg_limits_merge(l, &one);
+}
+
 const char *ps_lg_violation_kind_name(ps_lg_violation_kind k)
 {
     switch (k) {

@@ -82,6 +82,8 @@ void ps_lg_limits_observe(ps_lg_limits *l, size_t key, const ps_lg_resp *r);
 void ps_lg_limits_failure(ps_lg_limits *l, size_t key);
 /* Adds src into dst (same nkeys). */
 void ps_lg_limits_merge(ps_lg_limits *dst, const ps_lg_limits *src);
+/* Adds one window's counts (a shard's, read back by the merge) into l. */
+void ps_lg_limits_add_window(ps_lg_limits *l, const ps_lg_window *w);
 
 /* Checks every window and key. Fills a new array the caller frees (*out,
  * *n) and returns the number of violations that fail the run. */

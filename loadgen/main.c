@@ -1,14 +1,18 @@
 /* main.c - petstore-load: the load generator's command line entry. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/datadir.h"
 #include "core/version.h"
 #include "loadgen/config.h"
+#include "loadgen/merge.h"
 #include "loadgen/run.h"
 
 int main(int argc, char **argv)
 {
+    /* `petstore-load merge SHARD.json...`: the shards of a run merged. */
+    if (argc > 1 && strcmp(argv[1], "merge") == 0) return ps_lg_merge_main(argc - 1, argv + 1);
     ps_lg_config cfg;
     ps_error err = {{0}};
     /* The default --bodies: DATADIR/create-bodies.json (core/datadir.h). */

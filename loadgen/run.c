@@ -22,10 +22,10 @@
 #include "core/histogram_print.h"
 #include "core/json.h"
 #include "core/version.h"
+#include "loadgen/shard.h"
 #include "loadgen/summary.h"
 #include "loadgen/transport.h"
 #include "reports/html_report.h"
-#include "reports/report_load_console.h"
 
 static ps_lg_sync *volatile signal_target;
 static volatile sig_atomic_t caught_signal;
@@ -264,6 +264,7 @@ typedef struct collector {
     bool last_pending;
     int64_t next_sec;
     ps_lg_interval_row *rows;
+    char **row_hists;      /* a shard's: each row's histogram, base64 V2 */
     size_t nrows, cap;
     FILE *hdr_log;
     bool progress;
@@ -298,6 +299,11 @@ static void log_held_interval(collector *c)
 {
     if (!c->last_pending) return;
     const ps_lg_interval_row *r = &c->rows[c->nrows - 1];
+    if (c->cfg->shards) {
+        ps_buf b = PS_BUF_INIT;
+        if (ps_hdr_log_encode(c->last.h, &b, &c->err) != 0) c->failed = 1;
+        c->row_hists[c->nrows - 1] = ps_buf_detach(&b);
+    }
     if (c->hdr_log && !c->failed &&
         ps_hdr_log_write_interval(c->hdr_log, r->t_s, r->length_s, c->last.h, 1.0, &c->err) != 0)
         c->failed = 1;
@@ -334,8 +340,10 @@ static void collect_finished_seconds(collector *c, double end_s, bool final)
         if (c->nrows == c->cap) {
             c->cap = c->cap ? c->cap * 2 : 64;
             c->rows = realloc(c->rows, c->cap * sizeof *c->rows);
-            if (!c->rows) abort();
+            c->row_hists = realloc(c->row_hists, c->cap * sizeof *c->row_hists);
+            if (!c->rows || !c->row_hists) abort();
         }
+        c->row_hists[c->nrows] = NULL;
         ps_lg_interval_row *r = &c->rows[c->nrows++];
         memset(r, 0, sizeof *r);
         r->t_s = t_s;
@@ -409,6 +417,7 @@ typedef struct load_run {
     ps_lg_threshold_result *thresholds;
     char why[400];
     ps_lg_summary sum;
+    ps_lg_shard_report shard;
     ps_buf json;
     ps_error err;
 } load_run;
@@ -463,6 +472,34 @@ static int prepare_threads(load_run *R)
     return 0;
 }
 
+/* --start-at: waits for it, or, late, says so and moves the run's origin
+ * back to it, so the threads skip what is past (ps_lg_thread_begin) and
+ * the intervals of every shard fall on the same wall-clock seconds. */
+static int wait_for_start_at(load_run *R)
+{
+    const ps_lg_config *cfg = R->cfg;
+    int64_t ahead = cfg->start_at_ns - ps_clock_wall_ns();
+    while (ahead > 0 && !caught_signal) {
+        ps_clock_sleep_ns(ahead > INT64_C(100000000) ? INT64_C(100000000) : ahead);
+        ahead = cfg->start_at_ns - ps_clock_wall_ns();
+    }
+    if (caught_signal) return ps_error_set(&R->err, "interrupted while waiting for --start-at");
+    if (ahead < -INT64_C(10000000)) {
+        char who[48] = "";
+        if (cfg->shards) snprintf(who, sizeof who, "shard %d/%d ", cfg->shard, cfg->shards);
+        fprintf(stderr,
+                "petstore-load: %sstarted %.3f s after --start-at: skipping the schedule's first "
+                "%.3f s (no catch-up)\n",
+                who, (double)-ahead / 1e9, (double)-ahead / 1e9);
+    }
+    int64_t mono = ps_clock_mono_ns();
+    R->sh->start_mono_ns = mono + (ahead < 0 ? ahead : 0);
+    R->sh->start_wall_ns = cfg->start_at_ns;
+    R->sh->schedule_origin_ns = R->sh->start_mono_ns;
+    R->col.next_sec = ahead < 0 ? -ahead / INT64_C(1000000000) : 0;
+    return 0;
+}
+
 /* Starts the clock and the threads; SIGINT/SIGTERM from here on wind the
  * run down instead of killing it. */
 static int start_threads(load_run *R)
@@ -476,6 +513,7 @@ static int start_threads(load_run *R)
 
     R->sh->start_mono_ns = ps_clock_mono_ns();
     R->sh->start_wall_ns = ps_clock_wall_ns();
+    if (cfg->start_at_ns && wait_for_start_at(R) != 0) return -1;
     if (R->col.hdr_log &&
         ps_hdr_log_write_header(R->col.hdr_log, (double)R->sh->start_wall_ns / 1e9, &R->err) != 0)
         return -1;
@@ -544,8 +582,10 @@ static int merge_threads(load_run *R)
 static int judge_results(load_run *R)
 {
     const ps_lg_config *cfg = R->cfg;
-    if (cfg->verify_limits)
+    if (cfg->verify_limits) {
         R->failing_violations = ps_lg_limits_verify(&R->limits, cfg, &R->violations, &R->nviolations);
+        R->nviolations = ps_lg_shard_drop_partial_views(cfg, R->violations, R->nviolations);
+    }
     bool thr_failed = false;
     for (size_t i = 0; i < cfg->nthresholds; i++) {
         R->thresholds[i] = ps_lg_threshold_eval(&cfg->thresholds[i], &R->total);
@@ -566,6 +606,15 @@ static int judge_results(load_run *R)
         .exit_code = exit_code, .verdict = verdict, .aborted = verdict ? R->why : NULL,
         .interrupted = interrupted,
     };
+    if (cfg->shards) {
+        R->shard = (ps_lg_shard_report){
+            .cfg = cfg, .start_wall_ns = R->sh->start_wall_ns, .total = &R->total,
+            .row_hists = R->col.row_hists, .nrows = R->col.nrows,
+            .limits = cfg->verify_limits ? &R->limits : NULL,
+        };
+        R->sum.extra = ps_lg_shard_json;
+        R->sum.extra_arg = &R->shard;
+    }
     return exit_code;
 }
 
@@ -574,20 +623,46 @@ static void print_text_summary(const load_run *R)
 {
     const ps_lg_config *cfg = R->cfg;
     const ps_lg_summary *sum = &R->sum;
+    const ps_lg_stats *total = &R->total;
     if (cfg->quiet) {
         if (sum->verdict) fprintf(stderr, "petstore-load: %s: %s\n", sum->verdict, R->why);
         return;
     }
-    /* rendered from the JSON document, so the console says what --json and
-     * --html say (reports/report_load_console.c) */
-    ps_load_console_options o = {.utf8 = ps_console_locale_utf8()};
-    for (int i = 0; i < cfg->threads && !o.first_failure; i++)
-        if (R->threads[i].first_failure[0]) o.first_failure = R->threads[i].first_failure;
-    ps_error err = {{0}};
-    ps_json *doc = ps_json_parse(R->json.data, R->json.len, NULL, &err);
-    if (!doc || ps_report_console_load(doc, stderr, &o, &err) != 0)
-        fprintf(stderr, "petstore-load: cannot print the summary: %s\n", err.message);
-    ps_json_free(doc);
+    double dur = sum->duration_s > 0 ? sum->duration_s : 1e-9;
+    fprintf(stderr,
+            "petstore-load: %lld requests in %.2fs, %.1f req/s (%s model, %s engine)\n"
+            "  answered %lld, failed %lld, timed out %lld, skipped for Retry-After %lld; "
+            "errors connect %lld read %lld timeout %lld\n",
+            (long long)total->scheduled, sum->duration_s, (double)total->answered / dur,
+            ps_lg_config_open_model(cfg) ? "open" : "closed", R->engine->name,
+            (long long)total->answered, (long long)total->failed, (long long)total->timed_out,
+            (long long)total->skipped_retry_after, (long long)total->err_connect,
+            (long long)total->err_read, (long long)total->err_timeout);
+    fprintf(stderr, "  latency ms       p50       p90       p99     p99.9       max\n");
+    const char *names[2] = {"corrected  ", "uncorrected"};
+    ps_hist *hs[2] = {total->all.corr, total->all.unc};
+    for (int i = 0; i < 2; i++)
+        fprintf(stderr, "  %s %9.3f %9.3f %9.3f %9.3f %9.3f\n", names[i],
+                ps_hist_value_at_percentile(hs[i], 50) / 1e3,
+                ps_hist_value_at_percentile(hs[i], 90) / 1e3,
+                ps_hist_value_at_percentile(hs[i], 99) / 1e3,
+                ps_hist_value_at_percentile(hs[i], 99.9) / 1e3, ps_hist_max(hs[i]) / 1e3);
+    for (int i = 0; i < cfg->threads; i++) {
+        if (!R->threads[i].first_failure[0]) continue;
+        fprintf(stderr, "  first failure: %s\n", R->threads[i].first_failure);
+        break;
+    }
+    for (size_t i = 0; i < R->nviolations; i++)
+        fprintf(stderr, "  %s: %s\n", R->violations[i].fails ? "LIMIT VIOLATION" : "warning",
+                R->violations[i].message);
+    if (cfg->verify_limits)
+        fprintf(stderr, "  limits: %s (%zu windows checked)\n",
+                R->failing_violations ? "FAIL" : R->limits.count == 0 ? "not checked" : "pass",
+                R->limits.count);
+    for (size_t i = 0; i < cfg->nthresholds; i++)
+        fprintf(stderr, "  threshold %s: %s\n", cfg->thresholds[i].expression,
+                R->thresholds[i].passed ? "passed" : "FAILED");
+    if (sum->verdict) fprintf(stderr, "  verdict: %s (exit 3): %s\n", sum->verdict, R->why);
 }
 
 /* Writes --json, --hdr, the end of --hdr-log and --html, closing each (a
@@ -634,7 +709,9 @@ static void run_free(load_run *R)
     if (R->col.iv.h) ps_hist_close(R->col.iv.h);
     if (R->col.sofar) ps_hist_close(R->col.sofar);
     if (R->col.last.h) ps_hist_close(R->col.last.h);
+    for (size_t i = 0; R->col.row_hists && i < R->col.nrows; i++) free(R->col.row_hists[i]);
     free(R->col.rows);
+    free(R->col.row_hists);
     if (R->total_ready) ps_lg_stats_free(&R->total);
     if (R->limits.slots) ps_lg_limits_free(&R->limits);
     free(R->violations);

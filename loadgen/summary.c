@@ -349,6 +349,7 @@ int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *b, ps_error *err)
     ps_jw_kstring(&w, "aborted", s->aborted); /* NULL: null */
     ps_jw_kstring(&w, "verdict", s->verdict ? s->verdict : s->exit_code == 0 ? "pass" : "fail");
     ps_jw_kint(&w, "exit_code", s->exit_code);
+    if (s->extra && s->extra(&w, s->extra_arg, err) != 0) return -1;
     ps_jw_object_close(&w);
     ps_buf_putc(b, '\n');
     if (!ps_jw_ok(&w)) return ps_error_set(err, "internal error: the JSON summary is malformed");

@@ -46,6 +46,10 @@ typedef struct ps_lg_summary {
     const char *verdict;
     const char *aborted;
     bool interrupted;
+    /* Members written after exit_code: a shard's "shard" (shard.c), a
+     * merge's "merged" (merge.c); NULL: none. Returns 0 or -1 with a message. */
+    int (*extra)(ps_jw *w, const void *arg, ps_error *err);
+    const void *extra_arg;
 } ps_lg_summary;
 
 /* Evaluates one threshold against the merged stats (corrected latencies). */

@@ -81,8 +81,19 @@ void ps_lg_thread_free(ps_lg_thread *t)
 
 void ps_lg_thread_begin(ps_lg_thread *t, int64_t begin_ns)
 {
+    /* --start-at: the schedule started at the common origin. A late thread
+     * skips what is past (the open model's due requests, the closed model's
+     * elapsed time) instead of sending it all at once. */
+    int64_t now = begin_ns, origin = t->sh->schedule_origin_ns;
+    if (origin && origin < begin_ns && !t->sh->cfg->burst) begin_ns = origin;
     t->begin_ns = begin_ns;
     t->end_ns = t->sh->cfg->duration_ns ? begin_ns + t->sh->cfg->duration_ns : INT64_MAX;
+    if (begin_ns == now || !t->open) return;
+    for (size_t i = 0; i < t->nheap; i++) {
+        ps_lg_stream *s = &t->heap[i];
+        while (s->due != INT64_MAX && begin_ns + s->due < now) s->due = ps_lg_rate_due_ns(&s->rate, ++s->k);
+    }
+    for (size_t i = t->nheap; i-- > 0;) heap_down(t->heap, t->nheap, i);
 }
 
 bool ps_lg_stopping(const ps_lg_thread *t)

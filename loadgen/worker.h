@@ -46,6 +46,9 @@ typedef struct ps_lg_shared {
     struct sockaddr_storage addr;
     socklen_t addrlen;
     int64_t start_mono_ns, start_wall_ns;
+    /* --start-at (monotonic): where every thread's schedule starts, even if
+     * that is past; 0 = each thread starts its own when it begins. */
+    int64_t schedule_origin_ns;
     size_t *shared_keys;       /* keys without their own rate */
     size_t nshared;
 } ps_lg_shared;

@@ -131,6 +131,15 @@ static ps_admission admit(conn *c, const identity *who, bool counts)
 {
     ps_http_server *s = c->lp->srv;
     int64_t now = ps_clock_wall_ns();
+    identity per_loop;
+    if (ps_fault_on(s->cfg->faults, PS_FAULT_PER_LOOP_COUNTS)) { /* a limiter per loop, in effect */
+        per_loop = *who;
+        int n = snprintf(c->loop_scoped_id, sizeof c->loop_scoped_id, "loop%d/%.*s", c->lp->index,
+                         (int)who->id_len, who->id);
+        per_loop.id = c->loop_scoped_id;
+        per_loop.id_len = n > 0 && (size_t)n < sizeof c->loop_scoped_id ? (size_t)n : 0;
+        who = &per_loop;
+    }
     if (!counts) {
         ps_limiter_peek(s->limiter, who->id, who->id_len, who->per_minute, who->per_day, now, &c->req.decision);
         c->req.counted = true; /* the headers are known */

@@ -86,6 +86,9 @@ struct conn {
     bool out_paused; /* reading paused until the queued answers are written */
     bool keep_alive;
     char ip[INET6_ADDRSTRLEN + 4];
+    /* --fault per-loop-counts: the identity the limiter counts, "loopN/" +
+     * key, kept as long as the request (a refund names it again) */
+    char loop_scoped_id[512 + 24]; /* keys: at most 512 bytes (core/keys_file.h) */
     http_parser parser;
     /* framing check (frame_scan): the bytes http_parser consumed that are not body data */
     const char *scan_pos; /* next byte of the current input piece to check */

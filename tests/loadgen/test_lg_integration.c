@@ -1215,6 +1215,222 @@ static void lg_hdr_peer(void)
     ps_json_free(d);
 }
 
+/* ---- sharded runs (loadgen/shard.h, loadgen/merge.h) ------------------- */
+
+/* Runs the 4 shards of a run at once, as Kubernetes runs an Indexed Job:
+ * `--shards 4` with JOB_COMPLETION_INDEX 0..3, all told to start 2 s from
+ * now. extra: more arguments (NULL-terminated). Each shard's exit code goes
+ * to codes; its report to shardI.json, its log to shardI.hlog in tmp. */
+static void run_shards(const char *url, const char *tag, int codes[4], const char *first, ...)
+{
+    char start[32];
+    snprintf(start, sizeof start, "%lld", (long long)time(NULL) + 2);
+    const char *extra[24];
+    int nextra = 0;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && nextra < 23; a = va_arg(ap, const char *)) extra[nextra++] = a;
+    va_end(ap);
+    pid_t pids[4];
+    for (int i = 0; i < 4; i++) {
+        char idx[4], name[64], hname[64];
+        snprintf(idx, sizeof idx, "%d", i);
+        snprintf(name, sizeof name, "%s%d.json", tag, i);
+        snprintf(hname, sizeof hname, "%s%d.hlog", tag, i);
+        setenv("JOB_COMPLETION_INDEX", idx, 1);
+        const char *a[24] = {0};
+        for (int k = 0; k < nextra; k++) a[k] = extra[k];
+        pids[i] = spawn_load(LOAD, "--base-url", url, "--shards", "4", "--start-at", start, "--json",
+                             path_in_tmp(name), "--hdr-log", path_in_tmp(hname), a[0], a[1], a[2], a[3],
+                             a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], NULL);
+        unsetenv("JOB_COMPLETION_INDEX");
+    }
+    for (int i = 0; i < 4; i++) codes[i] = wait_load(pids[i], 40);
+}
+
+/* `petstore-load merge` over files in tmp; returns its exit code. */
+static int run_merge(const char *first, ...)
+{
+    va_list ap;
+    va_start(ap, first);
+    const char *argv[20];
+    int n = 0;
+    argv[n++] = "merge";
+    for (const char *a = first; a && n < 19; a = va_arg(ap, const char *)) argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    return run_load(30, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[7], argv[8],
+                    argv[9], argv[10], argv[11], argv[12], argv[13], argv[14], argv[15], NULL);
+}
+
+/* 4 shards through JOB_COMPLETION_INDEX: the merge's counts are the sums of
+ * the shards', its percentiles those hdr-histogram-js computes from the
+ * shards' --hdr-log files, a threshold judged only on the merged data fails
+ * it (99); a shard given twice, missing, of another run, or a report that
+ * is no shard's are clear errors (2, 3, 2, 2). */
+static void lg_shards_merge(void)
+{
+    if (!peer_node || !peer_js || !peer_module) {
+        fprintf(stderr, "usage: test_lg_integration lg_shards_merge NODE LG_HDR_PEER_JS MODULE_DIR\n");
+        CHECK(0);
+        return;
+    }
+    char probe[600];
+    snprintf(probe, sizeof probe, "%s/package.json", peer_module);
+    if (access(peer_node, X_OK) != 0 || access(probe, R_OK) != 0) {
+        fprintf(stderr, "skipped: needs node and %s (scripts/install-deps.sh)\n", peer_module);
+        exit(77);
+    }
+    const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", "--delay",
+                                   "0.1:3ms", "--threads", "2", NULL);
+    CHECK(url != NULL);
+    if (!url) return;
+    int codes[4];
+    run_shards(url, "s", codes, "--api-key", "big-key-0001", "--connections", "8", "--rate", "1200",
+               "--duration", "2s", NULL);
+    stop_server();
+    for (int i = 0; i < 4; i++) CHECK_INT(codes[i], 0);
+    char *s0 = strdup(path_in_tmp("s0.json")), *s1 = strdup(path_in_tmp("s1.json"));
+    char *s2 = strdup(path_in_tmp("s2.json")), *s3 = strdup(path_in_tmp("s3.json"));
+    char *mj = strdup(path_in_tmp("merged.json")), *mh = strdup(path_in_tmp("merged.html"));
+    char *ml = strdup(path_in_tmp("merged.hlog"));
+    CHECK_INT(run_merge(s0, s1, s2, s3, "--json", mj, "--html", mh, "--hdr-log", ml, NULL), 0);
+    ps_json *m = load_json(mj);
+    int64_t sum_req = 0, sum_ans = 0, sum_200 = 0;
+    for (int i = 0; i < 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%d.json", i);
+        ps_json *d = load_json(path_in_tmp(name));
+        CHECK(d != NULL);
+        if (!d) continue;
+        CHECK_INT(num(d, "shard.index"), i + 1);
+        CHECK_INT(num(d, "shard.of"), 4);
+        CHECK_INT(num(d, "parameters.connections"), 2);
+        CHECK(fabs(ps_json_path(d, "parameters.rate")->d - 300.0) < 1e-9);
+        sum_req += num(d, "requests");
+        sum_ans += num(d, "answered");
+        sum_200 += num(d, "status.200");
+        ps_json_free(d);
+    }
+    CHECK(m != NULL);
+    if (m) {
+        CHECK(sum_req > 2000);
+        CHECK_INT(num(m, "requests"), sum_req);
+        CHECK_INT(num(m, "answered"), sum_ans);
+        CHECK_INT(num(m, "status.200"), sum_200);
+        CHECK_INT(num(m, "latency_us.corrected.count"), sum_ans);
+        CHECK_INT(num(m, "parameters.connections"), 8);
+        CHECK_INT(num(m, "merged.of"), 4);
+        check_accounting(m);
+        /* intervals on wall time: every shard's seconds fall together */
+        int64_t iv_req = 0;
+        const ps_json *ivs = ps_json_get(m, "intervals");
+        for (size_t i = 0; ivs && i < ivs->count; i++) iv_req += ps_json_get_int(ivs->items[i], "requests", 0);
+        CHECK_INT(iv_req, sum_ans);
+        CHECK(ivs && ivs->count >= 2 && ivs->count <= 3);
+        char cmd[3072], *out = path_in_tmp("shards.peer");
+        snprintf(cmd, sizeof cmd, "timeout 30 '%s' '%s' '%s' '%s' '%s' '%s' '%s' >'%s'", peer_node, peer_js,
+                 peer_module, path_in_tmp("s0.hlog"), path_in_tmp("s1.hlog"), path_in_tmp("s2.hlog"),
+                 path_in_tmp("s3.hlog"), out);
+        CHECK_INT(system(cmd), 0);
+        ps_buf text = PS_BUF_INIT;
+        CHECK_INT(ps_buf_read_file(&text, out), 0);
+        static const char *names[] = {"count", "p50", "p75", "p90", "p95", "p99", "p99_9", "p99_99", "max"};
+        for (size_t i = 0; text.data && i < sizeof names / sizeof names[0]; i++) {
+            char key[40], mem[64];
+            snprintf(key, sizeof key, "\n%s ", names[i]);
+            const char *at = strstr(text.data, key);
+            CHECK(at != NULL);
+            if (!at) continue;
+            snprintf(mem, sizeof mem, "latency_us.corrected.%s", names[i]);
+            CHECK_INT(num(m, mem), strtoll(at + strlen(key), NULL, 10));
+        }
+        ps_buf_free(&text);
+        ps_buf html = PS_BUF_INIT;
+        CHECK_INT(ps_buf_read_file(&html, mh), 0);
+        CHECK(html.data && strstr(html.data, "<html") != NULL);
+        ps_buf_free(&html);
+        ps_json_free(m);
+    }
+    /* thresholds judged on the merged figures: no shard had one */
+    CHECK_INT(run_merge(s0, s1, s2, s3, "--threshold", "p50<1us", "--json", mj, NULL), 99);
+    m = load_json(mj);
+    if (m) {
+        CHECK_STR(str(m, "verdict"), "fail");
+        const ps_json *th = ps_json_get(m, "thresholds");
+        CHECK(th && th->count == 1);
+        if (th && th->count == 1)
+            CHECK_INT((int64_t)ps_json_get_number(th->items[0], "actual_us", -1), num(m, "latency_us.corrected.p50"));
+        ps_json_free(m);
+    }
+    CHECK_INT(run_merge(s0, s1, s2, s3, "--threshold", "p99<10s", NULL), 0);
+    /* the set must be one run's, whole, each shard once */
+    CHECK_INT(run_merge(s0, s1, s2, s3, s1, NULL), 2);
+    CHECK_INT(run_merge(s0, s1, s3, NULL), 3);
+    char *other = path_in_tmp("other.json"), cmd[1024];
+    snprintf(cmd, sizeof cmd, "sed 's/\"run_id\": \"[^\"]*\"/\"run_id\": \"another-run\"/' '%s' >'%s'", s3, other);
+    CHECK_INT(system(cmd), 0);
+    CHECK_INT(run_merge(s0, s1, s2, other, NULL), 2);
+    CHECK_INT(run_merge(s0, s1, s2, path_in_tmp("nonexistent.json"), NULL), 2);
+    free(s0), free(s1), free(s2), free(s3), free(mj), free(mh), free(ml);
+}
+
+/* One key shared by 4 shards (one connection each) against a server with
+ * 8 event loops: the clean limiter passes at the merge; with per-loop counts
+ * (a limiter per loop) each shard sees at most the limit in a window and
+ * passes, and only the merge, summing admissions per key and window, finds
+ * the over-admission (exit 1). The connections land on loops by the
+ * kernel's SO_REUSEPORT hash: all 4 on one loop (1 in 512) would hide the
+ * fault, so the faulty run is repeated up to 3 times. */
+static void lg_shards_limits(void)
+{
+    static const char *key = "lim-key-0001:enterprise:10:100000";
+    for (int faulty = 0; faulty < 2; faulty++) {
+        int merged = -1;
+        for (int attempt = 1; attempt <= (faulty ? 3 : 1) && merged != (faulty ? 1 : 0); attempt++) {
+            const char *url = faulty ? start_server("--time-scale", "30", "--threads", "8", "--key", key,
+                                                    "--fault", "per-loop-counts", NULL)
+                                     : start_server("--time-scale", "30", "--threads", "8", "--key", key, NULL);
+            CHECK(url != NULL);
+            if (!url) return;
+            int codes[4];
+            run_shards(url, faulty ? "f" : "c", codes, "--api-key", "lim-key-0001", "--plan",
+                       "enterprise:10:100000", "--connections", "4", "--duration", "2s", "--verify-limits",
+                       NULL);
+            stop_server();
+            for (int i = 0; i < 4; i++) {
+                CHECK_INT(codes[i], 0);
+                char name[16];
+                snprintf(name, sizeof name, "%s%d.json", faulty ? "f" : "c", i);
+                ps_json *d = load_json(path_in_tmp(name));
+                if (!d) continue;
+                const ps_json *v = ps_json_path(d, "limits.violations");
+                CHECK(v && v->count == 0); /* no shard claims anything from its partial view */
+                ps_json_free(d);
+            }
+            const char *p = faulty ? "f" : "c";
+            char f0[16], f1[16], f2[16], f3[16];
+            snprintf(f0, sizeof f0, "%s0.json", p), snprintf(f1, sizeof f1, "%s1.json", p);
+            snprintf(f2, sizeof f2, "%s2.json", p), snprintf(f3, sizeof f3, "%s3.json", p);
+            char *a0 = strdup(path_in_tmp(f0)), *a1 = strdup(path_in_tmp(f1)), *a2 = strdup(path_in_tmp(f2));
+            char *a3 = strdup(path_in_tmp(f3)), *mj = strdup(path_in_tmp("limits-merged.json"));
+            merged = run_merge(a0, a1, a2, a3, "--verify-limits", "--json", mj, NULL);
+            fprintf(stderr, "%s limiter, attempt %d: merge exit %d\n", faulty ? "per-loop" : "clean", attempt,
+                    merged);
+            ps_json *m = load_json(mj);
+            if (m) {
+                CHECK_STR(str(m, "limits.verdict"), faulty ? (merged == 1 ? "fail" : "pass") : "pass");
+                const ps_json *v = ps_json_path(m, "limits.violations");
+                if (merged == 1 && v && v->count > 0)
+                    CHECK_STR(ps_json_get_string(v->items[0], "kind", "?"), "over_admission");
+                ps_json_free(m);
+            }
+            free(a0), free(a1), free(a2), free(a3), free(mj);
+        }
+        CHECK_INT(merged, faulty ? 1 : 0);
+    }
+}
+
 /* The cases, from the one list tests/loadgen/CMakeLists.txt also reads. */
 #define LG_CASE(name, kind) static void name(void);
 #include "lg_integration.def"

@@ -1,0 +1,665 @@
+/* merge.c - `petstore-load merge`: the shard reports of one run merged into
+ * one report, judged as one run (merge.h). */
+#include "loadgen/merge.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/hdr_log.h"
+#include "core/histogram_print.h"
+#include "core/json.h"
+#include "loadgen/run.h"
+#include "loadgen/shard.h"
+#include "loadgen/summary.h"
+#include "reports/html_report.h"
+
+typedef struct shard_doc {
+    const char *path;
+    ps_json *doc;
+    const ps_json *shard; /* its "shard" member */
+    int index, of;
+    const char *run_id;
+    double start_unix_s;
+    size_t *key_map; /* the shard's key index -> merged key index */
+} shard_doc;
+
+typedef struct merge {
+    const char *json_path, *hdr_path, *hdr_log_path, *html_path;
+    bool verify_limits, quiet;
+    shard_doc *shards;
+    size_t nshards;
+    ps_lg_config cfg; /* the whole run's, as the summary writer takes it */
+    char **key_ids;   /* per merged key */
+    ps_lg_stats total;
+    bool total_ready;
+    ps_lg_interval_row *rows;
+    ps_hist **row_h;
+    size_t nrows;
+    double start_unix_s, duration_s;
+    ps_lg_limits limits;
+    ps_lg_violation *violations;
+    size_t nviolations, failing;
+    ps_lg_threshold_result *thresholds;
+    ps_buf json;
+    ps_error err;
+} merge;
+
+static void usage(FILE *out)
+{
+    fputs("usage: petstore-load merge SHARD.json... [--json F] [--hdr F] [--hdr-log F] [--html F]\n"
+          "         [--threshold EXPR]... [--verify-limits] [--quiet]\n"
+          "  merges the --json reports of every shard of one run (petstore-load --shard I/N or\n"
+          "  --shards N) as if one process had run, and judges it: limits on the sums per key\n"
+          "  and window, thresholds on the merged latencies.\n"
+          "exit: 0 ok, 1 rate limit violated, 2 usage or mismatched reports, 99 threshold failed,\n"
+          "      3 a shard missing or failed\n",
+          out);
+}
+
+enum { M_JSON = 256, M_HDR, M_HDR_LOG, M_HTML, M_THRESHOLD, M_VERIFY, M_QUIET, M_HELP };
+
+static const struct option merge_options[] = {
+    {"json", required_argument, NULL, M_JSON},
+    {"hdr", required_argument, NULL, M_HDR},
+    {"hdr-log", required_argument, NULL, M_HDR_LOG},
+    {"html", required_argument, NULL, M_HTML},
+    {"threshold", required_argument, NULL, M_THRESHOLD},
+    {"verify-limits", no_argument, NULL, M_VERIFY},
+    {"quiet", no_argument, NULL, M_QUIET},
+    {"help", no_argument, NULL, M_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+/* Returns 0, 1 for --help, -1 with a message. Shard paths are the
+ * remaining arguments. */
+static int parse_args(merge *m, int argc, char **argv, int *first_file)
+{
+    ps_lg_config *cfg = &m->cfg;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", merge_options, NULL)) != -1) {
+        const char *flag = optind > 1 && optind <= argc ? argv[optind - 1] : "?";
+        switch (c) {
+        case M_JSON: m->json_path = optarg; break;
+        case M_HDR: m->hdr_path = optarg; break;
+        case M_HDR_LOG: m->hdr_log_path = optarg; break;
+        case M_HTML: m->html_path = optarg; break;
+        case M_THRESHOLD:
+            cfg->thresholds = realloc(cfg->thresholds, (cfg->nthresholds + 1) * sizeof *cfg->thresholds);
+            if (!cfg->thresholds) abort();
+            if (ps_lg_threshold_parse(optarg, &cfg->thresholds[cfg->nthresholds], &m->err) != 0) return -1;
+            cfg->nthresholds++;
+            break;
+        case M_VERIFY: m->verify_limits = true; break;
+        case M_QUIET: m->quiet = true; break;
+        case M_HELP: return 1;
+        case ':': return ps_error_set(&m->err, "%s needs a value", flag);
+        default: return ps_error_set(&m->err, "unknown option '%s' (see merge --help)", flag);
+        }
+    }
+    const char *paths[] = {m->json_path, m->hdr_path, m->hdr_log_path, m->html_path};
+    for (size_t i = 0; i < 4; i++)
+        if (paths[i] && !*paths[i]) return ps_error_set(&m->err, "empty output file name");
+    if (optind >= argc) return ps_error_set(&m->err, "no shard report given");
+    *first_file = optind;
+    return 0;
+}
+
+static const ps_json *member(const ps_json *o, const char *path, ps_json_type type)
+{
+    const ps_json *v = o ? ps_json_path(o, path) : NULL;
+    return v && v->type == type ? v : NULL;
+}
+
+static int64_t int_at(const ps_json *o, const char *path)
+{
+    const ps_json *v = member(o, path, PS_JSON_NUMBER);
+    return v ? (v->is_int ? v->i : (int64_t)v->d) : 0;
+}
+
+static double num_at(const ps_json *o, const char *path)
+{
+    const ps_json *v = member(o, path, PS_JSON_NUMBER);
+    return v ? v->d : 0;
+}
+
+/* Reads one report and its identity. Exit 2 on failure. */
+static int load_shard(merge *m, shard_doc *s)
+{
+    ps_buf text = PS_BUF_INIT;
+    if (ps_buf_read_file(&text, s->path) != 0) {
+        ps_buf_free(&text);
+        return ps_error_set(&m->err, "cannot read '%s': %s", s->path, strerror(errno));
+    }
+    s->doc = ps_json_parse(text.data, text.len, NULL, &m->err);
+    ps_buf_free(&text);
+    if (!s->doc) return ps_error_prefix(&m->err, "'%s': ", s->path);
+    const ps_json *tool = member(s->doc, "tool", PS_JSON_STRING);
+    if (!tool || strcmp(tool->str, "petstore-load") != 0)
+        return ps_error_set(&m->err, "'%s' is not a petstore-load report", s->path);
+    s->shard = member(s->doc, "shard", PS_JSON_OBJECT);
+    if (!s->shard)
+        return ps_error_set(&m->err, "'%s' is not a shard's report (no \"shard\" member: run with "
+                                     "--shard I/N or --shards N)", s->path);
+    const ps_json *run_id = member(s->shard, "run_id", PS_JSON_STRING);
+    s->index = (int)int_at(s->shard, "index");
+    s->of = (int)int_at(s->shard, "of");
+    if (!run_id || s->of < 1 || s->of > PS_LG_MAX_SHARDS || s->index < 1 || s->index > s->of ||
+        !member(s->shard, "start_unix_s", PS_JSON_NUMBER) || !member(s->shard, "histograms", PS_JSON_OBJECT) ||
+        !member(s->shard, "keys", PS_JSON_ARRAY) || !member(s->shard, "interval_histograms", PS_JSON_ARRAY) ||
+        !member(s->doc, "intervals", PS_JSON_ARRAY) || !member(s->doc, "parameters", PS_JSON_OBJECT))
+        return ps_error_set(&m->err, "'%s': the \"shard\" member is incomplete or damaged", s->path);
+    s->run_id = run_id->str;
+    s->start_unix_s = num_at(s->shard, "start_unix_s");
+    return 0;
+}
+
+/* Same run, each shard once, none missing, none failed. Returns the exit
+ * code (0 when the set is whole). */
+static int check_set(merge *m)
+{
+    const shard_doc *a = &m->shards[0];
+    for (size_t i = 1; i < m->nshards; i++) {
+        const shard_doc *b = &m->shards[i];
+        if (strcmp(a->run_id, b->run_id) != 0 || a->of != b->of) {
+            ps_error_set(&m->err, "shards of different runs: '%s' is shard %d/%d of run %s, '%s' is shard "
+                                  "%d/%d of run %s", a->path, a->index, a->of, a->run_id, b->path, b->index,
+                         b->of, b->run_id);
+            return PS_LG_EXIT_USAGE;
+        }
+    }
+    int of = a->of;
+    const shard_doc **seen = calloc((size_t)of + 1, sizeof *seen);
+    if (!seen) abort();
+    int code = 0;
+    for (size_t i = 0; i < m->nshards && !code; i++) {
+        const shard_doc *s = &m->shards[i];
+        if (seen[s->index]) {
+            ps_error_set(&m->err, "shard %d/%d given twice: '%s' and '%s'", s->index, of, seen[s->index]->path,
+                         s->path);
+            code = PS_LG_EXIT_USAGE;
+        }
+        seen[s->index] = s;
+    }
+    if (!code) {
+        ps_buf missing = PS_BUF_INIT;
+        int nmissing = 0;
+        for (int i = 1; i <= of; i++)
+            if (!seen[i]) ps_buf_printf(&missing, "%s%d", nmissing++ ? ", " : "", i);
+        if (nmissing) {
+            ps_error_set(&m->err, "run %s has %d shards: %s missing (%s %s)", a->run_id, of,
+                         nmissing == 1 ? "one is" : "some are", nmissing == 1 ? "shard" : "shards",
+                         missing.data);
+            code = PS_LG_EXIT_UNREACHABLE;
+        }
+        ps_buf_free(&missing);
+    }
+    for (size_t i = 0; i < m->nshards && !code; i++) {
+        const shard_doc *s = &m->shards[i];
+        if (int_at(s->doc, "exit_code") != PS_LG_EXIT_UNREACHABLE) continue;
+        const ps_json *why = member(s->doc, "aborted", PS_JSON_STRING);
+        ps_error_set(&m->err, "shard %d/%d ('%s') failed: %s: %s", s->index, of, s->path,
+                     ps_json_get_string(s->doc, "verdict", "?"), why ? why->str : "no reason given");
+        code = PS_LG_EXIT_UNREACHABLE;
+    }
+    for (size_t i = 0; i < m->nshards && !code; i++) {
+        const shard_doc *s = &m->shards[i];
+        if (m->verify_limits && !member(s->shard, "windows", PS_JSON_ARRAY)) {
+            ps_error_set(&m->err, "--verify-limits: shard %d/%d ('%s') was run without --verify-limits",
+                         s->index, of, s->path);
+            code = PS_LG_EXIT_USAGE;
+        }
+    }
+    free(seen);
+    return code;
+}
+
+static ps_plan_id plan_by_name(const char *name)
+{
+    for (int p = 0; p < PS_LG_PLANS; p++)
+        if (strcmp(ps_plan_name((ps_plan_id)p), name) == 0) return (ps_plan_id)p;
+    return PS_PLAN_UNKNOWN;
+}
+
+/* A key for the report: its redacted form is the shard's ("ab***yz" comes
+ * back from "ab....yz"); the key itself never left the shard. */
+static char *stand_in_key(const char *redacted)
+{
+    char *k = malloc(9);
+    if (!k) abort();
+    if (strlen(redacted) == 7 && strcmp(redacted + 2, "***") != 0)
+        snprintf(k, 9, "%c%c....%c%c", redacted[0], redacted[1], redacted[5], redacted[6]);
+    else
+        snprintf(k, 9, "***");
+    return k;
+}
+
+/* The whole run's parameters (the sums of the shards' shares) and keys (the
+ * union, by key id). */
+static int build_config(merge *m)
+{
+    ps_lg_config *cfg = &m->cfg;
+    const ps_json *p1 = member(m->shards[0].doc, "parameters", PS_JSON_OBJECT);
+    cfg->base_url = strdup(ps_json_get_string(p1, "base_url", ""));
+    cfg->run_id = strdup(m->shards[0].run_id);
+    if (!cfg->base_url || !cfg->run_id) abort();
+    cfg->duration_ns = (int64_t)llround(num_at(p1, "duration_s") * 1e9);
+    cfg->mix[PS_LG_OP_LIST] = (unsigned)int_at(p1, "mix.list");
+    cfg->mix[PS_LG_OP_CREATE] = (unsigned)int_at(p1, "mix.create");
+    cfg->engine = strcmp(ps_json_get_string(p1, "engine", ""), "curl") == 0 ? PS_LG_ENGINE_CURL
+                                                                              : PS_LG_ENGINE_EPOLL;
+    cfg->timeout_ns = (int64_t)llround(num_at(p1, "timeout_s") * 1e9);
+    const ps_json *b = member(p1, "burst", PS_JSON_BOOL), *h = member(p1, "honour_retry_after", PS_JSON_BOOL);
+    cfg->burst = b && b->boolean;
+    cfg->honour_retry_after = !h || h->boolean;
+    cfg->verify_limits = m->verify_limits;
+    for (size_t i = 0; i < m->nshards; i++) {
+        shard_doc *s = &m->shards[i];
+        const ps_json *p = member(s->doc, "parameters", PS_JSON_OBJECT);
+        cfg->threads += (int)int_at(p, "threads");
+        cfg->connections += (int)int_at(p, "connections");
+        cfg->requests += int_at(p, "requests_limit");
+        cfg->rate += num_at(p, "rate");
+        const ps_json *ramp = member(p, "ramp", PS_JSON_ARRAY);
+        if (ramp && ramp->count == 2) {
+            cfg->ramp = true;
+            cfg->ramp_from += ramp->items[0]->d;
+            cfg->ramp_to += ramp->items[1]->d;
+        }
+        const ps_json *keys = member(s->shard, "keys", PS_JSON_ARRAY);
+        s->key_map = calloc(keys->count + 1, sizeof *s->key_map);
+        if (!s->key_map) abort();
+        for (size_t k = 0; k < keys->count; k++) {
+            const ps_json *kj = keys->items[k];
+            const char *id = ps_json_get_string(kj, "id", NULL);
+            if (!id) return ps_error_set(&m->err, "'%s': a key without an id", s->path);
+            size_t at = 0;
+            while (at < cfg->nkeys && strcmp(m->key_ids[at], id) != 0) at++;
+            s->key_map[k] = at;
+            if (at < cfg->nkeys) continue;
+            cfg->keys = realloc(cfg->keys, (cfg->nkeys + 1) * sizeof *cfg->keys);
+            m->key_ids = realloc(m->key_ids, (cfg->nkeys + 1) * sizeof *m->key_ids);
+            if (!cfg->keys || !m->key_ids) abort();
+            m->key_ids[at] = strdup(id);
+            if (!m->key_ids[at]) abort();
+            cfg->keys[at] = (ps_lg_key){
+                .key = stand_in_key(ps_json_get_string(kj, "key", "***")),
+                .plan = {plan_by_name(ps_json_get_string(kj, "plan", "unknown")),
+                         ps_json_get_int(kj, "per_minute", 0), ps_json_get_int(kj, "per_day", 0)},
+                .rate = ps_json_get_number(kj, "rate", 0),
+            };
+            cfg->nkeys++;
+        }
+    }
+    return 0;
+}
+
+static int add_hist(merge *m, const shard_doc *s, const ps_json *text, ps_hist *dst, const char *what)
+{
+    if (!text || text->type != PS_JSON_STRING)
+        return ps_error_set(&m->err, "'%s': histogram %s missing", s->path, what);
+    if (text->len == 0) return 0;
+    ps_hist *h = NULL;
+    if (ps_hdr_log_decode(text->str, text->len, &h, &m->err) != 0)
+        return ps_error_prefix(&m->err, "'%s': histogram %s: ", s->path, what);
+    ps_hist_add(dst, h);
+    ps_hist_close(h);
+    return 0;
+}
+
+static int add_pair(merge *m, const shard_doc *s, const char *path, ps_lg_hpair *dst)
+{
+    char p[96];
+    snprintf(p, sizeof p, "histograms.%s", path);
+    const ps_json *pair = member(s->shard, p, PS_JSON_OBJECT);
+    if (!pair) return ps_error_set(&m->err, "'%s': shard.%s missing", s->path, p);
+    if (add_hist(m, s, ps_json_get(pair, "corrected"), dst->corr, p) != 0 ||
+        add_hist(m, s, ps_json_get(pair, "uncorrected"), dst->unc, p) != 0)
+        return -1;
+    return 0;
+}
+
+/* Counts summed, histograms added. */
+static int merge_stats(merge *m)
+{
+    if (ps_lg_stats_init(&m->total, (1u << PS_LG_PLANS) - 1, false, &m->err) != 0) return -1;
+    m->total_ready = true;
+    ps_lg_stats *t = &m->total;
+    static const char *op_names[PS_LG_OPS] = {"list", "create"};
+    static const char *cls_names[PS_LG_CLASSES] = {"2xx", "3xx", "4xx", "5xx"};
+    double end = 0;
+    m->start_unix_s = INFINITY;
+    for (size_t i = 0; i < m->nshards; i++) {
+        const shard_doc *s = &m->shards[i];
+        const ps_json *d = s->doc;
+        t->scheduled += int_at(d, "scheduled");
+        t->answered += int_at(d, "answered");
+        t->failed += int_at(d, "failed");
+        t->timed_out += int_at(d, "timed_out");
+        t->skipped_retry_after += int_at(d, "skipped_retry_after");
+        t->err_connect += int_at(d, "errors.connect");
+        t->err_read += int_at(d, "errors.read");
+        t->err_timeout += int_at(d, "errors.timeout");
+        t->connect_failures += int_at(d, "connect_failures");
+        const ps_json *st = member(d, "status", PS_JSON_OBJECT);
+        for (size_t k = 0; st && k < st->count; k++) {
+            int code = atoi(st->keys[k]);
+            if (code >= 100 && code < 600 && st->items[k]->type == PS_JSON_NUMBER)
+                t->status[code] += st->items[k]->i;
+        }
+        for (int o = 0; o < PS_LG_OPS; o++) {
+            char p[64];
+            snprintf(p, sizeof p, "operations.%s.requests", op_names[o]);
+            t->op_requests[o] += int_at(d, p);
+            snprintf(p, sizeof p, "operations.%s", op_names[o]);
+            if (add_pair(m, s, p, &t->op[o]) != 0) return -1;
+        }
+        for (int c = 0; c < PS_LG_CLASSES; c++) {
+            char p[64];
+            snprintf(p, sizeof p, "status_classes.%s", cls_names[c]);
+            if (add_pair(m, s, p, &t->cls[c]) != 0) return -1;
+        }
+        if (add_pair(m, s, "all", &t->all) != 0) return -1;
+        const ps_json *plans = member(d, "plans", PS_JSON_ARRAY);
+        for (size_t k = 0; plans && k < plans->count; k++) {
+            const char *name = ps_json_get_string(plans->items[k], "plan", "unknown");
+            ps_plan_id id = plan_by_name(name);
+            t->plan_admitted[id] += ps_json_get_int(plans->items[k], "admitted", 0);
+            t->plan_limited[id] += ps_json_get_int(plans->items[k], "limited", 0);
+            char p[80];
+            snprintf(p, sizeof p, "histograms.plans.%s", name);
+            if (ps_json_path(s->shard, p) && add_pair(m, s, p + strlen("histograms."), &t->plan[id]) != 0)
+                return -1;
+        }
+        if (s->start_unix_s < m->start_unix_s) m->start_unix_s = s->start_unix_s;
+        double e = s->start_unix_s + num_at(d, "duration_s");
+        if (e > end) end = e;
+    }
+    m->duration_s = end - m->start_unix_s;
+    return 0;
+}
+
+/* Each shard's interval rows, summed per second of wall-clock time since
+ * the earliest shard's start (shards started with --start-at share their
+ * seconds exactly; others fall on the nearest second). */
+static int merge_intervals(merge *m)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < m->nshards; i++) {
+        const shard_doc *s = &m->shards[i];
+        const ps_json *rows = member(s->doc, "intervals", PS_JSON_ARRAY);
+        const ps_json *hists = member(s->shard, "interval_histograms", PS_JSON_ARRAY);
+        if (rows->count != hists->count)
+            return ps_error_set(&m->err, "'%s': %zu intervals but %zu interval histograms", s->path,
+                                rows->count, hists->count);
+        for (size_t r = 0; r < rows->count; r++) {
+            const ps_json *row = rows->items[r];
+            double at = s->start_unix_s + ps_json_get_number(row, "t_s", 0) - m->start_unix_s;
+            if (!(at >= 0 && at < 1e7)) return ps_error_set(&m->err, "'%s': interval %zu: bad t_s", s->path, r);
+            size_t sec = (size_t)llround(at);
+            if (sec >= cap) {
+                size_t ncap = sec + 64;
+                m->rows = realloc(m->rows, ncap * sizeof *m->rows);
+                m->row_h = realloc(m->row_h, ncap * sizeof *m->row_h);
+                if (!m->rows || !m->row_h) abort();
+                memset(m->rows + cap, 0, (ncap - cap) * sizeof *m->rows);
+                memset(m->row_h + cap, 0, (ncap - cap) * sizeof *m->row_h);
+                cap = ncap;
+            }
+            if (sec >= m->nrows) m->nrows = sec + 1;
+            ps_lg_interval_row *mr = &m->rows[sec];
+            if (!m->row_h[sec] && ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS,
+                                               &m->row_h[sec], &m->err) != 0)
+                return -1;
+            mr->t_s = (double)sec;
+            double len = ps_json_get_number(row, "length_s", 1);
+            if (len > mr->length_s) mr->length_s = len;
+            mr->requests += ps_json_get_int(row, "requests", 0);
+            mr->c2xx += int_at(row, "status_classes.2xx");
+            mr->c3xx += int_at(row, "status_classes.3xx");
+            mr->c4xx += int_at(row, "status_classes.4xx");
+            mr->c5xx += int_at(row, "status_classes.5xx");
+            mr->c429 += int_at(row, "status_classes.429");
+            mr->errors += int_at(row, "status_classes.errors");
+            if (add_hist(m, s, hists->items[r], m->row_h[sec], "of an interval") != 0) return -1;
+        }
+    }
+    /* Seconds no shard reported are left out, as a run leaves them out. */
+    size_t kept = 0;
+    for (size_t i = 0; i < m->nrows; i++) {
+        if (!m->row_h[i]) continue;
+        ps_lg_interval_row *r = &m->rows[i];
+        r->p50_us = ps_hist_value_at_percentile(m->row_h[i], 50);
+        r->p90_us = ps_hist_value_at_percentile(m->row_h[i], 90);
+        r->p99_us = ps_hist_value_at_percentile(m->row_h[i], 99);
+        r->max_us = ps_hist_max(m->row_h[i]);
+        m->rows[kept] = *r;
+        m->row_h[kept++] = m->row_h[i];
+    }
+    m->nrows = kept;
+    return 0;
+}
+
+/* Admissions summed per key and window across the shards. */
+static int merge_limits(merge *m)
+{
+    ps_lg_limits_init(&m->limits, m->cfg.nkeys);
+    for (size_t i = 0; i < m->nshards; i++) {
+        const shard_doc *s = &m->shards[i];
+        const ps_json *keys = member(s->shard, "keys", PS_JSON_ARRAY);
+        for (size_t k = 0; k < keys->count; k++) {
+            const ps_json *c = member(keys->items[k], "checks", PS_JSON_OBJECT);
+            if (!c) continue;
+            ps_lg_key_checks *d = &m->limits.keys[s->key_map[k]];
+            d->responses += ps_json_get_int(c, "responses", 0);
+            d->missing_headers += ps_json_get_int(c, "missing_headers", 0);
+            d->bad_headers += ps_json_get_int(c, "bad_headers", 0);
+            d->missing_retry_after += ps_json_get_int(c, "missing_retry_after", 0);
+            d->bad_retry_after += ps_json_get_int(c, "bad_retry_after", 0);
+            d->failures += ps_json_get_int(c, "failures", 0);
+        }
+        const ps_json *wins = member(s->shard, "windows", PS_JSON_ARRAY);
+        for (size_t w = 0; wins && w < wins->count; w++) {
+            const ps_json *j = wins->items[w];
+            int64_t key = ps_json_get_int(j, "key", -1);
+            if (key < 0 || (size_t)key >= keys->count)
+                return ps_error_set(&m->err, "'%s': window %zu names no key of the shard", s->path, w);
+            const ps_json *ahead = ps_json_get(j, "min_ahead_s");
+            ps_lg_window win = {
+                .limit = ps_json_get_int(j, "limit", 0),
+                .reset = ps_json_get_int(j, "reset", 0),
+                .admitted = ps_json_get_int(j, "admitted", 0),
+                .limited = ps_json_get_int(j, "limited", 0),
+                .max_remaining = ps_json_get_int(j, "max_remaining", -1),
+                .min_remaining = ps_json_get_int(j, "min_remaining", -1),
+                .min_ahead_s = ahead && ahead->type == PS_JSON_NUMBER ? ahead->i : INT64_MAX,
+                .key = (uint32_t)s->key_map[key],
+            };
+            ps_lg_limits_add_window(&m->limits, &win);
+        }
+    }
+    return 0;
+}
+
+static int merged_json(ps_jw *w, const void *arg, ps_error *err)
+{
+    (void)err;
+    const merge *m = arg;
+    ps_jw_key(w, "merged");
+    ps_jw_object_open(w);
+    ps_jw_kstring(w, "run_id", m->shards[0].run_id);
+    ps_jw_kint(w, "of", m->shards[0].of);
+    ps_jw_key(w, "shards");
+    ps_jw_array_open(w);
+    for (int idx = 1; idx <= m->shards[0].of; idx++) {
+        for (size_t i = 0; i < m->nshards; i++) {
+            const shard_doc *s = &m->shards[i];
+            if (s->index != idx) continue;
+            ps_jw_object_open(w);
+            ps_jw_kint(w, "index", s->index);
+            ps_jw_kstring(w, "file", s->path);
+            ps_jw_kint(w, "requests", int_at(s->doc, "requests"));
+            ps_jw_kint(w, "answered", int_at(s->doc, "answered"));
+            ps_jw_kint(w, "exit_code", int_at(s->doc, "exit_code"));
+            ps_jw_kstring(w, "verdict", ps_json_get_string(s->doc, "verdict", "?"));
+            ps_jw_kdouble(w, "start_unix_s", s->start_unix_s, 3);
+            ps_jw_object_close(w);
+        }
+    }
+    ps_jw_array_close(w);
+    ps_jw_object_close(w);
+    return 0;
+}
+
+static FILE *open_out(merge *m, const char *path)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (!f) ps_error_set(&m->err, "cannot write '%s': %s", path, strerror(errno));
+    return f;
+}
+
+static int close_out(merge *m, FILE *f, const char *path)
+{
+    int bad = ferror(f);
+    bad |= f == stdout ? fflush(f) != 0 : fclose(f) != 0;
+    if (bad) return ps_error_set(&m->err, "error writing '%s'", path);
+    return 0;
+}
+
+static int write_outputs(merge *m)
+{
+    FILE *f;
+    if (m->json_path) {
+        if (!(f = open_out(m, m->json_path))) return -1;
+        fwrite(m->json.data, 1, m->json.len, f);
+        if (close_out(m, f, m->json_path) != 0) return -1;
+    }
+    if (m->hdr_path) {
+        if (!(f = open_out(m, m->hdr_path))) return -1;
+        ps_hist_percentiles_print(m->total.all.corr, f, 5, 1000.0, PS_HIST_FORMAT_CLASSIC);
+        if (close_out(m, f, m->hdr_path) != 0) return -1;
+    }
+    if (m->hdr_log_path) {
+        if (!(f = open_out(m, m->hdr_log_path))) return -1;
+        int rc = ps_hdr_log_write_header(f, m->start_unix_s, &m->err);
+        for (size_t i = 0; i < m->nrows && rc == 0; i++)
+            rc = ps_hdr_log_write_interval(f, m->rows[i].t_s, m->rows[i].length_s, m->row_h[i], 1.0, &m->err);
+        if (close_out(m, f, m->hdr_log_path) != 0 || rc != 0) return -1;
+    }
+    if (m->html_path) {
+        if (!(f = open_out(m, m->html_path))) return -1;
+        ps_json *doc = ps_json_parse(m->json.data, m->json.len, NULL, &m->err);
+        int rc = doc ? ps_report_html_load(doc, f, &m->err) : -1;
+        ps_json_free(doc);
+        if (close_out(m, f, m->html_path) != 0 || rc != 0) return -1;
+    }
+    return 0;
+}
+
+static void print_summary(const merge *m, int code)
+{
+    if (m->quiet) return;
+    const ps_lg_stats *t = &m->total;
+    fprintf(stderr, "petstore-load merge: run %s, %zu shards: %lld requests in %.2fs (answered %lld, "
+                    "failed %lld, timed out %lld)\n",
+            m->shards[0].run_id, m->nshards, (long long)t->scheduled, m->duration_s,
+            (long long)t->answered, (long long)t->failed, (long long)t->timed_out);
+    fprintf(stderr, "  corrected latency ms: p50 %.3f p90 %.3f p99 %.3f p99.9 %.3f max %.3f\n",
+            ps_hist_value_at_percentile(t->all.corr, 50) / 1e3,
+            ps_hist_value_at_percentile(t->all.corr, 90) / 1e3,
+            ps_hist_value_at_percentile(t->all.corr, 99) / 1e3,
+            ps_hist_value_at_percentile(t->all.corr, 99.9) / 1e3, ps_hist_max(t->all.corr) / 1e3);
+    for (size_t i = 0; i < m->nviolations; i++)
+        fprintf(stderr, "  %s: %s\n", m->violations[i].fails ? "LIMIT VIOLATION" : "warning",
+                m->violations[i].message);
+    if (m->verify_limits)
+        fprintf(stderr, "  limits: %s (%zu windows checked, admissions summed over the shards)\n",
+                m->failing ? "FAIL" : m->limits.count == 0 ? "not checked" : "pass", m->limits.count);
+    for (size_t i = 0; i < m->cfg.nthresholds; i++)
+        fprintf(stderr, "  threshold %s: %s\n", m->cfg.thresholds[i].expression,
+                m->thresholds[i].passed ? "passed" : "FAILED");
+    fprintf(stderr, "  exit %d\n", code);
+}
+
+static void merge_free(merge *m)
+{
+    for (size_t i = 0; i < m->nshards; i++) {
+        ps_json_free(m->shards[i].doc);
+        free(m->shards[i].key_map);
+    }
+    free(m->shards);
+    for (size_t k = 0; k < m->cfg.nkeys; k++) free(m->key_ids[k]);
+    free(m->key_ids);
+    if (m->total_ready) ps_lg_stats_free(&m->total);
+    for (size_t i = 0; i < m->nrows; i++) ps_hist_close(m->row_h[i]);
+    free(m->rows);
+    free(m->row_h);
+    if (m->limits.slots) ps_lg_limits_free(&m->limits);
+    free(m->violations);
+    free(m->thresholds);
+    ps_buf_free(&m->json);
+    ps_lg_config_free(&m->cfg);
+}
+
+int ps_lg_merge_main(int argc, char **argv)
+{
+    merge m = {.json = PS_BUF_INIT};
+    int code = PS_LG_EXIT_USAGE, first = 0;
+    int p = parse_args(&m, argc, argv, &first);
+    if (p == 1) {
+        usage(stdout);
+        merge_free(&m);
+        return 0;
+    }
+    if (p != 0) {
+        fprintf(stderr, "petstore-load merge: %s\n", m.err.message);
+        usage(stderr);
+        merge_free(&m);
+        return PS_LG_EXIT_USAGE;
+    }
+    m.nshards = (size_t)(argc - first);
+    m.shards = calloc(m.nshards, sizeof *m.shards);
+    if (!m.shards) abort();
+    for (size_t i = 0; i < m.nshards; i++) {
+        m.shards[i].path = argv[first + (int)i];
+        if (load_shard(&m, &m.shards[i]) != 0) goto fail;
+    }
+    if ((code = check_set(&m)) != 0) goto fail;
+    code = PS_LG_EXIT_USAGE;
+    if (build_config(&m) != 0 || merge_stats(&m) != 0 || merge_intervals(&m) != 0 || merge_limits(&m) != 0)
+        goto fail;
+    if (m.verify_limits)
+        m.failing = ps_lg_limits_verify(&m.limits, &m.cfg, &m.violations, &m.nviolations);
+    m.thresholds = calloc(m.cfg.nthresholds + 1, sizeof *m.thresholds);
+    if (!m.thresholds) abort();
+    bool thr_failed = false;
+    for (size_t i = 0; i < m.cfg.nthresholds; i++) {
+        m.thresholds[i] = ps_lg_threshold_eval(&m.cfg.thresholds[i], &m.total);
+        thr_failed |= !m.thresholds[i].passed;
+    }
+    code = m.failing ? PS_LG_EXIT_LIMITS : thr_failed ? PS_LG_EXIT_THRESHOLD : PS_LG_EXIT_OK;
+    ps_lg_summary sum = {
+        .cfg = &m.cfg, .total = &m.total, .rows = m.rows, .nrows = m.nrows,
+        .limits_checked = m.verify_limits, .windows = m.limits.count, .violations = m.violations,
+        .nviolations = m.nviolations, .failing_violations = m.failing, .thresholds = m.thresholds,
+        .duration_s = m.duration_s, .started_wall_ns = (int64_t)llround(m.start_unix_s * 1e9),
+        .exit_code = code, .extra = merged_json, .extra_arg = &m,
+    };
+    if (ps_lg_summary_json(&sum, &m.json, &m.err) != 0 || write_outputs(&m) != 0) {
+        code = PS_LG_EXIT_USAGE;
+        goto fail;
+    }
+    print_summary(&m, code);
+    merge_free(&m);
+    return code;
+fail:
+    fprintf(stderr, "petstore-load merge: %s\n", m.err.message);
+    merge_free(&m);
+    return code;
+}

@@ -1,0 +1,320 @@
+/* shard.c - selecting a shard, dividing the work, and the shard report's
+ * "shard" member (what merge.c reads back). */
+#include "loadgen/shard.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/buf.h"
+#include "core/cli.h"
+#include "core/clock.h"
+#include "core/hash.h"
+#include "core/hdr_log.h"
+
+int ps_lg_shard_parse(const char *text, int *index, int *of, ps_error *err)
+{
+    const char *slash = strchr(text, '/');
+    char left[16];
+    int64_t i, n;
+    if (!slash || (size_t)(slash - text) >= sizeof left)
+        return ps_error_set(err, "--shard: expected I/N (1-based, e.g. 2/4), got '%s'", text);
+    memcpy(left, text, (size_t)(slash - text));
+    left[slash - text] = '\0';
+    if (ps_cli_parse_int(left, 1, PS_LG_MAX_SHARDS, &i, err) != 0 ||
+        ps_cli_parse_int(slash + 1, 1, PS_LG_MAX_SHARDS, &n, err) != 0)
+        return ps_error_prefix(err, "--shard '%s': ", text);
+    if (i > n) return ps_error_set(err, "--shard '%s': shard %lld of %lld does not exist (1-based)", text,
+                                   (long long)i, (long long)n);
+    *index = (int)i;
+    *of = (int)n;
+    return 0;
+}
+
+int ps_lg_shard_from_env(int of, const char *env, int *index, ps_error *err)
+{
+    if (!env || !*env)
+        return ps_error_set(err, "--shards %d: JOB_COMPLETION_INDEX is not set (a Kubernetes Indexed "
+                                 "Job sets it; elsewhere give --shard I/N)", of);
+    int64_t i;
+    if (ps_cli_parse_int(env, 0, of - 1, &i, err) != 0)
+        return ps_error_prefix(err, "--shards %d: JOB_COMPLETION_INDEX '%s' (0-based, below %d): ", of,
+                               env, of);
+    *index = (int)i + 1;
+    return 0;
+}
+
+/* RFC 3339: YYYY-MM-DD[Tt ]HH:MM:SS[.frac](Z|z|+HH:MM|-HH:MM). */
+static int parse_rfc3339(const char *s, int64_t *wall_ns)
+{
+    int Y, M, D, h, m, sec, used = 0;
+    char sep;
+    if (sscanf(s, "%4d-%2d-%2d%c%2d:%2d:%2d%n", &Y, &M, &D, &sep, &h, &m, &sec, &used) != 7 || used != 19)
+        return -1;
+    if (sep != 'T' && sep != 't' && sep != ' ') return -1;
+    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60 || Y < 1970) return -1;
+    const char *p = s + used;
+    int64_t frac_ns = 0;
+    if (*p == '.') {
+        p++;
+        int64_t scale = 100000000;
+        if (!isdigit((unsigned char)*p)) return -1;
+        for (; isdigit((unsigned char)*p); p++) {
+            frac_ns += (*p - '0') * scale;
+            scale /= 10;
+        }
+    }
+    int64_t offset_s = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int oh, om, n = 0;
+        if (sscanf(p + 1, "%2d:%2d%n", &oh, &om, &n) != 2 || n != 5 || oh > 23 || om > 59) return -1;
+        offset_s = (oh * 3600 + om * 60) * (*p == '-' ? -1 : 1);
+        p += 6;
+    } else {
+        return -1;
+    }
+    if (*p) return -1;
+    struct tm tm = {.tm_year = Y - 1900, .tm_mon = M - 1, .tm_mday = D, .tm_hour = h, .tm_min = m,
+                    .tm_sec = sec};
+    time_t t = timegm(&tm);
+    if (t == (time_t)-1) return -1;
+    *wall_ns = ((int64_t)t - offset_s) * INT64_C(1000000000) + frac_ns;
+    return 0;
+}
+
+int ps_lg_parse_start_at(const char *text, int64_t *wall_ns, ps_error *err)
+{
+    if (strchr(text, '-') && parse_rfc3339(text, wall_ns) == 0) return 0;
+    double s;
+    ps_error e2;
+    if (!strchr(text, '-') && ps_cli_parse_double(text, 1, 1e10, &s, &e2) == 0) {
+        *wall_ns = (int64_t)llround(s * 1e9);
+        return 0;
+    }
+    return ps_error_set(err,
+                        "--start-at '%s': expected Unix seconds (1767225600) or RFC 3339 "
+                        "(2026-01-01T00:00:00Z)", text);
+}
+
+int64_t ps_lg_share(int64_t total, int index0, int of)
+{
+    return total / of + (index0 < total % of ? 1 : 0);
+}
+
+static void derive_run_id(ps_lg_config *cfg)
+{
+    ps_buf b = PS_BUF_INIT;
+    ps_buf_printf(&b, "%lld|%s|%d|%.6f|%d|%.6f|%.6f|%lld|%lld|%d|%d|%u|%u|%zu", (long long)cfg->start_at_ns,
+                  cfg->base_url, cfg->shards, cfg->rate, cfg->ramp, cfg->ramp_from, cfg->ramp_to,
+                  (long long)cfg->duration_ns, (long long)cfg->requests, cfg->connections, cfg->threads,
+                  cfg->mix[0], cfg->mix[1], cfg->nkeys);
+    for (size_t k = 0; k < cfg->nkeys; k++) ps_buf_printf(&b, "|%s", cfg->keys[k].key);
+    uint64_t h = ps_hash_bytes(b.data, b.len);
+    ps_buf_free(&b);
+    char id[24];
+    snprintf(id, sizeof id, "r%016llx", (unsigned long long)h);
+    cfg->run_id = strdup(id);
+    if (!cfg->run_id) abort();
+}
+
+int ps_lg_shard_apply(ps_lg_config *cfg, ps_error *err)
+{
+    if (cfg->shards <= 0) return 0;
+    int i0 = cfg->shard - 1, n = cfg->shards;
+    if (!cfg->run_id) derive_run_id(cfg);
+    int64_t conns = ps_lg_share(cfg->connections, i0, n);
+    if (conns < cfg->threads)
+        return ps_error_set(err, "--connections %d over %d shards gives shard %d %lld connection(s), "
+                                 "fewer than --threads %d", cfg->connections, n, cfg->shard,
+                            (long long)conns, cfg->threads);
+    cfg->connections = (int)conns;
+    if (cfg->requests) {
+        int64_t r = ps_lg_share(cfg->requests, i0, n);
+        if (r == 0)
+            return ps_error_set(err, "--requests %lld over %d shards leaves shard %d none",
+                                (long long)cfg->requests, n, cfg->shard);
+        cfg->requests = r;
+    }
+    cfg->rate /= n;
+    cfg->ramp_from /= n;
+    cfg->ramp_to /= n;
+    if (cfg->nkeys == 1) {
+        cfg->shard_keys_shared = n > 1;
+        return 0;
+    }
+    if (cfg->nkeys < (size_t)n)
+        return ps_error_set(err, "%zu keys cannot be divided among %d shards (each key is driven by "
+                                 "one shard): give at least %d keys, or one key for all to share",
+                            cfg->nkeys, n, n);
+    size_t kept = 0;
+    for (size_t k = 0; k < cfg->nkeys; k++) {
+        if (k % (size_t)n == (size_t)i0)
+            cfg->keys[kept++] = cfg->keys[k];
+        else
+            free(cfg->keys[k].key);
+    }
+    cfg->nkeys = kept;
+    /* Keys with a rate of their own keep it whole: they are this shard's
+     * alone. Keys without one share this shard's part of --rate; a shard
+     * left only keys with rates has no use for it. */
+    bool any_shared = false;
+    for (size_t k = 0; k < cfg->nkeys; k++) any_shared |= cfg->keys[k].rate <= 0;
+    if (!any_shared) cfg->rate = 0, cfg->ramp = false;
+    return 0;
+}
+
+void ps_lg_shard_key_id(const ps_lg_config *cfg, const char *key, char out[17])
+{
+    ps_buf b = PS_BUF_INIT;
+    ps_buf_printf(&b, "%s\n%s", cfg->run_id ? cfg->run_id : "", key);
+    snprintf(out, 17, "%016llx", (unsigned long long)ps_hash_bytes(b.data, b.len));
+    ps_buf_free(&b);
+}
+
+size_t ps_lg_shard_drop_partial_views(const ps_lg_config *cfg, ps_lg_violation *v, size_t n)
+{
+    if (!cfg->shard_keys_shared) return n;
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].kind != PS_LG_V_UNDER_ADMISSION) v[kept++] = v[i];
+    return kept;
+}
+
+static int hist_member(ps_jw *w, const char *key, const ps_hist *h, ps_error *err)
+{
+    ps_buf b = PS_BUF_INIT;
+    if (ps_hdr_log_encode(h, &b, err) != 0) {
+        ps_buf_free(&b);
+        return -1;
+    }
+    ps_jw_kstring_len(w, key, b.data, b.len);
+    ps_buf_free(&b);
+    return 0;
+}
+
+static int pair_member(ps_jw *w, const char *key, const ps_lg_hpair *p, ps_error *err)
+{
+    if (!p->corr || !p->unc) return 0;
+    ps_jw_key(w, key);
+    ps_jw_object_open(w);
+    if (hist_member(w, "corrected", p->corr, err) != 0 || hist_member(w, "uncorrected", p->unc, err) != 0)
+        return -1;
+    ps_jw_object_close(w);
+    return 0;
+}
+
+static int histograms(ps_jw *w, const ps_lg_stats *t, ps_error *err)
+{
+    static const char *op_names[PS_LG_OPS] = {"list", "create"};
+    static const char *cls_names[PS_LG_CLASSES] = {"2xx", "3xx", "4xx", "5xx"};
+    ps_jw_key(w, "histograms");
+    ps_jw_object_open(w);
+    if (pair_member(w, "all", &t->all, err) != 0) return -1;
+    ps_jw_key(w, "operations");
+    ps_jw_object_open(w);
+    for (int o = 0; o < PS_LG_OPS; o++)
+        if (pair_member(w, op_names[o], &t->op[o], err) != 0) return -1;
+    ps_jw_object_close(w);
+    ps_jw_key(w, "status_classes");
+    ps_jw_object_open(w);
+    for (int c = 0; c < PS_LG_CLASSES; c++)
+        if (pair_member(w, cls_names[c], &t->cls[c], err) != 0) return -1;
+    ps_jw_object_close(w);
+    ps_jw_key(w, "plans");
+    ps_jw_object_open(w);
+    for (int p = 0; p < PS_LG_PLANS; p++)
+        if (t->plan[p].corr && ps_hist_total_count(t->plan[p].corr) > 0 &&
+            pair_member(w, ps_plan_name((ps_plan_id)p), &t->plan[p], err) != 0)
+            return -1;
+    ps_jw_object_close(w);
+    ps_jw_object_close(w);
+    return 0;
+}
+
+static void keys_and_windows(ps_jw *w, const ps_lg_config *cfg, const ps_lg_limits *l)
+{
+    ps_jw_key(w, "keys");
+    ps_jw_array_open(w);
+    for (size_t k = 0; k < cfg->nkeys; k++) {
+        char id[17], red[8];
+        ps_lg_shard_key_id(cfg, cfg->keys[k].key, id);
+        ps_lg_redact(cfg->keys[k].key, red);
+        ps_jw_object_open(w);
+        ps_jw_kstring(w, "id", id);
+        ps_jw_kstring(w, "key", red);
+        ps_jw_kstring(w, "plan", ps_plan_name(cfg->keys[k].plan.id));
+        ps_jw_kint(w, "per_minute", cfg->keys[k].plan.per_minute);
+        ps_jw_kint(w, "per_day", cfg->keys[k].plan.per_day);
+        ps_jw_kdouble(w, "rate", cfg->keys[k].rate, 3);
+        if (l && k < l->nkeys) {
+            const ps_lg_key_checks *c = &l->keys[k];
+            ps_jw_key(w, "checks");
+            ps_jw_object_open(w);
+            ps_jw_kint(w, "responses", c->responses);
+            ps_jw_kint(w, "missing_headers", c->missing_headers);
+            ps_jw_kint(w, "bad_headers", c->bad_headers);
+            ps_jw_kint(w, "missing_retry_after", c->missing_retry_after);
+            ps_jw_kint(w, "bad_retry_after", c->bad_retry_after);
+            ps_jw_kint(w, "failures", c->failures);
+            ps_jw_object_close(w);
+        }
+        ps_jw_object_close(w);
+    }
+    ps_jw_array_close(w);
+    ps_jw_key(w, "windows");
+    if (!l) {
+        ps_jw_null(w);
+        return;
+    }
+    ps_jw_array_open(w);
+    for (size_t i = 0; i < l->cap; i++) {
+        const ps_lg_window *win = &l->slots[i];
+        if (!win->used) continue;
+        ps_jw_object_open(w);
+        ps_jw_kint(w, "key", win->key);
+        ps_jw_kint(w, "limit", win->limit);
+        ps_jw_kint(w, "reset", win->reset);
+        ps_jw_kint(w, "admitted", win->admitted);
+        ps_jw_kint(w, "limited", win->limited);
+        ps_jw_kint(w, "max_remaining", win->max_remaining);
+        ps_jw_kint(w, "min_remaining", win->min_remaining);
+        if (win->min_ahead_s == INT64_MAX)
+            ps_jw_knull(w, "min_ahead_s");
+        else
+            ps_jw_kint(w, "min_ahead_s", win->min_ahead_s);
+        ps_jw_object_close(w);
+    }
+    ps_jw_array_close(w);
+}
+
+int ps_lg_shard_json(ps_jw *w, const void *report, ps_error *err)
+{
+    const ps_lg_shard_report *r = report;
+    const ps_lg_config *cfg = r->cfg;
+    char start[40];
+    ps_clock_format_utc(r->start_wall_ns, start, sizeof start);
+    ps_jw_key(w, "shard");
+    ps_jw_object_open(w);
+    ps_jw_kint(w, "index", cfg->shard);
+    ps_jw_kint(w, "of", cfg->shards);
+    ps_jw_kstring(w, "run_id", cfg->run_id);
+    ps_jw_kstring(w, "start", start);
+    ps_jw_kdouble(w, "start_unix_s", (double)r->start_wall_ns / 1e9, 3);
+    ps_jw_kbool(w, "start_at_given", cfg->start_at_ns != 0);
+    ps_jw_kbool(w, "keys_shared", cfg->shard_keys_shared);
+    if (histograms(w, r->total, err) != 0) return -1;
+    /* One per intervals[] row, in order: that row's corrected latencies. */
+    ps_jw_key(w, "interval_histograms");
+    ps_jw_array_open(w);
+    for (size_t i = 0; i < r->nrows; i++) ps_jw_string(w, r->row_hists[i] ? r->row_hists[i] : "");
+    ps_jw_array_close(w);
+    keys_and_windows(w, cfg, r->limits);
+    ps_jw_object_close(w);
+    return 0;
+}
