@@ -26,6 +26,7 @@
 #include "loadgen/summary.h"
 #include "loadgen/transport.h"
 #include "reports/html_report.h"
+#include "reports/report_load_console.h"
 
 static ps_lg_sync *volatile signal_target;
 static volatile sig_atomic_t caught_signal;
@@ -623,46 +624,20 @@ static void print_text_summary(const load_run *R)
 {
     const ps_lg_config *cfg = R->cfg;
     const ps_lg_summary *sum = &R->sum;
-    const ps_lg_stats *total = &R->total;
     if (cfg->quiet) {
         if (sum->verdict) fprintf(stderr, "petstore-load: %s: %s\n", sum->verdict, R->why);
         return;
     }
-    double dur = sum->duration_s > 0 ? sum->duration_s : 1e-9;
-    fprintf(stderr,
-            "petstore-load: %lld requests in %.2fs, %.1f req/s (%s model, %s engine)\n"
-            "  answered %lld, failed %lld, timed out %lld, skipped for Retry-After %lld; "
-            "errors connect %lld read %lld timeout %lld\n",
-            (long long)total->scheduled, sum->duration_s, (double)total->answered / dur,
-            ps_lg_config_open_model(cfg) ? "open" : "closed", R->engine->name,
-            (long long)total->answered, (long long)total->failed, (long long)total->timed_out,
-            (long long)total->skipped_retry_after, (long long)total->err_connect,
-            (long long)total->err_read, (long long)total->err_timeout);
-    fprintf(stderr, "  latency ms       p50       p90       p99     p99.9       max\n");
-    const char *names[2] = {"corrected  ", "uncorrected"};
-    ps_hist *hs[2] = {total->all.corr, total->all.unc};
-    for (int i = 0; i < 2; i++)
-        fprintf(stderr, "  %s %9.3f %9.3f %9.3f %9.3f %9.3f\n", names[i],
-                ps_hist_value_at_percentile(hs[i], 50) / 1e3,
-                ps_hist_value_at_percentile(hs[i], 90) / 1e3,
-                ps_hist_value_at_percentile(hs[i], 99) / 1e3,
-                ps_hist_value_at_percentile(hs[i], 99.9) / 1e3, ps_hist_max(hs[i]) / 1e3);
-    for (int i = 0; i < cfg->threads; i++) {
-        if (!R->threads[i].first_failure[0]) continue;
-        fprintf(stderr, "  first failure: %s\n", R->threads[i].first_failure);
-        break;
-    }
-    for (size_t i = 0; i < R->nviolations; i++)
-        fprintf(stderr, "  %s: %s\n", R->violations[i].fails ? "LIMIT VIOLATION" : "warning",
-                R->violations[i].message);
-    if (cfg->verify_limits)
-        fprintf(stderr, "  limits: %s (%zu windows checked)\n",
-                R->failing_violations ? "FAIL" : R->limits.count == 0 ? "not checked" : "pass",
-                R->limits.count);
-    for (size_t i = 0; i < cfg->nthresholds; i++)
-        fprintf(stderr, "  threshold %s: %s\n", cfg->thresholds[i].expression,
-                R->thresholds[i].passed ? "passed" : "FAILED");
-    if (sum->verdict) fprintf(stderr, "  verdict: %s (exit 3): %s\n", sum->verdict, R->why);
+    /* rendered from the JSON document, so the console says what --json and
+     * --html say (reports/report_load_console.c) */
+    ps_load_console_options o = {.utf8 = ps_console_locale_utf8()};
+    for (int i = 0; i < cfg->threads && !o.first_failure; i++)
+        if (R->threads[i].first_failure[0]) o.first_failure = R->threads[i].first_failure;
+    ps_error err = {{0}};
+    ps_json *doc = ps_json_parse(R->json.data, R->json.len, NULL, &err);
+    if (!doc || ps_report_console_load(doc, stderr, &o, &err) != 0)
+        fprintf(stderr, "petstore-load: cannot print the summary: %s\n", err.message);
+    ps_json_free(doc);
 }
 
 /* Writes --json, --hdr, the end of --hdr-log and --html, closing each (a

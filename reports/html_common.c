@@ -144,16 +144,52 @@ void ps_html_page_end(ps_buf *b, const char *script)
     ps_buf_puts(b, "</body>\n</html>\n");
 }
 
+/* What stands for a character a page must not hold raw, or NULL. A report
+ * quotes server bytes, and control characters there would reach whoever
+ * copies the text to a terminal (ESC sequences) or break a script: NUL
+ * becomes U+FFFD; the other C0 controls but tab, newline and carriage return
+ * become their Control Pictures symbol (U+2400 + code, ESC is U+241B), DEL
+ * U+2421; C1 controls (U+0080-U+009F) U+FFFD; U+2028 and U+2029 character
+ * references. *n is how many bytes of s the character spans. */
+static const char *html_unsafe(const unsigned char *s, size_t len, size_t *n, char picture[4])
+{
+    *n = 1;
+    if (s[0] == 0) return "\xEF\xBF\xBD";
+    if (s[0] < 0x20 && s[0] != '\t' && s[0] != '\n' && s[0] != '\r') {
+        picture[0] = '\xE2', picture[1] = '\x90', picture[2] = (char)(0x80 + s[0]), picture[3] = '\0';
+        return picture;
+    }
+    if (s[0] == 0x7f) return "\xE2\x90\xA1";
+    if (s[0] == 0xC2 && len >= 2 && s[1] >= 0x80 && s[1] <= 0x9F) {
+        *n = 2;
+        return "\xEF\xBF\xBD";
+    }
+    if (s[0] == 0xE2 && len >= 3 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9)) {
+        *n = 3;
+        return s[2] == 0xA8 ? "&#x2028;" : "&#x2029;";
+    }
+    return NULL;
+}
+
 void ps_html_esc_n(ps_buf *b, const char *s, size_t len)
 {
     if (!s) return;
+    const unsigned char *u = (const unsigned char *)s;
     size_t start = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '\0') {
-            ps_buf_html_escape(b, s + start, i - start);
-            ps_buf_puts(b, "\xEF\xBF\xBD");
-            start = i + 1;
+    for (size_t i = 0; i < len;) {
+        size_t n;
+        char picture[4];
+        const char *instead = u[i] < 0x20 || u[i] == 0x7f || u[i] == 0xC2 || u[i] == 0xE2
+                                  ? html_unsafe(u + i, len - i, &n, picture)
+                                  : NULL;
+        if (!instead) {
+            i++;
+            continue;
         }
+        ps_buf_html_escape(b, s + start, i - start);
+        ps_buf_puts(b, instead);
+        i += n;
+        start = i;
     }
     ps_buf_html_escape(b, s + start, len - start);
 }

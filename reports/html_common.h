@@ -20,7 +20,10 @@ void ps_html_report_begin(ps_buf *b, const char *what, const char *base_url, con
 /* Inline script (may be NULL), then </body></html>. */
 void ps_html_page_end(ps_buf *b, const char *script);
 
-/* HTML-escapes s (NULL appends nothing); NUL bytes become U+FFFD. */
+/* HTML-escapes s (NULL appends nothing), the one escaper of the HTML
+ * reports: control characters never reach the page raw (NUL and C1 become
+ * U+FFFD, other C0 controls but tab/newline/CR and DEL their Control
+ * Pictures symbol, U+2028/U+2029 character references). */
 void ps_html_esc(ps_buf *b, const char *s);
 void ps_html_esc_n(ps_buf *b, const char *s, size_t len);
 /* Escapes a JSON string value, cutting it after max bytes (at a UTF-8

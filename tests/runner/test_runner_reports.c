@@ -1,12 +1,13 @@
-/* test_runner_reports.c - the console, TAP 13 and JUnit writers render a
- * conformance document faithfully: counts, statuses, evidence, and hostile
- * server bytes (control characters, markup) neutralised. */
+/* test_runner_reports.c - the console, TAP 13, JUnit and HTML writers
+ * render a conformance document faithfully: counts, statuses, evidence, and
+ * hostile server bytes (control characters, markup) neutralised. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/json.h"
 #include "harness.h"
+#include "reports/html_report.h"
 #include "reports/report_console.h"
 #include "reports/report_junit.h"
 #include "reports/report_tap.h"
@@ -44,9 +45,10 @@ static char *render(int which, const ps_json *d, bool color)
     FILE *f = open_memstream(&text, &len);
     ps_error err;
     ps_console_options o = {color, true};
-    int rc = which == 0 ? ps_report_console_conform(d, f, &o, &err)
+    int rc = which == 0   ? ps_report_console_conform(d, f, &o, &err)
              : which == 1 ? ps_report_tap_conform(d, f, &err)
-                          : ps_report_junit_conform(d, f, &err);
+             : which == 2 ? ps_report_junit_conform(d, f, &err)
+                          : ps_report_html_conform(d, f, &err);
     CHECK_INT(rc, 0);
     fclose(f);
     return text;
@@ -134,6 +136,46 @@ static void console_incomplete_and_not_applicable(void)
     ps_json_free(d);
 }
 
+/* The HTML page, like every other format, never holds a control character
+ * from the server raw (it did: 18 ESC bytes from one hostile run): ESC and
+ * BEL show as their Control Pictures, C1 NEL as U+FFFD, U+2028/U+2029 as
+ * character references; markup stays text. */
+static void html_neutralises_control_characters(void)
+{
+    static const char text[] =
+        "{\"tool\":\"petstore-conform\",\"summary\":{\"total\":1,\"passed\":0,\"failed\":1},"
+        "\"verdict\":\"fail\",\"exit_code\":1,\"aborted\":\"gone \\u001b[2J\","
+        "\"target\":{\"base_url\":\"http://h/v1\"},"
+        "\"suites\":[{\"name\":\"errors\",\"checks\":["
+        "{\"id\":\"errors.shape\",\"title\":\"t\",\"status\":\"failed\","
+        "\"message\":\"said \\u001b]0;pwned\\u0007 \\u0085 \\u2028 \\u2029 \\u007f end\","
+        "\"evidence\":{\"request\":{\"method\":\"GET\",\"url\":\"http://h/v1/categories\",\"headers\":[],\"body\":\"\"},"
+        "\"response\":{\"status\":400,\"headers\":[[\"X-Evil\",\"\\u001b[31mred\"]],"
+        "\"body\":\"\\u001b[31m</pre><script>\"},\"expected\":\"\",\"curl\":\"curl\"}}]}]}";
+    ps_error err;
+    ps_json *d = ps_json_parse(text, strlen(text), NULL, &err);
+    CHECK(d != NULL);
+    if (!d) return;
+    char *pages[2] = {render(3, d, false), render(3, doc, false)};
+    for (int i = 0; i < 2; i++) {
+        for (const char *p = pages[i]; *p; p++) {
+            unsigned char ch = (unsigned char)*p;
+            if ((ch < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') || ch == 0x7f) {
+                CHECK_INT(ch, 0); /* a raw control character on the page */
+                break;
+            }
+        }
+        CHECK(strstr(pages[i], "\xC2\x85") == NULL);
+        CHECK(strstr(pages[i], "\xE2\x80\xA8") == NULL && strstr(pages[i], "\xE2\x80\xA9") == NULL);
+    }
+    CHECK(strstr(pages[0], "said \xE2\x90\x9B]0;pwned\xE2\x90\x87 \xEF\xBF\xBD &#x2028; &#x2029; \xE2\x90\xA1 end") != NULL);
+    CHECK(strstr(pages[0], "\xE2\x90\x9B[31m&lt;/pre&gt;&lt;script&gt;") != NULL);
+    CHECK(strstr(pages[1], "\xE2\x90\x9B[31m&lt;/failure&gt;&amp;") != NULL);
+    free(pages[0]);
+    free(pages[1]);
+    ps_json_free(d);
+}
+
 static void write_failures_and_bad_documents(void)
 {
     ps_error err;
@@ -170,6 +212,7 @@ int main(void)
     RUN(junit_structure_and_escaping);
     RUN(console_colour_only_when_asked);
     RUN(console_incomplete_and_not_applicable);
+    RUN(html_neutralises_control_characters);
     RUN(write_failures_and_bad_documents);
     ps_json_free(doc);
     return TEST_EXIT();
