@@ -47,6 +47,19 @@ void ps_buf_append(ps_buf *b, const void *data, size_t len)
     b->data[b->len] = '\0';
 }
 
+void ps_buf_put_int(ps_buf *b, long long v)
+{
+    char tmp[24];
+    char *end = tmp + sizeof tmp, *p = end;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) *--p = '-';
+    ps_buf_append(b, p, (size_t)(end - p));
+}
+
 void ps_buf_puts(ps_buf *b, const char *s)
 {
     ps_buf_append(b, s, strlen(s));

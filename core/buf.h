@@ -25,6 +25,9 @@ void ps_buf_reserve(ps_buf *b, size_t extra);
 void ps_buf_append(ps_buf *b, const void *data, size_t len);
 void ps_buf_puts(ps_buf *b, const char *s);
 void ps_buf_putc(ps_buf *b, char c);
+/* Appends v in decimal: what ps_buf_printf("%lld") gives, without printf's
+ * cost (the server formats several numbers per response). */
+void ps_buf_put_int(ps_buf *b, long long v);
 void ps_buf_printf(ps_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ps_buf_vprintf(ps_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Appends s as a JSON string literal, quotes included: the one JSON string

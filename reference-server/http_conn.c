@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,14 +119,44 @@ static const char *date_header(loop *lp)
     return lp->date_hdr;
 }
 
+/* Writes the head and body at once, while nothing is queued before them:
+ * one writev, and no write event to add and remove (two epoll_ctl calls a
+ * response through the bufferevent). What the socket does not take now
+ * (a full send buffer, an error) is queued on out as before, and the
+ * bufferevent writes it or reports the error. */
+static void write_now_or_queue(conn *c, struct evbuffer *out, const ps_buf *h, const response *r, bool body)
+{
+    size_t sent = 0, body_len = body ? r->body_len : 0;
+    if (evbuffer_get_length(out) == 0) {
+        struct iovec iov[2] = {{h->data, h->len}, {(void *)r->body, body_len}};
+        ssize_t n = writev(bufferevent_getfd(c->bev), iov, body_len ? 2 : 1);
+        if (n > 0) sent = (size_t)n;
+    }
+    if (sent < h->len) evbuffer_add(out, h->data + sent, h->len - sent);
+    size_t body_sent = sent > h->len ? sent - h->len : 0;
+    if (r->snap && (!body || body_sent == body_len)) {
+        ps_store_snapshot_release(r->snap);
+    } else if (r->snap) {
+        evbuffer_add_reference(out, r->body + body_sent, body_len - body_sent, release_snapshot, r->snap);
+    } else if (body_sent < body_len) {
+        evbuffer_add(out, r->body + body_sent, body_len - body_sent);
+    }
+}
+
 void ps_conn_send(conn *c, const response *r)
 {
     const ps_server_config *cfg = c->lp->srv->cfg;
     ps_buf *h = &c->lp->scratch;
     ps_buf_reset(h);
     bool close = r->close || !c->keep_alive || c->lp->draining;
-    ps_buf_printf(h, "HTTP/1.1 %d %s\r\nContent-Length: %zu\r\n", r->status, ps_reason_phrase(r->status),
-                  r->body_len);
+    const char *reason = ps_reason_phrase(r->status);
+    ps_buf_append(h, "HTTP/1.1 ", 9);
+    ps_buf_put_int(h, r->status);
+    ps_buf_putc(h, ' ');
+    ps_buf_puts(h, reason);
+    ps_buf_append(h, "\r\nContent-Length: ", 18);
+    ps_buf_put_int(h, (long long)r->body_len);
+    ps_buf_append(h, "\r\n", 2);
     if (r->headers) ps_buf_puts(h, r->headers);
     ps_buf_puts(h, date_header(c->lp));
     if (close) ps_buf_puts(h, "Connection: close\r\n");
@@ -134,14 +165,15 @@ void ps_conn_send(conn *c, const response *r)
 
     bool delayed = cfg->delay_share > 0 && c->state != CONN_LINGER &&
                    (double)(rng_next(&c->lp->rng) >> 11) / 9007199254740992.0 < cfg->delay_share;
-    struct evbuffer *out = delayed ? c->pending : bufferevent_get_output(c->bev);
-    evbuffer_add(out, h->data, h->len);
     bool head = c->req.headers_done && c->req.method == HTTP_HEAD; /* a HEAD response has no body */
-    if (r->snap) {
-        if (head) ps_store_snapshot_release(r->snap);
-        else evbuffer_add_reference(out, r->body, r->body_len, release_snapshot, r->snap);
-    } else if (r->body && !head) {
-        evbuffer_add(out, r->body, r->body_len);
+    bool body = r->body && !head;
+    if (delayed) {
+        evbuffer_add(c->pending, h->data, h->len);
+        if (r->snap && body) evbuffer_add_reference(c->pending, r->body, r->body_len, release_snapshot, r->snap);
+        else if (r->snap) ps_store_snapshot_release(r->snap);
+        else if (body) evbuffer_add(c->pending, r->body, r->body_len);
+    } else {
+        write_now_or_queue(c, bufferevent_get_output(c->bev), h, r, body);
     }
     access_log(c, r->status, r->body_len);
     if (c->req_timer) evtimer_del(c->req_timer);

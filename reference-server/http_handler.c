@@ -185,8 +185,8 @@ static void respond(conn *c, int status, const char *body, size_t body_len, ps_s
     const ps_server_config *cfg = s->cfg;
     ps_buf *h = &c->lp->headers;
     ps_buf_reset(h);
-    ps_buf_printf(h, "Content-Type: %s\r\n",
-                  ps_fault_on(cfg->faults, PS_FAULT_CONTENT_TYPE_TEXT) ? "text/plain" : "application/json");
+    ps_buf_puts(h, ps_fault_on(cfg->faults, PS_FAULT_CONTENT_TYPE_TEXT) ? "Content-Type: text/plain\r\n"
+                                                                       : "Content-Type: application/json\r\n");
     if (c->req.refundable && status >= 400 && status < 500) {
         /* --count-errors no: this admission does not count after all */
         request *q = &c->req;

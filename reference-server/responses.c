@@ -125,8 +125,19 @@ void ps_rate_headers_compute(const ps_limit_decision *d, int status, int64_t now
 
 void ps_rate_headers_render(ps_buf *b, const ps_rate_headers *h)
 {
-    if (h->present)
-        ps_buf_printf(b, "X-RateLimit-Limit: %lld\r\nX-RateLimit-Remaining: %lld\r\nX-RateLimit-Reset: %lld\r\n",
-                      (long long)h->limit, (long long)h->remaining, (long long)h->reset);
-    if (h->retry_after_present) ps_buf_printf(b, "Retry-After: %lld\r\n", (long long)h->retry_after);
+    /* once per response: integers without printf */
+    if (h->present) {
+        ps_buf_append(b, "X-RateLimit-Limit: ", 19);
+        ps_buf_put_int(b, (long long)h->limit);
+        ps_buf_append(b, "\r\nX-RateLimit-Remaining: ", 25);
+        ps_buf_put_int(b, (long long)h->remaining);
+        ps_buf_append(b, "\r\nX-RateLimit-Reset: ", 21);
+        ps_buf_put_int(b, (long long)h->reset);
+        ps_buf_append(b, "\r\n", 2);
+    }
+    if (h->retry_after_present) {
+        ps_buf_append(b, "Retry-After: ", 13);
+        ps_buf_put_int(b, (long long)h->retry_after);
+        ps_buf_append(b, "\r\n", 2);
+    }
 }

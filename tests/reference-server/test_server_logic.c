@@ -2,6 +2,7 @@
  * Authorization header, body validation codes, the fault catalogue, Error
  * bodies and the rate-limit header values each fault bends, and flag
  * parsing with its error messages. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -354,6 +355,19 @@ static void rate_headers_follow_the_decision_and_faults(void)
     ps_rate_headers_render(&b, &h);
     CHECK_STR(b.data, "X-RateLimit-Limit: 60\r\nX-RateLimit-Remaining: 0\r\nX-RateLimit-Reset: 1000060\r\n"
                       "Retry-After: 40\r\n");
+    /* the integers are formatted without printf: negatives and the extremes as %lld gives them */
+    ps_buf_reset(&b);
+    h = rh(429, PS_LIMITED, F(PS_FAULT_REMAINING_NEGATIVE) | F(PS_FAULT_RESET_MILLISECONDS), 0);
+    ps_rate_headers_render(&b, &h);
+    CHECK_STR(b.data, "X-RateLimit-Limit: 60\r\nX-RateLimit-Remaining: -1\r\nX-RateLimit-Reset: 1000060000\r\n"
+                      "Retry-After: 40\r\n");
+    ps_buf_reset(&b);
+    ps_buf_put_int(&b, 0);
+    ps_buf_putc(&b, ' ');
+    ps_buf_put_int(&b, LLONG_MIN);
+    ps_buf_putc(&b, ' ');
+    ps_buf_put_int(&b, LLONG_MAX);
+    CHECK_STR(b.data, "0 -9223372036854775808 9223372036854775807");
     ps_buf_free(&b);
 }
 
