@@ -19,6 +19,7 @@ int ps_lg_limits_init(ps_lg_limits *l, size_t nkeys)
 
 void ps_lg_limits_free(ps_lg_limits *l)
 {
+    for (size_t i = 0; i < l->cap; i++) free(l->slots[i].admit_ns);
     free(l->slots);
     free(l->keys);
     memset(l, 0, sizeof *l);
@@ -72,13 +73,37 @@ static ps_lg_window *find_or_add(ps_lg_limits *l, uint32_t key, int64_t limit, i
     }
 }
 
+static void add_admit_time(ps_lg_window *w, int64_t t)
+{
+    if (w->nadmit_ns == w->cap_admit_ns) {
+        if (w->cap_admit_ns >= PS_LG_ADMIT_TIMES) return;
+        uint32_t ncap = w->cap_admit_ns ? w->cap_admit_ns * 2 : 16;
+        int64_t *n = realloc(w->admit_ns, ncap * sizeof *n);
+        if (!n) abort();
+        w->admit_ns = n;
+        w->cap_admit_ns = ncap;
+    }
+    w->admit_ns[w->nadmit_ns++] = t;
+}
+
+static void min_known(int64_t *dst, int64_t v)
+{
+    if (v && (!*dst || v < *dst)) *dst = v;
+}
+
 void ps_lg_limits_observe(ps_lg_limits *l, size_t key, const ps_lg_resp *r)
 {
-    ps_lg_limits_observe_at(l, key, r, INT64_MIN);
+    ps_lg_limits_observe_ns(l, key, r, INT64_MIN);
 }
 
 void ps_lg_limits_observe_at(ps_lg_limits *l, size_t key, const ps_lg_resp *r, int64_t now_s)
 {
+    ps_lg_limits_observe_ns(l, key, r, now_s == INT64_MIN ? INT64_MIN : now_s * 1000000000LL);
+}
+
+void ps_lg_limits_observe_ns(ps_lg_limits *l, size_t key, const ps_lg_resp *r, int64_t now_ns)
+{
+    int64_t now_s = now_ns == INT64_MIN ? INT64_MIN : now_ns / 1000000000LL;
     ps_lg_key_checks *k = &l->keys[key];
     const unsigned all = PS_LG_H_LIMIT | PS_LG_H_REMAINING | PS_LG_H_RESET;
     k->responses++;
@@ -94,11 +119,19 @@ void ps_lg_limits_observe_at(ps_lg_limits *l, size_t key, const ps_lg_resp *r, i
     if ((r->seen & id) != id || (r->bad & id)) return;
     ps_lg_window *w = find_or_add(l, (uint32_t)key, r->limit, r->reset);
     if (now_s != INT64_MIN && r->reset - now_s < w->min_ahead_s) w->min_ahead_s = r->reset - now_s;
+    bool timed = now_ns != INT64_MIN && now_ns > 0;
+    if (timed) min_known(&w->first_ns, now_ns);
     if (r->status == 429) {
         w->limited++;
+        if (timed) min_known(&w->first_limited_ns, now_ns);
         return;
     }
     w->admitted++;
+    if (timed) {
+        if (now_ns > w->last_admit_ns) w->last_admit_ns = now_ns;
+        if (r->reset * 1000000000LL - now_ns > w->max_ahead_ns) w->max_ahead_ns = r->reset * 1000000000LL - now_ns;
+        add_admit_time(w, now_ns);
+    }
     if ((r->seen & PS_LG_H_REMAINING) && !(r->bad & PS_LG_H_REMAINING)) {
         if (r->remaining > w->max_remaining) w->max_remaining = r->remaining;
         if (w->min_remaining < 0 || r->remaining < w->min_remaining) w->min_remaining = r->remaining;
@@ -122,6 +155,11 @@ void ps_lg_limits_merge(ps_lg_limits *dst, const ps_lg_limits *src)
         if (s->min_remaining >= 0 && (d->min_remaining < 0 || s->min_remaining < d->min_remaining))
             d->min_remaining = s->min_remaining;
         if (s->min_ahead_s < d->min_ahead_s) d->min_ahead_s = s->min_ahead_s;
+        min_known(&d->first_ns, s->first_ns);
+        min_known(&d->first_limited_ns, s->first_limited_ns);
+        if (s->last_admit_ns > d->last_admit_ns) d->last_admit_ns = s->last_admit_ns;
+        if (s->max_ahead_ns > d->max_ahead_ns) d->max_ahead_ns = s->max_ahead_ns;
+        for (uint32_t t = 0; t < s->nadmit_ns; t++) add_admit_time(d, s->admit_ns[t]);
     }
     for (size_t k = 0; k < dst->nkeys && k < src->nkeys; k++) {
         ps_lg_key_checks *d = &dst->keys[k];
@@ -205,6 +243,71 @@ static int by_key_reset(const void *a, const void *b)
     return (x->reset > y->reset) - (x->reset < y->reset);
 }
 
+const char *ps_lg_model_name(ps_lg_model m)
+{
+    switch (m) {
+    case PS_LG_MODEL_FIXED: return "fixed-window";
+    case PS_LG_MODEL_SLIDING: return "sliding-window";
+    case PS_LG_MODEL_TOKEN: return "token-bucket";
+    }
+    return "unknown";
+}
+
+#define NS 1000000000LL
+
+/* The model the windows ws[a..b) (one key and limit, by Reset) show. A fixed
+ * window's successor starts only after it ended: a Reset that moves ahead
+ * while the previous one is more than a second (its rounding) off is a
+ * token bucket's. An admission under a Reset that had already refused (50 ms
+ * later, past any reordering of concurrent answers) means room came back
+ * before Reset: a sliding limiter. */
+static ps_lg_model infer_model(const ps_lg_window *const *ws, size_t a, size_t b)
+{
+    bool sliding = false;
+    for (size_t j = a; j < b; j++) {
+        const ps_lg_window *w = ws[j];
+        if (j > a && w->first_ns && w->first_ns < ws[j - 1]->reset * NS - NS - NS / 10) return PS_LG_MODEL_TOKEN;
+        if (w->first_limited_ns && w->last_admit_ns > w->first_limited_ns + NS / 20) sliding = true;
+    }
+    return sliding ? PS_LG_MODEL_SLIDING : PS_LG_MODEL_FIXED;
+}
+
+/* The window length the headers imply: the most Reset - arrival seen on an
+ * admission, less the second Reset's rounding up may add; 0 when unknown. */
+static int64_t implied_window_ns(const ps_lg_window *const *ws, size_t a, size_t b)
+{
+    int64_t hi = 0;
+    for (size_t j = a; j < b; j++)
+        if (ws[j]->max_ahead_ns > hi) hi = ws[j]->max_ahead_ns;
+    return hi > NS ? hi - NS : 0;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Most admissions of ws[a..b) arriving within any span of span_ns. */
+static int64_t densest(const ps_lg_window *const *ws, size_t a, size_t b, int64_t span_ns)
+{
+    size_t n = 0;
+    for (size_t j = a; j < b; j++) n += ws[j]->nadmit_ns;
+    int64_t *t = malloc((n ? n : 1) * sizeof *t);
+    if (!t) abort();
+    n = 0;
+    for (size_t j = a; j < b; j++)
+        for (uint32_t k = 0; k < ws[j]->nadmit_ns; k++) t[n++] = ws[j]->admit_ns[k];
+    qsort(t, n, sizeof *t, by_time);
+    int64_t best = 0;
+    for (size_t lo = 0, hi = 0; hi < n; hi++) {
+        while (t[hi] - t[lo] >= span_ns) lo++;
+        if ((int64_t)(hi - lo + 1) > best) best = (int64_t)(hi - lo + 1);
+    }
+    free(t);
+    return best;
+}
+
 size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_violation **out,
                            size_t *n)
 {
@@ -220,8 +323,21 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
     for (size_t i = 0; i < l->cap; i++)
         if (l->slots[i].used && l->slots[i].key < cfg->nkeys) ws[nw++] = &l->slots[i];
     qsort(ws, nw, sizeof *ws, by_window);
+    ps_lg_model model = PS_LG_MODEL_FIXED;
+    bool run_fits = true;  /* every window of this key and limit within its allowance */
+    int64_t run_allowed = 0;
+    size_t run_start = 0;
     for (size_t i = 0; i < nw; i++) {
         const ps_lg_window *w = ws[i];
+        if (i == 0 || ws[i - 1]->key != w->key || ws[i - 1]->limit != w->limit) {
+            run_start = i;
+            size_t end = i;
+            while (end < nw && ws[end]->key == w->key && ws[end]->limit == w->limit) end++;
+            model = infer_model(ws, i, end);
+            run_fits = true;
+            run_allowed = 0;
+        }
+        bool run_ends = i + 1 == nw || ws[i + 1]->key != w->key || ws[i + 1]->limit != w->limit;
         bool follows = i > 0 && ws[i - 1]->key == w->key && ws[i - 1]->limit == w->limit;
         bool watched_from_start = follows || w->max_remaining == w->limit - 1;
         const ps_lg_key *key = &cfg->keys[w->key];
@@ -259,6 +375,41 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
                     failing++;
                 }
             }
+        }
+        if (allowed > run_allowed) run_allowed = allowed;
+        if (w->admitted > allowed) run_fits = false;
+        if (model != PS_LG_MODEL_FIXED) {
+            /* a moving limiter: its announced windows are not its windows;
+             * held to its model over intervals once the key's last is seen */
+            if (run_ends && !run_fits) {
+                int64_t wn = implied_window_ns(ws, run_start, i + 1);
+                int64_t span = wn / 10 * 9;
+                if (span > 0) {
+                    int64_t most = densest(ws, run_start, i + 1, span);
+                    int64_t allow = run_allowed;
+                    if (model == PS_LG_MODEL_TOKEN) /* plus the refill: allowed per wn, rounded up */
+                        allow += (int64_t)((double)span * (double)run_allowed / (double)wn) + 1;
+                    if (most > allow) {
+                        ps_lg_violation *v = push(out, n, &cap);
+                        v->kind = PS_LG_V_OVER_ADMISSION;
+                        v->fails = true;
+                        v->key = w->key;
+                        v->window = wname;
+                        v->model = model;
+                        v->admitted = most;
+                        v->limit = allow;
+                        v->count = most - allow;
+                        snprintf(v->message, sizeof v->message,
+                                 "key %s (%s): %lld admissions arrived within %lld ms, over the %lld a %s "
+                                 "limiter of limit %lld allows there (window %lld ms, as Reset implies)",
+                                 red, ps_plan_name(key->plan.id), (long long)most, (long long)(span / 1000000),
+                                 (long long)allow, ps_lg_model_name(model), (long long)run_allowed,
+                                 (long long)(wn / 1000000));
+                        failing++;
+                    }
+                }
+            }
+            continue;
         }
         if (w->admitted > allowed) {
             ps_lg_violation *v = push(out, n, &cap);
@@ -331,4 +482,27 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
     }
     if (*n > 1) qsort(*out, *n, sizeof **out, by_key_reset);
     return failing;
+}
+
+void ps_lg_limits_models(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_key_model **out, size_t *n)
+{
+    const ps_lg_window **ws = calloc(l->count + 1, sizeof *ws);
+    *out = calloc(l->count + 1, sizeof **out);
+    if (!ws || !*out) abort();
+    size_t nw = 0;
+    *n = 0;
+    for (size_t i = 0; i < l->cap; i++)
+        if (l->slots[i].used && l->slots[i].key < cfg->nkeys) ws[nw++] = &l->slots[i];
+    qsort(ws, nw, sizeof *ws, by_window);
+    for (size_t i = 0; i < nw;) {
+        size_t end = i;
+        while (end < nw && ws[end]->key == ws[i]->key && ws[end]->limit == ws[i]->limit) end++;
+        ps_lg_key_model *m = &(*out)[(*n)++];
+        m->key = ws[i]->key;
+        m->limit = ws[i]->limit;
+        m->model = infer_model(ws, i, end);
+        m->window_ms = implied_window_ns(ws, i, end) / 1000000;
+        i = end;
+    }
+    free(ws);
 }

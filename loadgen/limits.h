@@ -1,5 +1,6 @@
 /* limits.h - verification of the server's rate limiting from the responses
- * a load test saw (--verify-limits).
+ * a load test saw (--verify-limits), whatever the limiter's algorithm
+ * (ps_lg_limits_verify says how the model is inferred).
  *
  * Every response that names its window (X-RateLimit-Limit L and
  * X-RateLimit-Reset R) is counted under the window (key, L, R): the Reset
@@ -33,6 +34,9 @@
 #include "loadgen/config.h"
 #include "loadgen/respparse.h"
 
+/* The responses of one key that named one (X-RateLimit-Limit, -Reset)
+ * pair: under fixed windows, one window. Times are the client's wall clock
+ * when the response arrived, in ns; 0 = not known. */
 typedef struct ps_lg_window {
     int64_t limit, reset;
     int64_t admitted, limited;
@@ -40,7 +44,34 @@ typedef struct ps_lg_window {
     int64_t min_ahead_s; /* least Reset - now seen (INT64_MAX: not known) */
     uint32_t key;
     bool used;
+    int64_t first_ns;         /* first response (admitted or 429) naming this pair */
+    int64_t first_limited_ns; /* first 429 naming it */
+    int64_t last_admit_ns;    /* last admission naming it */
+    int64_t max_ahead_ns;     /* most Reset - arrival seen on an admission (0: none) */
+    int64_t *admit_ns;        /* arrival of each admission (up to PS_LG_ADMIT_TIMES), owned */
+    uint32_t nadmit_ns, cap_admit_ns;
 } ps_lg_window;
+
+/* Admission times kept per window, for the interval check of moving
+ * limiters (beyond it the window's count still counts, its times do not). */
+#define PS_LG_ADMIT_TIMES 65536
+
+/* The limiter model --verify-limits inferred for one key and limit. */
+typedef enum ps_lg_model {
+    PS_LG_MODEL_FIXED,   /* Reset steady while Remaining falls: exact count per announced window */
+    PS_LG_MODEL_SLIDING, /* admissions resume under a Reset that already refused (sliding log/counter) */
+    PS_LG_MODEL_TOKEN,   /* Reset moves ahead while the previous one is still far off (token bucket, GCRA) */
+} ps_lg_model;
+
+typedef struct ps_lg_key_model {
+    size_t key;   /* index into the config's keys */
+    int64_t limit;
+    ps_lg_model model;
+    int64_t window_ms; /* window length the headers imply (0: not known) */
+} ps_lg_key_model;
+
+/* "fixed-window", "sliding-window", "token-bucket". */
+const char *ps_lg_model_name(ps_lg_model m);
 
 typedef struct ps_lg_key_checks {
     int64_t responses, missing_headers, bad_headers, missing_retry_after, bad_retry_after;
@@ -69,12 +100,15 @@ typedef struct ps_lg_violation {
     int64_t reset;       /* the window's X-RateLimit-Reset, 0 when not about a window */
     int64_t admitted, limit, count;
     bool fails;          /* false for warnings (under-admission) */
+    ps_lg_model model;   /* the model inferred for the key and limit */
     char message[256];
 } ps_lg_violation;
 
 int ps_lg_limits_init(ps_lg_limits *l, size_t nkeys);
 void ps_lg_limits_free(ps_lg_limits *l);
-/* Counts one response on key, received at now_s (wall clock, Unix seconds). */
+/* Counts one response on key, received at now_ns (wall clock, Unix ns). */
+void ps_lg_limits_observe_ns(ps_lg_limits *l, size_t key, const ps_lg_resp *r, int64_t now_ns);
+/* The same at now_s (Unix seconds: no interval check on these times). */
 void ps_lg_limits_observe_at(ps_lg_limits *l, size_t key, const ps_lg_resp *r, int64_t now_s);
 /* The same without a receive time (the window is then told by L alone). */
 void ps_lg_limits_observe(ps_lg_limits *l, size_t key, const ps_lg_resp *r);
@@ -86,9 +120,23 @@ void ps_lg_limits_merge(ps_lg_limits *dst, const ps_lg_limits *src);
 void ps_lg_limits_add_window(ps_lg_limits *l, const ps_lg_window *w);
 
 /* Checks every window and key. Fills a new array the caller frees (*out,
- * *n) and returns the number of violations that fail the run. */
+ * *n) and returns the number of violations that fail the run.
+ *
+ * No limiter algorithm is assumed. Per key and limit the model is inferred
+ * (ps_lg_limits_models): when every announced window admitted no more than
+ * its allowance, that is the verdict, whatever the model (a token bucket or
+ * sliding counter stays within it too). When one admitted more, a fixed
+ * window over-admitted; but a moving limiter (its Reset moved ahead while
+ * the previous was still far off, or it admitted again under a Reset that
+ * had already refused) is instead held to what its model allows in any
+ * interval of 0.9 x the window the headers imply (most Reset - arrival,
+ * less a second of rounding): the allowance for a sliding limiter, the
+ * allowance plus what refilled in that interval for a token bucket. */
 size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_violation **out,
                            size_t *n);
+/* The inferred model per (key, limit) seen, in key then limit order: a new
+ * array the caller frees. */
+void ps_lg_limits_models(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_key_model **out, size_t *n);
 const char *ps_lg_violation_kind_name(ps_lg_violation_kind k);
 
 #endif

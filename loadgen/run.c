@@ -415,6 +415,8 @@ typedef struct load_run {
     ps_lg_limits limits;
     ps_lg_violation *violations;
     size_t nviolations, failing_violations;
+    ps_lg_key_model *models;
+    size_t nmodels;
     ps_lg_threshold_result *thresholds;
     char why[400];
     ps_lg_summary sum;
@@ -585,6 +587,7 @@ static int judge_results(load_run *R)
     const ps_lg_config *cfg = R->cfg;
     if (cfg->verify_limits) {
         R->failing_violations = ps_lg_limits_verify(&R->limits, cfg, &R->violations, &R->nviolations);
+        ps_lg_limits_models(&R->limits, cfg, &R->models, &R->nmodels);
         R->nviolations = ps_lg_shard_drop_partial_views(cfg, R->violations, R->nviolations);
     }
     bool thr_failed = false;
@@ -602,7 +605,8 @@ static int judge_results(load_run *R)
         .cfg = cfg, .total = &R->total, .rows = R->col.rows, .nrows = R->col.nrows,
         .limits_checked = cfg->verify_limits, .windows = R->limits.count,
         .violations = R->violations, .nviolations = R->nviolations,
-        .failing_violations = R->failing_violations, .thresholds = R->thresholds,
+        .failing_violations = R->failing_violations, .models = R->models, .nmodels = R->nmodels,
+        .thresholds = R->thresholds,
         .duration_s = R->duration_s, .started_wall_ns = R->sh->start_wall_ns,
         .exit_code = exit_code, .verdict = verdict, .aborted = verdict ? R->why : NULL,
         .interrupted = interrupted,
@@ -690,6 +694,7 @@ static void run_free(load_run *R)
     if (R->total_ready) ps_lg_stats_free(&R->total);
     if (R->limits.slots) ps_lg_limits_free(&R->limits);
     free(R->violations);
+    free(R->models);
     free(R->thresholds);
     ps_buf_free(&R->json);
     for (int i = 0; i < cfg->threads; i++)

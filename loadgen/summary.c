@@ -295,6 +295,20 @@ static void limits(ps_jw *w, const ps_lg_summary *s)
         ps_jw_object_close(w);
     }
     ps_jw_array_close(w);
+    ps_jw_key(w, "models"); /* information: which limiter the headers showed */
+    ps_jw_array_open(w);
+    for (size_t i = 0; i < s->nmodels; i++) {
+        const ps_lg_key_model *m = &s->models[i];
+        char red[8];
+        ps_lg_redact(cfg->keys[m->key].key, red);
+        ps_jw_object_open(w);
+        ps_jw_kstring(w, "key", red);
+        ps_jw_kint(w, "limit", m->limit);
+        ps_jw_kstring(w, "model", ps_lg_model_name(m->model));
+        ps_jw_kint(w, "window_ms", m->window_ms);
+        ps_jw_object_close(w);
+    }
+    ps_jw_array_close(w);
     ps_jw_object_close(w);
 }
 

@@ -250,6 +250,75 @@ static void lg_limits_race(void)
     ps_json_free(d);
 }
 
+/* --verify-limits assumes no limiter algorithm: a burst against each legal
+ * --limiter of the server (fixed windows, sliding log, sliding counter,
+ * token bucket, whose Reset moves with every request) is no violation, and
+ * the model the headers showed is reported. */
+static void lg_limits_legal_modes(void)
+{
+    static const char *const modes[][2] = {{"fixed", "fixed-window"},
+                                           {"sliding-log", NULL}, /* with Retry-After honoured it looks fixed */
+                                           {"sliding-counter", NULL},
+                                           {"token-bucket", NULL}};
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        const char *url = start_server("--time-scale", "30", "--threads", "2", "--limiter", modes[m][0], "--key",
+                                       "lim-key-0001:enterprise:10:100000", NULL);
+        CHECK(url != NULL);
+        if (!url) return;
+        char *json = path_in_tmp("modes.json");
+        int rc = run_load(40, LOAD, "--base-url", url, "--api-key", "lim-key-0001", "--plan", "enterprise:10:100000",
+                          "--threads", "2", "--connections", "64", "--duration", "3s", "--burst", "--verify-limits",
+                          "--json", json, NULL);
+        stop_server();
+        fprintf(stderr, "--limiter %s: exit %d\n", modes[m][0], rc);
+        CHECK_INT(rc, 0);
+        ps_json *d = load_json(json);
+        CHECK(d != NULL);
+        if (!d) return;
+        CHECK_STR(str(d, "limits.verdict"), "pass");
+        CHECK(num(d, "status.429") > 0); /* the limit was reached: there was something to check */
+        CHECK(num(d, "status.200") > 10);
+        const ps_json *models = ps_json_path(d, "limits.models");
+        CHECK(models && models->type == PS_JSON_ARRAY && models->count >= 1);
+        if (models && models->count >= 1) {
+            const char *model = ps_json_get_string(models->items[0], "model", "");
+            fprintf(stderr, "  inferred model: %s\n", model);
+            if (modes[m][1]) CHECK_STR(model, modes[m][1]);
+        }
+        const ps_json *v = ps_json_path(d, "limits.violations");
+        if (v && v->count) fprintf(stderr, "  %s\n", ps_json_get_string(v->items[0], "message", ""));
+        ps_json_free(d);
+    }
+}
+
+/* A limiter admitting Limit+1 per window fails --verify-limits (exit 1):
+ * counted exactly, no slack. */
+static void lg_limits_off_by_one(void)
+{
+    const char *url = start_server("--time-scale", "30", "--threads", "2", "--fault", "off-by-one-admission", "--key",
+                                   "lim-key-0001:enterprise:10:100000", NULL);
+    CHECK(url != NULL);
+    if (!url) return;
+    char *json = path_in_tmp("off-by-one.json");
+    int rc = run_load(40, LOAD, "--base-url", url, "--api-key", "lim-key-0001", "--plan", "enterprise:10:100000",
+                      "--threads", "2", "--connections", "64", "--duration", "1s", "--burst", "--verify-limits",
+                      "--json", json, NULL);
+    stop_server();
+    CHECK_INT(rc, 1);
+    ps_json *d = load_json(json);
+    CHECK(d != NULL);
+    if (!d) return;
+    CHECK_STR(str(d, "limits.verdict"), "fail");
+    const ps_json *v = ps_json_path(d, "limits.violations");
+    CHECK(v && v->type == PS_JSON_ARRAY && v->count >= 1);
+    if (v && v->count >= 1) {
+        CHECK_STR(ps_json_get_string(v->items[0], "kind", ""), "over_admission");
+        CHECK_INT(ps_json_get_int(v->items[0], "admitted", 0), 11);
+        CHECK_INT(ps_json_get_int(v->items[0], "limit", 0), 10);
+    }
+    ps_json_free(d);
+}
+
 /* --delay 0.1:50ms: a tenth of the answers take 50 ms; p95 shows it, p50 not. */
 static void lg_delay_percentiles(void)
 {

@@ -276,6 +276,99 @@ static void declared_plan_is_the_allowance(void)
     ps_lg_limits_free(&l);
 }
 
+#define NS 1000000000LL
+#define T0 (1700000000LL * NS + 200000000LL)
+
+static void observe_n(ps_lg_limits *l, int n, int status, int64_t reset, int64_t from_ns, int64_t step_ns)
+{
+    for (int i = 0; i < n; i++) {
+        ps_lg_resp r = resp(status, 60, status == 429 ? 0 : (n - 1 - i) % 60, reset);
+        ps_lg_limits_observe_ns(l, 0, &r, from_ns + i * step_ns);
+    }
+}
+
+static size_t verify(const ps_lg_limits *l, const char **model)
+{
+    ps_lg_config cfg = cfg_with_keys();
+    ps_lg_violation *v;
+    size_t n;
+    size_t failing = ps_lg_limits_verify(l, &cfg, &v, &n);
+    for (size_t i = 0; i < n; i++) fprintf(stderr, "  %s\n", v[i].message);
+    free(v);
+    ps_lg_key_model *m;
+    size_t nm;
+    ps_lg_limits_models(l, &cfg, &m, &nm);
+    *model = nm ? ps_lg_model_name(m[0].model) : "none";
+    free(m);
+    return failing;
+}
+
+/* A sliding log: the burst's requests leave 60 s later and 60 more are
+ * admitted while Reset (rounded up) still names the same second: 120 under
+ * one Reset, yet never more than 60 in any 60 s. Legal; inferred sliding. */
+static void sliding_log_is_not_over_admission(void)
+{
+    int64_t reset = 1700000061;
+    ps_lg_limits l;
+    ps_lg_limits_init(&l, 2);
+    observe_n(&l, 60, 200, reset, T0, 1000000);
+    observe_n(&l, 5, 429, reset, T0 + NS, 1000000);
+    observe_n(&l, 60, 200, reset, T0 + 60 * NS + 50000000, 1000000);
+    const char *model;
+    CHECK_INT(verify(&l, &model), 0);
+    CHECK_STR(model, "sliding-window");
+    ps_lg_limits_free(&l);
+    /* the same limiter admitting its second 60 only 30 s later over-admits */
+    ps_lg_limits_init(&l, 2);
+    observe_n(&l, 60, 200, reset, T0, 1000000);
+    observe_n(&l, 5, 429, reset, T0 + NS, 1000000);
+    observe_n(&l, 60, 200, reset, T0 + 30 * NS, 1000000);
+    CHECK_INT(verify(&l, &model), 1);
+    CHECK_STR(model, "sliding-window");
+    ps_lg_limits_free(&l);
+}
+
+/* A token bucket: Reset moves a second ahead with every request. Legal;
+ * inferred token-bucket. Admitting far more than the bucket plus its refill
+ * is not. */
+static void token_bucket_moving_reset(void)
+{
+    ps_lg_limits l;
+    ps_lg_limits_init(&l, 2);
+    for (int i = 0; i < 60; i++) {
+        ps_lg_resp r = resp(200, 60, 59 - i, 1700000000 + i + 2);
+        ps_lg_limits_observe_ns(&l, 0, &r, T0 + i * 10000000);
+    }
+    const char *model;
+    CHECK_INT(verify(&l, &model), 0);
+    CHECK_STR(model, "token-bucket");
+    ps_lg_limits_free(&l);
+    ps_lg_limits_init(&l, 2);
+    observe_n(&l, 100, 200, 1700000061, T0, 1000000);
+    observe_n(&l, 100, 200, 1700000062, T0 + NS / 2, 1000000);
+    CHECK_INT(verify(&l, &model), 1);
+    CHECK_STR(model, "token-bucket");
+    ps_lg_limits_free(&l);
+}
+
+/* Fixed windows stay exact: one admission over the limit under a steady
+ * Reset fails, and merging threads' tables keeps the times. */
+static void fixed_window_exact_with_times(void)
+{
+    ps_lg_limits a, b;
+    ps_lg_limits_init(&a, 2);
+    ps_lg_limits_init(&b, 2);
+    observe_n(&a, 30, 200, 1700000061, T0, 1000000);
+    observe_n(&b, 31, 200, 1700000061, T0, 1000000);
+    observe_n(&b, 3, 429, 1700000061, T0 + NS, 1000000);
+    ps_lg_limits_merge(&a, &b);
+    const char *model;
+    CHECK_INT(verify(&a, &model), 1);
+    CHECK_STR(model, "fixed-window");
+    ps_lg_limits_free(&a);
+    ps_lg_limits_free(&b);
+}
+
 int main(void)
 {
     RUN(declared_plan_is_the_allowance);
@@ -284,5 +377,8 @@ int main(void)
     RUN(under_admission_is_a_warning);
     RUN(header_rules);
     RUN(many_windows);
+    RUN(sliding_log_is_not_over_admission);
+    RUN(token_bucket_moving_reset);
+    RUN(fixed_window_exact_with_times);
     return TEST_EXIT();
 }
