@@ -11,6 +11,15 @@
 #       fails); SERVER_BODY goes inside server { }, HTTP_EXTRA inside http { }.
 #       Sets BENCH_NGINX_PID; exits 2 (with nginx's errors) if it cannot start.
 #   bench_nginx_stop                     # stops it (safe to call twice; call it from the EXIT trap)
+#
+# CPU time, the steady figure on a shared machine (req/s swings with the
+# neighbours' load, CPU microseconds per request hold to a few percent):
+#   bench_cpu_ms PID...                  # CPU ms (user+system, all threads) PIDs and
+#                                        # their child processes have used so far
+#   bench_run_cpu VAR CMD...             # runs CMD (its stdout is ours), sets VAR to
+#                                        # the CPU ms it used (its rusage, via `times`)
+#   bench_us_per_req CPU_MS REQUESTS     # prints CPU microseconds per request
+#   bench_ratio A B                      # prints A/B with two decimals
 
 # A port nothing listens on now (the kernel's pick; random when python3 is missing).
 bench_free_port() {
@@ -73,4 +82,46 @@ bench_nginx_stop() {
     wait "$BENCH_NGINX_PID" 2>/dev/null || true
     BENCH_NGINX_PID=
   fi
+}
+
+# ---- CPU time -------------------------------------------------------------
+
+BENCH_CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
+
+# utime + stime (fields 14 and 15 of /proc/PID/stat; the comm field may hold
+# spaces, so count from the last ')') of each PID and of its children (an
+# nginx master's worker), in milliseconds.
+bench_cpu_ms() {
+  local ticks=0 p kids t
+  for p in "$@"; do
+    kids=$(pgrep -P "$p" 2>/dev/null || true)
+    for t in $p $kids; do
+      [ -r "/proc/$t/stat" ] || continue
+      ticks=$((ticks + $(sed 's/.*) //' "/proc/$t/stat" | awk '{print $12 + $13}')))
+    done
+  done
+  echo $((ticks * 1000 / BENCH_CLK_TCK))
+}
+
+# A process that has exited is gone from /proc: a one-shot client's CPU is
+# its rusage, which `times` prints for a subshell's waited-for children
+# (second line: children's user and system time, e.g. 0m1.234s 0m0.210s).
+bench_run_cpu() {
+  local var=$1 out
+  shift
+  out=$(mktemp)
+  ( set +e; "$@"; times >"$out" )
+  printf -v "$var" '%s' "$(awk 'NR == 2 {
+      ms = 0
+      for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); ms += (a[1] * 60 + a[2]) * 1000 }
+      printf "%d", ms }' "$out")"
+  rm -f "$out"
+}
+
+bench_us_per_req() {
+  awk -v ms="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.2f", ms * 1000 / n; else print "nan" }'
+}
+
+bench_ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "nan" }'
 }

@@ -5,7 +5,9 @@
 #
 # 1. Closed model, one thread, 32 connections, 5 s against nginx (1 worker,
 #    access_log off, a static 66-byte JSON at /v1/categories): wrk -t1 -c32
-#    and petstore-load --threads 1 --connections 32, req/s and the ratio.
+#    and petstore-load --threads 1 --connections 32: req/s, each client's CPU
+#    microseconds per request (its rusage over the requests it completed) and
+#    nginx's, and the ratios petstore-load/wrk.
 # 2. Open model at 1k, 10k and 50k req/s: sent and answered rate vs asked.
 # 3. Peak memory (VmHWM via /usr/bin/time) of a 10 s fixed-rate run, and of a
 #    100 s one when BENCH_LONG=1 (too slow for CI).
@@ -46,12 +48,24 @@ jnum() { # jnum FILE NAME: a top-level number member of a petstore-load JSON
 
 echo
 echo "== closed model, 1 thread, 32 connections, ${secs}s"
-wrk_rps=$(wrk -t1 -c32 -d"${secs}s" "$base/categories" | awk '/Requests\/sec/ {print $2}')
-"$load" --quiet --base-url "$base" --api-key bench-key-0001 --threads 1 --connections 32 \
+# each client's CPU (its rusage) over the requests it completed; nginx's too
+n_before=$(bench_cpu_ms "$BENCH_NGINX_PID")
+bench_run_cpu wrk_ms wrk -t1 -c32 -d"${secs}s" "$base/categories" >"$tmp/wrk.txt"
+n_mid=$(bench_cpu_ms "$BENCH_NGINX_PID")
+wrk_rps=$(awk '/Requests\/sec/ {print $2}' "$tmp/wrk.txt")
+wrk_n=$(awk '/requests in/ {print $1}' "$tmp/wrk.txt")
+bench_run_cpu pl_ms "$load" --quiet --base-url "$base" --api-key bench-key-0001 --threads 1 --connections 32 \
   --duration "${secs}s" --json "$tmp/closed.json"
+n_after=$(bench_cpu_ms "$BENCH_NGINX_PID")
 pl_rps=$(jnum "$tmp/closed.json" throughput_rps)
-awk -v w="$wrk_rps" -v p="$pl_rps" 'BEGIN {
-  printf "wrk           %10.0f req/s\npetstore-load %10.0f req/s\nratio petstore-load/wrk: %.2f (target >= 0.70)\n", w, p, p / w }'
+pl_n=$(jnum "$tmp/closed.json" answered)
+wrk_us=$(bench_us_per_req "$wrk_ms" "$wrk_n")
+pl_us=$(bench_us_per_req "$pl_ms" "$pl_n")
+printf '%-14s %10.0f req/s %8s client CPU us/req %8s nginx CPU us/req\n' \
+  wrk "$wrk_rps" "$wrk_us" "$(bench_us_per_req $((n_mid - n_before)) "$wrk_n")" \
+  petstore-load "$pl_rps" "$pl_us" "$(bench_us_per_req $((n_after - n_mid)) "$pl_n")"
+echo "ratio petstore-load/wrk: throughput $(bench_ratio "$pl_rps" "$wrk_rps") (target >= 0.70)," \
+  "requests per CPU-second $(bench_ratio "$wrk_us" "$pl_us")"
 
 echo
 echo "== closed model, curl engine (https:// and --engine curl) against the epoll one, 1 thread, 32 connections, ${secs}s"
