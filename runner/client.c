@@ -21,6 +21,7 @@ struct ps_client {
     volatile sig_atomic_t *cancel;
     struct {
         char *value;
+        size_t len;
         char *env;
     } secrets[MAX_SECRETS];
     int nsecrets;
@@ -102,6 +103,7 @@ void ps_client_add_secret(ps_client *c, const char *secret, const char *env_var)
     for (int i = 0; i < c->nsecrets; i++)
         if (strcmp(c->secrets[i].value, secret) == 0) return;
     c->secrets[c->nsecrets].value = strdup(secret);
+    c->secrets[c->nsecrets].len = strlen(secret);
     c->secrets[c->nsecrets].env = strdup(env_var);
     if (!c->secrets[c->nsecrets].value || !c->secrets[c->nsecrets].env) abort();
     c->nsecrets++;
@@ -112,18 +114,38 @@ const char *ps_client_base_url(const ps_client *c)
     return c->base_url;
 }
 
-/* Index of the secret starting at s (at most len bytes), longest first; -1 if none. */
-static int secret_at(const ps_client *c, const char *s, size_t len)
+/* A secret shorter than this is only matched whole: a near miss of a very
+ * short secret would match ordinary text. */
+#define NEAR_MISS_MIN 9
+
+/* Which secret text starts at s (at most len bytes), longest first; -1 if
+ * none. *n is how many bytes it spans and *whole whether they are the whole
+ * secret. Besides the secret itself this matches its first n-1 characters,
+ * so the near misses the auth suite sends and a service may echo (the key
+ * less its last character, the key with characters added after it) are
+ * caught too. With at_end, a piece of NEAR_MISS_MIN-1 or more characters of
+ * a secret's beginning that ends the text also matches: a reply cut short
+ * (--max-body) must not show most of a key. */
+static int secret_at(const ps_client *c, const char *s, size_t len, bool at_end, size_t *n, bool *whole)
 {
     int best = -1;
     size_t best_len = 0;
     for (int i = 0; i < c->nsecrets; i++) {
-        size_t n = strlen(c->secrets[i].value);
-        if (n <= len && n > best_len && memcmp(s, c->secrets[i].value, n) == 0) {
+        const char *v = c->secrets[i].value;
+        size_t vn = c->secrets[i].len, m = 0;
+        bool w = false;
+        if (!len || *s != *v) continue;
+        if (vn <= len && memcmp(s, v, vn) == 0) m = vn, w = true;
+        else if (vn >= NEAR_MISS_MIN && vn - 1 <= len && memcmp(s, v, vn - 1) == 0) m = vn - 1;
+        else if (at_end && vn >= NEAR_MISS_MIN && len >= NEAR_MISS_MIN - 1 && len < vn && memcmp(s, v, len) == 0)
+            m = len;
+        if (m > best_len) {
             best = i;
-            best_len = n;
+            best_len = m;
+            *whole = w;
         }
     }
+    *n = best_len;
     return best;
 }
 
@@ -131,25 +153,34 @@ char *ps_client_redact(const ps_client *c, const char *s, size_t len, size_t *ou
 {
     ps_buf b = PS_BUF_INIT;
     ps_buf_reserve(&b, len + 1);
+    size_t run = 0;
     for (size_t i = 0; i < len;) {
-        int k = secret_at(c, s + i, len - i);
-        if (k >= 0) {
+        size_t n;
+        bool whole = false;
+        if (secret_at(c, s + i, len - i, true, &n, &whole) >= 0) {
+            ps_buf_append(&b, s + run, i - run);
             ps_buf_puts(&b, "***");
-            i += strlen(c->secrets[k].value);
-        } else {
-            ps_buf_putc(&b, s[i++]);
+            i += n;
+            run = i;
+            continue;
         }
+        i++;
     }
+    ps_buf_append(&b, s + run, len - run);
     if (out_len) *out_len = b.len;
     return ps_buf_detach(&b);
 }
 
-/* Appends s as one shell word. Secrets become ${ENV} inside double quotes;
- * strings without secrets are single-quoted (nothing expands there). */
+/* Appends s as one shell word. Secrets become ${ENV} inside double quotes
+ * (a near miss lacking the last character ${ENV%?}, which POSIX shells
+ * expand to the value less its last character); strings without secrets
+ * are single-quoted (nothing expands there). */
 static void shell_word(const ps_client *c, ps_buf *b, const char *s, size_t len)
 {
     bool has_secret = false;
-    for (size_t i = 0; i < len && !has_secret; i++) has_secret = secret_at(c, s + i, len - i) >= 0;
+    size_t n;
+    bool whole = false;
+    for (size_t i = 0; i < len && !has_secret; i++) has_secret = secret_at(c, s + i, len - i, false, &n, &whole) >= 0;
     if (!has_secret) {
         ps_buf_putc(b, '\'');
         for (size_t i = 0; i < len; i++) {
@@ -161,10 +192,10 @@ static void shell_word(const ps_client *c, ps_buf *b, const char *s, size_t len)
     }
     ps_buf_putc(b, '"');
     for (size_t i = 0; i < len;) {
-        int k = secret_at(c, s + i, len - i);
+        int k = secret_at(c, s + i, len - i, false, &n, &whole);
         if (k >= 0) {
-            ps_buf_printf(b, "${%s}", c->secrets[k].env);
-            i += strlen(c->secrets[k].value);
+            ps_buf_printf(b, whole ? "${%s}" : "${%s%%?}", c->secrets[k].env);
+            i += n;
             continue;
         }
         if (strchr("\"\\$`!", s[i]) && s[i]) ps_buf_putc(b, '\\');
@@ -242,38 +273,50 @@ static void build_curl_line(ps_client *c, const ps_client_request *req, const ch
 
 /* Server bytes on a terminal: control characters (but newline and tab)
  * become '.', so a reply cannot drive the terminal. */
-static void put_clean(FILE *f, const char *prefix, const char *s, size_t len)
+static void put_clean(ps_buf *b, const char *prefix, const char *s, size_t len)
 {
-    fputs(prefix, f);
+    ps_buf_puts(b, prefix);
+    ps_buf_reserve(b, len + 1);
     for (size_t i = 0; i < len; i++) {
         unsigned char ch = (unsigned char)s[i];
-        fputc((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f ? '.' : ch, f);
+        b->data[b->len++] = (char)((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f ? '.' : ch);
     }
-    fputc('\n', f);
+    ps_buf_putc(b, '\n');
 }
 
-static void print_verbose(FILE *f, const ps_exchange *ex)
+/* The exchange as --verbose shows it, written in one call: a reply's bytes
+ * one fputc at a time to unbuffered stderr cost a write(2) each (100 KB of
+ * headers took 2 minutes). Secrets a service echoes are redacted here, where
+ * its bytes reach the terminal; the request was redacted when recorded. */
+static void print_verbose(const ps_client *c, FILE *f, const ps_exchange *ex)
 {
-    fprintf(f, "> %s %s\n", ex->method, ex->url);
+    ps_buf dump = PS_BUF_INIT;
+    ps_buf_printf(&dump, "> %s %s\n", ex->method, ex->url);
     for (size_t i = 0; i < ex->req_headers.count; i++)
-        fprintf(f, "> %s: %s\n", ex->req_headers.items[i].name, ex->req_headers.items[i].value);
-    if (ex->req_body.len) put_clean(f, "> ", ex->req_body.data, ex->req_body.len);
+        ps_buf_printf(&dump, "> %s: %s\n", ex->req_headers.items[i].name, ex->req_headers.items[i].value);
+    if (ex->req_body.len) put_clean(&dump, "> ", ex->req_body.data, ex->req_body.len);
     if (!ex->responded) {
-        fprintf(f, "! %s\n\n", ex->error);
-        return;
+        ps_buf_printf(&dump, "! %s\n\n", ex->error);
+    } else {
+        ps_buf_printf(&dump, "< %ld (%.1f ms)\n", ex->status, ex->elapsed_ms);
+        for (size_t i = 0; i < ex->resp_headers.count; i++) {
+            const ps_header *h = &ex->resp_headers.items[i];
+            ps_buf line = PS_BUF_INIT;
+            ps_buf_printf(&line, "%s: %s", h->name, h->value);
+            put_clean(&dump, "< ", line.data, line.len);
+            ps_buf_free(&line);
+        }
+        size_t show = ex->body.len < 2048 ? ex->body.len : 2048;
+        if (show) put_clean(&dump, "< ", ex->body.data, show);
+        if (show < ex->body_total) ps_buf_printf(&dump, "< ... (%zu bytes in all)\n", ex->body_total);
+        ps_buf_putc(&dump, '\n');
     }
-    fprintf(f, "< %ld (%.1f ms)\n", ex->status, ex->elapsed_ms);
-    for (size_t i = 0; i < ex->resp_headers.count; i++) {
-        const ps_header *h = &ex->resp_headers.items[i];
-        ps_buf line = PS_BUF_INIT;
-        ps_buf_printf(&line, "%s: %s", h->name, h->value);
-        put_clean(f, "< ", line.data, line.len);
-        ps_buf_free(&line);
-    }
-    size_t show = ex->body.len < 2048 ? ex->body.len : 2048;
-    if (show) put_clean(f, "< ", ex->body.data, show);
-    if (show < ex->body_total) fprintf(f, "< ... (%zu bytes in all)\n", ex->body_total);
-    fputc('\n', f);
+    size_t n;
+    char *clean = ps_client_redact(c, dump.data, dump.len, &n);
+    fwrite(clean, 1, n, f);
+    fflush(f);
+    free(clean);
+    ps_buf_free(&dump);
 }
 
 int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *ex)
@@ -377,13 +420,17 @@ int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *e
         default:
             snprintf(ex->error, sizeof ex->error, "%s", what);
         }
+        /* libcurl's message may quote the reply (a status line, a header). */
+        char *red = ps_client_redact(c, ex->error, strlen(ex->error), NULL);
+        snprintf(ex->error, sizeof ex->error, "%s", red);
+        free(red);
         goto out;
     }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &ex->status);
     ex->responded = true;
     rc = 0;
 out:
-    if (c->verbose) print_verbose(c->verbose, ex);
+    if (c->verbose) print_verbose(c, c->verbose, ex);
     curl_slist_free_all(headers);
     ps_buf_free(&url);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);

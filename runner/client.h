@@ -8,7 +8,11 @@
  *
  * Secrets: every registered secret is replaced by "***" in the recorded
  * request (headers, URL, body) and by "${ENV_VAR}" in the curl command, so
- * evidence can be published. */
+ * evidence can be published. A secret of 9 or more characters is matched by
+ * its first len-1 characters too, so its near misses (less the last
+ * character, with characters added) are caught, and the --verbose dump
+ * redacts what the service sends back; the report's evidence and messages
+ * are redacted by runner/conform.c with ps_client_redact. */
 #ifndef PS_RUNNER_CLIENT_H
 #define PS_RUNNER_CLIENT_H
 
@@ -87,7 +91,9 @@ int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *e
 
 void ps_exchange_free(ps_exchange *ex);
 
-/* Replaces every registered secret in s by "***" (new string, caller frees). */
+/* Replaces every registered secret in s by "***" (new string, caller frees):
+ * the secret, its first len-1 characters (when it has 9 or more), and a
+ * piece of 8 or more of its first characters that ends s (text cut short). */
 char *ps_client_redact(const ps_client *c, const char *s, size_t len, size_t *out_len);
 
 #endif

@@ -22,6 +22,8 @@ volatile sig_atomic_t ps_conform_interrupted;
 #define MAX_CONSECUTIVE_TRANSPORT_FAILURES 10
 /* Evidence keeps this much of a body; the rest is summarised. */
 #define EVIDENCE_BODY_MAX 4096
+/* Redaction looks this far past the cut, so a secret across it is found. */
+#define EVIDENCE_REDACT_MARGIN 1024
 
 struct ps_conform {
     const ps_conform_config *cfg;
@@ -130,12 +132,27 @@ const char *ps_conform_unknown_key(const ps_conform *c)
     return c->unknown_key;
 }
 
+/* A message of an outcome, formatted by a suite and often quoting the
+ * service (an error message, a header): redacted like the evidence. */
+static void redact_message(const ps_conform *c, ps_buf *msg)
+{
+    size_t n;
+    char *red = ps_client_redact(c->client, msg->data ? msg->data : "", msg->len, &n);
+    ps_buf_reset(msg);
+    ps_buf_append(msg, red, n);
+    free(red);
+}
+
 void ps_conform_abort(ps_conform *c, const char *fmt, ...)
 {
+    ps_buf why = PS_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->abort_reason, sizeof c->abort_reason, fmt, ap);
+    ps_buf_vprintf(&why, fmt, ap);
     va_end(ap);
+    redact_message(c, &why);
+    snprintf(c->abort_reason, sizeof c->abort_reason, "%s", why.data ? why.data : "");
+    ps_buf_free(&why);
     c->aborted = true;
 }
 
@@ -166,36 +183,56 @@ void ps_conform_bearer(const ps_conform *c, ps_key_role role, char *out, size_t 
 
 /* ---- evidence ---------------------------------------------------------- */
 
+/* Server bytes enter the report here (evidence) and in the outcome
+ * messages the suites write, and nowhere else: every configured secret a
+ * service echoes back (or a near miss of it, runner/client.h) is redacted
+ * at these two doors, so no report format, now or later, can show it. */
+static void write_redacted(const ps_conform *c, ps_jw *w, const char *s, size_t len)
+{
+    size_t n;
+    char *red = ps_client_redact(c->client, s ? s : "", s ? len : 0, &n);
+    ps_jw_string_len(w, red, n);
+    free(red);
+}
+
 /* A header list as [[name, value], ...]. */
-static void write_headers(ps_jw *w, const ps_headers *h)
+static void write_headers(const ps_conform *c, ps_jw *w, const ps_headers *h)
 {
     ps_jw_array_open(w);
     for (size_t i = 0; i < h->count; i++) {
         ps_jw_array_open(w);
-        ps_jw_string(w, h->items[i].name);
-        ps_jw_string(w, h->items[i].value);
+        write_redacted(c, w, h->items[i].name, strlen(h->items[i].name));
+        write_redacted(c, w, h->items[i].value, strlen(h->items[i].value));
         ps_jw_array_close(w);
     }
     ps_jw_array_close(w);
 }
 
 /* A body as a string, cut to EVIDENCE_BODY_MAX with a note saying how much
- * there was (total: what the server sent, len of it kept). */
-static void write_body(ps_jw *w, const char *data, size_t len, size_t total)
+ * there was (total: what the server sent, len of it kept), and redacted.
+ * Only what can be shown is searched for secrets (a margin past the cut
+ * catches a key across it): a check failing on every reply of a 1 MiB body
+ * would otherwise search megabytes per failure. */
+static void write_body(const ps_conform *c, ps_jw *w, const char *data, size_t len, size_t total)
 {
-    if (!data) data = "";
-    if (len <= EVIDENCE_BODY_MAX && total <= len) {
-        ps_jw_string_len(w, data, len);
+    if (!data) data = "", len = 0;
+    size_t look = len < EVIDENCE_BODY_MAX + EVIDENCE_REDACT_MARGIN ? len : EVIDENCE_BODY_MAX + EVIDENCE_REDACT_MARGIN;
+    size_t rlen;
+    char *red = ps_client_redact(c->client, data, look, &rlen);
+    if (look == len && total <= len && rlen <= EVIDENCE_BODY_MAX) {
+        ps_jw_string_len(w, red, rlen);
+        free(red);
         return;
     }
-    size_t keep = len < EVIDENCE_BODY_MAX ? len : EVIDENCE_BODY_MAX;
-    if (keep < len) keep = ps_utf8_floor(data, keep); /* never half a UTF-8 sequence */
+    size_t keep = rlen < EVIDENCE_BODY_MAX ? rlen : EVIDENCE_BODY_MAX;
+    if (keep < rlen) keep = ps_utf8_floor(red, keep); /* never half a UTF-8 sequence */
     ps_buf tmp = PS_BUF_INIT;
-    ps_buf_append(&tmp, data, keep);
+    ps_buf_append(&tmp, red, keep);
     ps_buf_printf(&tmp, "\n... [%zu bytes in all; evidence shows the first %zu%s]", total, keep,
                   total > len ? "; the runner kept only part of the reply (--max-body)" : "");
     ps_jw_string_len(w, tmp.data, tmp.len);
     ps_buf_free(&tmp);
+    free(red);
 }
 
 /* NULL is written as "" (evidence members are always strings). */
@@ -206,7 +243,6 @@ static void write_kstring(ps_jw *w, const char *key, const char *s)
 
 char *ps_conform_evidence(const ps_conform *c, const ps_exchange *ex, const char *expected)
 {
-    (void)c;
     ps_buf b = PS_BUF_INIT;
     ps_jw w;
     ps_jw_init(&w, &b, false);
@@ -216,18 +252,18 @@ char *ps_conform_evidence(const ps_conform *c, const ps_exchange *ex, const char
     write_kstring(&w, "method", ex->method);
     write_kstring(&w, "url", ex->url);
     ps_jw_key(&w, "headers");
-    write_headers(&w, &ex->req_headers);
+    write_headers(c, &w, &ex->req_headers);
     ps_jw_key(&w, "body");
-    write_body(&w, ex->req_body.data, ex->req_body.len, ex->req_body.len);
+    write_body(c, &w, ex->req_body.data, ex->req_body.len, ex->req_body.len);
     ps_jw_object_close(&w);
     ps_jw_key(&w, "response");
     ps_jw_object_open(&w);
     if (ex->responded) {
         ps_jw_kint(&w, "status", ex->status);
         ps_jw_key(&w, "headers");
-        write_headers(&w, &ex->resp_headers);
+        write_headers(c, &w, &ex->resp_headers);
         ps_jw_key(&w, "body");
-        write_body(&w, ex->body.data, ex->body.len, ex->body_total);
+        write_body(c, &w, ex->body.data, ex->body.len, ex->body_total);
         ps_jw_kdouble(&w, "elapsed_ms", ex->elapsed_ms, 3);
     } else {
         ps_jw_kint(&w, "status", 0);
@@ -235,7 +271,8 @@ char *ps_conform_evidence(const ps_conform *c, const ps_exchange *ex, const char
         ps_jw_array_open(&w);
         ps_jw_array_close(&w);
         ps_jw_kstring(&w, "body", "");
-        ps_jw_kstring(&w, "error", ex->error);
+        ps_jw_key(&w, "error");
+        write_redacted(c, &w, ex->error, strlen(ex->error));
     }
     ps_jw_object_close(&w);
     write_kstring(&w, "expected", expected);
@@ -253,6 +290,7 @@ void ps_conform_fail(ps_conform *c, ps_check_id ck, const ps_exchange *ex, const
     va_start(ap, fmt);
     ps_buf_vprintf(&msg, fmt, ap);
     va_end(ap);
+    redact_message(c, &msg);
     char *ev = ex ? ps_conform_evidence(c, ex, expected) : NULL;
     ps_check_fail(c->checks, ck, ev, "%s", msg.data ? msg.data : "");
     free(ev);
@@ -271,6 +309,7 @@ void ps_conform_not_run(ps_conform *c, ps_check_id ck, const char *fmt, ...)
     va_start(ap, fmt);
     ps_buf_vprintf(&why, fmt, ap);
     va_end(ap);
+    redact_message(c, &why);
     ps_check_not_run(c->checks, ck, "%s", why.data ? why.data : "");
     ps_buf_free(&why);
 }
@@ -282,6 +321,7 @@ void ps_conform_not_applicable(ps_conform *c, ps_check_id ck, const char *fmt, .
     va_start(ap, fmt);
     ps_buf_vprintf(&why, fmt, ap);
     va_end(ap);
+    redact_message(c, &why);
     ps_check_not_applicable(c->checks, ck, "%s", why.data ? why.data : "");
     ps_buf_free(&why);
 }

@@ -30,6 +30,44 @@ static void redaction_replaces_every_secret(void)
     CHECK(strstr(err.message, "http://") != NULL);
 }
 
+/* A service may echo a key, or one of the near misses the auth suite
+ * sends: the key less its last character, the key with a character added.
+ * Both are redacted, as is a long piece of a key's beginning that ends the
+ * text (a reply cut short by --max-body); a short secret only whole. */
+static void redaction_catches_near_misses(void)
+{
+    ps_error err;
+    ps_client *c = ps_client_create("http://127.0.0.1:1/v1", 1000000000LL, NULL, &err);
+    ps_client_add_secret(c, KEY, "PETSTORE_API_KEY");
+    ps_client_add_secret(c, "short", "PETSTORE_LIMIT_KEY");
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"[" KEY "]", "[***]"},
+        {"key=s3cret-Key'$ (less one)", "key=*** (less one)"},
+        {"key=" KEY "Z!", "key=***Z!"},
+        {"Xs3cret-Key'$x", "X***"},
+        {"cut: s3cret-Ke", "cut: ***"},
+        {"cut: s3cret-", "cut: s3cret-"}, /* 7 characters: too little to hide */
+        {"s3cret-K more", "s3cret-K more"},
+        {"short shor shorter", "*** shor ***er"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *r = ps_client_redact(c, cases[i].in, strlen(cases[i].in), NULL);
+        CHECK_STR(r, cases[i].out);
+        free(r);
+    }
+    /* the curl line of a near miss names the variable, less its last character */
+    ps_client_request req = {"GET", "/categories", "Bearer s3cret-Key'$", NULL, 0, NULL};
+    ps_exchange ex;
+    CHECK_INT(ps_client_perform(c, &req, &ex), -1);
+    CHECK_STR(ps_headers_get(&ex.req_headers, "Authorization"), "Bearer ***");
+    CHECK(strstr(ex.curl, "${PETSTORE_API_KEY%?}") != NULL);
+    CHECK(strstr(ex.curl, "s3cret") == NULL);
+    ps_exchange_free(&ex);
+    ps_client_destroy(c);
+}
+
 /* Runs the curl line with printf in place of curl; returns its output. */
 static char *replay(const char *curl_line)
 {
@@ -91,6 +129,7 @@ static void failed_exchange_still_records_redacted_evidence(void)
 int main(void)
 {
     RUN(redaction_replaces_every_secret);
+    RUN(redaction_catches_near_misses);
     RUN(failed_exchange_still_records_redacted_evidence);
     return TEST_EXIT();
 }
