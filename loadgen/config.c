@@ -47,6 +47,15 @@ void ps_lg_config_usage(FILE *out)
           "  --shards N            the same, I from JOB_COMPLETION_INDEX (0-based, Indexed Jobs)\n"
           "  --start-at TIME       begin the schedule at TIME (Unix seconds or RFC 3339)\n"
           "  --run-id ID           names the run in every shard's report (default: derived)\n"
+          "  --progress-interval D progress on stderr: a live line on a terminal, else one line\n"
+          "                        every D (default 10s); --quiet: none\n"
+          "  --color WHEN          auto (default), always or never; --color wins, then\n"
+          "                        NO_COLOR (no), FORCE_COLOR (yes), TERM=dumb (no), else a terminal\n"
+          "  --quiet               no progress and no summary on stderr (an exit-3 verdict only)\n"
+          "  -h, --help            this text; --version: the version\n"
+          "environment: PETSTORE_BASE_URL and PETSTORE_API_KEY stand in for --base-url and\n"
+          "  --api-key when those are not given (keeps the key out of ps).\n"
+          "Long flags may be abbreviated to a unique prefix; --flag=VALUE works too.\n"
           "exit: 0 ok, 1 rate limit violated, 2 usage, 99 threshold failed,\n"
           "      3 the run says nothing about the target (verdict in the JSON): unreachable\n"
           "      (no connection at the start, or every connection down at the end), aborted\n"
@@ -283,6 +292,7 @@ enum {
     OPT_DURATION, OPT_REQUESTS, OPT_RATE, OPT_RAMP, OPT_MIX, OPT_BODIES, OPT_TIMEOUT,
     OPT_JSON, OPT_HDR, OPT_HDR_LOG, OPT_HTML, OPT_THRESHOLD, OPT_VERIFY, OPT_BURST,
     OPT_IGNORE_RA, OPT_ENGINE, OPT_QUIET, OPT_HELP, OPT_CACERT, OPT_INSECURE,
+    OPT_PROGRESS, OPT_COLOR,
     OPT_VERSION, OPT_SHARD, OPT_SHARDS, OPT_START_AT, OPT_RUN_ID,
 };
 
@@ -314,6 +324,8 @@ static const struct option options[] = {
     {"insecure", no_argument, NULL, OPT_INSECURE},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
+    {"progress-interval", required_argument, NULL, OPT_PROGRESS},
+    {"color", required_argument, NULL, OPT_COLOR},
     {"shard", required_argument, NULL, OPT_SHARD},
     {"shards", required_argument, NULL, OPT_SHARDS},
     {"start-at", required_argument, NULL, OPT_START_AT},
@@ -344,10 +356,9 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
     bool have_duration = false;
     int64_t v, shards_n = 0;
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", options, NULL)) != -1) {
-        const char *flag = optind > 1 && optind <= argc ? argv[optind - 1] : "?";
+    cfg->progress_interval_ns = 10 * INT64_C(1000000000);
+    ps_cli_getopt_reset();
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         switch (c) {
         case OPT_BASE_URL:
             if (cfg->base_url) return ps_error_set(err, "--base-url given twice");
@@ -446,6 +457,7 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
             if (set_path(&cfg->cacert, optarg, "--cacert", err)) return PS_LG_CONFIG_ERROR;
             break;
         case OPT_INSECURE: cfg->insecure = true; break;
+        case 'h':
         case OPT_HELP: return PS_LG_CONFIG_HELP;
         case OPT_VERSION: return PS_LG_CONFIG_VERSION;
         case OPT_SHARD:
@@ -468,14 +480,30 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
             cfg->run_id = strdup(optarg);
             if (!cfg->run_id) abort();
             break;
-        case ':': return ps_error_set(err, "%s needs a value", flag);
-        default: return ps_error_set(err, "unknown option '%s' (see --help)", flag);
+        case OPT_PROGRESS:
+            if (ps_cli_parse_duration(optarg, 1, &cfg->progress_interval_ns, err) != 0)
+                return ps_error_prefix(err, "--progress-interval: ");
+            break;
+        case OPT_COLOR:
+            if (ps_cli_parse_color(optarg, &cfg->color, err) != 0) return ps_error_prefix(err, "--color: ");
+            break;
+        default: /* '?' or ':' */
+            return ps_cli_getopt_error(c, argc, argv, options, err);
         }
     }
     if (optind < argc) return ps_error_set(err, "unexpected argument '%s'", argv[optind]);
-    if (!cfg->base_url) return ps_error_set(err, "--base-url is required");
+    /* As petstore-conform: the environment stands in for a flag not given,
+     * so the key need not be on the command line, where ps shows it. */
+    const char *env_url = ps_cli_env("PETSTORE_BASE_URL");
+    if (!cfg->base_url && env_url && parse_url(env_url, cfg, err) != 0)
+        return ps_error_prefix(err, "PETSTORE_BASE_URL: ");
+    if (!api_key && !keys_path && (api_key = ps_cli_env("PETSTORE_API_KEY")) &&
+        !ps_keys_key_text_ok(api_key, strlen(api_key)))
+        return ps_error_set(err, "PETSTORE_API_KEY: the key must be 1-512 printable ASCII bytes");
+    if (!cfg->base_url) return ps_error_set(err, "--base-url: required (or set PETSTORE_BASE_URL)");
     if (api_key && keys_path) return ps_error_set(err, "give --api-key or --keys, not both");
-    if (!api_key && !keys_path) return ps_error_set(err, "--api-key KEY or --keys FILE is required");
+    if (!api_key && !keys_path)
+        return ps_error_set(err, "--api-key: KEY (or PETSTORE_API_KEY) or --keys FILE is required");
     if (keys_path && plan_text)
         return ps_error_set(err, "--plan goes with --api-key; the keys file gives each key's plan");
     if (api_key) {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/cli.h"
 #include "core/error.h"
 #include "core/plan.h"
 
@@ -68,6 +69,8 @@ typedef struct ps_lg_config {
     char *cacert;         /* https: CA bundle to verify the server with (curl engine) */
     bool insecure;        /* https: no certificate verification */
     ps_lg_engine engine;  /* resolved: never AUTO after parsing */
+    int64_t progress_interval_ns; /* off a terminal, a progress line this often (0 = none) */
+    ps_cli_color color;   /* --color, resolved with the environment by ps_cli_color_enabled */
     /* Sharding (loadgen/shard.h): this process is shard `shard` (1-based) of
      * `shards` (0 of 0: not sharded); rate, ramp, connections, requests and
      * keys above are then already this shard's share. */

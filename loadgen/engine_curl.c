@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/tls_mismatch.h"
 #include "core/version.h"
 #include "loadgen/transport.h"
 
@@ -148,6 +149,8 @@ static int run(ps_lg_thread *t)
                 char what[CURL_ERROR_SIZE + 128];
                 snprintf(what, sizeof what, "%s%s%s", curl_easy_strerror(res), h->errbuf[0] ? ": " : "",
                          h->errbuf);
+                if (ps_tls_answered_in_plain_http(res == CURLE_SSL_CONNECT_ERROR, h->errbuf))
+                    snprintf(what, sizeof what, PS_TLS_MSG_PLAIN_ANSWER);
                 ps_lg_note_failure(t, what);
             }
             long status = 0;

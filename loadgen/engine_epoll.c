@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/tls_mismatch.h"
 #include "loadgen/transport.h"
 
 #define RECONNECT_DELAY_NS INT64_C(100000000) /* after a failed connect */
@@ -232,6 +233,10 @@ static void on_readable(loop *L, int i)
         }
         if (pr == PS_LG_PARSE_ERROR) {
             if (n < 0) ps_error_set(&perr, "recv: %s", strerror(errno));
+            /* A TLS record (alert 0x15, handshake 0x16, version 3.x) where an
+             * HTTP status line belongs: the port speaks TLS. */
+            if (n > 0 && ps_tls_record_start((const unsigned char *)L->rbuf, (size_t)n))
+                ps_error_set(&perr, PS_TLS_MSG_TLS_ANSWER);
             ps_lg_note_failure(L->t, perr.message);
             /* A connection that broke before its first answer is not retried
              * at once, or a server that accepts and closes would be

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cli.h"
 #include "core/datadir.h"
 #include "core/version.h"
 #include "loadgen/config.h"
@@ -31,8 +32,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (st != PS_LG_CONFIG_OK) {
-        fprintf(stderr, "petstore-load: %s\n", err.message);
-        ps_lg_config_usage(stderr);
+        ps_cli_usage_error(stderr, "petstore-load", err.message);
         ps_lg_config_free(&cfg);
         return PS_LG_EXIT_USAGE;
     }

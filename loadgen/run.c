@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/cli.h"
+#include "core/tls_mismatch.h"
 #include "core/clock.h"
 #include "core/fd_limit.h"
 #include "core/hdr_log.h"
@@ -68,6 +70,21 @@ static const char *judge_run(const ps_lg_config *cfg, const ps_lg_thread *thread
                  cfg->host, cfg->port, (long long)t->scheduled, (long long)t->failed,
                  (long long)t->err_connect, (long long)t->err_read, (long long)t->timed_out,
                  (long long)t->connect_failures);
+        /* The first failure often says why ("... answered in plain HTTP: use
+         * http://"); replies broken off at once may be a TLS port, which many
+         * TLS servers close on plain HTTP without a word: ask it. */
+        if (!cfg->https && t->err_read > 0 &&
+            ps_tls_port_speaks_tls(cfg->host, cfg->port, (int)(cfg->timeout_ns / 1000000))) {
+            size_t used = strlen(why);
+            snprintf(why + used, len - used, "; %s", PS_TLS_MSG_TLS_ANSWER);
+            return "unreachable";
+        }
+        for (int i = 0; i < cfg->threads; i++)
+            if (threads[i].first_failure[0]) {
+                size_t used = strlen(why);
+                snprintf(why + used, len - used, "; first failure: %s", threads[i].first_failure);
+                break;
+            }
         return t->connect_failures > 0 ? "unreachable" : "aborted";
     }
     if (with_conns > 0 && down == with_conns && t->connect_failures > 0) {
@@ -268,8 +285,11 @@ typedef struct collector {
     char **row_hists;      /* a shard's: each row's histogram, base64 V2 */
     size_t nrows, cap;
     FILE *hdr_log;
-    bool progress;
-    int64_t errors_sofar;
+    bool live;             /* a terminal: one line redrawn every second */
+    bool color;            /* --color resolved for stderr */
+    int64_t plain_every_s; /* off a terminal: a line every this many seconds (0 = none) */
+    int64_t next_plain_s;
+    int64_t errors_sofar, answered_sofar, c429_sofar;
     ps_error err;
     int failed;
 } collector;
@@ -311,6 +331,45 @@ static void log_held_interval(collector *c)
     c->last_pending = false;
 }
 
+/* The progress on stderr after second c->next_sec: on a terminal one line
+ * redrawn in place, else a plain line every --progress-interval, so a CI
+ * log shows the run is alive. Elapsed against the total (duration or
+ * requests), the time left, the last second's rate, 429s, requests without
+ * an answer and the p99 so far. */
+static void print_progress(collector *c, double rate)
+{
+    const ps_lg_config *cfg = c->cfg;
+    int64_t elapsed = c->next_sec + 1;
+    if (!c->live) {
+        if (c->plain_every_s <= 0 || elapsed < c->next_plain_s) return;
+        while (c->next_plain_s <= elapsed) c->next_plain_s += c->plain_every_s;
+    }
+    char done[64], eta[32];
+    if (cfg->duration_ns > 0) {
+        int64_t total = (cfg->duration_ns + 999999999) / 1000000000;
+        snprintf(done, sizeof done, "%llds/%llds", (long long)elapsed, (long long)total);
+        snprintf(eta, sizeof eta, "%llds", (long long)(total > elapsed ? total - elapsed : 0));
+    } else {
+        int64_t finished = c->answered_sofar + c->errors_sofar;
+        snprintf(done, sizeof done, "%llds, %lld/%lld requests", (long long)elapsed, (long long)finished,
+                 (long long)cfg->requests);
+        double per_s = (double)finished / (double)elapsed;
+        if (per_s > 0 && finished < cfg->requests)
+            snprintf(eta, sizeof eta, "%.0fs", (double)(cfg->requests - finished) / per_s);
+        else
+            snprintf(eta, sizeof eta, "-");
+    }
+    /* Yellow 429s, red errors: the numbers to look at, when not zero. */
+    const char *warn = c->color && c->c429_sofar ? "\033[33m" : "";
+    const char *bad = c->color && c->errors_sofar ? "\033[31m" : "";
+    const char *off = c->color ? "\033[0m" : "";
+    fprintf(stderr, "%spetstore-load: %s  ETA %s  %.0f req/s  %s429s %lld%s  %serrors %lld%s  p99 so far %.3f ms%s",
+            c->live ? "\r" : "", done, eta, rate, warn, (long long)c->c429_sofar, off, bad,
+            (long long)c->errors_sofar, off, (double)ps_hist_value_at_percentile(c->sofar, 99) / 1000.0,
+            c->live ? "   " : "\n");
+    fflush(stderr);
+}
+
 /* Drains every second all threads have finished into a row (and the
  * progress line); the last one may be partial (length up to `end_s`). */
 static void collect_finished_seconds(collector *c, double end_s, bool final)
@@ -327,6 +386,8 @@ static void collect_finished_seconds(collector *c, double end_s, bool final)
         double len = end_s - t_s < 1.0 && final ? end_s - t_s : 1.0;
         if (len <= 0) len = 1.0;
         c->errors_sofar += c->iv.errors;
+        c->answered_sofar += c->iv.requests;
+        c->c429_sofar += c->iv.c429;
         ps_hist_add(c->sofar, c->iv.h);
         if (final && len < PS_LG_MIN_FINAL_S && c->last_pending) {
             ps_lg_interval_row *r = &c->rows[c->nrows - 1];
@@ -353,13 +414,7 @@ static void collect_finished_seconds(collector *c, double end_s, bool final)
         ps_lg_interval_clear(&c->last);
         ps_lg_interval_add(&c->last, &c->iv);
         c->last_pending = true;
-        if (c->progress) {
-            fprintf(stderr, "\r%5llds  %9.0f req/s  errors %-8lld p99 so far %10.3f ms ",
-                    (long long)c->next_sec + 1, (double)r->requests / len,
-                    (long long)c->errors_sofar,
-                    (double)ps_hist_value_at_percentile(c->sofar, 99) / 1000.0);
-            fflush(stderr);
-        }
+        print_progress(c, (double)r->requests / len);
         ps_lg_interval_clear(&c->iv);
         c->next_sec++;
         if (final && (double)c->next_sec >= end_s) return;
@@ -471,7 +526,10 @@ static int prepare_threads(load_run *R)
         return -1;
     pthread_barrier_init(&R->sync->barrier, NULL, (unsigned)cfg->threads);
     R->barrier_ready = true;
-    col->progress = !cfg->quiet && isatty(STDERR_FILENO);
+    col->live = !cfg->quiet && cfg->progress_interval_ns > 0 && isatty(STDERR_FILENO);
+    col->plain_every_s = cfg->quiet ? 0 : (cfg->progress_interval_ns + 999999999) / 1000000000;
+    col->next_plain_s = col->plain_every_s;
+    col->color = ps_cli_color_enabled(cfg->color, STDERR_FILENO);
     return 0;
 }
 
@@ -549,7 +607,7 @@ static int collect_until_joined(load_run *R)
     if (R->started < cfg->threads) return -1;
     collect_finished_seconds(&R->col, (double)(end_ns - R->sh->start_mono_ns) / 1e9, true);
     log_held_interval(&R->col);
-    if (R->col.progress) fputc('\n', stderr);
+    if (R->col.live && R->col.nrows) fputc('\n', stderr);
     for (int i = 0; i < cfg->threads; i++) {
         if (R->threads[i].rc != 0) {
             R->err = R->threads[i].err;
@@ -634,7 +692,8 @@ static void print_text_summary(const load_run *R)
     }
     /* rendered from the JSON document, so the console says what --json and
      * --html say (reports/report_load_console.c) */
-    ps_load_console_options o = {.utf8 = ps_console_locale_utf8()};
+    ps_load_console_options o = {.color = ps_cli_color_enabled(cfg->color, STDERR_FILENO),
+                                 .utf8 = ps_console_locale_utf8()};
     for (int i = 0; i < cfg->threads && !o.first_failure; i++)
         if (R->threads[i].first_failure[0]) o.first_failure = R->threads[i].first_failure;
     ps_error err = {{0}};

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "core/clock.h"
+#include "core/tls_mismatch.h"
 #include "core/version.h"
 
 #define MAX_SECRETS 8
@@ -19,6 +20,7 @@ struct ps_client {
     char *ca_file;
     size_t body_cap;
     volatile sig_atomic_t *cancel;
+    bool answered_once;  /* an HTTP reply came: a later failure is no protocol mix-up */
     struct {
         char *value;
         size_t len;
@@ -319,6 +321,16 @@ static void print_verbose(const ps_client *c, FILE *f, const ps_exchange *ex)
     ps_buf_free(&dump);
 }
 
+/* Whether an http:// target that has never answered in HTTP speaks TLS
+ * on its port (core/tls_mismatch.h): asked once a failure suggests it, and
+ * only before the first reply, so a flaky plain server is not probed. */
+static bool tls_port(ps_client *c, const char *url)
+{
+    if (c->answered_once) return false;
+    c->answered_once = true; /* one probe per run is enough */
+    return ps_tls_url_port_speaks_tls(url, (int)(c->timeout_ns / 1000000));
+}
+
 int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *ex)
 {
     struct curl_slist *headers = NULL;
@@ -398,11 +410,17 @@ int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *e
                      (ex->body_total - 1) >> 20);
             break;
         case CURLE_GOT_NOTHING:
-            snprintf(ex->error, sizeof ex->error, "the server closed the connection without replying");
+            if (tls_port(c, url.data))
+                snprintf(ex->error, sizeof ex->error, PS_TLS_MSG_TLS_ANSWER " (it closed the connection)");
+            else
+                snprintf(ex->error, sizeof ex->error, "the server closed the connection without replying");
             break;
         case CURLE_RECV_ERROR:
         case CURLE_PARTIAL_FILE:
-            snprintf(ex->error, sizeof ex->error, "the connection broke during the reply: %s", what);
+            if (cc == CURLE_RECV_ERROR && tls_port(c, url.data))
+                snprintf(ex->error, sizeof ex->error, PS_TLS_MSG_TLS_ANSWER " (%s)", what);
+            else
+                snprintf(ex->error, sizeof ex->error, "the connection broke during the reply: %s", what);
             break;
         case CURLE_ABORTED_BY_CALLBACK:
             snprintf(ex->error, sizeof ex->error, "interrupted");
@@ -410,12 +428,18 @@ int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *e
         case CURLE_PEER_FAILED_VERIFICATION:
         case CURLE_SSL_CONNECT_ERROR:
         case CURLE_SSL_CACERT_BADFILE:
-            snprintf(ex->error, sizeof ex->error, "TLS failed: %s (for a private CA, give --cacert FILE)", what);
+            if (ps_tls_answered_in_plain_http(cc == CURLE_SSL_CONNECT_ERROR, what))
+                snprintf(ex->error, sizeof ex->error, PS_TLS_MSG_PLAIN_ANSWER " (%s)", what);
+            else
+                snprintf(ex->error, sizeof ex->error, "TLS failed: %s (for a private CA, give --cacert FILE)", what);
             ex->unreachable = true;
             break;
         case CURLE_WEIRD_SERVER_REPLY:
         case CURLE_UNSUPPORTED_PROTOCOL:
-            snprintf(ex->error, sizeof ex->error, "the reply is not HTTP: %s", what);
+            if (tls_port(c, url.data))
+                snprintf(ex->error, sizeof ex->error, PS_TLS_MSG_TLS_ANSWER " (%s)", what);
+            else
+                snprintf(ex->error, sizeof ex->error, "the reply is not HTTP: %s", what);
             break;
         default:
             snprintf(ex->error, sizeof ex->error, "%s", what);
@@ -428,6 +452,7 @@ int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *e
     }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &ex->status);
     ex->responded = true;
+    c->answered_once = true;
     rc = 0;
 out:
     if (c->verbose) print_verbose(c, c->verbose, ex);

@@ -39,6 +39,7 @@ struct ps_conform {
     bool aborted;               /* exit 3 */
     char abort_reason[400];
     char skip_reason[512];      /* why the last send was skipped */
+    char wait_why[2][48];       /* [0] main key, [1] limit key: what the last 429 asked */
     ps_conform_tally tally;
 };
 
@@ -381,8 +382,16 @@ static const char *politeness_key(const ps_conform *c, ps_key_role role)
     }
 }
 
+/* Which of wait_why a key's 429s are noted in. */
+static int wait_slot(const ps_conform *c, const char *key)
+{
+    return key && key != c->cfg->api_key && key == c->cfg->limit_key;
+}
+
 /* Waits until key may be used again; false (with skip_reason) when that
- * would take longer than --max-wait or the run is interrupted. */
+ * would take longer than --max-wait or the run is interrupted. Each wait
+ * is announced on stderr (unless --quiet): a run that waits 75 s in
+ * silence looks hung. */
 static bool wait_for_key(ps_conform *c, const char *key)
 {
     int64_t until = ps_politeness_blocked_until(c->polite, key);
@@ -397,9 +406,14 @@ static bool wait_for_key(ps_conform *c, const char *key)
             c->tally.longest_skipped_wait_ns = until - now;
         return false;
     }
-    if (c->cfg->verbose)
-        fprintf(stderr, "petstore-conform: waiting %.1f s as the service asked after a 429\n",
-                (double)(until - now) / 1e9);
+    if (!c->cfg->quiet) {
+        int slot = wait_slot(c, key);
+        fprintf(stderr, "petstore-conform: waiting %lld s for the %s's rate-limit window (%s)\n",
+                (long long)((until - now + 999999999) / 1000000000),
+                slot ? "limit key" : key ? "main key" : "unauthenticated requests",
+                c->wait_why[slot][0] ? c->wait_why[slot] : "after a 429");
+        fflush(stderr);
+    }
     while ((now = ps_clock_wall_ns()) < until) {
         if (ps_conform_interrupted) {
             snprintf(c->skip_reason, sizeof c->skip_reason, "interrupted");
@@ -465,10 +479,17 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req,
             ps_rl_info rl;
             ps_rl_read(&ex->resp_headers, now / 1000000000, &rl);
             int64_t until = 0;
-            if (rl.retry_after_state == PS_RL_OK) until = rl.retry_after_unix_s * 1000000000LL;
-            else if (rl.reset_state == PS_RL_OK && rl.reset > now / 1000000000 &&
-                     rl.reset < now / 1000000000 + 86400 + 60)
+            char *why = c->wait_why[wait_slot(c, key)];
+            snprintf(why, sizeof c->wait_why[0], "no Retry-After or reset time: backing off");
+            if (rl.retry_after_state == PS_RL_OK) {
+                until = rl.retry_after_unix_s * 1000000000LL;
+                const char *text = ps_headers_get(&ex->resp_headers, "Retry-After");
+                snprintf(why, sizeof c->wait_why[0], "Retry-After %.30s", text ? text : "");
+            } else if (rl.reset_state == PS_RL_OK && rl.reset > now / 1000000000 &&
+                       rl.reset < now / 1000000000 + 86400 + 60) {
                 until = rl.reset * 1000000000LL;
+                snprintf(why, sizeof c->wait_why[0], "X-RateLimit-Reset %lld", (long long)rl.reset);
+            }
             /* A delay counted from a whole-second clock: never resend early. */
             if (until && rl.retry_after_state == PS_RL_OK && rl.retry_after_form == PS_RETRY_AFTER_DELAY)
                 until = ex->done_wall_ns + rl.retry_after_s * 1000000000LL;

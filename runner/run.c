@@ -228,29 +228,50 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
     ps_buf_putc(b, '\n');
 }
 
+/* One line on stderr as each suite starts (unless --quiet), so a run that
+ * takes minutes shows where it is. */
+static void announce_suite(const ps_conform_config *cfg, const char *name, const char *what)
+{
+    if (cfg->quiet) return;
+    fprintf(stderr, "petstore-conform: suite %s: %s\n", name, what);
+    fflush(stderr);
+}
+
 int ps_conform_run(const ps_conform_config *cfg, ps_checks *checks, ps_buf *doc, ps_error *err)
 {
     ps_conform *c =
         ps_conform_create(cfg, checks, ps_suite_observers, ps_suite_observer_count, err);
     if (!c) return 2;
 
+    announce_suite(cfg, "probe", "is the target there and speaking HTTP");
     if (ps_suite_probe(c) == 0 && !ps_conform_aborted(c)) {
         bool errors = ps_checks_any_selected(checks, "errors.");
-        if (!ps_conform_aborted(c) && (ps_checks_any_selected(checks, "auth.") || errors))
+        if (!ps_conform_aborted(c) && (ps_checks_any_selected(checks, "auth.") || errors)) {
+            announce_suite(cfg, "auth", "keys and the Authorization header");
             ps_suite_auth(c);
-        if (!ps_conform_aborted(c) && (ps_checks_any_selected(checks, "validation.") || errors))
+        }
+        if (!ps_conform_aborted(c) && (ps_checks_any_selected(checks, "validation.") || errors)) {
+            announce_suite(cfg, "validation", "bodies the service must refuse");
             ps_suite_validation(c);
+        }
         if (!ps_conform_aborted(c) &&
             (ps_checks_any_selected(checks, "create.") || ps_checks_any_selected(checks, "roundtrip.") ||
-             ps_checks_selected(checks, PS_CK_SCHEMA_CREATED_CATEGORY)))
+             ps_checks_selected(checks, PS_CK_SCHEMA_CREATED_CATEGORY))) {
+            announce_suite(cfg, "roundtrip", "create, then find it in the list");
             ps_suite_roundtrip(c);
-        if (!ps_conform_aborted(c) && ps_checks_any_selected(checks, "ratelimit."))
+        }
+        if (!ps_conform_aborted(c) && ps_checks_any_selected(checks, "ratelimit.")) {
+            announce_suite(cfg, "ratelimit", "rate-limit headers over a short burst");
             ps_suite_ratelimit(c);
+        }
         /* Last: it exhausts a limit (and, without --limit-key, the main key's). */
-        if (!ps_conform_aborted(c) && ps_checks_any_selected(checks, "limit429."))
+        if (!ps_conform_aborted(c) && ps_checks_any_selected(checks, "limit429.")) {
+            announce_suite(cfg, "limit429", "exhaust the limit key's window, then wait it out");
             ps_suite_limit429(c);
+        }
     }
 
+    ps_ratelimit_judge_finish(c); /* its whole-run rules, before the outcomes are read */
     outcome_tally t;
     tally_outcomes(checks, cfg->strict, &t);
     int exit_code = exit_code_of(c, &t);

@@ -71,7 +71,7 @@ static void bad_flags(void)
         const char *a[6];
         const char *msg;
     } cases[] = {
-        {{"--api-key", "k", NULL}, "--base-url is required"},
+        {{"--api-key", "k", NULL}, "--base-url: required"},
         {{"--base-url", "ftp://x/v1", "--api-key", "k", NULL}, "http://"},
         {{"--base-url", "http://x:99999/v1", "--api-key", "k", NULL}, "port"},
         {{"--base-url", "http://x/v1", NULL}, "--api-key"},
