@@ -225,7 +225,7 @@ def stop_with_sigterm(p, what):
     took = time.monotonic() - t0
     print("sigterm %s: ended %.2f s after the signal, exit %d" % (what, took, p.returncode), file=sys.stderr)
     check(p.returncode == 3, "sigterm %s: exit %d, expected 3" % (what, p.returncode))
-    check(took < 2.5, "sigterm %s: the runner took %.1f s to stop" % (what, took))
+    check(took < 3, "sigterm %s: the runner took %.1f s to stop" % (what, took))  # libcurl polls its progress callback at least once a second
     check(b"interrupted" in err, "sigterm %s: stderr does not say interrupted: %r" % (what, err[-300:]))
     return out, err
 
@@ -361,7 +361,10 @@ def mode_verbose_writes(a, tmp):
     try:
         cmd = ["strace", "-f", "-qq", "-e", "trace=write,writev", "-o", trace, a.conform, "--base-url", fake.url,
                "--only", "list.status-200", "--timeout", "5s", "--verbose"]
-        rc, out, err, wall = run_bounded(cmd, runner_env(), 120)
+        env = runner_env()
+        # LeakSanitizer cannot run under ptrace (an ASan build): leaks are other tests' business.
+        env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
+        rc, out, err, wall = run_bounded(cmd, env, 120)
     finally:
         fake.stop()
     if rc != 0 and "ptrace" in err:
