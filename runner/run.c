@@ -9,6 +9,7 @@
 #include "core/json_writer.h"
 #include "core/version.h"
 #include "runner/conform.h"
+#include "runner/suites/ratelimit_judge.h"
 #include "runner/suites/suites.h"
 
 void ps_conform_print_list(FILE *out, const ps_checks *checks)
@@ -175,6 +176,7 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
     const ps_checks *checks = ps_conform_checks(c);
     ps_conform_tally tally;
     ps_conform_tally_get(c, &tally);
+    ps_ratelimit_judge_finish(c);
     outcome_tally t;
     tally_outcomes(checks, cfg->strict, &t);
     char started[32];
@@ -222,6 +224,8 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
     if (t.incomplete) ps_jw_kstring_len(&w, "incomplete", why.data, why.len);
     else ps_jw_knull(&w, "incomplete");
     ps_buf_free(&why);
+    ps_jw_key(&w, "ratelimit"); /* the limiter model and counting observed (information) */
+    ps_ratelimit_judge_report(c, &w);
     ps_jw_key(&w, "suites");
     write_suites(&w, checks, cfg->strict);
     ps_jw_object_close(&w);

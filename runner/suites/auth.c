@@ -2,6 +2,7 @@
  * runner/suites/auth_variants.def, plus the WWW-Authenticate rules of RFC 9110/6750. */
 #define _GNU_SOURCE /* strcasestr */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -75,8 +76,63 @@ static void check_401_extras(ps_conform *c, const ps_exchange *ex, bool token_se
     }
 }
 
+/* Replaces every occurrence of secret in *s by "***" (s owned, may be NULL). */
+static void scrub(char **s, const char *secret)
+{
+    if (!*s || !*secret || !strstr(*s, secret)) return;
+    ps_buf out = PS_BUF_INIT;
+    size_t n = strlen(secret);
+    for (const char *p = *s, *hit; *p; p = hit + n) {
+        hit = strstr(p, secret);
+        if (!hit) {
+            ps_buf_puts(&out, p);
+            break;
+        }
+        ps_buf_append(&out, p, (size_t)(hit - p));
+        ps_buf_puts(&out, "***");
+    }
+    free(*s);
+    *s = ps_buf_detach(&out);
+}
+
+/* auth.near-miss-keys: the key minus its last character and plus one
+ * character are other keys; a service comparing prefixes accepts them.
+ * Both near misses are redacted from the exchange like the key itself. */
+static void near_miss_keys(ps_conform *c)
+{
+    const char *key = ps_conform_cfg(c)->api_key;
+    size_t n = strlen(key);
+    if (n < 2) {
+        ps_conform_not_applicable(c, PS_CK_AUTH_NEAR_MISS_KEYS, "the key is too short to shorten");
+        return;
+    }
+    for (int v = 0; v < 2; v++) {
+        ps_buf miss = PS_BUF_INIT, auth = PS_BUF_INIT;
+        if (v == 0) ps_buf_append(&miss, key, n - 1);
+        else ps_buf_printf(&miss, "%s%c", key, key[n - 1] == 'x' ? 'y' : 'x');
+        ps_buf_printf(&auth, "Bearer %s", miss.data);
+        ps_client_request req = {"GET", "/categories", auth.data, NULL, 0, NULL};
+        ps_exchange ex;
+        int rc = ps_conform_send(c, PS_CK_AUTH_NEAR_MISS_KEYS, &req, PS_KEY_MANGLED_MAIN, PS_SEND_RETRY_429, &ex);
+        for (size_t i = 0; i < ex.req_headers.count; i++) scrub(&ex.req_headers.items[i].value, miss.data);
+        scrub(&ex.curl, miss.data);
+        scrub(&ex.url, miss.data);
+        const char *what = v == 0 ? "the key without its last character" : "the key with one character appended";
+        if (rc != PS_SENT) ps_conform_no_response(c, PS_CK_AUTH_NEAR_MISS_KEYS, rc, &ex);
+        else if (ex.status == 401) ps_conform_pass(c, PS_CK_AUTH_NEAR_MISS_KEYS);
+        else
+            ps_conform_fail(c, PS_CK_AUTH_NEAR_MISS_KEYS, &ex, "401: a key is matched whole",
+                            "listCategories with %s answered %ld, not 401 (are keys compared by prefix?)", what,
+                            ex.status);
+        ps_exchange_free(&ex);
+        ps_buf_free(&miss);
+        ps_buf_free(&auth);
+    }
+}
+
 void ps_suite_auth(ps_conform *c)
 {
+    if (ps_conform_selected(c, PS_CK_AUTH_NEAR_MISS_KEYS)) near_miss_keys(c);
     static const struct {
         const char *method, *what;
     } ops[] = {{"GET", "listCategories"}, {"POST", "createCategory"}};

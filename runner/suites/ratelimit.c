@@ -4,10 +4,13 @@
  * window, checks the refusal and waits it out. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/clock.h"
 #include "core/ratelimit_headers.h"
+#include "runner/suites/burst.h"
+#include "runner/suites/ratelimit_judge.h"
 #include "runner/suites/shapes.h"
 #include "runner/suites/suites.h"
 
@@ -21,10 +24,23 @@ void ps_suite_ratelimit(ps_conform *c)
 {
     char auth[1024];
     ps_conform_bearer(c, PS_KEY_MAIN, auth, sizeof auth);
-    ps_client_request req = {"GET", "/categories", auth, NULL, 0, NULL};
+    /* Lists, creates and an invalid create: which operations and which
+     * responses are counted is observed, never assumed (spec 8 rule 4). */
+    char created[96];
+    snprintf(created, sizeof created, "{\"name\":\"c%s rl\"}", ps_conform_run_token(c));
+    static const char invalid[] = "{\"description\":\"no name\"}";
+    const ps_client_request reqs[BURST] = {
+        {"GET", "/categories", auth, NULL, 0, NULL},
+        {"GET", "/categories", auth, NULL, 0, NULL},
+        {"POST", "/categories", auth, created, strlen(created), "application/json"},
+        {"GET", "/categories", auth, NULL, 0, NULL},
+        {"POST", "/categories", auth, invalid, sizeof invalid - 1, "application/json"},
+        {"GET", "/categories", auth, NULL, 0, NULL},
+    };
     for (int i = 0; i < BURST; i++) {
         ps_exchange ex;
-        int rc = ps_conform_send(c, PS_CK_RATELIMIT_REMAINING_DECREMENTS, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
+        int rc = ps_conform_send(c, PS_CK_RATELIMIT_REMAINING_DECREMENTS, &reqs[i], PS_KEY_MAIN, PS_SEND_RETRY_429,
+                                 &ex);
         if (rc != PS_SENT) ps_conform_no_response(c, PS_CK_RATELIMIT_REMAINING_DECREMENTS, rc, &ex);
         ps_exchange_free(&ex);
         if (rc != PS_SENT) break;
@@ -66,10 +82,12 @@ static void check_refusal(ps_conform *c, const ps_exchange *ex)
     int64_t now_s = ex->done_wall_ns / 1000000000;
     ps_rl_info rl;
     ps_rl_read(&ex->resp_headers, now_s, &rl);
-    if (rl.remaining_state != PS_RL_OK || rl.limit_state != PS_RL_OK || rl.reset_state != PS_RL_OK) {
-        ps_conform_fail(c, PS_CK_LIMIT429_REMAINING_ZERO, ex, "X-RateLimit-* with Remaining 0",
-                        "the 429 lacks valid rate-limit headers (Remaining '%s')",
-                        rl.remaining_raw ? rl.remaining_raw : "absent");
+    /* Remaining alone: a bad Limit or Reset is another check's finding */
+    if (rl.remaining_state != PS_RL_OK) {
+        ps_conform_fail(c, PS_CK_LIMIT429_REMAINING_ZERO, ex, "X-RateLimit-Remaining: 0",
+                        "the 429's X-RateLimit-Remaining is %s%s%s",
+                        rl.remaining_raw ? "'" : "", rl.remaining_raw ? rl.remaining_raw : "absent",
+                        rl.remaining_raw ? "', not 0" : "");
     } else if (rl.remaining != 0) {
         ps_conform_fail(c, PS_CK_LIMIT429_REMAINING_ZERO, ex, "X-RateLimit-Remaining: 0",
                         "the 429 says X-RateLimit-Remaining %" PRId64, rl.remaining);
@@ -91,110 +109,320 @@ static void check_refusal(ps_conform *c, const ps_exchange *ex)
     }
     ps_conform_pass(c, PS_CK_LIMIT429_RETRY_AFTER);
     if (rl.reset_state != PS_RL_OK) {
-        ps_conform_not_applicable(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "the 429 has no valid X-RateLimit-Reset");
+        ps_conform_not_applicable(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "the 429 has no integer X-RateLimit-Reset");
         return;
     }
-    /* Both name the moment admission resumes; allow whole-second rounding
-     * on both sides and the exchange's own duration. */
+    /* Retry-After says when to retry, Reset when the limit resets: waiting
+     * past the reset contradicts it. Earlier is legal (a token bucket's next
+     * token, a sliding counter's decay); a fixed window names the same time
+     * (ratelimit.reset-consistent holds the rest of the headers to it).
+     * Allow whole-second rounding on both sides and the exchange's duration. */
     int64_t sent_s = ex->sent_wall_ns / 1000000000;
-    int64_t lo = sent_s + (rl.retry_after_form == PS_RETRY_AFTER_DELAY ? rl.retry_after_s : 0) - 2;
-    int64_t hi = now_s + (rl.retry_after_form == PS_RETRY_AFTER_DELAY ? rl.retry_after_s : 0) + 2;
-    if (rl.retry_after_form == PS_RETRY_AFTER_DATE) lo = hi = rl.retry_after_unix_s, lo -= 2, hi += 2;
-    if (rl.reset >= lo && rl.reset <= hi) {
+    int64_t ends = rl.retry_after_form == PS_RETRY_AFTER_DELAY ? sent_s + rl.retry_after_s : rl.retry_after_unix_s;
+    int64_t ends_hi = rl.retry_after_form == PS_RETRY_AFTER_DELAY ? now_s + rl.retry_after_s : rl.retry_after_unix_s;
+    if (ends <= rl.reset + 2) {
         ps_conform_pass(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES);
     } else {
-        char exp[96];
-        snprintf(exp, sizeof exp, "Retry-After ending at X-RateLimit-Reset %" PRId64 " (+-2 s)", rl.reset);
+        char exp[128];
+        snprintf(exp, sizeof exp, "Retry-After ending by X-RateLimit-Reset %" PRId64 " (+2 s)", rl.reset);
+        const char *hint = rl.reset < 1000000000LL ? " (X-RateLimit-Reset looks like seconds left, not a Unix time)"
+                           : rl.reset > 100000000000LL ? " (X-RateLimit-Reset looks like milliseconds)"
+                                                       : "";
         ps_conform_fail(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES, ex, exp,
-                        "Retry-After '%s' ends around %" PRId64 ", X-RateLimit-Reset says %" PRId64,
-                        rl.retry_after_raw, rl.retry_after_unix_s, rl.reset);
+                        "Retry-After '%s' ends around %" PRId64 ", after X-RateLimit-Reset %" PRId64
+                        " says the limit resets%s",
+                        rl.retry_after_raw, ends_hi, rl.reset, hint);
     }
+}
+
+/* Waits until the wall clock reaches until_ns; false when that is more than
+ * --max-wait away or the run is interrupted. */
+static bool wait_until(ps_conform *c, int64_t until_ns)
+{
+    int64_t now = ps_clock_wall_ns();
+    if (until_ns - now > ps_conform_cfg(c)->max_wait_ns) return false;
+    while ((now = ps_clock_wall_ns()) < until_ns) {
+        if (ps_conform_interrupted) return false;
+        int64_t step = until_ns - now;
+        ps_clock_sleep_ns(step < 100000000 ? step : 100000000);
+    }
+    return true;
+}
+
+/* What one burst showed. */
+typedef struct burst_count {
+    int64_t sent, admitted, refused, other;
+    int first_429, last_admitted; /* indexes, -1 when none */
+    bool reset_moved;             /* an admitted reply named another Reset than the probe */
+    int64_t retry_until_ns;       /* the latest moment a 429 asked to wait for */
+    double elapsed_s;
+    int stacked_a, stacked_b;     /* a reply saying more remain than another's Limit allows */
+} burst_count;
+
+static void count_burst(const ps_exchange *exs, int n, int64_t probe_reset, burst_count *bc)
+{
+    memset(bc, 0, sizeof *bc);
+    bc->first_429 = bc->last_admitted = bc->stacked_a = bc->stacked_b = -1;
+    int64_t first_sent = 0, last_done = 0;
+    for (int i = 0; i < n; i++) {
+        const ps_exchange *ex = &exs[i];
+        if (!ex->responded) continue;
+        bc->sent++;
+        if (!first_sent || ex->sent_wall_ns < first_sent) first_sent = ex->sent_wall_ns;
+        if (ex->done_wall_ns > last_done) last_done = ex->done_wall_ns;
+        ps_rl_info rl;
+        ps_rl_read(&ex->resp_headers, ex->done_wall_ns / 1000000000, &rl);
+        if (ex->status >= 200 && ex->status < 300) {
+            bc->admitted++;
+            bc->last_admitted = i;
+            if (rl.reset_state != PS_RL_OK || rl.reset != probe_reset) bc->reset_moved = true;
+        } else if (ex->status == 429) {
+            bc->refused++;
+            if (bc->first_429 < 0) bc->first_429 = i;
+            int64_t until = 0;
+            if (rl.retry_after_state == PS_RL_OK)
+                until = rl.retry_after_form == PS_RETRY_AFTER_DELAY
+                            ? ex->done_wall_ns + rl.retry_after_s * 1000000000LL
+                            : rl.retry_after_unix_s * 1000000000LL;
+            else if (rl.reset_state == PS_RL_OK)
+                until = rl.reset * 1000000000LL;
+            if (until > bc->retry_until_ns) bc->retry_until_ns = until;
+        } else {
+            bc->other++;
+        }
+    }
+    bc->elapsed_s = last_done > first_sent ? (double)(last_done - first_sent) / 1e9 : 0;
+    /* One key, one instant: an admitted reply saying more remain than
+     * another reply's smaller Limit allows at all cannot be true. */
+    for (int i = 0; i < n && bc->stacked_a < 0; i++) {
+        ps_rl_info a;
+        if (!exs[i].responded || exs[i].status < 200 || exs[i].status >= 300) continue;
+        ps_rl_read(&exs[i].resp_headers, 0, &a);
+        if (a.limit_state != PS_RL_OK || a.remaining_state != PS_RL_OK) continue;
+        for (int k = 0; k < n; k++) {
+            ps_rl_info b;
+            if (!exs[k].responded) continue;
+            ps_rl_read(&exs[k].resp_headers, 0, &b);
+            if (b.limit_state == PS_RL_OK && b.limit < a.limit && a.remaining > b.limit) {
+                bc->stacked_a = i, bc->stacked_b = k;
+                break;
+            }
+        }
+    }
+}
+
+/* The request the limit is exhausted with: a list, unless the run showed
+ * lists uncounted and creates counted (spec 8 rule 4 leaves it open). */
+static ps_client_request limit_request(ps_conform *c, const char *auth, char *body, size_t body_size)
+{
+    ps_rl_key_view v;
+    /* one service, one rule: what the main key showed holds for the limit key */
+    if (ps_ratelimit_judge_view(c, PS_KEY_MAIN, &v) && v.list_counted == PS_RL_COUNTED_NO &&
+        v.create_counted == PS_RL_COUNTED_YES) {
+        snprintf(body, body_size, "{\"name\":\"c%s limit\"}", ps_conform_run_token(c));
+        return (ps_client_request){"POST", "/categories", auth, body, strlen(body), "application/json"};
+    }
+    return (ps_client_request){"GET", "/categories", auth, NULL, 0, NULL};
 }
 
 void ps_suite_limit429(ps_conform *c)
 {
-    char auth[1024];
+    char auth[1024], body[96];
     ps_conform_bearer(c, PS_KEY_LIMIT, auth, sizeof auth);
-    ps_client_request req = {"GET", "/categories", auth, NULL, 0, NULL};
+    ps_client_request req = limit_request(c, auth, body, sizeof body);
     ps_exchange ex;
 
-    /* How far to go: what the service says remains, else the plan's minute. */
-    int rc = ps_conform_send(c, PS_CK_LIMIT429_ENFORCED, &req, PS_KEY_LIMIT, PS_SEND_RETRY_429, &ex);
-    if (rc != PS_SENT) {
-        ps_conform_no_response(c, PS_CK_LIMIT429_ENFORCED, rc, &ex);
-        not_run_all(c, true, "the limit key could not be used");
-        ps_exchange_free(&ex);
-        return;
-    }
-    if (ex.status == 401) {
-        ps_conform_fail(c, PS_CK_LIMIT429_ENFORCED, &ex, "2xx", "the limit key was refused with 401");
-        not_run_all(c, false, "the limit key was refused (limit429.enforced failed)");
-        ps_exchange_free(&ex);
-        return;
-    }
+    /* 1: a fresh window (nothing counted yet on the key), within --max-wait */
+    int rc;
     ps_rl_info rl;
-    ps_rl_read(&ex.resp_headers, ex.done_wall_ns / 1000000000, &rl);
-    int64_t budget = 0;
-    if (rl.remaining_state == PS_RL_OK) budget = rl.remaining;
-    else if (ps_conform_cfg(c)->limit_plan.per_minute > 0) budget = ps_conform_cfg(c)->limit_plan.per_minute;
-    else budget = 1000; /* the largest published minute limit */
-    budget += 3;        /* enough to go past a limit off by one or two */
-    if (budget > MAX_EXHAUST) {
+    for (int tries = 0;; tries++) {
+        rc = ps_conform_send(c, PS_CK_LIMIT429_ENFORCED, &req, PS_KEY_LIMIT, PS_SEND_RETRY_429, &ex);
+        if (rc != PS_SENT) {
+            ps_conform_no_response(c, PS_CK_LIMIT429_ENFORCED, rc, &ex);
+            ps_conform_no_response(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, rc, &ex);
+            not_run_all(c, true, "the limit key could not be used");
+            ps_exchange_free(&ex);
+            return;
+        }
+        if (ex.status == 401) {
+            ps_conform_fail(c, PS_CK_LIMIT429_ENFORCED, &ex, "2xx", "the limit key was refused with 401");
+            ps_conform_not_applicable(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, "the limit key was refused");
+            not_run_all(c, false, "the limit key was refused (limit429.enforced failed)");
+            ps_exchange_free(&ex);
+            return;
+        }
+        ps_rl_read(&ex.resp_headers, ex.done_wall_ns / 1000000000, &rl);
+        bool fresh = rl.remaining_state == PS_RL_OK && rl.limit_state == PS_RL_OK && rl.remaining >= rl.limit - 1;
+        if (fresh || tries == 3 || rl.reset_state != PS_RL_OK) break;
+        int64_t until = rl.reset * 1000000000LL + 50000000;
+        if (until < ps_clock_wall_ns() || !wait_until(c, until)) break;
+        ps_exchange_free(&ex);
+    }
+    int64_t announced = -1, probe_reset = rl.reset_state == PS_RL_OK ? rl.reset : 0;
+    if (rl.remaining_state == PS_RL_OK) announced = rl.remaining;
+    int64_t budget = announced >= 0 ? announced
+                     : ps_conform_cfg(c)->limit_plan.per_minute > 0 ? ps_conform_cfg(c)->limit_plan.per_minute
+                                                                   : 1000; /* the largest published minute limit */
+    if (budget + 1 > MAX_EXHAUST) {
         ps_conform_not_run(c, PS_CK_LIMIT429_ENFORCED,
-                         "%" PRId64 " requests remain on the limit key: too many to exhaust "
-                         "(give --limit-key with a free or pro key)", budget - 3);
+                           "%" PRId64 " requests remain on the limit key: too many to exhaust "
+                           "(give --limit-key with a free or pro key)", budget);
+        ps_conform_not_run(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, "the limit was not exhausted");
         not_run_all(c, true, "the limit was not exhausted");
         ps_exchange_free(&ex);
         return;
     }
+    ps_exchange_free(&ex);
 
-    bool refused = false;
-    int64_t sent = 0, last_remaining = rl.remaining_state == PS_RL_OK ? rl.remaining : -1;
-    int restarts = 0;
-    while (sent < budget && !refused) {
-        ps_exchange_free(&ex);
-        rc = ps_conform_send(c, PS_CK_LIMIT429_ENFORCED, &req, PS_KEY_LIMIT, 0, &ex);
-        if (rc != PS_SENT) {
-            ps_conform_no_response(c, PS_CK_LIMIT429_ENFORCED, rc, &ex);
-            not_run_all(c, true, "the limit was not exhausted");
-            ps_exchange_free(&ex);
-            return;
-        }
-        sent++;
-        if (ex.status == 429) {
-            refused = true;
-            break;
-        }
-        /* The window ended during the burst (Remaining went back up): the
-         * budget starts again from the new window, at most twice. */
-        ps_rl_read(&ex.resp_headers, ex.done_wall_ns / 1000000000, &rl);
-        if (rl.remaining_state == PS_RL_OK) {
-            if (last_remaining >= 0 && rl.remaining > last_remaining && restarts < 2 && rl.remaining + 3 <= MAX_EXHAUST) {
-                restarts++;
-                budget = sent + rl.remaining + 3;
+    /* 2: Remaining + 1 requests released together on pre-opened connections
+     * (sequentially over https): an exact limiter admits Remaining of them
+     * and refuses one, so no ban is provoked. */
+    int n = (int)budget + 1;
+    ps_exchange *exs = calloc((size_t)n, sizeof *exs);
+    if (!exs) abort();
+    bool concurrent = ps_burst_supported(ps_conform_base_url(c));
+    char why[300] = "";
+    int got = 0;
+    if (concurrent) {
+        ps_burst_request br = {ps_conform_base_url(c), req.method, req.path, auth,
+                               ps_conform_cfg(c)->limit_key_given ? "PETSTORE_LIMIT_KEY" : "PETSTORE_API_KEY",
+                               req.body, req.content_type, ps_conform_cfg(c)->timeout_ns + 5000000000LL};
+        int64_t t0 = ps_clock_mono_ns();
+        got = ps_burst_run(&br, (size_t)n, exs, why, sizeof why);
+        ps_check_add_time(ps_conform_checks(c), PS_CK_LIMIT429_NO_OVER_ADMISSION,
+                          (double)(ps_clock_mono_ns() - t0) / 1e6);
+        ps_ratelimit_judge_concurrent(c, true);
+        for (int i = 0; i < got; i++)
+            if (exs[i].responded) ps_conform_observe(c, &exs[i], PS_KEY_LIMIT);
+        ps_ratelimit_judge_concurrent(c, false);
+    } else {
+        for (got = 0; got < n; got++) {
+            rc = ps_conform_send(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, &req, PS_KEY_LIMIT, 0, &exs[got]);
+            if (rc != PS_SENT) break;
+            if (exs[got].status == 429) {
+                got++;
+                break;
             }
-            last_remaining = rl.remaining;
         }
     }
+    if (got <= 0) {
+        ps_conform_not_run(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, "the burst could not be sent: %s", why);
+        ps_conform_not_run(c, PS_CK_LIMIT429_ENFORCED, "the burst could not be sent: %s", why);
+        not_run_all(c, true, "the limit was not exhausted");
+        free(exs);
+        return;
+    }
+    burst_count bc;
+    count_burst(exs, got, probe_reset, &bc);
+    if (ps_conform_cfg(c)->verbose)
+        fprintf(stderr,
+                "petstore-conform: %s of %d on the limit key at Remaining %" PRId64 ": %" PRId64 " admitted, %" PRId64
+                " refused, %" PRId64 " other in %.1f ms%s\n",
+                concurrent ? "a concurrent burst" : "a sequential run", n, announced, bc.admitted, bc.refused, bc.other,
+                bc.elapsed_s * 1e3, bc.reset_moved ? " (Reset moved: refills allowed for)" : "");
+
+    /* 3: the count, exact against what was announced (a bucket may refill
+     * during the burst; a window that rolled over starts a new count) */
+    if (announced < 0) {
+        ps_conform_not_applicable(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, "Remaining was not announced as an integer");
+    } else {
+        int64_t refill = 0;
+        if (bc.reset_moved) {
+            int64_t w = ps_ratelimit_judge_window_s(c, PS_KEY_LIMIT, rl.limit);
+            refill = 1 + (w > 0 ? (int64_t)(bc.elapsed_s * (double)rl.limit / (double)w) : 0);
+        }
+        if (bc.admitted > announced + refill) {
+            char exp[160];
+            snprintf(exp, sizeof exp, "at most %" PRId64 " admissions (X-RateLimit-Remaining before the burst)%s",
+                     announced + refill, refill ? " plus what refilled" : "");
+            ps_conform_fail(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, &exs[bc.last_admitted], exp,
+                            "%s of %" PRId64 " requests at X-RateLimit-Remaining %" PRId64 " admitted %" PRId64
+                            " (%" PRId64 " over the limit, all within one window: Reset stayed %" PRId64 ")",
+                            concurrent ? "a concurrent burst" : "a run", bc.sent, announced, bc.admitted,
+                            bc.admitted - announced - refill, probe_reset);
+        } else {
+            ps_conform_pass(c, PS_CK_LIMIT429_NO_OVER_ADMISSION);
+        }
+        if (bc.refused && bc.admitted < announced && bc.admitted + bc.other < bc.sent) {
+            char exp[96];
+            snprintf(exp, sizeof exp, "%" PRId64 " admissions (X-RateLimit-Remaining before the burst)", announced);
+            ps_conform_fail(c, PS_CK_RATELIMIT_NO_EARLY_REFUSAL, &exs[bc.first_429], exp,
+                            "X-RateLimit-Remaining said %" PRId64 " remain, but %s of %" PRId64
+                            " requests admitted only %" PRId64 " and refused %" PRId64
+                            " (is Remaining computed before the request is counted, or does another limiter refuse?)",
+                            announced, concurrent ? "a concurrent burst" : "a run", bc.sent, bc.admitted, bc.refused);
+        }
+    }
+    if (bc.stacked_a >= 0) {
+        ps_rl_info a, b;
+        ps_rl_read(&exs[bc.stacked_a].resp_headers, 0, &a);
+        ps_rl_read(&exs[bc.stacked_b].resp_headers, 0, &b);
+        ps_conform_fail(c, PS_CK_RATELIMIT_HEADERS_CONSISTENT, &exs[bc.stacked_b], "one limit described by all replies",
+                        "within one burst a %ld says Limit %" PRId64 ", Remaining %" PRId64 " and a %ld says Limit %" PRId64
+                        ", Remaining %" PRId64 ": no more than %" PRId64 " can remain under the second, so both cannot be "
+                        "true (two limiters writing the same headers?)",
+                        exs[bc.stacked_a].status, a.limit, a.remaining, exs[bc.stacked_b].status, b.limit, b.remaining,
+                        b.limit);
+    }
+
+    /* 4: no 429 yet (a bucket refilled, or no limit at all): go on, one at a time */
+    int64_t sent_after = 0;
+    ps_exchange refusal;
+    memset(&refusal, 0, sizeof refusal);
+    bool refused = bc.first_429 >= 0;
+    if (refused) {
+        refusal = exs[bc.first_429];
+        memset(&exs[bc.first_429], 0, sizeof exs[bc.first_429]);
+    }
+    while (!refused && sent_after < budget + 3) {
+        ps_exchange_free(&refusal);
+        rc = ps_conform_send(c, PS_CK_LIMIT429_ENFORCED, &req, PS_KEY_LIMIT, 0, &refusal);
+        if (rc != PS_SENT) {
+            ps_conform_no_response(c, PS_CK_LIMIT429_ENFORCED, rc, &refusal);
+            not_run_all(c, true, "the limit was not exhausted");
+            ps_exchange_free(&refusal);
+            for (int i = 0; i < got; i++) ps_exchange_free(&exs[i]);
+            free(exs);
+            return;
+        }
+        sent_after++;
+        if (refusal.status == 429) refused = true;
+    }
+    const ps_exchange *last_seen = bc.last_admitted >= 0 ? &exs[bc.last_admitted] : &refusal;
     if (!refused) {
         char exp[96];
-        snprintf(exp, sizeof exp, "429 within %" PRId64 " requests", budget);
-        ps_conform_fail(c, PS_CK_LIMIT429_ENFORCED, &ex, exp,
-                        "%" PRId64 " requests in a row on the limit key were all admitted (last: %ld%s)", sent,
-                        ex.status, restarts ? "; the window ended during the burst and the budget restarted" : "");
+        snprintf(exp, sizeof exp, "429 within %" PRId64 " requests", budget + 1);
+        ps_conform_fail(c, PS_CK_LIMIT429_ENFORCED, refusal.responded ? &refusal : last_seen, exp,
+                        "%" PRId64 " requests on the limit key (a burst of %" PRId64 ", then %" PRId64
+                        " one at a time) were all admitted, X-RateLimit-Remaining having said %" PRId64,
+                        bc.sent + sent_after, bc.sent, sent_after, announced);
         not_run_all(c, false, "no 429 was obtained (limit429.enforced failed)");
-        ps_exchange_free(&ex);
+        ps_exchange_free(&refusal);
+        for (int i = 0; i < got; i++) ps_exchange_free(&exs[i]);
+        free(exs);
         return;
     }
     ps_conform_pass(c, PS_CK_LIMIT429_ENFORCED);
-    check_refusal(c, &ex);
+    check_refusal(c, &refusal);
     int64_t reset_before = 0;
-    ps_rl_read(&ex.resp_headers, ex.done_wall_ns / 1000000000, &rl);
+    ps_rl_read(&refusal.resp_headers, refusal.done_wall_ns / 1000000000, &rl);
     if (rl.reset_state == PS_RL_OK) reset_before = rl.reset;
+    int64_t asked_s = rl.retry_after_state == PS_RL_OK ? rl.retry_after_s : -1;
+    for (int i = 0; i < got; i++) ps_exchange_free(&exs[i]);
+    free(exs);
 
-    /* Recovery: ps_conform_send waits as the 429 asked (politeness), within
-     * --max-wait; one request then, and no retry if it is refused again. */
-    ps_exchange_free(&ex);
+    /* 5: recovery. The burst's refusals are waited out here (ps_conform_send
+     * waits for those it saw itself), within --max-wait; one request then,
+     * and no retry if it is refused again. */
+    if (bc.retry_until_ns && !wait_until(c, bc.retry_until_ns)) {
+        ps_conform_not_run(c, PS_CK_LIMIT429_RECOVERS,
+                           "the service asked to wait %.1f s after a 429, more than --max-wait %.1f s",
+                           (double)(bc.retry_until_ns - ps_clock_wall_ns()) / 1e9,
+                           (double)ps_conform_cfg(c)->max_wait_ns / 1e9);
+        ps_exchange_free(&refusal);
+        return;
+    }
+    ps_exchange_free(&refusal);
     rc = ps_conform_send(c, PS_CK_LIMIT429_RECOVERS, &req, PS_KEY_LIMIT, 0, &ex);
     if (rc != PS_SENT) {
         ps_conform_no_response(c, PS_CK_LIMIT429_RECOVERS, rc, &ex);
@@ -208,8 +436,17 @@ void ps_suite_limit429(ps_conform *c)
             ps_conform_pass(c, PS_CK_LIMIT429_RECOVERS);
         }
     } else {
-        ps_conform_fail(c, PS_CK_LIMIT429_RECOVERS, &ex, "2xx after waiting as Retry-After said",
-                        "after waiting as the 429 asked, the next request answered %ld", ex.status);
+        int64_t sent_s = ex.sent_wall_ns / 1000000000;
+        ps_rl_read(&ex.resp_headers, sent_s, &rl);
+        if (ex.status == 429 && reset_before && sent_s < reset_before && asked_s >= 0)
+            ps_conform_fail(c, PS_CK_LIMIT429_RECOVERS, &ex, "2xx after waiting as Retry-After said",
+                            "after waiting the %" PRId64 " s Retry-After asked for, the next request (at %" PRId64
+                            ") got 429 again: the Retry-After ran out before the window reset at %" PRId64
+                            " (X-RateLimit-Reset); was it rounded down?",
+                            asked_s, sent_s, reset_before);
+        else
+            ps_conform_fail(c, PS_CK_LIMIT429_RECOVERS, &ex, "2xx after waiting as Retry-After said",
+                            "after waiting as the 429 asked, the next request answered %ld", ex.status);
     }
     ps_exchange_free(&ex);
 }

@@ -168,6 +168,91 @@ static void check_list(ps_conform *c, created *cats, size_t ncats)
     ps_exchange_free(&ex);
 }
 
+/* Sends one create on the main key; rc as ps_conform_send. */
+static int create(ps_conform *c, ps_check_id ck, const char *body, ps_exchange *ex)
+{
+    char auth[1024];
+    ps_conform_bearer(c, PS_KEY_MAIN, auth, sizeof auth);
+    ps_client_request req = {"POST", "/categories", auth, body, strlen(body), "application/json"};
+    int rc = ps_conform_send(c, ck, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, ex);
+    if (rc != PS_SENT) ps_conform_no_response(c, ck, rc, ex);
+    return rc;
+}
+
+/* roundtrip.client-id-ignored: id is assigned by the service (spec 2
+ * NewCategory rule 1), so a create carrying an existing id either is
+ * refused (400) or gets a new id, never the one sent (a duplicate). */
+static void client_id(ps_conform *c, const created *cats, size_t ncats)
+{
+    const created *old = NULL;
+    for (size_t k = 0; k < ncats && !old; k++)
+        if (cats[k].created) old = &cats[k];
+    if (!old) {
+        ps_conform_not_applicable(c, PS_CK_ROUNDTRIP_CLIENT_ID_IGNORED, "no category was created to reuse the id of");
+        return;
+    }
+    char body[160];
+    snprintf(body, sizeof body, "{\"id\":%" PRId64 ",\"name\":\"c%s id\"}", old->id, ps_conform_run_token(c));
+    ps_exchange ex;
+    if (create(c, PS_CK_ROUNDTRIP_CLIENT_ID_IGNORED, body, &ex) != PS_SENT) {
+        ps_exchange_free(&ex);
+        return;
+    }
+    char exp[96];
+    snprintf(exp, sizeof exp, "400, or 201 with an id other than %" PRId64, old->id);
+    if (ex.status == 400) {
+        ps_conform_pass(c, PS_CK_ROUNDTRIP_CLIENT_ID_IGNORED);
+    } else if (ex.status >= 200 && ex.status < 300) {
+        ps_json *got = ps_conform_parse_body(&ex, NULL, 0);
+        const ps_json *id = got ? ps_json_get(got, "id") : NULL;
+        if (id && id->type == PS_JSON_NUMBER && id->is_int && id->i == old->id)
+            ps_conform_fail(c, PS_CK_ROUNDTRIP_CLIENT_ID_IGNORED, &ex, exp,
+                            "a create carrying \"id\":%" PRId64 " (an existing category's) was stored under that id: "
+                            "the id is the service's to assign, and now two categories share it", old->id);
+        else
+            ps_conform_pass(c, PS_CK_ROUNDTRIP_CLIENT_ID_IGNORED);
+        ps_json_free(got);
+    } else {
+        ps_conform_fail(c, PS_CK_ROUNDTRIP_CLIENT_ID_IGNORED, &ex, exp,
+                        "a create carrying an existing id answered %ld", ex.status);
+    }
+    ps_exchange_free(&ex);
+}
+
+/* roundtrip.long-name: length limits are not shown, so a long name may be
+ * refused with 400; stored, it must come back whole (not cut). */
+static void long_name(ps_conform *c)
+{
+    ps_buf name = PS_BUF_INIT, body = PS_BUF_INIT;
+    ps_buf_printf(&name, "c%s long ", ps_conform_run_token(c));
+    for (int i = 0; i < 75; i++) ps_buf_puts(&name, "\xc3\xbc\xe7\x8c\xab\xf0\x9f\x90\x88" "a"); /* 4 characters, 10 bytes */
+    ps_buf_printf(&body, "{\"name\":\"%s\"}", name.data);
+    ps_exchange ex;
+    if (create(c, PS_CK_ROUNDTRIP_LONG_NAME, body.data, &ex) == PS_SENT) {
+        if (ex.status == 400) {
+            ps_conform_pass(c, PS_CK_ROUNDTRIP_LONG_NAME);
+        } else if (ex.status >= 200 && ex.status < 300) {
+            ps_json *got = ps_conform_parse_body(&ex, NULL, 0);
+            const ps_json *n = got ? ps_json_get(got, "name") : NULL;
+            if (n && n->type == PS_JSON_STRING && n->len == name.len && memcmp(n->str, name.data, name.len) == 0)
+                ps_conform_pass(c, PS_CK_ROUNDTRIP_LONG_NAME);
+            else
+                ps_conform_fail(c, PS_CK_ROUNDTRIP_LONG_NAME, &ex, "the name exactly as sent, or 400",
+                                "a name of %zu bytes (315 characters) came back %s%zu bytes: a changed name (400 "
+                                "would be allowed, length limits are not shown)",
+                                name.len, n && n->type == PS_JSON_STRING ? "as " : "as no string, ",
+                                n && n->type == PS_JSON_STRING ? n->len : 0);
+            ps_json_free(got);
+        } else {
+            ps_conform_fail(c, PS_CK_ROUNDTRIP_LONG_NAME, &ex, "201 with the name exactly as sent, or 400",
+                            "a create with a name of %zu bytes answered %ld", name.len, ex.status);
+        }
+    }
+    ps_exchange_free(&ex);
+    ps_buf_free(&name);
+    ps_buf_free(&body);
+}
+
 void ps_suite_roundtrip(ps_conform *c)
 {
     created cats[NCATS];
@@ -228,6 +313,8 @@ void ps_suite_roundtrip(ps_conform *c)
         ps_json_free(got);
         ps_exchange_free(&ex);
     }
+    if (ps_conform_selected(c, PS_CK_ROUNDTRIP_CLIENT_ID_IGNORED)) client_id(c, cats, NCATS);
+    if (ps_conform_selected(c, PS_CK_ROUNDTRIP_LONG_NAME)) long_name(c);
     check_list(c, cats, NCATS);
     for (size_t k = 0; k < NCATS; k++) ps_json_free(cats[k].sent);
 }

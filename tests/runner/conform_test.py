@@ -210,8 +210,28 @@ def mode_only_each(a, tmp):
         srv.stop()
 
 
+# Faults that need more of the server to show: a check-then-count race
+# shows only with several event loops serving one burst at once.
+# A race is a matter of timing: a run that saw none is repeated (each on a
+# fresh server), and the test fails if no attempt catches it.
+FAULT_SERVER_ARGS = {"over-admission-race": ["--threads", "4"]}
+FAULT_ATTEMPTS = {"over-admission-race": 3}
+
+
 def mode_fault(a, tmp):
-    srv = Server(a.server, ["--fault", a.name], tmp)
+    global failures
+    for attempt in range(FAULT_ATTEMPTS.get(a.name, 1)):
+        kept, failures = failures, []
+        fault_once(a, tmp)
+        caught = not failures
+        failures = kept + (failures if caught or attempt + 1 == FAULT_ATTEMPTS.get(a.name, 1) else [])
+        if caught:
+            return
+        print("attempt %d did not catch %s" % (attempt + 1, a.name), file=sys.stderr)
+
+
+def fault_once(a, tmp):
+    srv = Server(a.server, ["--fault", a.name] + FAULT_SERVER_ARGS.get(a.name, []), tmp)
     try:
         args = ["--base-url", srv.url, "--plan", "pro", "--limit-plan", "free", "--max-wait", "10s"]
         if a.strict:
@@ -233,6 +253,47 @@ def mode_fault(a, tmp):
     assert_no_keys({"stdout": out, "stderr": err, "json": json.dumps(doc),
                     "junit": open(paths["junit"], encoding="utf-8").read(),
                     "tap": open(paths["tap"], encoding="utf-8").read()}, "fault " + a.name)
+
+
+# The legal limiters of the reference server (docs: "The rate-limit judge"):
+# the runner must pass each, whatever its algorithm and whatever it counts.
+LIMITER_MODES = {
+    "fixed": ["--limiter", "fixed"],
+    "sliding_log": ["--limiter", "sliding-log"],
+    "sliding_counter": ["--limiter", "sliding-counter"],
+    "token_bucket": ["--limiter", "token-bucket"],
+    "count_list": ["--count-ops", "list"],
+    "count_create": ["--count-ops", "create"],
+    "errors_uncounted": ["--count-errors", "no"],
+}
+
+
+def mode_limiter(a, tmp):
+    """A legal limiter: exit 0, nothing failed, no check left untested, no
+    warning, and the report names the model and what was counted. A second
+    refusal in a window bans the key (--ban-after 1): the burst provokes one."""
+    srv = Server(a.server, LIMITER_MODES[a.name] + ["--ban-after", "1", "--ban-seconds", "600"], tmp)
+    try:
+        rc, out, err, doc, _ = run_conform(["--base-url", srv.url, "--plan", "pro", "--limit-plan", "free"],
+                                           a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY})
+    finally:
+        srv.stop()
+    check(rc == 0, "limiter %s: exit %d, expected 0" % (a.name, rc))
+    if not check(doc is not None, "no JSON report"):
+        return
+    assert_contract(doc)
+    by = checks_by_status(doc)
+    untested = [c["id"] for s in doc["suites"] for c in s["checks"] if c["status"] == "not_run" and c.get("applicable")]
+    check(not by.get("failed") and not by.get("warning") and not untested,
+          "limiter %s: %s" % (a.name, {k: sorted(v) for k, v in by.items() if k != "passed"}))
+    models = {k["key"]: k for k in doc.get("ratelimit", [])}
+    check("main" in models and "limit" in models, "report ratelimit member: %r" % doc.get("ratelimit"))
+    if a.name == "token_bucket" and "main" in models:
+        # under --time-scale its Reset is at most a second ahead: too close to follow
+        check(models["main"]["model"] in ("token-bucket", "unknown"), "model reported %r" % models["main"])
+    if a.name == "count_list" and "main" in models:
+        check(models["main"]["counted"]["createCategory"] == "not counted", "counting reported %r" % models["main"])
+    print("limiter %s: %s" % (a.name, json.dumps(doc.get("ratelimit"))), file=sys.stderr)
 
 
 def mode_prism(a, tmp):
@@ -328,7 +389,7 @@ def mode_usage(a, tmp):
             ids = [l.split()[0] for l in out.splitlines() if l and not l.startswith(" ")]
             check(p.returncode == 0, "--list exit %d" % p.returncode)
             check(ids and all(i.startswith("auth.") or i.startswith("ratelimit.reset-") for i in ids)
-                  and "ratelimit.reset-stable" in ids and "auth.missing-header" in ids,
+                  and "ratelimit.reset-consistent" in ids and "auth.missing-header" in ids,
                   "--list --only globs selected %s" % ids)
             continue
         check(p.returncode == 2, "%s: exit %d, expected 2" % (args, p.returncode))
@@ -926,6 +987,8 @@ def main():
     f.add_argument("name")
     f.add_argument("expected")
     f.add_argument("--strict", action="store_true")
+    lm = sub.add_parser("limiter")
+    lm.add_argument("name", choices=sorted(LIMITER_MODES))
     sub.add_parser("prism")
     sub.add_parser("unreachable")
     sub.add_parser("usage")

@@ -9,7 +9,7 @@
 static void catalogue_ids_unique_and_suited(void)
 {
     static const char *const suites[] = {"base", "list", "create", "schema", "errors", "auth",
-                                         "validation", "roundtrip", "ratelimit", "limit429"};
+                                         "validation", "roundtrip", "ratelimit", "limit429", "http"};
     for (int i = 0; i < PS_CK_COUNT; i++) {
         const ps_check_def *d = ps_check_def_get((ps_check_id)i);
         CHECK(d->ck == (ps_check_id)i);
@@ -21,10 +21,13 @@ static void catalogue_ids_unique_and_suited(void)
         CHECK(known);
         for (int j = i + 1; j < PS_CK_COUNT; j++) CHECK(strcmp(d->id, ps_check_def_get((ps_check_id)j)->id) != 0);
     }
-    /* Levels the issue fixes: WWW-Authenticate is an RFC rule, the case of
-     * the scheme is required of a correct server. */
+    /* Levels come from where the rule is written: WWW-Authenticate, the
+     * case of the scheme (RFC 9110 11.1; the document shows 'Bearer' only)
+     * and singleton fields (RFC 9110 5.3) are RFC rules. */
     CHECK_INT(ps_check_def_get(PS_CK_AUTH_WWW_AUTHENTICATE)->level, PS_LEVEL_HTTP);
-    CHECK_INT(ps_check_def_get(PS_CK_AUTH_SCHEME_CASE_INSENSITIVE)->level, PS_LEVEL_SPEC);
+    CHECK_INT(ps_check_def_get(PS_CK_AUTH_SCHEME_CASE_INSENSITIVE)->level, PS_LEVEL_HTTP);
+    CHECK_INT(ps_check_def_get(PS_CK_HTTP_FIELDS_NOT_REPEATED)->level, PS_LEVEL_HTTP);
+    CHECK_INT(ps_check_def_get(PS_CK_RATELIMIT_RESET_CONSISTENT)->level, PS_LEVEL_SPEC);
     CHECK_INT(ps_check_def_get(PS_CK_BASE_URL_V1)->level, PS_LEVEL_ADVICE);
 }
 
@@ -124,9 +127,9 @@ static void outcomes_by_level_and_strictness(void)
     CHECK_INT(o.status, PS_STATUS_NOT_RUN);
     CHECK_STR(o.message, "plan unknown");
     CHECK(!o.applicable);
-    ps_check_not_run(c, PS_CK_RATELIMIT_RESET_STABLE, "no time");
-    ps_check_not_applicable(c, PS_CK_RATELIMIT_RESET_STABLE, "later");
-    ps_check_outcome_get(c, PS_CK_RATELIMIT_RESET_STABLE, false, &o);
+    ps_check_not_run(c, PS_CK_RATELIMIT_RESET_CONSISTENT, "no time");
+    ps_check_not_applicable(c, PS_CK_RATELIMIT_RESET_CONSISTENT, "later");
+    ps_check_outcome_get(c, PS_CK_RATELIMIT_RESET_CONSISTENT, false, &o);
     CHECK_STR(o.message, "no time");
     CHECK(o.applicable);
     /* ...and a pass makes it an ordinary passed check */

@@ -1,0 +1,38 @@
+/* burst.h - a concurrent burst of identical requests for the 429 suite:
+ * every connection is opened first, then all requests are released
+ * together (as petstore-load --burst does), so a limiter's check-then-count
+ * race or an off-by-one admission shows in the count of admissions.
+ *
+ * Plain http:// only (raw sockets on pre-opened connections); for https://
+ * ps_burst_supported says no and the suite sends sequentially instead.
+ * Each reply becomes a ps_exchange (request redacted: the Authorization
+ * value's token is "***", the curl line names ${key_env}) that the caller
+ * frees with ps_exchange_free. */
+#ifndef PS_RUNNER_BURST_H
+#define PS_RUNNER_BURST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runner/client.h"
+
+typedef struct ps_burst_request {
+    const char *base_url;      /* "http://host:port/v1" */
+    const char *method, *path; /* "GET", "/categories" */
+    const char *scheme_and_key; /* the Authorization value sent */
+    const char *key_env;       /* "PETSTORE_LIMIT_KEY": what the curl line names */
+    const char *body;          /* NULL: none */
+    const char *content_type;  /* NULL: none */
+    int64_t timeout_ns;        /* for the whole burst */
+} ps_burst_request;
+
+/* True when the base URL can be burst (http://). */
+bool ps_burst_supported(const char *base_url);
+
+/* Opens n connections, then sends the request on all of them at once and
+ * reads every reply (Connection: close). out[0..n) are filled (responded or
+ * with error set). Returns the number of replies, or -1 with why filled when
+ * no connection could be opened. */
+int ps_burst_run(const ps_burst_request *req, size_t n, ps_exchange *out, char *why, size_t why_size);
+
+#endif

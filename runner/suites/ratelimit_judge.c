@@ -1,0 +1,509 @@
+/* ratelimit_judge.c - the rate-limit judge (see ratelimit_judge.h): the
+ * header rules of every response (ratelimit.headers-*, -bounds,
+ * -limit-matches-plan, -reset-unix-seconds) and the rules of each key's
+ * sequence (ratelimit.reset-consistent, -remaining-decrements,
+ * -no-early-refusal, -headers-consistent), plus the model it infers. */
+#include "runner/suites/ratelimit_judge.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/ratelimit_headers.h"
+
+/* Clock slack for Reset comparisons: whole-second rounding on both sides
+ * plus the exchange's own duration. */
+#define RESET_SLACK_S 2
+/* Remaining must fall at least once on a key that showed this many
+ * same-window pairs of admitted requests, or nothing the runner sends is
+ * counted. */
+#define STATIC_PAIRS_FAIL 3
+
+/* The last response of a key's sequence with usable Limit and Remaining. */
+typedef struct resp_rec {
+    bool have;
+    int64_t limit, remaining, reset;
+    bool reset_sane; /* reset is a plausible Unix time */
+    long status;
+    bool list;       /* a GET (listCategories), else a POST */
+    int64_t sent_ns;
+} resp_rec;
+
+/* One key's sequence and what it showed. */
+typedef struct key_seq {
+    resp_rec last;
+    bool seen;                      /* any response on this key */
+    bool remaining_valid_seen;      /* any integer Remaining */
+    unsigned held, moved_later, rose_midwindow, rollover_full, rollover_partial;
+    unsigned counted[2][2], uncounted[2][2]; /* [list, create][success, error] */
+    unsigned falls, static_admitted_pairs, within_pairs;
+    char *static_evidence;          /* the last static pair, for the report */
+    char static_msg[200];
+} key_seq;
+
+typedef struct judge {
+    const ps_conform *owner;
+    bool concurrent;
+    bool finished;
+    key_seq main, limit;
+} judge;
+
+/* The judge of the run in progress: the framework owns the state, the
+ * suites reach it through the run (one run at a time per process). */
+static judge *current;
+
+static judge *judge_of(const ps_conform *c)
+{
+    return current && current->owner == c ? current : NULL;
+}
+
+static key_seq *seq_for(const ps_conform *c, judge *j, ps_key_role role)
+{
+    if (role == PS_KEY_MAIN) return &j->main;
+    if (role == PS_KEY_LIMIT) return ps_conform_cfg(c)->limit_key_given ? &j->limit : &j->main;
+    return NULL;
+}
+
+static const ps_plan *plan_of(const ps_conform *c, ps_key_role role)
+{
+    const ps_conform_config *cfg = ps_conform_cfg(c);
+    if (role != PS_KEY_LIMIT || !cfg->limit_key_given) return &cfg->plan;
+    /* --limit-plan defaults to --plan (as --help says) */
+    return cfg->limit_plan.id == PS_PLAN_UNKNOWN ? &cfg->plan : &cfg->limit_plan;
+}
+
+int64_t ps_ratelimit_judge_window_s(const ps_conform *c, ps_key_role role, int64_t limit)
+{
+    const ps_plan *p = plan_of(c, role);
+    if (p->per_minute > 0 && limit == p->per_minute) return 60;
+    if (p->per_day > 0 && limit == p->per_day) return 86400;
+    return 0;
+}
+
+/* Remaining may legitimately be checked for sign: "-3" is an integer out of
+ * bounds (ratelimit.remaining-bounds), not a malformed header. */
+static bool parse_signed(const char *raw, int64_t *out)
+{
+    if (!raw) return false;
+    while (*raw == ' ' || *raw == '\t') raw++;
+    if (*raw != '-') return false;
+    int64_t v;
+    if (!ps_rl_parse_uint(raw + 1, &v)) return false;
+    *out = -v;
+    return true;
+}
+
+/* A Reset that is not a plain integer but still names a time (real
+ * plugins send "1795353910.3076"): its ceiling serves the sequence rules,
+ * while ratelimit.headers-integers reports the form. */
+static bool parse_lenient_time(const char *raw, int64_t *out)
+{
+    if (!raw) return false;
+    char *end;
+    double v = strtod(raw, &end);
+    while (*end == ' ' || *end == '\t') end++;
+    if (end == raw || *end || !isfinite(v) || v < 0 || v > 9e15) return false;
+    *out = (int64_t)ceil(v);
+    return true;
+}
+
+/* ---- the rules of one response ------------------------------------------ */
+
+typedef struct fields {
+    bool limit_ok, remaining_ok, reset_usable, reset_sane;
+    int64_t limit, remaining, reset;
+} fields;
+
+static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_exchange *ex, fields *f)
+{
+    int64_t sent_s = ex->sent_wall_ns / 1000000000;
+    int64_t done_s = ex->done_wall_ns / 1000000000;
+    ps_rl_info rl;
+    ps_rl_read(&ex->resp_headers, sent_s, &rl);
+    memset(f, 0, sizeof *f);
+
+    const char *missing[3];
+    int nmissing = 0;
+    if (rl.limit_state == PS_RL_ABSENT) missing[nmissing++] = "X-RateLimit-Limit";
+    if (rl.remaining_state == PS_RL_ABSENT) missing[nmissing++] = "X-RateLimit-Remaining";
+    if (rl.reset_state == PS_RL_ABSENT) missing[nmissing++] = "X-RateLimit-Reset";
+    if (nmissing) {
+        ps_conform_fail(c, PS_CK_RATELIMIT_HEADERS_PRESENT, ex,
+                        "X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset",
+                        "a %ld response lacks %s%s%s%s%s", ex->status, missing[0], nmissing > 1 ? ", " : "",
+                        nmissing > 1 ? missing[1] : "", nmissing > 2 ? ", " : "", nmissing > 2 ? missing[2] : "");
+    } else {
+        ps_conform_pass(c, PS_CK_RATELIMIT_HEADERS_PRESENT);
+    }
+
+    f->limit_ok = rl.limit_state == PS_RL_OK;
+    f->limit = rl.limit;
+    f->remaining = rl.remaining;
+    f->remaining_ok = rl.remaining_state == PS_RL_OK;
+    if (!f->remaining_ok && rl.remaining_state == PS_RL_MALFORMED && parse_signed(rl.remaining_raw, &f->remaining))
+        f->remaining_ok = true;
+    bool reset_int = rl.reset_state == PS_RL_OK;
+    struct {
+        ps_rl_field_state st;
+        const char *name, *raw;
+        bool ok;
+    } fl[3] = {{rl.limit_state, "X-RateLimit-Limit", rl.limit_raw, f->limit_ok},
+               {rl.remaining_state, "X-RateLimit-Remaining", rl.remaining_raw, f->remaining_ok},
+               {rl.reset_state, "X-RateLimit-Reset", rl.reset_raw, reset_int}};
+    bool all_int = true;
+    for (int i = 0; i < 3; i++) {
+        if (fl[i].st == PS_RL_ABSENT || fl[i].ok) continue;
+        all_int = false;
+        ps_conform_fail(c, PS_CK_RATELIMIT_HEADERS_INTEGERS, ex, "a plain decimal integer, sent once",
+                        "%s is '%s' on a %ld response: not a plain integer (or repeated with different values)",
+                        fl[i].name, fl[i].raw ? fl[i].raw : "", ex->status);
+    }
+    if (all_int && nmissing < 3) ps_conform_pass(c, PS_CK_RATELIMIT_HEADERS_INTEGERS);
+    if (f->remaining_ok && tr) tr->remaining_valid_seen = true;
+
+    /* bounds: Limit and Remaining, whatever Reset is */
+    if (f->limit_ok && f->remaining_ok) {
+        if (f->remaining < 0 || f->remaining > f->limit) {
+            ps_conform_fail(c, PS_CK_RATELIMIT_REMAINING_BOUNDS, ex, "0 <= Remaining <= Limit",
+                            "X-RateLimit-Remaining is %" PRId64 " with X-RateLimit-Limit %" PRId64
+                            " on a %ld response",
+                            f->remaining, f->limit, ex->status);
+        } else {
+            ps_conform_pass(c, PS_CK_RATELIMIT_REMAINING_BOUNDS);
+        }
+    } else if (rl.limit_state == PS_RL_MALFORMED || rl.remaining_state == PS_RL_MALFORMED) {
+        ps_conform_not_applicable(c, PS_CK_RATELIMIT_REMAINING_BOUNDS,
+                                  "X-RateLimit-Limit or -Remaining is not an integer (ratelimit.headers-integers)");
+    }
+
+    /* the plan's figures: Limit alone */
+    if (tr && ex->status != 401 && f->limit_ok) {
+        const ps_plan *plan = plan_of(c, role);
+        if (plan->per_minute > 0 || plan->per_day > 0) {
+            if (f->limit == plan->per_minute || f->limit == plan->per_day) {
+                ps_conform_pass(c, PS_CK_RATELIMIT_LIMIT_MATCHES_PLAN);
+            } else {
+                char exp[96];
+                snprintf(exp, sizeof exp, "%" PRId64 " (per minute) or %" PRId64 " (per day)", plan->per_minute,
+                         plan->per_day);
+                ps_conform_fail(c, PS_CK_RATELIMIT_LIMIT_MATCHES_PLAN, ex, exp,
+                                "X-RateLimit-Limit is %" PRId64 " for a key of plan %s (%s)", f->limit,
+                                ps_plan_name(plan->id), exp);
+            }
+        } else {
+            ps_conform_not_applicable(c, PS_CK_RATELIMIT_LIMIT_MATCHES_PLAN,
+                                      plan->id == PS_PLAN_ENTERPRISE
+                                          ? "enterprise plan without figures: give --plan enterprise:PER_MIN:PER_DAY"
+                                          : "the key's plan is not known: give --plan (and --limit-plan)");
+        }
+    }
+
+    /* Reset: a Unix time in seconds, at most a day ahead */
+    if (reset_int) {
+        f->reset = rl.reset;
+        f->reset_usable = true;
+    } else if (parse_lenient_time(rl.reset_raw, &f->reset)) {
+        f->reset_usable = true;
+    }
+    if (!f->reset_usable) {
+        if (rl.reset_state == PS_RL_MALFORMED)
+            ps_conform_not_applicable(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS,
+                                      "X-RateLimit-Reset is not a number (ratelimit.headers-integers)");
+        return;
+    }
+    f->reset_sane = f->reset >= sent_s - RESET_SLACK_S && f->reset <= done_s + 86400 + RESET_SLACK_S;
+    if (f->reset_sane) {
+        ps_conform_pass(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS);
+    } else {
+        const char *hint = f->reset > 100000000000LL ? " (that looks like milliseconds)"
+                           : f->reset < 1000000000LL ? " (that looks like seconds left, not a Unix time)"
+                                                      : "";
+        char exp[96];
+        snprintf(exp, sizeof exp, "a Unix time in seconds between %" PRId64 " and %" PRId64, sent_s - RESET_SLACK_S,
+                 done_s + 86400 + RESET_SLACK_S);
+        ps_conform_fail(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS, ex, exp,
+                        "X-RateLimit-Reset is %s at client time %" PRId64 "%s", rl.reset_raw, sent_s, hint);
+    }
+}
+
+/* ---- the rules of a pair: a (earlier) and b (this response) ------------- */
+
+static void judge_pair(ps_conform *c, key_seq *tr, ps_key_role role, const resp_rec *a, const resp_rec *b,
+                       const ps_exchange *ex)
+{
+    bool a429 = a->status == 429, b429 = b->status == 429;
+    int64_t d = a->remaining - b->remaining;
+    int64_t b_sent_s = b->sent_ns / 1000000000;
+    /* a's window was still running when b was sent: its Reset (rounded to
+     * whole seconds either way) had not come */
+    bool within = a->reset_sane ? b->sent_ns < (a->reset - 1) * 1000000000LL : b->remaining <= a->remaining;
+
+    /* a 429 right after "Remaining >= 1" (sequential, one request later) */
+    if (!a429 && a->remaining >= 1) {
+        if (b429) {
+            char exp[96];
+            snprintf(exp, sizeof exp, "an admission: the previous response said %" PRId64 " remain", a->remaining);
+            ps_conform_fail(c, PS_CK_RATELIMIT_NO_EARLY_REFUSAL, ex, exp,
+                            "a 429 came right after a %ld response on this key that said X-RateLimit-Remaining %" PRId64
+                            " (Limit %" PRId64 "), one request earlier: is Remaining computed before the request is "
+                            "counted, or does another limiter refuse? (or another client uses this key)",
+                            a->status, a->remaining, a->limit);
+        } else {
+            ps_conform_pass(c, PS_CK_RATELIMIT_NO_EARLY_REFUSAL);
+        }
+    }
+
+    /* Limit, Remaining and Reset true together: one request costs at most
+     * one (a new window or a refill only gives back) */
+    if (d > 1) {
+        char exp[128];
+        snprintf(exp, sizeof exp, "X-RateLimit-Remaining >= %" PRId64 " (one request after %" PRId64 ")",
+                 a->remaining - 1, a->remaining);
+        ps_conform_fail(c, PS_CK_RATELIMIT_HEADERS_CONSISTENT, ex, exp,
+                        "a %ld response said Limit %" PRId64 ", Remaining %" PRId64 ", Reset %" PRId64
+                        "; one request later a %ld says Limit %" PRId64 ", Remaining %" PRId64 ", Reset %" PRId64
+                        ": both cannot be true (two limiters writing the same headers?; or another client "
+                        "uses this key)",
+                        a->status, a->limit, a->remaining, a->reset, b->status, b->limit, b->remaining, b->reset);
+    } else {
+        ps_conform_pass(c, PS_CK_RATELIMIT_HEADERS_CONSISTENT);
+    }
+
+    if (a->limit != b->limit || a429 || b429) return;
+    int op = b->list ? 0 : 1, cls = b->status >= 200 && b->status < 300 ? 0 : 1;
+    if (d >= 1) { /* a fall is a counted request, in any window */
+        tr->counted[op][cls]++;
+        tr->falls++;
+        ps_conform_pass(c, PS_CK_RATELIMIT_REMAINING_DECREMENTS);
+    }
+    if (!within) {
+        /* a new window: what Remaining came back to tells the models apart */
+        if (a->reset_sane && b->status >= 200 && b->status < 300 && d < 0) {
+            if (b->remaining >= b->limit - 1) tr->rollover_full++;
+            else tr->rollover_partial++;
+        }
+        return;
+    }
+    tr->within_pairs++;
+    if (d == 0) {
+        tr->uncounted[op][cls]++;
+        if (cls == 0 && !tr->falls && ++tr->static_admitted_pairs >= STATIC_PAIRS_FAIL) {
+            free(tr->static_evidence);
+            char exp[96];
+            snprintf(exp, sizeof exp, "X-RateLimit-Remaining below %" PRId64 " after a counted request", a->remaining);
+            tr->static_evidence = ps_conform_evidence(c, ex, exp);
+            snprintf(tr->static_msg, sizeof tr->static_msg, "Remaining %" PRId64 " of %" PRId64 " (Reset %" PRId64 ")",
+                     b->remaining, b->limit, b->reset);
+        }
+    } else if (d < 0) {
+        tr->rose_midwindow++;
+    }
+
+    /* Reset: only what some model allows */
+    if (!a->reset_sane || !b->reset_sane) return;
+    if (b->reset == a->reset) {
+        if (d >= 1) tr->held++;
+        ps_conform_pass(c, PS_CK_RATELIMIT_RESET_CONSISTENT);
+    } else if (b->reset < a->reset) {
+        char exp[96];
+        snprintf(exp, sizeof exp, "X-RateLimit-Reset %" PRId64 " or later", a->reset);
+        ps_conform_fail(c, PS_CK_RATELIMIT_RESET_CONSISTENT, ex, exp,
+                        "X-RateLimit-Reset went back from %" PRId64 " to %" PRId64 " at %" PRId64
+                        ", before %" PRId64 " had come, while Remaining went from %" PRId64 " to %" PRId64
+                        ": no limiter moves its reset earlier (a fixed window, sliding log or counter holds it, a "
+                        "token bucket only moves it later)",
+                        a->reset, b->reset, b_sent_s, a->reset, a->remaining, b->remaining);
+    } else if (d >= 1) {
+        /* moved later while Remaining fell: a token bucket, if its Reset
+         * (full again) is no further ahead than the tokens used take to refill */
+        int64_t w = ps_ratelimit_judge_window_s(c, role, b->limit);
+        if (!w) w = 86400;
+        double full_s = (double)(b->limit - b->remaining) * (double)w / (double)(b->limit > 0 ? b->limit : 1);
+        int64_t ahead = b->reset - b_sent_s;
+        if ((double)ahead <= full_s + RESET_SLACK_S) {
+            tr->moved_later++;
+            ps_conform_pass(c, PS_CK_RATELIMIT_RESET_CONSISTENT);
+        } else {
+            char exp[160];
+            snprintf(exp, sizeof exp, "X-RateLimit-Reset %" PRId64 " (a window holds its reset) or at most %.0f s ahead "
+                     "(a token bucket full again)", a->reset, full_s);
+            ps_conform_fail(c, PS_CK_RATELIMIT_RESET_CONSISTENT, ex, exp,
+                            "X-RateLimit-Reset moved from %" PRId64 " to %" PRId64 " while Remaining fell from %" PRId64
+                            " to %" PRId64 " (same window): a fixed window holds its Reset, and a token bucket "
+                            "would be full again within %.0f s, not %" PRId64 " s",
+                            a->reset, b->reset, a->remaining, b->remaining, full_s, ahead);
+        }
+    } else {
+        ps_conform_pass(c, PS_CK_RATELIMIT_RESET_CONSISTENT);
+    }
+}
+
+_Static_assert(sizeof(judge) <= PS_RATELIMIT_JUDGE_STATE_SIZE, "PS_RATELIMIT_JUDGE_STATE_SIZE too small");
+
+void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation *o)
+{
+    judge *j = state;
+    j->owner = c;
+    current = j;
+    const ps_exchange *ex = o->ex;
+    /* A mangled credential the server nevertheless accepted may have been
+     * counted against the main key: its sequence starts afresh. */
+    if (o->role == PS_KEY_MANGLED_MAIN && ex->status != 401) j->main.last.have = false;
+    key_seq *tr = seq_for(c, j, o->role);
+    fields f;
+    judge_fields(c, tr, o->role, ex, &f);
+    if (!tr || ex->status == 401) return; /* a 401 is not about our key: its sequence goes on */
+    tr->seen = true;
+    if (j->concurrent || !f.limit_ok || !f.remaining_ok) {
+        tr->last.have = false;
+        return;
+    }
+    if (!f.reset_usable || !f.reset_sane)
+        ps_conform_not_applicable(c, PS_CK_RATELIMIT_RESET_CONSISTENT,
+                                  "X-RateLimit-Reset is not a Unix time (ratelimit.reset-unix-seconds)");
+    resp_rec b = {true, f.limit, f.remaining, f.reset, f.reset_usable && f.reset_sane, ex->status,
+                  ex->method && ex->method[0] == 'G', ex->sent_wall_ns};
+    if (tr->last.have) judge_pair(c, tr, o->role, &tr->last, &b, ex);
+    tr->last = b;
+}
+
+void ps_ratelimit_judge_concurrent(const ps_conform *c, bool on)
+{
+    judge *j = judge_of(c);
+    if (j) j->concurrent = on;
+}
+
+/* ---- what the judge learned ---------------------------------------------- */
+
+static ps_rl_model model_of(const key_seq *k)
+{
+    if (k->moved_later) return PS_RL_MODEL_BUCKET;
+    if (k->held) return PS_RL_MODEL_STEADY;
+    return PS_RL_MODEL_UNKNOWN;
+}
+
+static ps_rl_counted counted_of(const key_seq *k, int op)
+{
+    unsigned yes = k->counted[op][0], no = k->uncounted[op][0];
+    if (yes) return PS_RL_COUNTED_YES;
+    /* a bucket refilling between requests also shows an unchanged Remaining */
+    if (no >= 2 && model_of(k) != PS_RL_MODEL_BUCKET) return PS_RL_COUNTED_NO;
+    return PS_RL_COUNTED_UNSEEN;
+}
+
+bool ps_ratelimit_judge_view(const ps_conform *c, ps_key_role role, ps_rl_key_view *out)
+{
+    judge *j = judge_of(c);
+    memset(out, 0, sizeof *out);
+    if (!j) return false;
+    const key_seq *k = seq_for(c, j, role);
+    if (!k) return false;
+    out->model = model_of(k);
+    out->list_counted = counted_of(k, 0);
+    out->create_counted = counted_of(k, 1);
+    return true;
+}
+
+/* Whole-run rules of one key; any_fall: Remaining fell on some key (the
+ * service counts something the runner sends). */
+static void finish_key(const ps_conform *c, key_seq *k, bool any_fall)
+{
+    ps_conform *mc = (ps_conform *)c;
+    if (!k->seen) return;
+    if (!k->remaining_valid_seen) {
+        ps_conform_not_applicable(mc, PS_CK_RATELIMIT_REMAINING_DECREMENTS,
+                                  "X-RateLimit-Remaining was never an integer (ratelimit.headers-integers)");
+        return;
+    }
+    if (!k->within_pairs)
+        ps_conform_not_applicable(mc, PS_CK_RATELIMIT_RESET_CONSISTENT,
+                                  "no two responses on one key came more than a second before the Reset the first "
+                                  "named, so no window could be followed");
+    if (!any_fall && k->static_admitted_pairs >= STATIC_PAIRS_FAIL && k->static_evidence) {
+        ps_check_fail(ps_conform_checks(c), PS_CK_RATELIMIT_REMAINING_DECREMENTS, k->static_evidence,
+                      "X-RateLimit-Remaining never fell over %u consecutive admitted requests in one window "
+                      "(listCategories and createCategory, successes and errors; last: %s): nothing the runner "
+                      "sent was counted",
+                      k->static_admitted_pairs + k->uncounted[0][1] + k->uncounted[1][1], k->static_msg);
+    }
+}
+
+void ps_ratelimit_judge_finish(const ps_conform *c)
+{
+    judge *j = judge_of(c);
+    if (!j || j->finished) return;
+    j->finished = true;
+    bool any_fall = j->main.falls || j->limit.falls;
+    finish_key(c, &j->main, any_fall);
+    if (ps_conform_cfg(c)->limit_key_given) finish_key(c, &j->limit, any_fall);
+}
+
+static const char *model_name(const key_seq *k)
+{
+    switch (model_of(k)) {
+    case PS_RL_MODEL_BUCKET: return "token-bucket";
+    case PS_RL_MODEL_STEADY:
+        if (k->rose_midwindow) return "sliding-counter";
+        if (k->rollover_partial) return "sliding-log";
+        if (k->rollover_full) return "fixed-window";
+        return "window";
+    case PS_RL_MODEL_UNKNOWN: break;
+    }
+    return "unknown";
+}
+
+static const char *model_evidence(const key_seq *k)
+{
+    switch (model_of(k)) {
+    case PS_RL_MODEL_BUCKET:
+        return "X-RateLimit-Reset moved later with each counted request (when the bucket is full again): "
+               "token bucket or GCRA";
+    case PS_RL_MODEL_STEADY:
+        if (k->rose_midwindow)
+            return "Reset held while Remaining fell, and Remaining rose before Reset: sliding window counter";
+        if (k->rollover_partial)
+            return "Reset held while Remaining fell, and after Reset only part of the limit came back: sliding log";
+        if (k->rollover_full)
+            return "Reset held while Remaining fell, and the whole limit came back at Reset: fixed window";
+        return "Reset held while Remaining fell: fixed window, sliding log or sliding window counter";
+    case PS_RL_MODEL_UNKNOWN: break;
+    }
+    return "too few consecutive responses in one window to tell";
+}
+
+static const char *counted_name(unsigned yes, unsigned no)
+{
+    return yes ? "counted" : no ? "not counted" : "not seen";
+}
+
+void ps_ratelimit_judge_report(const ps_conform *c, ps_jw *w)
+{
+    judge *j = judge_of(c);
+    ps_jw_array_open(w);
+    for (int i = 0; j && i < 2; i++) {
+        const key_seq *k = i == 0 ? &j->main : &j->limit;
+        if (!k->seen || (i == 1 && !ps_conform_cfg(c)->limit_key_given)) continue;
+        ps_jw_object_open(w);
+        ps_jw_kstring(w, "key", i == 0 ? "main" : "limit");
+        ps_jw_kstring(w, "model", model_name(k));
+        ps_jw_kstring(w, "evidence", model_evidence(k));
+        ps_jw_key(w, "counted");
+        ps_jw_object_open(w);
+        ps_jw_kstring(w, "listCategories", counted_name(k->counted[0][0], k->uncounted[0][0]));
+        ps_jw_kstring(w, "createCategory", counted_name(k->counted[1][0], k->uncounted[1][0]));
+        ps_jw_kstring(w, "errors", counted_name(k->counted[0][1] + k->counted[1][1],
+                                                k->uncounted[0][1] + k->uncounted[1][1]));
+        ps_jw_object_close(w);
+        ps_jw_object_close(w);
+    }
+    ps_jw_array_close(w);
+    if (j) {
+        free(j->main.static_evidence);
+        free(j->limit.static_evidence);
+        j->main.static_evidence = j->limit.static_evidence = NULL;
+    }
+    current = NULL; /* the run's state is freed with it */
+}
