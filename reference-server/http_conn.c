@@ -167,6 +167,7 @@ void ps_conn_send(conn *c, const response *r)
                    (double)(rng_next(&c->lp->rng) >> 11) / 9007199254740992.0 < cfg->delay_share;
     bool head = c->req.headers_done && c->req.method == HTTP_HEAD; /* a HEAD response has no body */
     bool body = r->body && !head;
+    access_log(c, r->status, r->body_len); /* before the answer leaves: a client that has it finds the line */
     if (delayed) {
         evbuffer_add(c->pending, h->data, h->len);
         if (r->snap && body) evbuffer_add_reference(c->pending, r->body, r->body_len, release_snapshot, r->snap);
@@ -175,7 +176,6 @@ void ps_conn_send(conn *c, const response *r)
     } else {
         write_now_or_queue(c, bufferevent_get_output(c->bev), h, r, body);
     }
-    access_log(c, r->status, r->body_len);
     if (c->req_timer) evtimer_del(c->req_timer);
     if (close) c->keep_alive = false;
     if (delayed) {
@@ -206,9 +206,11 @@ static void conn_after_response(conn *c)
         return;
     }
     if (c->state != CONN_LINGER) c->state = CONN_CLOSING;
-    /* the write callback closes (or shuts the write side and lingers) once the output drained */
+    /* the write callback closes (or shuts the write side and lingers) once the output drained;
+     * when the answer went out at once it is already drained: the callback runs from the loop
+     * (deferred), never inside this call, whose callers still use c */
     if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
-        bufferevent_trigger(c->bev, EV_WRITE, BEV_TRIG_IGNORE_WATERMARKS);
+        bufferevent_trigger(c->bev, EV_WRITE, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
     }
 }
 
