@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/cli.h"
 #include "core/hdr_log.h"
 #include "core/histogram_print.h"
 #include "core/json.h"
@@ -56,6 +57,7 @@ static void usage(FILE *out)
           "  merges the --json reports of every shard of one run (petstore-load --shard I/N or\n"
           "  --shards N) as if one process had run, and judges it: limits on the sums per key\n"
           "  and window, thresholds on the merged latencies.\n"
+          "  -h, --help  this text (docs/distributed.md walks through a sharded run)\n"
           "exit: 0 ok, 1 rate limit violated, 2 usage or mismatched reports, 99 threshold failed,\n"
           "      3 a shard missing or failed\n",
           out);
@@ -75,38 +77,54 @@ static const struct option merge_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Returns 0, 1 for --help, -1 with a message. Shard paths are the
- * remaining arguments. */
+/* An output file: given once, not empty. */
+static int set_out(merge *m, const char **slot, const char *flag)
+{
+    if (*slot) return ps_error_set(&m->err, "%s: given twice", flag);
+    if (!*optarg) return ps_error_set(&m->err, "%s: empty file name", flag);
+    *slot = optarg;
+    return 0;
+}
+
+/* The command line, in the one style of the three programs (core/cli.h):
+ * getopt_long, -h, errors naming the flag. Returns 0, 1 for --help, -1
+ * with a message. Shard paths are the remaining arguments. */
 static int parse_args(merge *m, int argc, char **argv, int *first_file)
 {
     ps_lg_config *cfg = &m->cfg;
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", merge_options, NULL)) != -1) {
-        const char *flag = optind > 1 && optind <= argc ? argv[optind - 1] : "?";
+    ps_cli_getopt_reset();
+    while ((c = getopt_long(argc, argv, ":h", merge_options, NULL)) != -1) {
         switch (c) {
-        case M_JSON: m->json_path = optarg; break;
-        case M_HDR: m->hdr_path = optarg; break;
-        case M_HDR_LOG: m->hdr_log_path = optarg; break;
-        case M_HTML: m->html_path = optarg; break;
+        case M_JSON:
+            if (set_out(m, &m->json_path, "--json") != 0) return -1;
+            break;
+        case M_HDR:
+            if (set_out(m, &m->hdr_path, "--hdr") != 0) return -1;
+            break;
+        case M_HDR_LOG:
+            if (set_out(m, &m->hdr_log_path, "--hdr-log") != 0) return -1;
+            break;
+        case M_HTML:
+            if (set_out(m, &m->html_path, "--html") != 0) return -1;
+            break;
         case M_THRESHOLD:
             cfg->thresholds = realloc(cfg->thresholds, (cfg->nthresholds + 1) * sizeof *cfg->thresholds);
             if (!cfg->thresholds) abort();
-            if (ps_lg_threshold_parse(optarg, &cfg->thresholds[cfg->nthresholds], &m->err) != 0) return -1;
+            if (ps_lg_threshold_parse(optarg, &cfg->thresholds[cfg->nthresholds], &m->err) != 0)
+                return ps_error_prefix(&m->err, "--threshold: ");
             cfg->nthresholds++;
             break;
         case M_VERIFY: m->verify_limits = true; break;
         case M_QUIET: m->quiet = true; break;
+        case 'h':
         case M_HELP: return 1;
-        case ':': return ps_error_set(&m->err, "%s needs a value", flag);
-        default: return ps_error_set(&m->err, "unknown option '%s' (see merge --help)", flag);
+        default: /* '?' or ':' */
+            return ps_cli_getopt_error(c, argc, argv, merge_options, &m->err);
         }
     }
-    const char *paths[] = {m->json_path, m->hdr_path, m->hdr_log_path, m->html_path};
-    for (size_t i = 0; i < 4; i++)
-        if (paths[i] && !*paths[i]) return ps_error_set(&m->err, "empty output file name");
-    if (optind >= argc) return ps_error_set(&m->err, "no shard report given");
+    if (optind >= argc)
+        return ps_error_set(&m->err, "no shard report given (petstore-load merge SHARD.json...)");
     *first_file = optind;
     return 0;
 }
@@ -618,8 +636,7 @@ int ps_lg_merge_main(int argc, char **argv)
         return 0;
     }
     if (p != 0) {
-        fprintf(stderr, "petstore-load merge: %s\n", m.err.message);
-        usage(stderr);
+        ps_cli_usage_error(stderr, "petstore-load merge", m.err.message);
         merge_free(&m);
         return PS_LG_EXIT_USAGE;
     }
