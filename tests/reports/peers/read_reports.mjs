@@ -1,6 +1,7 @@
 // read_reports.mjs - the npm readers of our reports, as CI systems use them:
 // tap-parser reads the TAP file, junit2json the JUnit file, ajv (draft
-// 2020-12, with ajv-formats) checks a JSON report against its schema. Each
+// 2020-12, with ajv-formats) checks a JSON report against its schema (the
+// other schemas of its directory loaded for $ref). Each
 // command prints what the reader read as one JSON line and compares it with
 // the petstore-conform JSON document the reports were written from; a
 // difference is a line "FAIL: ..." and exit 1. Called by report_peers.sh.
@@ -130,6 +131,12 @@ async function validate(schemaFile, docFile, mustFail) {
   addFormats(ajv);
   let valid;
   try {
+    // the schemas next to it, for $ref by relative name (the merged load
+    // report's refers to the load report's)
+    const dir = path.dirname(path.resolve(schemaFile));
+    for (const f of fs.readdirSync(dir))
+      if (f.endsWith(".schema.json") && path.join(dir, f) !== path.resolve(schemaFile))
+        ajv.addSchema(JSON.parse(fs.readFileSync(path.join(dir, f), "utf8")));
     valid = ajv.validate(JSON.parse(fs.readFileSync(schemaFile, "utf8")), JSON.parse(fs.readFileSync(docFile, "utf8")));
   } catch (e) {
     die(`ajv cannot use ${schemaFile}: ${e.message}`);

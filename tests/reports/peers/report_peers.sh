@@ -3,7 +3,8 @@
 # runs' reports read by the tools CI systems read them with. Starts the
 # reference server on loopback and runs petstore-conform three times (all
 # pass; against deliberate faults: fail; limit windows in real time with
-# --max-wait 1s: incomplete) and petstore-load once, then feeds the reports
+# --max-wait 1s: incomplete) and petstore-load once, then as 2 shards and
+# their merge (petstore-load merge), then feeds the reports
 # to Debian's prove (TAP), tap-parser, junit2json, xmllint with the Jenkins
 # xunit plugin's junit-10.xsd, and ajv with our JSON Schemas (schemas/).
 # Two documents no server produces are made from a real one and rendered with
@@ -71,6 +72,31 @@ timeout -s KILL 60 "$load" --base-url "$url" --api-key peer-main-k3y --plan free
 rc=$?
 [ $rc -eq 1 ] || die "petstore-load (a pro key declared free) exited $rc, expected 1 (see $out/load.out)"
 grep -q '"kind": *"bad_headers"' "$out/load.json" || die "the load report has no violation to validate"
+stop_server
+# a sharded run (2 shards started together, as docs/distributed.md runs
+# them) and its merge: each shard's report has "shard", the merge's "merged"
+start_server shards --key peer-shard-k3y:pro
+start_at=$(($(date +%s) + 1))
+pids=
+for i in 1 2; do
+    timeout -s KILL 60 "$load" --base-url "$url" --api-key peer-shard-k3y --plan pro --connections 2 --duration 2s \
+        --rate 100 --shard $i/2 --start-at $start_at --verify-limits --quiet --json "$out/shard$i.json" \
+        >"$out/shard$i.out" 2>&1 &
+    pids="$pids $!"
+done
+for pid in $pids; do wait "$pid"; done
+for i in 1 2; do
+    grep -q '"shard": {' "$out/shard$i.json" 2>/dev/null || die "shard $i/2 wrote no shard report (see $out/shard$i.out)"
+done
+timeout -s KILL 60 "$load" merge "$out/shard1.json" "$out/shard2.json" --verify-limits --threshold 'p99<10s' --quiet \
+    --json "$out/merged.json" >"$out/merged.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] || die "petstore-load merge exited $rc, expected 0 (see $out/merged.out)"
+node -e '
+const r = (f) => JSON.parse(require("fs").readFileSync(f, "utf8")).requests;
+const [a, b, m] = process.argv.slice(1).map(r);
+if (!(a > 50 && b > 50 && m === a + b)) throw new Error(`shards ${a} + ${b} requests, merged ${m}`);
+' "$out/shard1.json" "$out/shard2.json" "$out/merged.json" || die "the merged report is not the sum of 2 real shards"
 stop_server
 
 # Made from the failing run: a U+2028, U+2029 and NEL in the first failed
@@ -141,6 +167,14 @@ for name in pass fail incomplete aborted; do
 done
 node "$here/read_reports.mjs" "$npm" schema "$schemas/load-report.schema.json" "$out/load.json" >"$out/load.ajv" 2>&1 ||
     fail "ajv: $(grep FAIL "$out/load.ajv" | head -c 600)"
+for name in shard1 shard2 merged; do
+    node "$here/read_reports.mjs" "$npm" schema "$schemas/load-report.schema.json" "$out/$name.json" >"$out/$name.ajv" 2>&1 ||
+        fail "ajv: $(grep FAIL "$out/$name.ajv" | head -c 600)"
+done
+node "$here/read_reports.mjs" "$npm" schema "$schemas/merged-load-report.schema.json" "$out/merged.json" \
+    >"$out/merged-only.ajv" 2>&1 || fail "ajv: $(grep FAIL "$out/merged-only.ajv" | head -c 600)"
+node "$here/read_reports.mjs" "$npm" schema "$schemas/merged-load-report.schema.json" "$out/shard1.json" invalid \
+    >"$out/shard-as-merged.ajv" 2>&1 || fail "ajv accepted a shard's report as a merged report"
 node -e '
 const fs = require("fs");
 const [conf, load, outdir] = process.argv.slice(1);
@@ -150,11 +184,16 @@ fs.writeFileSync(outdir + "/bad-verdict.json", JSON.stringify(c));
 const l = JSON.parse(fs.readFileSync(load, "utf8"));
 delete l.latency_us;
 fs.writeFileSync(outdir + "/bad-load.json", JSON.stringify(l));
+const s = JSON.parse(fs.readFileSync(outdir + "/shard1.json", "utf8"));
+s.shard.histograms.all.corrected = "not a histogram";
+fs.writeFileSync(outdir + "/bad-shard.json", JSON.stringify(s));
 ' "$out/pass.json" "$out/load.json" "$out"
 node "$here/read_reports.mjs" "$npm" schema "$schemas/conformance-report.schema.json" "$out/bad-verdict.json" invalid \
     >"$out/bad-verdict.ajv" 2>&1 || fail "ajv accepted a conformance report with verdict 'green'"
 node "$here/read_reports.mjs" "$npm" schema "$schemas/load-report.schema.json" "$out/bad-load.json" invalid \
     >"$out/bad-load.ajv" 2>&1 || fail "ajv accepted a load report without latency_us"
+node "$here/read_reports.mjs" "$npm" schema "$schemas/load-report.schema.json" "$out/bad-shard.json" invalid \
+    >"$out/bad-shard.ajv" 2>&1 || fail "ajv accepted a shard report whose histogram is not one"
 
 [ $failures -eq 0 ] || die "$failures reader(s) read our reports wrong (files in $out)"
 echo "ok: prove, tap-parser, junit2json, xmllint (junit-10.xsd) and ajv read every report right ($out)"
