@@ -13,9 +13,7 @@ usage: cli_test.py --server S --conform C --load L CASE
 import argparse
 import http.server
 import os
-import pty
 import re
-import select
 import shutil
 import socket
 import ssl
@@ -25,15 +23,10 @@ import tempfile
 import threading
 import time
 
-FAILURES = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from pstest import check, failures, run_on_pty, start_server, stop_process  # noqa: E402
+
 KEY = "cli-test-key-0001"
-
-
-def check(cond, message):
-    if not cond:
-        FAILURES.append(message)
-        print("FAIL: " + message, file=sys.stderr)
-    return cond
 
 
 def clean_env(**extra):
@@ -49,43 +42,19 @@ def run(argv, env=None, timeout=60):
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
-def run_on_pty(argv, env, timeout=60, stdout_too=True):
-    """Runs argv with stderr (and stdout) on a terminal; returns (rc, bytes)."""
-    master, slave = pty.openpty()
-    p = subprocess.Popen(argv, stdout=slave if stdout_too else subprocess.DEVNULL, stderr=slave, env=env)
-    os.close(slave)
-    chunks = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        r, _, _ = select.select([master], [], [], 0.5)
-        if r:
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
-        elif p.poll() is not None:
-            break
-    rc = p.wait(10)
-    os.close(master)
-    return rc, b"".join(chunks)
-
-
 class Server:
     """The reference server on a free loopback port."""
 
     def __init__(self, binary, *extra):
-        self.p = subprocess.Popen([binary, "--port", "0", "--no-seed", "--key", KEY + ":enterprise:100000:10000000"]
-                                  + list(extra), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.url = self.p.stdout.readline().decode().strip()  # the first line is the base URL
-        if not self.url.startswith("http://"):
+        self.p, self.url = start_server([binary, "--port", "0", "--no-seed", "--key",
+                                         KEY + ":enterprise:100000:10000000"] + list(extra),
+                                        stderr=subprocess.DEVNULL)
+        if not self.url:
+            stop_process(self.p)
             raise SystemExit("server did not start")
 
     def stop(self):
-        self.p.terminate()
-        self.p.wait(15)
+        stop_process(self.p, 15)
 
 
 def programs(a):
@@ -346,8 +315,8 @@ def main():
     ap.add_argument("case")
     a = ap.parse_args()
     globals()["case_" + a.case](a)
-    print("%s: %s" % (a.case, "FAILED" if FAILURES else "ok"), file=sys.stderr)
-    return 1 if FAILURES else 0
+    print("%s: %s" % (a.case, "FAILED" if failures else "ok"), file=sys.stderr)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

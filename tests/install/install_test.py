@@ -19,26 +19,20 @@ import gzip
 import json
 import os
 import re
-import select
 import shutil
 import subprocess
 import sys
 import tempfile
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from pstest import check, failures, start_server, stop_process  # noqa: E402
+
 PROGRAMS = ("petstore-server", "petstore-conform", "petstore-load")
 DATA_FILES = ("keys.txt", "seed-categories.json", "create-bodies.json", "openapi.yaml")
 # What the Debian package must depend on: the libraries the programs link.
 DEB_DEPENDS = ("libcurl4", "libyajl2", "libevent-2.1-7", "libevent-pthreads-2.1-7", "libhttp-parser2.9",
                "zlib1g", "libc6")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, file=sys.stderr)
-    return cond
 
 
 def clean_env():
@@ -63,20 +57,11 @@ class Server:
     def __init__(self, binary, log_dir):
         self.err = open(os.path.join(log_dir, "server.err"), "wb")
         # cwd / and a clean environment: nothing relative to the caller helps.
-        self.proc = subprocess.Popen([binary, "--port", "0", "--time-scale", "60"], stdout=subprocess.PIPE,
-                                     stderr=self.err, cwd="/", env=clean_env())
-        ready, _, _ = select.select([self.proc.stdout], [], [], 10)
-        line = self.proc.stdout.readline().decode().strip() if ready else ""
-        self.url = line if line.startswith("http") else None
+        self.proc, self.url = start_server([binary, "--port", "0", "--time-scale", "60"],
+                                           stderr=self.err, cwd="/", env=clean_env())
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, 10)
         self.err.close()
 
 

@@ -6,7 +6,6 @@ URL) and killed when the test ends; every request has a timeout."""
 import http.client
 import json
 import os
-import select
 import signal
 import socket
 import subprocess
@@ -15,6 +14,9 @@ import tempfile
 import time
 import unittest
 import urllib.parse
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from pstest import read_first_line, stop_process  # noqa: E402
 
 BIN = os.environ.get("PS_SERVER_BIN", "")
 KEY_FREE = "t-free"
@@ -37,20 +39,10 @@ class Server:
         self.argv = argv
         self.stderr_file = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.stderr_file)
-        line = b""
-        deadline = time.monotonic() + start_timeout
-        while not line.endswith(b"\n"):
-            left = deadline - time.monotonic()
-            if left <= 0 or self.proc.poll() is not None:
-                self.kill()
-                raise RuntimeError("server did not start: %s\n%s" % (argv, self.stderr()))
-            r, _, _ = select.select([self.proc.stdout], [], [], left)
-            if r:
-                ch = os.read(self.proc.stdout.fileno(), 1)
-                if not ch:
-                    continue
-                line += ch
-        self.url = line.decode().strip()
+        self.url = read_first_line(self.proc, start_timeout)
+        if not self.url:
+            self.kill()
+            raise RuntimeError("server did not start: %s\n%s" % (argv, self.stderr()))
         u = urllib.parse.urlsplit(self.url)
         self.host, self.port, self.base = u.hostname, u.port, u.path
 
@@ -61,13 +53,7 @@ class Server:
     def kill(self, sig=signal.SIGKILL):
         if self.proc.poll() is None:
             self.stopped_by_test = True
-            self.proc.send_signal(sig)
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-        return self.proc.returncode
+        return stop_process(self.proc, 20, sig)
 
     def __enter__(self):
         return self
@@ -76,14 +62,7 @@ class Server:
         """Stops the server with SIGTERM: a graceful stop must exit 0, and
         the sanitizers (ASan leak check at exit, TSan, UBSan) must be silent."""
         by_test = getattr(self, "stopped_by_test", False)
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        rc = self.proc.returncode
+        rc = stop_process(self.proc, 30)
         err = self.stderr()
         if self.proc.stdout:
             self.proc.stdout.close()
