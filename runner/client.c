@@ -418,7 +418,7 @@ int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *e
         case CURLE_RECV_ERROR:
         case CURLE_PARTIAL_FILE:
             if (cc == CURLE_RECV_ERROR && tls_port(c, url.data))
-                snprintf(ex->error, sizeof ex->error, PS_TLS_MSG_TLS_ANSWER " (%s)", what);
+                snprintf(ex->error, sizeof ex->error, PS_TLS_MSG_TLS_ANSWER " (%.200s)", what);
             else
                 snprintf(ex->error, sizeof ex->error, "the connection broke during the reply: %s", what);
             break;
@@ -429,7 +429,7 @@ int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *e
         case CURLE_SSL_CONNECT_ERROR:
         case CURLE_SSL_CACERT_BADFILE:
             if (ps_tls_answered_in_plain_http(cc == CURLE_SSL_CONNECT_ERROR, what))
-                snprintf(ex->error, sizeof ex->error, PS_TLS_MSG_PLAIN_ANSWER " (%s)", what);
+                snprintf(ex->error, sizeof ex->error, PS_TLS_MSG_PLAIN_ANSWER " (%.200s)", what);
             else
                 snprintf(ex->error, sizeof ex->error, "TLS failed: %s (for a private CA, give --cacert FILE)", what);
             ex->unreachable = true;
@@ -437,7 +437,7 @@ int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *e
         case CURLE_WEIRD_SERVER_REPLY:
         case CURLE_UNSUPPORTED_PROTOCOL:
             if (tls_port(c, url.data))
-                snprintf(ex->error, sizeof ex->error, PS_TLS_MSG_TLS_ANSWER " (%s)", what);
+                snprintf(ex->error, sizeof ex->error, PS_TLS_MSG_TLS_ANSWER " (%.200s)", what);
             else
                 snprintf(ex->error, sizeof ex->error, "the reply is not HTTP: %s", what);
             break;
