@@ -161,7 +161,68 @@ static void parse_reply(const ps_buf *in, ps_exchange *ex)
     ex->responded = true;
 }
 
-int ps_burst_run(const ps_burst_request *req, size_t n, ps_exchange *out, char *why, size_t why_size)
+/* Writes the request on connections [from, to) back to back. */
+static void release(conn *cs, size_t from, size_t to, const ps_buf *wire, ps_exchange *out)
+{
+    for (size_t i = from; i < to; i++) {
+        if (cs[i].done) continue;
+        out[i].sent_wall_ns = ps_clock_wall_ns();
+        if (send(cs[i].fd, wire->data, wire->len, MSG_NOSIGNAL) != (ssize_t)wire->len) {
+            snprintf(out[i].error, sizeof out[i].error, "sending failed: %s", strerror(errno));
+            cs[i].done = true;
+        }
+        fcntl(cs[i].fd, F_SETFL, fcntl(cs[i].fd, F_GETFL) | O_NONBLOCK);
+    }
+}
+
+/* Reads the replies on connections [from, to) until each closes or the
+ * deadline passes. pf and idx have room for every connection. */
+static void collect(conn *cs, size_t from, size_t to, ps_exchange *out, struct pollfd *pf, size_t *idx,
+                    int64_t deadline)
+{
+    for (;;) {
+        size_t np = 0;
+        for (size_t i = from; i < to; i++) {
+            if (cs[i].done) continue;
+            pf[np] = (struct pollfd){cs[i].fd, POLLIN, 0};
+            idx[np++] = i;
+        }
+        int64_t left = deadline - ps_clock_mono_ns();
+        if (!np || left <= 0) return;
+        int rc = poll(pf, np, (int)(left / 1000000 + 1));
+        if (rc < 0 && errno != EINTR) return;
+        for (size_t k = 0; k < np && rc > 0; k++) {
+            if (!pf[k].revents) continue;
+            conn *cn = &cs[idx[k]];
+            char buf[16384];
+            ssize_t got = recv(cn->fd, buf, sizeof buf, 0);
+            if (got > 0) {
+                if (cn->in.len < BURST_REPLY_MAX) ps_buf_append(&cn->in, buf, (size_t)got);
+            } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+                cn->done = true;
+                out[idx[k]].done_wall_ns = ps_clock_wall_ns();
+            }
+        }
+    }
+}
+
+/* Closes connections [from, to) and turns what each read into its exchange. */
+static void finish(conn *cs, size_t from, size_t to, ps_exchange *out)
+{
+    for (size_t i = from; i < to; i++) {
+        ps_exchange *ex = &out[i];
+        if (cs[i].fd >= 0) close(cs[i].fd);
+        cs[i].fd = -1;
+        if (!ex->done_wall_ns) ex->done_wall_ns = ps_clock_wall_ns();
+        if (ex->sent_wall_ns) ex->elapsed_ms = (double)(ex->done_wall_ns - ex->sent_wall_ns) / 1e6;
+        if (!ex->error[0] && cs[i].in.len) parse_reply(&cs[i].in, ex);
+        else if (!ex->error[0]) snprintf(ex->error, sizeof ex->error, "no reply within the burst's time");
+        ps_buf_free(&cs[i].in);
+    }
+}
+
+int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exchange *out, char *why,
+                 size_t why_size)
 {
     target t;
     if (!parse_target(req->base_url, &t)) {
@@ -218,54 +279,30 @@ int ps_burst_run(const ps_burst_request *req, size_t n, ps_exchange *out, char *
         ps_buf_free(&wire);
         return -1;
     }
-    /* 2: release every request together */
-    for (size_t i = 0; i < n; i++) {
-        if (cs[i].done) continue;
-        out[i].sent_wall_ns = ps_clock_wall_ns();
-        if (send(cs[i].fd, wire.data, wire.len, MSG_NOSIGNAL) != (ssize_t)wire.len) {
-            snprintf(out[i].error, sizeof out[i].error, "sending failed: %s", strerror(errno));
-            cs[i].done = true;
-        }
-        fcntl(cs[i].fd, F_SETFL, fcntl(cs[i].fd, F_GETFL) | O_NONBLOCK);
-    }
-    /* 3: every reply, until each connection closes or the time is up */
-    int64_t deadline = ps_clock_mono_ns() + req->timeout_ns;
+    /* 2: the burst, then its last `together` requests at once: the moment
+     * the limit is crossed is the one a check-then-count race shows in, and
+     * a burst's last replies come from whichever worker still has a queue
+     * (one at a time); released on their own, they meet in the limiter. */
     struct pollfd *pf = calloc(n ? n : 1, sizeof *pf);
     size_t *idx = calloc(n ? n : 1, sizeof *idx);
     if (!pf || !idx) abort();
-    for (;;) {
-        size_t np = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (cs[i].done) continue;
-            pf[np] = (struct pollfd){cs[i].fd, POLLIN, 0};
-            idx[np++] = i;
-        }
-        int64_t left = deadline - ps_clock_mono_ns();
-        if (!np || left <= 0) break;
-        int rc = poll(pf, np, (int)(left / 1000000 + 1));
-        if (rc < 0 && errno != EINTR) break;
-        for (size_t k = 0; k < np && rc > 0; k++) {
-            if (!pf[k].revents) continue;
-            conn *cn = &cs[idx[k]];
-            char buf[16384];
-            ssize_t got = recv(cn->fd, buf, sizeof buf, 0);
-            if (got > 0) {
-                if (cn->in.len < BURST_REPLY_MAX) ps_buf_append(&cn->in, buf, (size_t)got);
-            } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
-                cn->done = true;
-                out[idx[k]].done_wall_ns = ps_clock_wall_ns();
-            }
+    size_t first = together < n ? n - together : 0;
+    int64_t deadline = ps_clock_mono_ns() + req->timeout_ns;
+    release(cs, 0, first, &wire, out);
+    collect(cs, 0, first, out, pf, idx, deadline);
+    finish(cs, 0, first, out);
+    /* a refusal already: the rest would only be refused too (a ban risked for nothing) */
+    bool refused = false;
+    for (size_t i = 0; i < first; i++) refused |= out[i].responded && out[i].status == 429;
+    if (refused) {
+        for (size_t i = first; i < n; i++) {
+            if (!cs[i].done) snprintf(out[i].error, sizeof out[i].error, "not sent: the burst was already refused");
+            cs[i].done = true;
         }
     }
-    for (size_t i = 0; i < n; i++) {
-        ps_exchange *ex = &out[i];
-        if (cs[i].fd >= 0) close(cs[i].fd);
-        if (!ex->done_wall_ns) ex->done_wall_ns = ps_clock_wall_ns();
-        if (ex->sent_wall_ns) ex->elapsed_ms = (double)(ex->done_wall_ns - ex->sent_wall_ns) / 1e6;
-        if (!ex->error[0] && cs[i].in.len) parse_reply(&cs[i].in, ex);
-        else if (!ex->error[0]) snprintf(ex->error, sizeof ex->error, "no reply within the burst's time");
-        ps_buf_free(&cs[i].in);
-    }
+    release(cs, first, n, &wire, out);
+    collect(cs, first, n, out, pf, idx, deadline);
+    finish(cs, first, n, out);
     free(pf);
     free(idx);
     free(cs);

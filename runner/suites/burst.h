@@ -1,7 +1,9 @@
 /* burst.h - a concurrent burst of identical requests for the 429 suite:
- * every connection is opened first, then all requests are released
- * together (as petstore-load --burst does), so a limiter's check-then-count
- * race or an off-by-one admission shows in the count of admissions.
+ * every connection is opened first, then the requests are released
+ * together (as petstore-load --burst does), the last few of them on their
+ * own once the others are answered, so the moment the limit is crossed is
+ * a concurrent one: a limiter's check-then-count race or an off-by-one
+ * admission shows in the count of admissions.
  *
  * Plain http:// only (raw sockets on pre-opened connections); for https://
  * ps_burst_supported says no and the suite sends sequentially instead.
@@ -29,10 +31,12 @@ typedef struct ps_burst_request {
 /* True when the base URL can be burst (http://). */
 bool ps_burst_supported(const char *base_url);
 
-/* Opens n connections, then sends the request on all of them at once and
- * reads every reply (Connection: close). out[0..n) are filled (responded or
- * with error set). Returns the number of replies, or -1 with why filled when
- * no connection could be opened. */
-int ps_burst_run(const ps_burst_request *req, size_t n, ps_exchange *out, char *why, size_t why_size);
+/* Opens n connections, then sends the request on n - together of them at
+ * once and reads their replies (Connection: close), then sends it on the
+ * last `together` at once and reads theirs; those are not sent when a first
+ * reply was already a 429. out[0..n) are filled (responded or with error
+ * set). Returns n, or -1 with why filled when no connection could be opened. */
+int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exchange *out, char *why,
+                 size_t why_size);
 
 #endif
