@@ -39,13 +39,21 @@ int ps_cli_parse_double(const char *text, double min, double max, double *out, p
     return 0;
 }
 
+/* The non-negative finite number a duration or size starts with; *end is
+ * where its unit starts. False for "-0", "x", "1e999". */
+static bool leading_amount(const char *text, double *v, char **end)
+{
+    errno = 0;
+    *v = strtod(text, end);
+    return *end != text && errno != ERANGE && isfinite(*v) && *v >= 0 && text[0] != '-';
+}
+
 int ps_cli_parse_duration(const char *text, int allow_zero, int64_t *out_ns, ps_error *err)
 {
     if (!text || !*text) return ps_error_set(err, "expected a duration such as 30s or 2m, got an empty value");
     char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (end == text || errno == ERANGE || !isfinite(v) || v < 0 || text[0] == '-')
+    double v;
+    if (!leading_amount(text, &v, &end))
         return ps_error_set(err, "expected a duration such as 30s, 2m or 250ms, got '%s'", text);
     double scale;
     if (!*end || strcmp(end, "s") == 0) scale = 1e9;
@@ -67,9 +75,8 @@ int ps_cli_parse_size(const char *text, int64_t *out_bytes, ps_error *err)
 {
     if (!text || !*text) return ps_error_set(err, "expected a size such as 64K or 1M, got an empty value");
     char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (end == text || errno == ERANGE || !isfinite(v) || v < 0 || text[0] == '-')
+    double v;
+    if (!leading_amount(text, &v, &end))
         return ps_error_set(err, "expected a size such as 64K or 1M, got '%s'", text);
     double scale;
     if (!*end || strcasecmp(end, "b") == 0) scale = 1;
@@ -132,6 +139,13 @@ int ps_cli_getopt_error(int c, int argc, char **argv, const struct option *optio
     if (c == ':') return ps_error_set(err, "--%s: needs a value", match->name);
     if (eq && match->has_arg == no_argument) return ps_error_set(err, "--%s: takes no value", match->name);
     return ps_error_set(err, "--%.*s: not understood", (int)len, name);
+}
+
+const char *ps_cli_long_name(const struct option *options, int c)
+{
+    for (const struct option *o = options; o->name; o++)
+        if (o->val == c) return o->name;
+    return "?";
 }
 
 const char *ps_cli_env(const char *name)

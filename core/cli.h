@@ -46,6 +46,10 @@ void ps_cli_getopt_reset(void);
  * "--c: ambiguous (--cacert, --connections)", "-x: unknown flag". Returns -1. */
 int ps_cli_getopt_error(int c, int argc, char **argv, const struct option *options, ps_error *err);
 
+/* The long name of the option whose val is c ("port" for OPT_PORT), so an
+ * error names the flag in full however it was abbreviated; "?" if none. */
+const char *ps_cli_long_name(const struct option *options, int c);
+
 /* An environment variable's value, or NULL when it is unset or empty (an
  * empty PETSTORE_API_KEY= is no key, not an empty key). */
 const char *ps_cli_env(const char *name);

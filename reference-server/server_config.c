@@ -123,14 +123,6 @@ static const struct option options[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* "port" for OPT_PORT: errors name the flag in full, however abbreviated. */
-static const char *long_name(int c)
-{
-    for (const struct option *o = options; o->name; o++)
-        if (o->val == c) return o->name;
-    return "?";
-}
-
 /* --count-ops and --count-errors: one of a few words. */
 static int parse_count_ops(const char *value, ps_count_ops *out, ps_error *err)
 {
@@ -313,7 +305,7 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
             return 2;
         }
         if (rc != 0) {
-            ps_error_prefix(err, "--%s: ", long_name(c));
+            ps_error_prefix(err, "--%s: ", ps_cli_long_name(options, c));
             return 2;
         }
     }

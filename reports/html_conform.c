@@ -131,35 +131,27 @@ static void extra_members(ps_buf *b, const ps_json *obj)
     }
 }
 
-static void request_block(ps_buf *b, const ps_json *req)
+/* The evidence's request or response: start line, headers, body and any
+ * other members; a value that is not an object is shown as it is. */
+static void message_block(ps_buf *b, const ps_json *msg, bool is_request)
 {
-    ps_buf_puts(b, "<h4>Request</h4><pre class=\"req\">");
-    if (req && req->type == PS_JSON_OBJECT) {
-        ps_html_value(b, ps_json_get(req, "method"), "?");
-        ps_buf_putc(b, ' ');
-        ps_html_value(b, ps_json_get(req, "url"), "?");
+    ps_buf_puts(b, is_request ? "<h4>Request</h4><pre class=\"req\">"
+                              : "<h4>Response</h4><pre class=\"resp\">");
+    if (msg && msg->type == PS_JSON_OBJECT) {
+        if (is_request) {
+            ps_html_value(b, ps_json_get(msg, "method"), "?");
+            ps_buf_putc(b, ' ');
+            ps_html_value(b, ps_json_get(msg, "url"), "?");
+        } else {
+            ps_buf_puts(b, "HTTP ");
+            ps_html_value(b, ps_json_get(msg, "status"), "(no status)");
+        }
         ps_buf_putc(b, '\n');
-        headers_block(b, ps_json_get(req, "headers"));
-        body_block(b, ps_json_get(req, "body"));
-        extra_members(b, req);
+        headers_block(b, ps_json_get(msg, "headers"));
+        body_block(b, ps_json_get(msg, "body"));
+        extra_members(b, msg);
     } else {
-        ps_html_value(b, req, "");
-    }
-    ps_buf_puts(b, "</pre>\n");
-}
-
-static void response_block(ps_buf *b, const ps_json *resp)
-{
-    ps_buf_puts(b, "<h4>Response</h4><pre class=\"resp\">");
-    if (resp && resp->type == PS_JSON_OBJECT) {
-        ps_buf_puts(b, "HTTP ");
-        ps_html_value(b, ps_json_get(resp, "status"), "(no status)");
-        ps_buf_putc(b, '\n');
-        headers_block(b, ps_json_get(resp, "headers"));
-        body_block(b, ps_json_get(resp, "body"));
-        extra_members(b, resp);
-    } else {
-        ps_html_value(b, resp, "");
+        ps_html_value(b, msg, "");
     }
     ps_buf_puts(b, "</pre>\n");
 }
@@ -191,8 +183,8 @@ static void evidence_block(ps_buf *b, const ps_json *check)
         const ps_json *resp = ps_json_get(ev, "response");
         const ps_json *exp = ps_json_get(ev, "expected");
         const ps_json *curl = ps_json_get(ev, "curl");
-        if (req) request_block(b, req);
-        if (resp) response_block(b, resp);
+        if (req) message_block(b, req, true);
+        if (resp) message_block(b, resp, false);
         if (exp) {
             ps_buf_puts(b, "<h4>Expected</h4><pre class=\"exp\">");
             ps_html_value(b, exp, "");

@@ -83,3 +83,10 @@ void ps_report_conform_evidence_text(const ps_json *check, const char *indent, p
     const char *curl = ps_json_get_string(ev, "curl", NULL);
     if (curl && *curl) indented(out, indent, "reproduce: ", curl, strlen(curl));
 }
+
+bool ps_report_check_untested(const ps_json *check)
+{
+    const ps_json *applicable = ps_json_get(check, "applicable");
+    return strcmp(ps_json_get_string(check, "status", "not_run"), "not_run") == 0 && applicable &&
+           applicable->type == PS_JSON_BOOL && applicable->boolean;
+}

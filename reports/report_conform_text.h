@@ -8,6 +8,8 @@
 #ifndef PS_REPORT_CONFORM_TEXT_H
 #define PS_REPORT_CONFORM_TEXT_H
 
+#include <stdbool.h>
+
 #include "core/buf.h"
 #include "core/json.h"
 
@@ -21,5 +23,10 @@ void ps_report_conform_evidence_text(const ps_json *check, const char *indent, p
 /* Appends s with control bytes (but tab) replaced by '.', so server bytes
  * cannot drive a terminal or break XML/YAML. */
 void ps_report_text_clean(ps_buf *out, const char *s, size_t len);
+
+/* Whether a check object was not run although it applies to the service:
+ * it could not be tested, so no report may show it as a pass or a skip. A
+ * document without "applicable" predates the distinction: false. */
+bool ps_report_check_untested(const ps_json *check);
 
 #endif

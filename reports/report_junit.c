@@ -35,16 +35,6 @@ static void xml(ps_buf *b, const char *s)
     }
 }
 
-/* A check not run that applies to the service could not be tested: an
- * <error>, so no CI system shows the run green. A document without
- * "applicable" predates the distinction; its checks not run stay skips. */
-static bool untested(const ps_json *check)
-{
-    const ps_json *applicable = ps_json_get(check, "applicable");
-    return strcmp(ps_json_get_string(check, "status", "not_run"), "not_run") == 0 && applicable &&
-           applicable->type == PS_JSON_BOOL && applicable->boolean;
-}
-
 typedef struct suite_counts {
     size_t tests, failures, errors, skipped;
 } suite_counts;
@@ -57,7 +47,7 @@ static suite_counts count_checks(const ps_json *checks)
         const char *status = ps_json_get_string(ck, "status", "not_run");
         n.tests++;
         if (strcmp(status, "failed") == 0) n.failures++;
-        else if (untested(ck)) n.errors++;
+        else if (ps_report_check_untested(ck)) n.errors++;
         else if (strcmp(status, "not_run") == 0) n.skipped++;
     }
     return n;
@@ -145,7 +135,7 @@ static void testcase(ps_buf *b, const char *suite_name, const ps_json *ck)
         ps_buf_puts(b, " level) ");
         xml(b, text.data ? text.data : "");
         ps_buf_puts(b, "</system-out>\n");
-    } else if (untested(ck)) {
+    } else if (ps_report_check_untested(ck)) { /* an <error>: no CI system shows the run green */
         ps_buf_puts(b, "      <error message=\"could not be tested: ");
         xml(b, message);
         ps_buf_puts(b, "\" type=\"not_tested\">");

@@ -41,16 +41,6 @@ static void line_text(ps_buf *b, const char *s, bool is_description)
     }
 }
 
-/* A check not run that applies to the service: it could not be tested, so
- * it must not read as a pass. A document without "applicable" predates the
- * distinction; its checks not run stay skips. */
-static bool untested(const ps_json *check)
-{
-    const ps_json *applicable = ps_json_get(check, "applicable");
-    return strcmp(ps_json_get_string(check, "status", "not_run"), "not_run") == 0 && applicable &&
-           applicable->type == PS_JSON_BOOL && applicable->boolean;
-}
-
 /* The YAML block under a failed, warned or untested check. */
 static void diagnostics(ps_buf *b, const ps_json *check, const char *severity)
 {
@@ -80,7 +70,7 @@ static void test_point(ps_buf *b, const ps_json *check, size_t number)
     const char *status = ps_json_get_string(check, "status", "not_run");
     const char *message = ps_json_get_string(check, "message", NULL);
     bool failed = strcmp(status, "failed") == 0;
-    bool not_tested = untested(check);
+    bool not_tested = ps_report_check_untested(check);
     ps_buf_printf(b, "%s %zu - ", failed || not_tested ? "not ok" : "ok", number);
     line_text(b, ps_json_get_string(check, "id", "?"), true);
     ps_buf_puts(b, ": ");

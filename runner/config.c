@@ -103,14 +103,6 @@ static const struct option options[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* "base-url" for OPT_BASE_URL: errors name the flag in full, however abbreviated. */
-static const char *long_name(int c)
-{
-    for (const struct option *o = options; o->name; o++)
-        if (o->val == c) return o->name;
-    return "?";
-}
-
 int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_error *err)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -127,7 +119,7 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
     while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         const char *value = optarg;
         if (value && !*value && c != OPT_COLOR)
-            return ps_error_set(err, "--%s: needs a non-empty value", long_name(c));
+            return ps_error_set(err, "--%s: needs a non-empty value", ps_cli_long_name(options, c));
         switch (c) {
         case 'h': cfg->help = true; break;
         case OPT_VERSION: cfg->version = true; break;

@@ -134,26 +134,26 @@ const char *ps_conform_unknown_key(const ps_conform *c)
 }
 
 /* A message of an outcome, formatted by a suite and often quoting the
- * service (an error message, a header): redacted like the evidence. */
-static void redact_message(const ps_conform *c, ps_buf *msg)
+ * service (an error message, a header): redacted like the evidence.
+ * Returns a new string (caller frees). */
+static char *redacted_message(const ps_conform *c, const char *fmt, va_list ap)
 {
+    ps_buf msg = PS_BUF_INIT;
+    ps_buf_vprintf(&msg, fmt, ap);
     size_t n;
-    char *red = ps_client_redact(c->client, msg->data ? msg->data : "", msg->len, &n);
-    ps_buf_reset(msg);
-    ps_buf_append(msg, red, n);
-    free(red);
+    char *red = ps_client_redact(c->client, msg.data ? msg.data : "", msg.len, &n);
+    ps_buf_free(&msg);
+    return red;
 }
 
 void ps_conform_abort(ps_conform *c, const char *fmt, ...)
 {
-    ps_buf why = PS_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    ps_buf_vprintf(&why, fmt, ap);
+    char *why = redacted_message(c, fmt, ap);
     va_end(ap);
-    redact_message(c, &why);
-    snprintf(c->abort_reason, sizeof c->abort_reason, "%s", why.data ? why.data : "");
-    ps_buf_free(&why);
+    snprintf(c->abort_reason, sizeof c->abort_reason, "%s", why);
+    free(why);
     c->aborted = true;
 }
 
@@ -286,16 +286,14 @@ void ps_conform_fail(ps_conform *c, ps_check_id ck, const ps_exchange *ex, const
                      const char *fmt, ...)
 {
     if (!ps_checks_selected(c->checks, ck)) return;
-    ps_buf msg = PS_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    ps_buf_vprintf(&msg, fmt, ap);
+    char *msg = redacted_message(c, fmt, ap);
     va_end(ap);
-    redact_message(c, &msg);
     char *ev = ex ? ps_conform_evidence(c, ex, expected) : NULL;
-    ps_check_fail(c->checks, ck, ev, "%s", msg.data ? msg.data : "");
+    ps_check_fail(c->checks, ck, ev, "%s", msg);
     free(ev);
-    ps_buf_free(&msg);
+    free(msg);
 }
 
 void ps_conform_pass(ps_conform *c, ps_check_id ck)
@@ -305,26 +303,22 @@ void ps_conform_pass(ps_conform *c, ps_check_id ck)
 
 void ps_conform_not_run(ps_conform *c, ps_check_id ck, const char *fmt, ...)
 {
-    ps_buf why = PS_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    ps_buf_vprintf(&why, fmt, ap);
+    char *why = redacted_message(c, fmt, ap);
     va_end(ap);
-    redact_message(c, &why);
-    ps_check_not_run(c->checks, ck, "%s", why.data ? why.data : "");
-    ps_buf_free(&why);
+    ps_check_not_run(c->checks, ck, "%s", why);
+    free(why);
 }
 
 void ps_conform_not_applicable(ps_conform *c, ps_check_id ck, const char *fmt, ...)
 {
-    ps_buf why = PS_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    ps_buf_vprintf(&why, fmt, ap);
+    char *why = redacted_message(c, fmt, ap);
     va_end(ap);
-    redact_message(c, &why);
-    ps_check_not_applicable(c->checks, ck, "%s", why.data ? why.data : "");
-    ps_buf_free(&why);
+    ps_check_not_applicable(c->checks, ck, "%s", why);
+    free(why);
 }
 
 bool ps_conform_selected(const ps_conform *c, ps_check_id ck)
