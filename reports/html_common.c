@@ -36,7 +36,7 @@ static const char css[] =
     ".badge{display:inline-block;min-width:64px;text-align:center;border-radius:3px;"
     "padding:0 6px;font-size:12px;font-weight:600;color:#fff}\n"
     ".st-passed{background:var(--ok)}.st-failed{background:var(--bad)}"
-    ".st-warning{background:var(--warn)}.st-not_run,.st-unknown{background:var(--skip)}\n"
+    ".st-warning{background:var(--warn)}.st-not_run,.st-not_applicable,.st-unknown{background:var(--skip)}\n"
     ".bar{display:flex;height:22px;border-radius:4px;overflow:hidden;border:1px solid var(--line);"
     "margin:10px 0 6px}.bar div{height:100%}\n"
     ".legend-row span{margin-right:18px}.sw{display:inline-block;width:11px;height:11px;"

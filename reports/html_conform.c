@@ -12,12 +12,17 @@
  * stop being a report. */
 #define BODY_CAP (64 * 1024)
 
-static const char *const statuses[] = {"passed", "failed", "warning", "not_run"};
-static const char *const status_labels[] = {"passed", "failed", "warnings", "not run"};
-static const char *const badge_labels[] = {"passed", "failed", "warning", "not run"};
-static const char *const status_colours[] = {"var(--ok)", "var(--bad)", "var(--warn)",
+/* "not_applicable" is a not_run check with applicable false: nothing to
+ * judge, so it is counted apart from the checks that could not be tested
+ * (the summary's not_run), each check once. */
+static const char *const statuses[] = {"passed", "failed", "warning", "not_run", "not_applicable"};
+static const char *const status_labels[] = {"passed", "failed", "warnings", "not run", "not applicable"};
+static const char *const badge_labels[] = {"passed", "failed", "warning", "not run", "not applicable"};
+static const char *const status_colours[] = {"var(--ok)", "var(--bad)", "var(--warn)", "var(--skip)",
                                              "var(--skip)"};
-#define NSTATUS 4
+#define NSTATUS 5
+#define ST_NOT_RUN 3
+#define ST_NOT_APPLICABLE 4
 
 /* Filtering without a server: the checkboxes only appear once the script has
  * run (data-script lets a headless browser test see that it did). A link
@@ -44,10 +49,17 @@ static const char script[] =
     "document.querySelectorAll('details.check:not([hidden])').forEach(function(e){e.open=true;});})"
     ";})();\n";
 
-static int status_index(const char *s)
+/* A check's index in statuses[], -1 for an unknown status. */
+static int status_index(const ps_json *check)
 {
-    for (int i = 0; s && i < NSTATUS; i++)
-        if (strcmp(s, statuses[i]) == 0) return i;
+    const char *s = ps_json_get_string(check, "status", NULL);
+    for (int i = 0; s && i < ST_NOT_APPLICABLE; i++) {
+        if (strcmp(s, statuses[i]) != 0) continue;
+        const ps_json *applicable = ps_json_get(check, "applicable");
+        if (i == ST_NOT_RUN && applicable && applicable->type == PS_JSON_BOOL && !applicable->boolean)
+            return ST_NOT_APPLICABLE;
+        return i;
+    }
     return -1;
 }
 
@@ -238,8 +250,7 @@ static void attention_item(ps_buf *attn, const ps_json *check, int si)
 
 static void check_row(ps_buf *b, ps_buf *attn, const ps_json *check, int counts[NSTATUS + 1])
 {
-    const char *st = ps_json_get_string(check, "status", NULL);
-    int si = status_index(st);
+    int si = status_index(check);
     counts[si < 0 ? NSTATUS : si]++;
     const char *cls = si < 0 ? "unknown" : statuses[si];
     if (si == 1 || si == 2) attention_item(attn, check, si);
@@ -253,11 +264,8 @@ static void check_row(ps_buf *b, ps_buf *attn, const ps_json *check, int counts[
     ps_html_value(b, ps_json_get(check, "id"), "");
     ps_buf_printf(b, "\"><%s class=\"row\"><span><span class=\"badge st-%s\">",
                   expandable ? "summary" : "div", cls);
-    const ps_json *applicable = ps_json_get(check, "applicable");
     if (si < 0)
         ps_html_value(b, ps_json_get(check, "status"), "unknown");
-    else if (si == 3 && applicable && applicable->type == PS_JSON_BOOL && !applicable->boolean)
-        ps_buf_puts(b, "not applicable"); /* nothing to judge: does not make the run incomplete */
     else
         ps_buf_puts(b, badge_labels[si]);
     ps_buf_puts(b, "</span></span><code class=\"id\">");
@@ -316,7 +324,7 @@ static void run_banner(ps_buf *b, const ps_json *doc)
 static void summary_section(ps_buf *b, const ps_json *doc, const int counted[NSTATUS + 1])
 {
     const ps_json *sum = ps_html_get(doc, "summary", PS_JSON_OBJECT);
-    static const char *const keys[] = {"passed", "failed", "warnings", "not_run"};
+    static const char *const keys[] = {"passed", "failed", "warnings", "not_run", "not_applicable"};
     double n[NSTATUS], total = 0, t;
     for (int i = 0; i < NSTATUS; i++) {
         /* the document's summary is authoritative; count rows only without one */
@@ -340,7 +348,7 @@ static void summary_section(ps_buf *b, const ps_json *doc, const int counted[NST
     for (int i = 0; i < NSTATUS; i++) {
         if (i) ps_buf_puts(b, ", ");
         ps_html_number(b, n[i]);
-        ps_buf_printf(b, " %s", status_labels[i]);
+        ps_buf_printf(b, " %s", n[i] == 1 ? badge_labels[i] : status_labels[i]);
     }
     ps_buf_puts(b, "\">");
     for (int i = 0; total > 0 && i < NSTATUS; i++) {
@@ -377,8 +385,9 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
         ps_html_value(&body, ps_json_get(s, "name"), "");
         ps_buf_puts(&body, "\">\n<h2>");
         ps_html_value(&body, ps_json_get(s, "name"), "(unnamed suite)");
-        ps_buf_printf(&body, " <small class=\"note\">%d passed, %d failed, %d warnings, %d not run",
-                      sc[0], sc[1], sc[2], sc[3]);
+        ps_buf_printf(&body, " <small class=\"note\">%d passed, %d failed, %d warning%s, %d not run", sc[0], sc[1],
+                      sc[2], sc[2] == 1 ? "" : "s", sc[ST_NOT_RUN]);
+        if (sc[ST_NOT_APPLICABLE]) ps_buf_printf(&body, ", %d not applicable", sc[ST_NOT_APPLICABLE]);
         if (sc[NSTATUS]) ps_buf_printf(&body, ", %d with an unknown status", sc[NSTATUS]);
         ps_buf_puts(&body, "</small></h2>\n");
         if (!checks || !checks->count) ps_buf_puts(&body, "<p class=\"note\">No checks.</p>\n");

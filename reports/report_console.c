@@ -68,11 +68,17 @@ int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_op
     const ps_json *sum = ps_json_get(doc, "summary");
     const char *verdict = ps_json_get_string(doc, "verdict", "?");
     const char *vcol = strcmp(verdict, "pass") == 0 ? C_GREEN : C_RED;
-    ps_buf_printf(&b, "\n%lld checks: %lld passed, %lld failed, %lld warnings, %lld not run in %.2f s -> %s%s%s\n",
+    /* each check counted once: not run = could not be tested (the run is
+     * incomplete), not applicable = nothing to judge */
+    long long warnings = (long long)ps_json_get_int(sum, "warnings", 0);
+    long long not_applicable = (long long)ps_json_get_int(sum, "not_applicable", 0);
+    ps_buf_printf(&b, "\n%lld checks: %lld passed, %lld failed, %lld warning%s, %lld not run",
                   (long long)ps_json_get_int(sum, "total", 0), (long long)ps_json_get_int(sum, "passed", 0),
-                  (long long)ps_json_get_int(sum, "failed", 0), (long long)ps_json_get_int(sum, "warnings", 0),
-                  (long long)ps_json_get_int(sum, "not_run", 0), ps_json_get_number(doc, "duration_s", 0),
-                  col(opts, vcol), verdict, col(opts, C_RESET));
+                  (long long)ps_json_get_int(sum, "failed", 0), warnings, warnings == 1 ? "" : "s",
+                  (long long)ps_json_get_int(sum, "not_run", 0));
+    if (not_applicable) ps_buf_printf(&b, ", %lld not applicable", not_applicable);
+    ps_buf_printf(&b, " in %.2f s -> %s%s%s\n", ps_json_get_number(doc, "duration_s", 0), col(opts, vcol), verdict,
+                  col(opts, C_RESET));
     const char *aborted = ps_json_get_string(doc, "aborted", NULL);
     if (aborted) ps_buf_printf(&b, "%saborted: %s%s\n", col(opts, C_RED), aborted, col(opts, C_RESET));
     const char *incomplete = ps_json_get_string(doc, "incomplete", NULL);

@@ -23,10 +23,12 @@ void ps_conform_print_list(FILE *out, const ps_checks *checks)
 }
 
 /* How the selected checks came out: the one pass over every outcome that
- * the summary, the exit code and the incomplete reason all read. */
+ * the summary, the exit code and the incomplete reason all read. Each check
+ * is counted once: total = passed + failed + warnings + incomplete +
+ * not_applicable (a check not run is either untested or has nothing to judge). */
 typedef struct outcome_tally {
-    unsigned total, passed, failed, warnings, not_run, not_applicable;
-    unsigned incomplete; /* not run although they apply */
+    unsigned total, passed, failed, warnings, not_applicable;
+    unsigned incomplete; /* not run although they apply: the summary's not_run */
     const char *first_incomplete_id, *first_incomplete_message;
 } outcome_tally;
 
@@ -43,7 +45,6 @@ static void tally_outcomes(const ps_checks *checks, bool strict, outcome_tally *
         t->failed += o.status == PS_STATUS_FAILED;
         t->warnings += o.status == PS_STATUS_WARNING;
         if (o.status != PS_STATUS_NOT_RUN) continue;
-        t->not_run++;
         if (!o.applicable) {
             t->not_applicable++;
         } else if (!t->incomplete++) {
@@ -209,7 +210,7 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
     ps_jw_kuint(&w, "passed", t.passed);
     ps_jw_kuint(&w, "failed", t.failed);
     ps_jw_kuint(&w, "warnings", t.warnings);
-    ps_jw_kuint(&w, "not_run", t.not_run);
+    ps_jw_kuint(&w, "not_run", t.incomplete);
     ps_jw_kuint(&w, "not_applicable", t.not_applicable);
     ps_jw_object_close(&w);
     const char *verdict = exit_code == 0 ? "pass"

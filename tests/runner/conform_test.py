@@ -146,6 +146,12 @@ def assert_contract(doc):
     check(n == doc["summary"]["total"], "summary total %d but %d checks listed" % (doc["summary"]["total"], n))
     check(not_applicable == doc["summary"].get("not_applicable"), "summary not_applicable %r but %d listed" % (
         doc["summary"].get("not_applicable"), not_applicable))
+    # each check counted once: not_run are the untested ones only
+    sm = doc["summary"]
+    untested = sum(1 for su in doc["suites"] for c in su["checks"] if c["status"] == "not_run" and c.get("applicable"))
+    check(sm["not_run"] == untested, "summary not_run %r but %d untested checks listed" % (sm["not_run"], untested))
+    check(sm["total"] == sm["passed"] + sm["failed"] + sm["warnings"] + sm["not_run"] + sm["not_applicable"],
+          "summary does not add up: %s" % sm)
 
 
 def list_ids(binary):
@@ -811,9 +817,13 @@ def mode_not_applicable(a, tmp):
     check(not by.get("failed") and not by.get("warning"), "statuses %s" % by)
     ck = [c for s in doc["suites"] for c in s["checks"] if c["id"] == "ratelimit.limit-matches-plan"][0]
     check(ck.get("applicable") is False and "--plan" in ck.get("message", ""), "limit-matches-plan: %s" % ck)
-    check(doc["summary"]["not_applicable"] == 1 and doc["verdict"] == "pass" and doc["incomplete"] is None,
+    check(doc["summary"]["not_applicable"] == 1 and doc["summary"]["not_run"] == 0 and doc["verdict"] == "pass"
+          and doc["incomplete"] is None,
           "summary %s verdict %s incomplete %r" % (doc["summary"], doc["verdict"], doc["incomplete"]))
     check("N/A " in out and "ratelimit.limit-matches-plan" in out, "console does not mark it N/A:\n" + out[-600:])
+    # counted once, as not applicable: nothing was skipped (issue 8)
+    check(" 0 not run, 1 not applicable in " in out and "1 warnings" not in out,
+          "console summary line:\n" + out[-300:])
 
 
 def mode_interrupt(a, tmp):

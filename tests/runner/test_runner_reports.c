@@ -38,6 +38,13 @@ static const char doc_text[] =
 
 static ps_json *doc; /* the fixture, parsed once in main */
 
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+    return n;
+}
+
 static char *render(int which, const ps_json *d, bool color)
 {
     char *text = NULL;
@@ -97,7 +104,8 @@ static void console_colour_only_when_asked(void)
     CHECK(strstr(plain, "WARN auth.www-authenticate") != NULL);
     CHECK(strstr(plain, "SKIP auth.bearer-error-attribute") != NULL);
     CHECK(strstr(plain, "reproduce: curl -i") != NULL);
-    CHECK(strstr(plain, "4 checks: 1 passed, 1 failed, 1 warnings, 1 not run") != NULL);
+    /* "1 warning" (singular); no "not applicable" part when there is none */
+    CHECK(strstr(plain, "4 checks: 1 passed, 1 failed, 1 warning, 1 not run in ") != NULL);
     char *colour = render(0, doc, true);
     CHECK(strstr(colour, "\033[31mFAIL") != NULL);
     CHECK(strstr(colour, "\033[31m</failure>") == NULL);
@@ -110,7 +118,7 @@ static void console_colour_only_when_asked(void)
 static void console_incomplete_and_not_applicable(void)
 {
     static const char text[] =
-        "{\"summary\":{\"total\":2,\"passed\":0,\"failed\":0,\"warnings\":0,\"not_run\":2,\"not_applicable\":1},"
+        "{\"summary\":{\"total\":2,\"passed\":0,\"failed\":0,\"warnings\":0,\"not_run\":1,\"not_applicable\":1},"
         "\"verdict\":\"incomplete\",\"exit_code\":3,\"aborted\":null,"
         "\"incomplete\":\"1 of 2 selected checks could not be tested: \\u001b[31mwait; raise --max-wait\","
         "\"suites\":[{\"name\":\"ratelimit\",\"checks\":["
@@ -128,7 +136,17 @@ static void console_incomplete_and_not_applicable(void)
     CHECK(strstr(plain, "-> incomplete\nincomplete: 1 of 2 selected checks could not be tested: ") != NULL);
     CHECK(strstr(plain, "raise --max-wait\n") != NULL);
     CHECK(strstr(plain, "\033") == NULL);
+    /* each check counted once: the not-applicable one is not "not run" */
+    CHECK(strstr(plain, "2 checks: 0 passed, 0 failed, 0 warnings, 1 not run, 1 not applicable in ") != NULL);
     free(plain);
+    /* the HTML page counts and labels them apart too */
+    char *html = render(3, d, false);
+    CHECK(strstr(html, "data-count=\"not_run\"><b>1</b>") != NULL);
+    CHECK(strstr(html, "data-count=\"not_applicable\"><b>1</b>") != NULL);
+    CHECK_INT(count_of(html, "data-status=\"not_applicable\""), 1);
+    CHECK_INT(count_of(html, "data-status=\"not_run\""), 1);
+    CHECK(strstr(html, "0 warnings, 1 not run, 1 not applicable</small>") != NULL);
+    free(html);
     /* the sample document (a finished run) has no such line */
     plain = render(0, doc, false);
     CHECK(strstr(plain, "incomplete") == NULL);
