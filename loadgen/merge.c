@@ -147,6 +147,14 @@ static double num_at(const ps_json *o, const char *path)
     return v ? v->d : 0;
 }
 
+/* Adds o's members named by the n fields to obj's counts (a missing member
+ * adds the field's absent value). */
+static void add_fields(const ps_json *o, const ps_lg_field *fields, size_t n, void *obj)
+{
+    for (size_t i = 0; i < n; i++)
+        *ps_lg_field_at(obj, &fields[i]) += ps_json_get_int(o, fields[i].name, fields[i].absent);
+}
+
 /* Reads one report and its identity. Exit 2 on failure. */
 static int load_shard(merge *m, shard_doc *s)
 {
@@ -349,8 +357,6 @@ static int merge_stats(merge *m)
     if (ps_lg_stats_init(&m->total, (1u << PS_LG_PLANS) - 1, false, &m->err) != 0) return -1;
     m->total_ready = true;
     ps_lg_stats *t = &m->total;
-    static const char *op_names[PS_LG_OPS] = {"list", "create"};
-    static const char *cls_names[PS_LG_CLASSES] = {"2xx", "3xx", "4xx", "5xx"};
     double end = 0;
     m->start_unix_s = INFINITY;
     for (size_t i = 0; i < m->nshards; i++) {
@@ -373,14 +379,14 @@ static int merge_stats(merge *m)
         }
         for (int o = 0; o < PS_LG_OPS; o++) {
             char p[64];
-            snprintf(p, sizeof p, "operations.%s.requests", op_names[o]);
+            snprintf(p, sizeof p, "operations.%s.requests", ps_lg_op_names[o]);
             t->op_requests[o] += int_at(d, p);
-            snprintf(p, sizeof p, "operations.%s", op_names[o]);
+            snprintf(p, sizeof p, "operations.%s", ps_lg_op_names[o]);
             if (add_pair(m, s, p, &t->op[o]) != 0) return -1;
         }
         for (int c = 0; c < PS_LG_CLASSES; c++) {
             char p[64];
-            snprintf(p, sizeof p, "status_classes.%s", cls_names[c]);
+            snprintf(p, sizeof p, "status_classes.%s", ps_lg_class_names[c]);
             if (add_pair(m, s, p, &t->cls[c]) != 0) return -1;
         }
         if (add_pair(m, s, "all", &t->all) != 0) return -1;
@@ -439,12 +445,10 @@ static int merge_intervals(merge *m)
             double len = ps_json_get_number(row, "length_s", 1);
             if (len > mr->length_s) mr->length_s = len;
             mr->requests += ps_json_get_int(row, "requests", 0);
-            mr->c2xx += int_at(row, "status_classes.2xx");
-            mr->c3xx += int_at(row, "status_classes.3xx");
-            mr->c4xx += int_at(row, "status_classes.4xx");
-            mr->c5xx += int_at(row, "status_classes.5xx");
-            mr->c429 += int_at(row, "status_classes.429");
-            mr->errors += int_at(row, "status_classes.errors");
+            const ps_json *classes = member(row, "status_classes", PS_JSON_OBJECT);
+            for (size_t f = 0; f < PS_LG_ROW_CLASS_FIELDS; f++)
+                *ps_lg_field_at(mr, &ps_lg_row_class_fields[f]) +=
+                    int_at(classes, ps_lg_row_class_fields[f].name);
             if (add_hist(m, s, hists->items[r], m->row_h[sec], "of an interval") != 0) return -1;
         }
     }
@@ -475,12 +479,7 @@ static int merge_limits(merge *m)
             const ps_json *c = member(keys->items[k], "checks", PS_JSON_OBJECT);
             if (!c) continue;
             ps_lg_key_checks *d = &m->limits.keys[s->key_map[k]];
-            d->responses += ps_json_get_int(c, "responses", 0);
-            d->missing_headers += ps_json_get_int(c, "missing_headers", 0);
-            d->bad_headers += ps_json_get_int(c, "bad_headers", 0);
-            d->missing_retry_after += ps_json_get_int(c, "missing_retry_after", 0);
-            d->bad_retry_after += ps_json_get_int(c, "bad_retry_after", 0);
-            d->failures += ps_json_get_int(c, "failures", 0);
+            add_fields(c, ps_lg_key_check_fields, PS_LG_KEY_CHECK_FIELDS, d);
         }
         const ps_json *wins = member(s->shard, "windows", PS_JSON_ARRAY);
         for (size_t w = 0; wins && w < wins->count; w++) {
@@ -490,15 +489,10 @@ static int merge_limits(merge *m)
                 return ps_error_set(&m->err, "'%s': window %zu names no key of the shard", s->path, w);
             const ps_json *ahead = ps_json_get(j, "min_ahead_s");
             ps_lg_window win = {
-                .limit = ps_json_get_int(j, "limit", 0),
-                .reset = ps_json_get_int(j, "reset", 0),
-                .admitted = ps_json_get_int(j, "admitted", 0),
-                .limited = ps_json_get_int(j, "limited", 0),
-                .max_remaining = ps_json_get_int(j, "max_remaining", -1),
-                .min_remaining = ps_json_get_int(j, "min_remaining", -1),
                 .min_ahead_s = ahead && ahead->type == PS_JSON_NUMBER ? ahead->i : INT64_MAX,
                 .key = (uint32_t)s->key_map[key],
             };
+            add_fields(j, ps_lg_window_fields, PS_LG_WINDOW_FIELDS, &win); /* onto zeros: as read */
             ps_lg_limits_add_window(&m->limits, &win);
         }
     }

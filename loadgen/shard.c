@@ -186,6 +186,24 @@ size_t ps_lg_shard_drop_partial_views(const ps_lg_config *cfg, ps_lg_violation *
     return kept;
 }
 
+const ps_lg_field ps_lg_key_check_fields[PS_LG_KEY_CHECK_FIELDS] = {
+    {"responses", offsetof(ps_lg_key_checks, responses), 0},
+    {"missing_headers", offsetof(ps_lg_key_checks, missing_headers), 0},
+    {"bad_headers", offsetof(ps_lg_key_checks, bad_headers), 0},
+    {"missing_retry_after", offsetof(ps_lg_key_checks, missing_retry_after), 0},
+    {"bad_retry_after", offsetof(ps_lg_key_checks, bad_retry_after), 0},
+    {"failures", offsetof(ps_lg_key_checks, failures), 0},
+};
+
+const ps_lg_field ps_lg_window_fields[PS_LG_WINDOW_FIELDS] = {
+    {"limit", offsetof(ps_lg_window, limit), 0},
+    {"reset", offsetof(ps_lg_window, reset), 0},
+    {"admitted", offsetof(ps_lg_window, admitted), 0},
+    {"limited", offsetof(ps_lg_window, limited), 0},
+    {"max_remaining", offsetof(ps_lg_window, max_remaining), -1},
+    {"min_remaining", offsetof(ps_lg_window, min_remaining), -1},
+};
+
 static int hist_member(ps_jw *w, const char *key, const ps_hist *h, ps_error *err)
 {
     ps_buf b = PS_BUF_INIT;
@@ -211,20 +229,18 @@ static int pair_member(ps_jw *w, const char *key, const ps_lg_hpair *p, ps_error
 
 static int histograms(ps_jw *w, const ps_lg_stats *t, ps_error *err)
 {
-    static const char *op_names[PS_LG_OPS] = {"list", "create"};
-    static const char *cls_names[PS_LG_CLASSES] = {"2xx", "3xx", "4xx", "5xx"};
     ps_jw_key(w, "histograms");
     ps_jw_object_open(w);
     if (pair_member(w, "all", &t->all, err) != 0) return -1;
     ps_jw_key(w, "operations");
     ps_jw_object_open(w);
     for (int o = 0; o < PS_LG_OPS; o++)
-        if (pair_member(w, op_names[o], &t->op[o], err) != 0) return -1;
+        if (pair_member(w, ps_lg_op_names[o], &t->op[o], err) != 0) return -1;
     ps_jw_object_close(w);
     ps_jw_key(w, "status_classes");
     ps_jw_object_open(w);
     for (int c = 0; c < PS_LG_CLASSES; c++)
-        if (pair_member(w, cls_names[c], &t->cls[c], err) != 0) return -1;
+        if (pair_member(w, ps_lg_class_names[c], &t->cls[c], err) != 0) return -1;
     ps_jw_object_close(w);
     ps_jw_key(w, "plans");
     ps_jw_object_open(w);
@@ -253,15 +269,9 @@ static void keys_and_windows(ps_jw *w, const ps_lg_config *cfg, const ps_lg_limi
         ps_jw_kint(w, "per_day", cfg->keys[k].plan.per_day);
         ps_jw_kdouble(w, "rate", cfg->keys[k].rate, 3);
         if (l && k < l->nkeys) {
-            const ps_lg_key_checks *c = &l->keys[k];
             ps_jw_key(w, "checks");
             ps_jw_object_open(w);
-            ps_jw_kint(w, "responses", c->responses);
-            ps_jw_kint(w, "missing_headers", c->missing_headers);
-            ps_jw_kint(w, "bad_headers", c->bad_headers);
-            ps_jw_kint(w, "missing_retry_after", c->missing_retry_after);
-            ps_jw_kint(w, "bad_retry_after", c->bad_retry_after);
-            ps_jw_kint(w, "failures", c->failures);
+            ps_lg_fields_json(w, ps_lg_key_check_fields, PS_LG_KEY_CHECK_FIELDS, &l->keys[k]);
             ps_jw_object_close(w);
         }
         ps_jw_object_close(w);
@@ -278,12 +288,7 @@ static void keys_and_windows(ps_jw *w, const ps_lg_config *cfg, const ps_lg_limi
         if (!win->used) continue;
         ps_jw_object_open(w);
         ps_jw_kint(w, "key", win->key);
-        ps_jw_kint(w, "limit", win->limit);
-        ps_jw_kint(w, "reset", win->reset);
-        ps_jw_kint(w, "admitted", win->admitted);
-        ps_jw_kint(w, "limited", win->limited);
-        ps_jw_kint(w, "max_remaining", win->max_remaining);
-        ps_jw_kint(w, "min_remaining", win->min_remaining);
+        ps_lg_fields_json(w, ps_lg_window_fields, PS_LG_WINDOW_FIELDS, win);
         if (win->min_ahead_s == INT64_MAX)
             ps_jw_knull(w, "min_ahead_s");
         else

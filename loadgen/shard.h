@@ -22,6 +22,7 @@
 #include "loadgen/config.h"
 #include "loadgen/limits.h"
 #include "loadgen/stats.h"
+#include "loadgen/summary.h"
 
 /* Parses "I/N" (1 <= I <= N <= PS_LG_MAX_SHARDS). */
 #define PS_LG_MAX_SHARDS 10000
@@ -58,6 +59,14 @@ typedef struct ps_lg_shard_report {
     size_t nrows;
     const ps_lg_limits *limits;  /* NULL without --verify-limits */
 } ps_lg_shard_report;
+
+/* The counts of shard.keys[].checks, and of shard.windows[] (whose "key"
+ * and "min_ahead_s", null when not known, are written apart): shard.c
+ * writes them, merge.c reads them back. */
+#define PS_LG_KEY_CHECK_FIELDS 6
+extern const ps_lg_field ps_lg_key_check_fields[PS_LG_KEY_CHECK_FIELDS];
+#define PS_LG_WINDOW_FIELDS 6
+extern const ps_lg_field ps_lg_window_fields[PS_LG_WINDOW_FIELDS];
 
 /* Writes the "shard" member (ps_lg_summary's extra hook). */
 int ps_lg_shard_json(ps_jw *w, const void *report, ps_error *err);

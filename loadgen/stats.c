@@ -68,6 +68,9 @@ void ps_lg_stats_free(ps_lg_stats *s)
     memset(s, 0, sizeof *s);
 }
 
+const char *const ps_lg_op_names[PS_LG_OPS] = {"list", "create"};
+const char *const ps_lg_class_names[PS_LG_CLASSES] = {"2xx", "3xx", "4xx", "5xx"};
+
 int ps_lg_status_class(int status)
 {
     if (status < 200 || status > 599) return -1;

@@ -26,6 +26,10 @@
 #define PS_LG_HIST_SIGFIGS 3
 
 enum { PS_LG_C2XX, PS_LG_C3XX, PS_LG_C4XX, PS_LG_C5XX, PS_LG_CLASSES };
+/* The reports' names of the operations ("list", "create") and status classes
+ * ("2xx".."5xx"): the summary and a shard write them, the merge reads them. */
+extern const char *const ps_lg_op_names[PS_LG_OPS];
+extern const char *const ps_lg_class_names[PS_LG_CLASSES];
 #define PS_LG_PLANS (PS_PLAN_UNKNOWN + 1)
 #define PS_LG_RING 16
 

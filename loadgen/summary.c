@@ -33,6 +33,26 @@ ps_lg_threshold_result ps_lg_threshold_eval(const ps_lg_threshold *th, const ps_
     return r;
 }
 
+const ps_lg_field ps_lg_row_class_fields[PS_LG_ROW_CLASS_FIELDS] = {
+    {"2xx", offsetof(ps_lg_interval_row, c2xx), 0},
+    {"3xx", offsetof(ps_lg_interval_row, c3xx), 0},
+    {"4xx", offsetof(ps_lg_interval_row, c4xx), 0},
+    {"5xx", offsetof(ps_lg_interval_row, c5xx), 0},
+    {"429", offsetof(ps_lg_interval_row, c429), 0},
+    {"errors", offsetof(ps_lg_interval_row, errors), 0},
+};
+
+int64_t *ps_lg_field_at(void *obj, const ps_lg_field *f)
+{
+    return (int64_t *)((char *)obj + f->offset);
+}
+
+void ps_lg_fields_json(ps_jw *w, const ps_lg_field *fields, size_t n, const void *obj)
+{
+    for (size_t i = 0; i < n; i++)
+        ps_jw_kint(w, fields[i].name, *(const int64_t *)((const char *)obj + fields[i].offset));
+}
+
 static void latency_obj(ps_jw *w, const ps_hist *h)
 {
     ps_jw_object_open(w);
@@ -187,9 +207,8 @@ static void counts_and_latencies(ps_jw *w, const ps_lg_summary *s)
     pair_obj(w, "latency_us", &t->all);
     ps_jw_key(w, "operations");
     ps_jw_object_open(w);
-    static const char *op_names[PS_LG_OPS] = {"list", "create"};
     for (int o = 0; o < PS_LG_OPS; o++) {
-        ps_jw_key(w, op_names[o]);
+        ps_jw_key(w, ps_lg_op_names[o]);
         ps_jw_object_open(w);
         ps_jw_kint(w, "requests", t->op_requests[o]);
         pair_obj(w, "latency_us", &t->op[o]);
@@ -198,9 +217,8 @@ static void counts_and_latencies(ps_jw *w, const ps_lg_summary *s)
     ps_jw_object_close(w);
     ps_jw_key(w, "status_classes");
     ps_jw_object_open(w);
-    static const char *cls_names[PS_LG_CLASSES] = {"2xx", "3xx", "4xx", "5xx"};
     for (int c = 0; c < PS_LG_CLASSES; c++) {
-        ps_jw_key(w, cls_names[c]);
+        ps_jw_key(w, ps_lg_class_names[c]);
         ps_jw_object_open(w);
         ps_jw_kint(w, "count", t->cls[c].corr ? ps_hist_total_count(t->cls[c].corr) : 0);
         pair_obj(w, "latency_us", &t->cls[c]);
@@ -231,12 +249,7 @@ static void intervals(ps_jw *w, const ps_lg_interval_row *rows, size_t nrows)
         }
         ps_jw_key(w, "status_classes");
         ps_jw_object_open(w);
-        ps_jw_kint(w, "2xx", r->c2xx);
-        ps_jw_kint(w, "3xx", r->c3xx);
-        ps_jw_kint(w, "4xx", r->c4xx);
-        ps_jw_kint(w, "5xx", r->c5xx);
-        ps_jw_kint(w, "429", r->c429);
-        ps_jw_kint(w, "errors", r->errors);
+        ps_lg_fields_json(w, ps_lg_row_class_fields, PS_LG_ROW_CLASS_FIELDS, r);
         ps_jw_object_close(w);
         ps_jw_object_close(w);
     }

@@ -8,6 +8,7 @@
 #define PS_LG_SUMMARY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/buf.h"
@@ -22,6 +23,23 @@ typedef struct ps_lg_interval_row {
     int64_t requests, p50_us, p90_us, p99_us, max_us;
     int64_t c2xx, c3xx, c4xx, c5xx, c429, errors;
 } ps_lg_interval_row;
+
+/* A count (int64_t member) of a report struct and its name in the JSON: the
+ * writer and the merge's reader walk one table, so the names are kept once. */
+typedef struct ps_lg_field {
+    const char *name;
+    size_t offset;  /* offsetof the member */
+    int64_t absent; /* what a reader takes when the member is missing */
+} ps_lg_field;
+
+/* The count a field names in obj. */
+int64_t *ps_lg_field_at(void *obj, const ps_lg_field *f);
+/* Writes "name": count for each of the n fields of obj. */
+void ps_lg_fields_json(ps_jw *w, const ps_lg_field *fields, size_t n, const void *obj);
+
+/* intervals[].status_classes: 2xx..5xx, 429 and errors of an interval row. */
+#define PS_LG_ROW_CLASS_FIELDS 6
+extern const ps_lg_field ps_lg_row_class_fields[PS_LG_ROW_CLASS_FIELDS];
 
 typedef struct ps_lg_threshold_result {
     bool passed;

@@ -84,18 +84,10 @@ static void identify(conn *c, bool headers_known, identity *who)
                                   ps_fault_on(cfg->faults, PS_FAULT_BEARER_CASE_SENSITIVE), &token, &token_len);
     if (who->cred == PS_CRED_TOKEN) {
         const ps_key_entry *e = ps_keyring_find(cfg->keys, token, token_len);
-        if (e) {
-            who->authenticated = true;
-            who->id = e->key;
-            who->id_len = e->key_len;
-            who->per_minute = e->plan.per_minute;
-            who->per_day = e->plan.per_day;
-            return;
-        }
         /* fault prefix-key-match: a near miss (one character short or one
          * too many) is taken for the key it nearly is */
-        e = ps_fault_on(cfg->faults, PS_FAULT_PREFIX_KEY_MATCH) ? ps_keyring_find_near(cfg->keys, token, token_len)
-                                                                : NULL;
+        if (!e && ps_fault_on(cfg->faults, PS_FAULT_PREFIX_KEY_MATCH))
+            e = ps_keyring_find_near(cfg->keys, token, token_len);
         if (e) {
             who->authenticated = true;
             who->id = e->key;
