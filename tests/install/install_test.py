@@ -26,7 +26,7 @@ import tempfile
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from pstest import check, failures, start_server, stop_process  # noqa: E402
+from pstest import check, exit_status, start_server, stop_process  # noqa: E402
 
 PROGRAMS = ("petstore-server", "petstore-conform", "petstore-load")
 DATA_FILES = ("keys.txt", "seed-categories.json", "create-bodies.json", "openapi.yaml")
@@ -265,11 +265,7 @@ def main():
     a.source = os.path.realpath(a.source)
     with tempfile.TemporaryDirectory(prefix="ps-install-") as tmp:
         {"tree": mode_tree, "deb": mode_deb, "containerfile": mode_containerfile}[a.mode](a, tmp)
-    if failures:
-        print("%d failure(s)" % len(failures), file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """pstest.py - what the Python integration tests share (stdlib only): a
-failure list with check(), a program that prints its base URL as its first
+failure list with check() and the exit status it makes, a program that prints its base URL as its first
 stdout line (the reference server, started with --port 0) started and
 stopped with bounded waits, and a program run on a terminal.
 
@@ -23,6 +23,15 @@ def check(cond, what):
         failures.append(what)
         print("FAIL: " + what, file=sys.stderr)
     return cond
+
+
+def exit_status():
+    """The test's exit status, said last: the failure count and 1, or "ok" and 0."""
+    if failures:
+        print("%d failure(s)" % len(failures), file=sys.stderr)
+        return 1
+    print("ok")
+    return 0
 
 
 def read_first_line(proc, timeout):

@@ -6,39 +6,14 @@
 //
 //   node lg_hdr_peer.js HDR_HISTOGRAM_JS_DIR LOG_FILE...
 "use strict";
-const fs = require("fs");
-const path = require("path");
+const { failer, loadHdr, mergeLogs } = require("../lib/hdr_log_merge.js");
 
-function fail(message) {
-  process.stderr.write(`lg_hdr_peer.js: ${message}\n`);
-  process.exit(2);
-}
-
+const fail = failer("lg_hdr_peer.js");
 const [moduleDir, ...files] = process.argv.slice(2);
 if (!moduleDir || files.length === 0) fail("usage: lg_hdr_peer.js HDR_HISTOGRAM_JS_DIR LOG_FILE...");
-let hdr;
-try {
-  hdr = require(path.resolve(moduleDir));
-} catch (e) {
-  fail(`cannot load hdr-histogram-js from ${moduleDir} (run scripts/install-deps.sh): ${e.message}`);
-}
+const hdr = loadHdr(moduleDir, fail);
 
-let merged = null;
-let intervals = 0;
-for (const file of files) {
-  const reader = new hdr.HistogramLogReader(fs.readFileSync(file, "utf8"));
-  for (let h = reader.nextIntervalHistogram(); h !== null; h = reader.nextIntervalHistogram()) {
-    intervals++;
-    if (!merged)
-      merged = hdr.build({
-        lowestDiscernibleValue: 1,
-        highestTrackableValue: h.highestTrackableValue,
-        numberOfSignificantValueDigits: h.numberOfSignificantValueDigits,
-        autoResize: false,
-      });
-    merged.add(h);
-  }
-}
+const { merged, intervals } = mergeLogs(hdr, files);
 if (!merged) fail(`no interval found in ${files.join(", ")}`);
 const lines = [`intervals ${intervals}`, `count ${merged.totalCount}`];
 for (const [name, p] of [["p50", 50], ["p75", 75], ["p90", 90], ["p95", 95], ["p99", 99],

@@ -20,14 +20,8 @@ import subprocess
 import sys
 import tempfile
 
-FAILURES = []
-
-
-def check(cond, message):
-    if not cond:
-        FAILURES.append(message)
-        print("FAIL: " + message, file=sys.stderr)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from pstest import check, exit_status, failures, start_server, stop_process  # noqa: E402
 
 
 def run(argv, timeout=60):
@@ -63,26 +57,12 @@ def usage_errors(load):
               "merge %s: exit %d, stdout %r, stderr %r" % (flag, rc, out[:80], err[:200]))
 
 
-def start_server(server, tmp):
-    out = open(os.path.join(tmp, "server.out"), "w+")
-    p = subprocess.Popen([server, "--port", "0", "--no-seed", "--key", "merge-cli-k3y:pro", "--threads", "2"],
-                         stdout=out, stderr=subprocess.DEVNULL)
-    # the server's first stdout line is its base URL, written once it listens
-    for _ in range(200):
-        out.seek(0)
-        line = out.readline()
-        if line.endswith("\n"):
-            return p, line.strip()
-        if p.poll() is not None:
-            break
-        subprocess.run(["sleep", "0.05"])
-    p.kill()
-    p.wait()
-    sys.exit("FAIL: the server printed no base URL")
-
-
 def bad_sets(load, server, tmp):
-    srv, url = start_server(server, tmp)
+    srv, url = start_server([server, "--port", "0", "--no-seed", "--key", "merge-cli-k3y:pro", "--threads", "2"],
+                            stderr=subprocess.DEVNULL)
+    if not url:
+        stop_process(srv)
+        sys.exit("FAIL: the server printed no base URL")
     try:
         shards = []
         for i in (1, 2):
@@ -97,9 +77,8 @@ def bad_sets(load, server, tmp):
                           "--requests", "5", "--quiet", "--json", plain])
         check(rc == 0, "the unsharded run exited %d: %s" % (rc, err[:300]))
     finally:
-        srv.terminate()
-        srv.wait()
-    if FAILURES:
+        stop_process(srv)
+    if failures:
         return
     s1, s2 = shards
     merged = os.path.join(tmp, "merged.json")
@@ -168,11 +147,7 @@ def main():
     usage_errors(a.load)
     with tempfile.TemporaryDirectory(prefix="lg-merge-cli-") as tmp:
         bad_sets(a.load, a.server, tmp)
-    if FAILURES:
-        print("%d failure(s)" % len(FAILURES), file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -13,21 +13,12 @@
 // "spectrum" followed by outputPercentileDistribution(5, 1000)'s text.
 "use strict";
 const fs = require("fs");
-const path = require("path");
+const { failer, loadHdr, mergeLogs } = require("../../lib/hdr_log_merge.js");
 
-function fail(message) {
-  process.stderr.write(`peer.js: ${message}\n`);
-  process.exit(2);
-}
-
+const fail = failer("peer.js");
 const [moduleDir, mode, file] = process.argv.slice(2);
 if (!moduleDir || !mode || !file) fail("usage: peer.js MODULE_DIR read-log|encode FILE");
-let hdr;
-try {
-  hdr = require(path.resolve(moduleDir));
-} catch (e) {
-  fail(`cannot load hdr-histogram-js from ${moduleDir} (run scripts/install-deps.sh): ${e.message}`);
-}
+const hdr = loadHdr(moduleDir, fail);
 
 // spectrumOf is the histogram whose text is printed (default h).
 function report(h, extra, spectrumOf = h) {
@@ -50,23 +41,7 @@ function report(h, extra, spectrumOf = h) {
 }
 
 if (mode === "read-log") {
-  const reader = new hdr.HistogramLogReader(fs.readFileSync(file, "utf8"));
-  let merged = null;
-  let intervals = 0;
-  let first = null;
-  for (let h = reader.nextIntervalHistogram(); h !== null; h = reader.nextIntervalHistogram()) {
-    intervals++;
-    if (!first) {
-      first = h;
-      merged = hdr.build({
-        lowestDiscernibleValue: 1,
-        highestTrackableValue: h.highestTrackableValue,
-        numberOfSignificantValueDigits: h.numberOfSignificantValueDigits,
-        autoResize: false,
-      });
-    }
-    merged.add(h);
-  }
+  const { merged, first, intervals } = mergeLogs(hdr, [file]);
   if (!merged) fail(`no interval found in ${file}`);
   report(merged, {
     intervals,
