@@ -116,8 +116,9 @@ static void check_refusal(ps_conform *c, const ps_exchange *ex)
         return;
     }
     ps_conform_pass(c, PS_CK_LIMIT429_RETRY_AFTER);
-    if (rl.reset_state != PS_RL_OK) {
-        ps_conform_not_applicable(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "the 429 has no integer X-RateLimit-Reset");
+    /* a fractional Reset still names a time (ratelimit.reset-unix-seconds fails its form) */
+    if (rl.reset_state != PS_RL_OK && !ps_ratelimit_reset_lenient(rl.reset_raw, &rl.reset)) {
+        ps_conform_not_applicable(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "the 429 has no numeric X-RateLimit-Reset");
         return;
     }
     /* Retry-After says when to retry, Reset when the limit resets: waiting

@@ -97,9 +97,10 @@ static bool parse_signed(const char *raw, int64_t *out)
 }
 
 /* A Reset that is not a plain integer but still names a time (real
- * plugins send "1795353910.3076"): its ceiling serves the sequence rules,
- * while ratelimit.headers-integers reports the form. */
-static bool parse_lenient_time(const char *raw, int64_t *out)
+ * plugins send "1795353910.3076"): its ceiling serves the sequence rules
+ * and limit429.retry-after-agrees, while ratelimit.reset-unix-seconds alone
+ * reports the form (Limit and Remaining may well be right). */
+bool ps_ratelimit_reset_lenient(const char *raw, int64_t *out)
 {
     if (!raw) return false;
     char *end;
@@ -146,13 +147,15 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
     if (!f->remaining_ok && rl.remaining_state == PS_RL_MALFORMED && parse_signed(rl.remaining_raw, &f->remaining))
         f->remaining_ok = true;
     bool reset_int = rl.reset_state == PS_RL_OK;
+    /* a Reset that names a time, only not in whole seconds: reset-unix-seconds' finding */
+    bool reset_time = reset_int || ps_ratelimit_reset_lenient(rl.reset_raw, &f->reset);
     struct {
         ps_rl_field_state st;
         const char *name, *raw;
         bool ok;
     } fl[3] = {{rl.limit_state, "X-RateLimit-Limit", rl.limit_raw, f->limit_ok},
                {rl.remaining_state, "X-RateLimit-Remaining", rl.remaining_raw, f->remaining_ok},
-               {rl.reset_state, "X-RateLimit-Reset", rl.reset_raw, reset_int}};
+               {rl.reset_state, "X-RateLimit-Reset", rl.reset_raw, reset_time}};
     bool all_int = true;
     for (int i = 0; i < 3; i++) {
         if (fl[i].st == PS_RL_ABSENT || fl[i].ok) continue;
@@ -202,12 +205,8 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
     }
 
     /* Reset: a Unix time in seconds, at most a day ahead */
-    if (reset_int) {
-        f->reset = rl.reset;
-        f->reset_usable = true;
-    } else if (parse_lenient_time(rl.reset_raw, &f->reset)) {
-        f->reset_usable = true;
-    }
+    if (reset_int) f->reset = rl.reset;
+    f->reset_usable = reset_time;
     if (!f->reset_usable) {
         if (rl.reset_state == PS_RL_MALFORMED)
             ps_conform_not_applicable(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS,
@@ -215,17 +214,18 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
         return;
     }
     f->reset_sane = f->reset >= sent_s - RESET_SLACK_S && f->reset <= done_s + 86400 + RESET_SLACK_S;
-    if (f->reset_sane) {
+    if (f->reset_sane && reset_int) {
         ps_conform_pass(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS);
     } else {
-        const char *hint = f->reset > 100000000000LL ? " (that looks like milliseconds)"
-                           : f->reset < 1000000000LL ? " (that looks like seconds left, not a Unix time)"
-                                                      : "";
-        char exp[96];
-        snprintf(exp, sizeof exp, "a Unix time in seconds between %" PRId64 " and %" PRId64, sent_s - RESET_SLACK_S,
-                 done_s + 86400 + RESET_SLACK_S);
-        ps_conform_fail(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS, ex, exp,
-                        "X-RateLimit-Reset is %s at client time %" PRId64 "%s", rl.reset_raw, sent_s, hint);
+        const char *hint = f->reset_sane                ? ""
+                           : f->reset > 100000000000LL ? " (that looks like milliseconds)"
+                           : f->reset < 1000000000LL   ? " (that looks like seconds left, not a Unix time)"
+                                                       : "";
+        char exp[112];
+        snprintf(exp, sizeof exp, "a Unix time in whole seconds between %" PRId64 " and %" PRId64,
+                 sent_s - RESET_SLACK_S, done_s + 86400 + RESET_SLACK_S);
+        ps_conform_fail(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS, ex, exp, "X-RateLimit-Reset is %s at client time %" PRId64 "%s%s",
+                        rl.reset_raw, sent_s, reset_int ? "" : ": not a whole number of seconds", hint);
     }
 }
 

@@ -55,6 +55,12 @@ void ps_ratelimit_judge_concurrent(const ps_conform *c, bool on);
  * minute figure, 86400 s for its day figure, 0 when neither). */
 int64_t ps_ratelimit_judge_window_s(const ps_conform *c, ps_key_role role, int64_t limit);
 
+/* The time an X-RateLimit-Reset value names when it is a number but not a
+ * plain integer ("1795353910.3076": its ceiling); false when it is no
+ * number. ratelimit.reset-unix-seconds fails the form; the rules built on
+ * the time still use it. */
+bool ps_ratelimit_reset_lenient(const char *raw, int64_t *out);
+
 /* Ends the run's judgement (checks that need the whole run: Remaining
  * never fell); idempotent. ps_ratelimit_judge_report then writes the
  * report's "ratelimit" array (per key: the model, its evidence, what was

@@ -11,7 +11,7 @@ bounded. Exit 0 = the behaviour holds; otherwise the reasons are printed.
   conform_test.py --conform BIN --prism BIN --spec openapi.yaml prism
   conform_test.py --conform BIN unreachable | usage
   conform_test.py --conform BIN fake garbage|nonjson|huge|close|slow|latin1|chaos
-  conform_test.py --conform BIN politeness | maxwait | all429 | interrupt | colour | liberties
+  conform_test.py --conform BIN politeness | maxwait | all429 | interrupt | colour | liberties | reset_forms
   conform_test.py --conform BIN --server BIN notapplicable
   conform_test.py --conform BIN --server BIN https
   conform_test.py --conform BIN docs docs/conformance-checks.md
@@ -582,7 +582,8 @@ class LimitingFake(threading.Thread):
     records, per key, every request time and every 429's "not before" time,
     so a request sent too early after a 429 is caught to the millisecond."""
 
-    def __init__(self, limit, window_s, retry_after_s=None, count_errors=True, unique_names=False, max_name=0):
+    def __init__(self, limit, window_s, retry_after_s=None, count_errors=True, unique_names=False, max_name=0,
+                 reset_form="unix"):
         super().__init__(daemon=True)
         import http.server
 
@@ -590,6 +591,10 @@ class LimitingFake(threading.Thread):
         self.limit, self.window_s, self.fixed_retry_after = limit, window_s, retry_after_s
         # Liberties the spec leaves open ("not shown"): a conformant service may take them.
         self.count_errors, self.unique_names, self.max_name = count_errors, unique_names, max_name
+        # How X-RateLimit-Reset is written: "unix" (integer seconds, the
+        # document's form), "fraction" (Unix time with 4 decimals, as some
+        # framework plugins write it), "seconds-left" (a delay, not a time).
+        self.reset_form = reset_form
         self.lock = threading.Lock()
         self.windows = {}      # key -> [window_end, count]
         self.not_before = {}   # key -> time before which nothing may arrive
@@ -641,8 +646,10 @@ class LimitingFake(threading.Thread):
                         status, body, extra = fake.outcome(self.command, key, raw)
                         if status < 400 or fake.count_errors:
                             w[1] += 1
+                    reset_text = {"unix": str(reset), "fraction": "%.4f" % w[0],
+                                  "seconds-left": str(max(0, reset - int(now)))}[fake.reset_form]
                     rl = [("X-RateLimit-Limit", str(fake.limit)), ("X-RateLimit-Remaining", str(fake.limit - w[1])),
-                          ("X-RateLimit-Reset", str(reset))]
+                          ("X-RateLimit-Reset", reset_text)]
                 return self.answer(status, body, rl + extra)
 
             do_GET = do_POST = handle_any
@@ -723,6 +730,50 @@ def mode_liberties(a, tmp):
             by = checks_by_status(doc)
             check(not by.get("failed") and not by.get("not_run") and not by.get("warning"), "%s: %s" % (
                 opts, {k: sorted(v) for k, v in by.items() if k != "passed"}))
+
+
+def mode_reset_forms(a, tmp):
+    """X-RateLimit-Reset written in another form than Unix seconds (Limit and
+    Remaining valid on every response). A fractional Unix time fails
+    ratelimit.reset-unix-seconds and nothing else: the other rate-limit
+    checks are judged (the checks built on Reset are not applicable), and
+    the run is complete (exit 1, verdict fail). Seconds left fail with the
+    "looks like seconds left" hint in reset-unix-seconds and in
+    limit429.retry-after-agrees."""
+    for form in ("fraction", "seconds-left"):
+        fake = LimitingFake(limit=30, window_s=1.0, reset_form=form)
+        fake.start()
+        try:
+            rc, out, err, doc, _ = run_conform(
+                ["--base-url", "http://127.0.0.1:%d/v1" % fake.port, "--plan", "enterprise:30:100000",
+                 "--max-wait", "5s", "--timeout", "2s"], a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY}, timeout=120)
+        finally:
+            fake.stop()
+        check(not fake.violations, "%s: impolite: %s" % (form, fake.violations[:5]))
+        check(rc == 1, "%s: exit %d, expected 1" % (form, rc))
+        if not check(doc is not None, "%s: no JSON report" % form):
+            continue
+        assert_contract(doc)
+        by = checks_by_status(doc)
+        checks = {c["id"]: c for s in doc["suites"] for c in s["checks"]}
+        untested = sorted(i for i, c in checks.items() if c["status"] == "not_run" and c.get("applicable"))
+        check(not untested and doc["verdict"] == "fail" and doc["incomplete"] is None,
+              "%s: untested %s, verdict %s, incomplete %r" % (form, untested, doc["verdict"], doc["incomplete"]))
+        if form == "fraction":
+            check(by.get("failed") == {"ratelimit.reset-unix-seconds"} and not by.get("warning"),
+                  "fraction: failed %s, warnings %s" % (sorted(by.get("failed", [])), sorted(by.get("warning", []))))
+            for ok in ("ratelimit.headers-present", "ratelimit.remaining-decrements", "ratelimit.limit-matches-plan",
+                       "limit429.enforced", "limit429.no-over-admission", "limit429.remaining-zero",
+                       "limit429.retry-after", "limit429.recovers"):
+                check(checks.get(ok, {}).get("status") == "passed", "fraction: %s is %s" % (
+                    ok, checks.get(ok, {}).get("status")))
+            msg = checks["ratelimit.reset-unix-seconds"].get("message", "")
+            check("1795" in msg or "." in msg, "fraction: message does not quote the Reset: %r" % msg)
+        else:
+            for cid in ("ratelimit.reset-unix-seconds", "limit429.retry-after-agrees"):
+                c = checks.get(cid, {})
+                check(c.get("status") == "failed" and "looks like seconds left" in c.get("message", ""),
+                      "seconds-left: %s is %s: %r" % (cid, c.get("status"), c.get("message")))
 
 
 def mode_maxwait(a, tmp):
@@ -1012,6 +1063,7 @@ def main():
     sub.add_parser("all429")
     sub.add_parser("not_applicable")
     sub.add_parser("liberties")
+    sub.add_parser("reset_forms")
     sub.add_parser("interrupt")
     sub.add_parser("colour")
     sub.add_parser("https")
