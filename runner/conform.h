@@ -88,6 +88,11 @@ const char *ps_conform_base_url(const ps_conform *c);
 const char *ps_conform_run_token(const ps_conform *c);
 /* A key the service cannot know. */
 const char *ps_conform_unknown_key(const ps_conform *c);
+/* auth.near-miss-keys sends the main key less its last character, which
+ * every output redacts (registered as a secret at create); a shorter key's
+ * near miss would be a few common characters, hiding ordinary text, so for
+ * keys shorter than this the check is not applicable. */
+#define PS_CONFORM_NEAR_MISS_MIN_KEY 5
 
 /* An aborted run sends nothing more and exits 3. ps_conform_abort sets (or
  * replaces) the reason; ps_conform_abort_reason is NULL while not aborted. */

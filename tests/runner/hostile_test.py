@@ -7,7 +7,7 @@ few writes. Each mode starts a fake service of its own on loopback (one
 thread per connection), runs the real binary and asserts one behaviour; every
 wait is for a state (a request received, a line printed), bounded.
 
-  hostile_test.py --conform BIN worst_json | drip | sigterm | echoed_keys | verbose_writes
+  hostile_test.py --conform BIN worst_json | drip | sigterm | echoed_keys | near_miss_keys | verbose_writes
 
 Helpers (run_conform, check, the test keys) are conform_test.py's.
 """
@@ -343,6 +343,50 @@ def mode_echoed_keys(a, tmp):
             check(key[:-1] not in text, "echoed_keys: %s...%s leaks into %s" % (key[:6], key[-3:], name))
 
 
+def mode_near_miss_keys(a, tmp):
+    """The auth suite's near misses (the key less its last character, the
+    key plus one) never show, --verbose included, for a key too short for
+    the client's own near-miss matching (8 characters; 9 or more are matched
+    by their first len-1), against a service that compares key prefixes and
+    echoes the Authorization it got, so the check fails with evidence. A key
+    under 5 characters gets no near misses sent: not applicable."""
+    key = "k8shortk"
+
+    def reply(fake, conn, method, path, auth):
+        got = auth[7:] if auth.startswith("Bearer ") else ""
+        echo = b"X-Echo: " + auth.encode() + b"\r\n"
+        if got.startswith(key[:-1]):  # a prefix comparison: both near misses get in
+            return response(200, json.dumps([{"id": 1, "name": "got " + auth}]).encode(), echo)
+        body = json.dumps({"code": "unauthorized", "message": "got " + auth, "status": 401}).encode()
+        return response(401, body, echo + b'WWW-Authenticate: Bearer realm="x"\r\n')
+
+    fake = HostileFake(reply)
+    fake.start()
+    try:
+        rc, out, err, doc, paths = ct.run_conform(
+            ["--base-url", fake.url, "--only", "auth.near-miss-keys", "--timeout", "2s", "--verbose"], a.conform, tmp,
+            {"PETSTORE_API_KEY": key}, timeout=60)
+        texts = {"console": out, "--verbose stderr": err}
+        for f, path in paths.items():
+            texts["--" + f] = open(path, encoding="utf-8", errors="replace").read() if os.path.exists(path) else ""
+        rc4, out4, err4, doc4, _ = ct.run_conform(
+            ["--base-url", fake.url, "--only", "auth.near-miss-keys", "--timeout", "2s", "--verbose"], a.conform, tmp,
+            {"PETSTORE_API_KEY": "k4ey"}, timeout=60)
+    finally:
+        fake.stop()
+    check(rc == 1, "near_miss_keys: exit %d, expected 1 (a prefix-matching service)" % rc)
+    check(doc and ct.checks_by_status(doc).get("failed") == {"auth.near-miss-keys"},
+          "near_miss_keys: %s" % (doc and ct.checks_by_status(doc)))
+    check("> Authorization: Bearer ***" in err, "near_miss_keys: --verbose shows no redacted request:\n" + err[-800:])
+    check("${PETSTORE_API_KEY%?}" in texts["--json"], "near_miss_keys: the curl line does not name the near miss")
+    for name, text in texts.items():
+        for miss in (key[:-1], key + "x"):
+            check(miss not in text, "near_miss_keys: the near miss %r leaks into %s" % (miss, name))
+    check(rc4 == 0 and doc4 and ct.checks_by_status(doc4).get("not_run") == {"auth.near-miss-keys"},
+          "near_miss_keys: a 4-character key: exit %d, %s" % (rc4, doc4 and ct.checks_by_status(doc4)))
+    check("k4e" not in err4 and "k4e" not in out4, "near_miss_keys: a 4-character key's near miss was sent")
+
+
 def mode_verbose_writes(a, tmp):
     """--verbose writes each exchange in a few calls: a reply with 100 KB of
     headers took 100,871 write(2) calls (0.4 s became 120 s). Counted with
@@ -382,7 +426,8 @@ def mode_verbose_writes(a, tmp):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--conform", required=True)
-    p.add_argument("mode", choices=["worst_json", "drip", "sigterm", "echoed_keys", "verbose_writes"])
+    p.add_argument("mode", choices=["worst_json", "drip", "sigterm", "echoed_keys", "near_miss_keys",
+                                    "verbose_writes"])
     a = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="hostile-test-") as tmp:
         globals()["mode_" + a.mode](a, tmp)
