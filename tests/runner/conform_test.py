@@ -203,10 +203,17 @@ def mode_only_each(a, tmp):
     """Every check selected alone (--only ID) is exercised and passes: no
     check depends on another being selected to get its exchanges."""
     srv = Server(a.server, [], tmp)
+    # ratelimit.reset-consistent follows a window only between two responses sent more than a
+    # second before the Reset the first named; with --time-scale 60 the main key's window is 1 s
+    # and Reset a whole second, so whether a short --only run has such a pair depended on the
+    # clock's phase (not_run in about half the runs). It gets a server in real time (last
+    # --time-scale wins), where a window lasts a minute.
+    real_time = Server(a.server, ["--time-scale", "1"], tmp)
     try:
         for cid in list_ids(a.conform):
+            url = real_time.url if cid == "ratelimit.reset-consistent" else srv.url
             rc, out, err, doc, _ = run_conform(
-                ["--base-url", srv.url, "--plan", "pro", "--limit-plan", "free", "--only", cid], a.conform, tmp,
+                ["--base-url", url, "--plan", "pro", "--limit-plan", "free", "--only", cid], a.conform, tmp,
                 {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY})
             check(rc == 0, "--only %s: exit %d" % (cid, rc))
             if doc:
@@ -214,6 +221,7 @@ def mode_only_each(a, tmp):
                 check(by.get("passed") == {cid}, "--only %s: %s" % (cid, by))
     finally:
         srv.stop()
+        real_time.stop()
 
 
 # Faults that need more of the server to show: a check-then-count race
