@@ -188,8 +188,8 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
             return ps_error_prefix(err, "--limit-plan: ");
         if (!cfg->limit_key)
             return ps_error_set(err, "--limit-plan needs a limit key (--limit-key or PETSTORE_LIMIT_KEY)");
-    } else if (!cfg->limit_key || strcmp(cfg->limit_key, cfg->api_key) == 0) {
-        cfg->limit_plan = cfg->plan;
+    } else {
+        cfg->limit_plan = cfg->plan; /* as --help says, a limit key of its own included */
     }
     cfg->limit_key_given = cfg->limit_key && strcmp(cfg->limit_key, cfg->api_key) != 0;
     if (!cfg->limit_key_given) cfg->limit_key = cfg->api_key;

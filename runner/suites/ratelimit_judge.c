@@ -70,9 +70,8 @@ static key_seq *seq_for(const ps_conform *c, judge *j, ps_key_role role)
 static const ps_plan *plan_of(const ps_conform *c, ps_key_role role)
 {
     const ps_conform_config *cfg = ps_conform_cfg(c);
-    if (role != PS_KEY_LIMIT || !cfg->limit_key_given) return &cfg->plan;
-    /* --limit-plan defaults to --plan (as --help says) */
-    return cfg->limit_plan.id == PS_PLAN_UNKNOWN ? &cfg->plan : &cfg->limit_plan;
+    /* --limit-plan defaults to --plan (runner/config.c) */
+    return role == PS_KEY_LIMIT && cfg->limit_key_given ? &cfg->limit_plan : &cfg->plan;
 }
 
 int64_t ps_ratelimit_judge_window_s(const ps_conform *c, ps_key_role role, int64_t limit)
