@@ -221,6 +221,96 @@ static void finish(conn *cs, size_t from, size_t to, ps_exchange *out)
     }
 }
 
+/* Starts a non-blocking connect of cn to a; false with errno set when it
+ * failed at once. */
+static bool start_connect(conn *cn, const struct addrinfo *a)
+{
+    int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) return false;
+    if (connect(fd, a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return false;
+    }
+    cn->fd = fd;
+    return true;
+}
+
+/* Opens cs[0..n) to the first address of ai that takes them, trying the next
+ * address for those that fail; what is not connected by deadline is closed.
+ * out[i].error says why a connection could not be opened. Returns how many
+ * are open (blocking again, with TCP_NODELAY). */
+static size_t open_all(conn *cs, size_t n, struct addrinfo *ai, int64_t deadline, ps_exchange *out)
+{
+    bool *ok = calloc(n ? n : 1, sizeof *ok);
+    struct pollfd *pf = calloc(n ? n : 1, sizeof *pf);
+    size_t *idx = calloc(n ? n : 1, sizeof *idx);
+    if (!ok || !pf || !idx) abort();
+    for (size_t i = 0; i < n; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        cs[i].fd = -1;
+        snprintf(out[i].error, sizeof out[i].error, "could not connect: no address");
+    }
+    size_t opened = 0;
+    for (const struct addrinfo *a = ai; a && opened < n; a = a->ai_next) {
+        for (size_t i = 0; i < n; i++) {
+            if (ok[i]) continue;
+            if (!start_connect(&cs[i], a))
+                snprintf(out[i].error, sizeof out[i].error, "could not connect: %s", strerror(errno));
+        }
+        for (;;) { /* until every started connect has completed or the time is up */
+            size_t np = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (ok[i] || cs[i].fd < 0) continue;
+                pf[np] = (struct pollfd){cs[i].fd, POLLOUT, 0};
+                idx[np++] = i;
+            }
+            int64_t left = deadline - ps_clock_mono_ns();
+            if (!np) break;
+            if (left <= 0) {
+                for (size_t k = 0; k < np; k++) {
+                    close(cs[idx[k]].fd);
+                    cs[idx[k]].fd = -1;
+                    snprintf(out[idx[k]].error, sizeof out[idx[k]].error,
+                             "could not connect: no connection within the burst's time");
+                }
+                break;
+            }
+            int rc = poll(pf, np, (int)(left / 1000000 + 1));
+            if (rc < 0 && errno != EINTR) deadline = 0; /* closes what is pending on the next turn */
+            for (size_t k = 0; k < np && rc > 0; k++) {
+                if (!pf[k].revents) continue;
+                conn *cn = &cs[idx[k]];
+                int err = 0;
+                socklen_t len = sizeof err;
+                if (getsockopt(cn->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+                if (err) {
+                    close(cn->fd);
+                    cn->fd = -1;
+                    snprintf(out[idx[k]].error, sizeof out[idx[k]].error, "could not connect: %s", strerror(err));
+                    continue;
+                }
+                int one = 1;
+                setsockopt(cn->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                fcntl(cn->fd, F_SETFL, fcntl(cn->fd, F_GETFL) & ~O_NONBLOCK);
+                out[idx[k]].error[0] = '\0';
+                ok[idx[k]] = true;
+                opened++;
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (ok[i]) continue;
+        out[i].unreachable = true;
+        cs[i].done = true;
+    }
+    free(ok);
+    free(pf);
+    free(idx);
+    return opened;
+}
+
 int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exchange *out, char *why,
                  size_t why_size)
 {
@@ -247,31 +337,12 @@ int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exch
     ps_buf_puts(&wire, "Connection: close\r\n\r\n");
     if (req->body) ps_buf_puts(&wire, req->body);
 
-    /* 1: every connection open before anything is sent */
-    size_t opened = 0;
-    for (size_t i = 0; i < n; i++) {
-        memset(&out[i], 0, sizeof out[i]);
-        record_request(req, &t, &out[i]);
-        cs[i].fd = -1;
-        for (struct addrinfo *a = ai; a && cs[i].fd < 0; a = a->ai_next) {
-            int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-            if (fd < 0) continue;
-            if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-                int one = 1;
-                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-                cs[i].fd = fd;
-            } else {
-                close(fd);
-            }
-        }
-        if (cs[i].fd < 0) {
-            snprintf(out[i].error, sizeof out[i].error, "could not connect: %s", strerror(errno));
-            out[i].unreachable = true;
-            cs[i].done = true;
-        } else {
-            opened++;
-        }
-    }
+    /* 1: every connection open before anything is sent, within the burst's
+     * time: a blocking connect to a listener whose backlog is full waits out
+     * SYN retransmissions (over a minute against a server that accepts one
+     * connection at a time), far past --timeout */
+    size_t opened = open_all(cs, n, ai, ps_clock_mono_ns() + req->timeout_ns, out);
+    for (size_t i = 0; i < n; i++) record_request(req, &t, &out[i]);
     freeaddrinfo(ai);
     if (!opened) {
         snprintf(why, why_size, "no connection of the burst could be opened (%s)", out[0].error);
