@@ -1193,17 +1193,37 @@ static void lg_killed_server(void)
     }
 }
 
+/* Waits up to limit_s for the file at path to hold n lines; false if it never did. */
+static bool wait_for_lines(const char *path, size_t n, int limit_s)
+{
+    for (int i = 0; i < limit_s * 50; i++) {
+        ps_buf text = PS_BUF_INIT;
+        size_t lines = 0;
+        if (ps_buf_read_file(&text, path) == 0)
+            for (size_t k = 0; k < text.len; k++) lines += text.data[k] == '\n';
+        ps_buf_free(&text);
+        if (lines >= n) return true;
+        usleep(20000);
+    }
+    fprintf(stderr, "%s: fewer than %zu lines after %d s\n", path, n, limit_s);
+    return false;
+}
+
 /* SIGINT mid-run: the reports are written, marked interrupted, exit 3. */
 static void lg_interrupted(void)
 {
-    const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", NULL);
+    /* the SIGINT goes once the server has logged 150 answers (not after a
+     * fixed second: a loaded sanitizer build may not have sent 100 by then) */
+    char *access_log = path_in_tmp("interrupted.log");
+    const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000",
+                                   "--access-log", access_log, NULL);
     CHECK(url != NULL);
     if (!url) return;
     char *json = path_in_tmp("interrupted.json");
     pid_t pid = spawn_load(LOAD, "--base-url", url, "--api-key", "big-key-0001", "--connections",
                            "4", "--rate", "500", "--duration", "20s", "--verify-limits", "--json",
                            json, NULL);
-    usleep(1000000);
+    CHECK(wait_for_lines(access_log, 150, 15));
     kill(pid, SIGINT);
     int rc = wait_load(pid, 15);
     stop_server();
