@@ -41,7 +41,8 @@ if [ "${PETSTORE_SKIP_NPM:-0}" != 1 ]; then
 fi
 if [ "$npm_wanted" = 1 ]; then
   echo "install-deps: installing npm peers into tools/npm"
-  if (cd tools/npm && npm install --no-audit --no-fund --loglevel=error >/dev/null); then
+  # bounded: npm offline retries for minutes; the cache is used first when it has the packages
+  if (cd tools/npm && timeout 300 npm install --prefer-offline --no-audit --no-fund --loglevel=error >/dev/null); then
     touch tools/npm/node_modules/.installed
   else
     echo "install-deps: npm install failed; peer tests (Prism, Redocly, hdr-histogram-js) will fail" >&2

@@ -5,7 +5,9 @@
 # any tree failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh || exit 1
+# A dependency that cannot be installed (offline, not root) is not a test
+# failure: go on, and the tests that need it say what is missing.
+scripts/install-deps.sh || echo "test.sh: install-deps.sh failed (see above); going on with what is installed" >&2
 status=0
 jobs=$(nproc)
 
