@@ -306,8 +306,12 @@ def mode_limiter(a, tmp):
     models = {k["key"]: k for k in doc.get("ratelimit", [])}
     check("main" in models and "limit" in models, "report ratelimit member: %r" % doc.get("ratelimit"))
     if a.name == "token_bucket" and "main" in models:
-        # under --time-scale its Reset is at most a second ahead: too close to follow
-        check(models["main"]["model"] in ("token-bucket", "unknown"), "model reported %r" % models["main"])
+        # Under --time-scale its Reset is at most a second ahead, a whole second: when the
+        # requests fall within one second the bucket's "full again" time does not move, so
+        # the headers look like some window ('window': fixed, sliding log or counter), which
+        # they legally are at that resolution; on a loaded machine that happens. The model is
+        # information, not a verdict: what must not appear is a specific window model.
+        check(models["main"]["model"] in ("token-bucket", "unknown", "window"), "model reported %r" % models["main"])
     if a.name == "count_list" and "main" in models:
         check(models["main"]["counted"]["createCategory"] == "not counted", "counting reported %r" % models["main"])
     print("limiter %s: %s" % (a.name, json.dumps(doc.get("ratelimit"))), file=sys.stderr)
