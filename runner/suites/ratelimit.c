@@ -28,6 +28,15 @@
 /* Beyond this many requests the limit is not exhausted (use a smaller plan). */
 #define MAX_EXHAUST 5000
 
+/* A Reset (Unix seconds, as the service wrote it: milliseconds and other
+ * huge values included) as wall-clock nanoseconds, saturating instead of
+ * overflowing: such a time is never waited for (beyond --max-wait). */
+static int64_t reset_wall_ns(int64_t reset_s)
+{
+    if (reset_s <= 0) return 0;
+    return reset_s > INT64_MAX / 1000000000LL / 2 ? INT64_MAX / 2 : reset_s * 1000000000LL;
+}
+
 /* Waits until the wall clock reaches until_ns; false when that is more than
  * --max-wait away or the run is interrupted. */
 static bool wait_until(ps_conform *c, int64_t until_ns)
@@ -70,9 +79,12 @@ void ps_suite_ratelimit(ps_conform *c)
              * name): the rest go to the next window, when it is near enough. */
             ps_rl_info rl;
             ps_rl_read(&ex.resp_headers, ex.done_wall_ns / 1000000000, &rl);
-            int64_t reset_ns = rl.reset * 1000000000LL, now = ps_clock_wall_ns();
-            if (rl.reset_state == PS_RL_OK && reset_ns > now && reset_ns - now < 1500000000LL)
-                wait_until(c, reset_ns + 50000000);
+            int64_t now = ps_clock_wall_ns();
+            /* a Reset in milliseconds (or any far one) is not near, and would overflow in ns */
+            if (rl.reset_state == PS_RL_OK && rl.reset > 0 && rl.reset <= now / 1000000000LL + 2) {
+                int64_t reset_ns = rl.reset * 1000000000LL;
+                if (reset_ns > now && reset_ns - now < 1500000000LL) wait_until(c, reset_ns + 50000000);
+            }
         }
         ps_exchange_free(&ex);
         if (rc != PS_SENT) break;
@@ -204,7 +216,7 @@ static void count_burst(const ps_exchange *exs, int n, int64_t probe_reset, burs
                             ? ex->done_wall_ns + rl.retry_after_s * 1000000000LL
                             : rl.retry_after_unix_s * 1000000000LL;
             else if (rl.reset_state == PS_RL_OK)
-                until = rl.reset * 1000000000LL;
+                until = reset_wall_ns(rl.reset);
             if (until > bc->retry_until_ns) bc->retry_until_ns = until;
         } else {
             bc->other++;
@@ -273,7 +285,7 @@ void ps_suite_limit429(ps_conform *c)
         ps_rl_read(&ex.resp_headers, ex.done_wall_ns / 1000000000, &rl);
         bool fresh = rl.remaining_state == PS_RL_OK && rl.limit_state == PS_RL_OK && rl.remaining >= rl.limit - 1;
         if (fresh || tries == 3 || rl.reset_state != PS_RL_OK) break;
-        int64_t until = rl.reset * 1000000000LL + 50000000;
+        int64_t until = reset_wall_ns(rl.reset) + 50000000;
         if (until < ps_clock_wall_ns() || !wait_until(c, until)) break;
         ps_exchange_free(&ex);
     }
