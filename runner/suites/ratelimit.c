@@ -74,19 +74,6 @@ void ps_suite_ratelimit(ps_conform *c)
         int rc = ps_conform_send(c, PS_CK_RATELIMIT_REMAINING_DECREMENTS, &reqs[i], PS_KEY_MAIN, PS_SEND_RETRY_429,
                                  &ex);
         if (rc != PS_SENT) ps_conform_no_response(c, PS_CK_RATELIMIT_REMAINING_DECREMENTS, rc, &ex);
-        if (rc == PS_SENT && i == 0) {
-            /* A window about to end cannot be followed (ratelimit.reset-consistent
-             * needs two responses more than a second before the Reset they
-             * name): the rest go to the next window, when it is near enough. */
-            ps_rl_info rl;
-            ps_rl_read(&ex.resp_headers, ex.done_wall_ns / 1000000000, &rl);
-            int64_t now = ps_clock_wall_ns();
-            /* a Reset in milliseconds (or any far one) is not near, and would overflow in ns */
-            if (rl.reset_state == PS_RL_OK && rl.reset > 0 && rl.reset <= now / 1000000000LL + 2) {
-                int64_t reset_ns = rl.reset * 1000000000LL;
-                if (reset_ns > now && reset_ns - now < 1500000000LL) wait_until(c, reset_ns + 50000000);
-            }
-        }
         ps_exchange_free(&ex);
         if (rc != PS_SENT) break;
     }
