@@ -306,12 +306,13 @@ def mode_limiter(a, tmp):
     models = {k["key"]: k for k in doc.get("ratelimit", [])}
     check("main" in models and "limit" in models, "report ratelimit member: %r" % doc.get("ratelimit"))
     if a.name == "token_bucket" and "main" in models:
-        # Under --time-scale its Reset is at most a second ahead, a whole second: when the
-        # requests fall within one second the bucket's "full again" time does not move, so
-        # the headers look like some window ('window': fixed, sliding log or counter), which
-        # they legally are at that resolution; on a loaded machine that happens. The model is
-        # information, not a verdict: what must not appear is a specific window model.
-        check(models["main"]["model"] in ("token-bucket", "unknown", "window"), "model reported %r" % models["main"])
+        # Under --time-scale its Reset is at most a second ahead, a whole second: a bucket
+        # that is full again at Reset shows the very headers of a window (Reset held while
+        # Remaining fell, the whole limit back at Reset), so at that resolution any window
+        # model is a legal reading and a loaded machine produces each. The model is
+        # information, never a verdict: it must only be one the judge knows.
+        check(models["main"]["model"] in ("token-bucket", "unknown", "window", "fixed-window", "sliding-log",
+                                          "sliding-counter"), "model reported %r" % models["main"])
     if a.name == "count_list" and "main" in models:
         check(models["main"]["counted"]["createCategory"] == "not counted", "counting reported %r" % models["main"])
     print("limiter %s: %s" % (a.name, json.dumps(doc.get("ratelimit"))), file=sys.stderr)
@@ -734,7 +735,7 @@ def mode_liberties(a, tmp):
         try:
             rc, out, err, doc, _ = run_conform(
                 ["--base-url", "http://127.0.0.1:%d/v1" % fake.port, "--plan", "enterprise:30:100000",
-                 "--max-wait", "5s", "--timeout", "2s"], a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY}, timeout=120)
+                 "--max-wait", "10s", "--timeout", "2s"], a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY}, timeout=120)
         finally:
             fake.stop()
         check(rc == 0, "%s: exit %d" % (opts, rc))
@@ -753,7 +754,9 @@ def mode_reset_forms(a, tmp):
     "looks like seconds left" hint in reset-unix-seconds and in
     limit429.retry-after-agrees."""
     for form in ("fraction", "seconds-left"):
-        fake = LimitingFake(limit=30, window_s=1.0, reset_form=form)
+        # a 3 s window: a 1 s one could end before a loaded machine's burst of 31 reached
+        # this single-threaded fake, and then no 429 came to judge
+        fake = LimitingFake(limit=30, window_s=3.0, reset_form=form)
         fake.start()
         try:
             rc, out, err, doc, _ = run_conform(
