@@ -44,8 +44,10 @@ int ps_base64_decode(const char *text, size_t len, ps_buf *out, ps_error *err)
         pad++;
     }
     if (pad && len % 4 != 0)
-        return ps_error_set(err, "base64: padding at offset %zu leaves a length of %zu, not a "
-                                 "multiple of 4", data_len, len);
+        return ps_error_set(err,
+                            "base64: padding at offset %zu leaves a length of %zu, not a "
+                            "multiple of 4",
+                            data_len, len);
     if (data_len % 4 == 1)
         return ps_error_set(err, "base64: %zu characters cannot encode whole bytes", data_len);
     ps_buf_reserve(out, data_len / 4 * 3 + 2);

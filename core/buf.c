@@ -29,7 +29,8 @@ void ps_buf_reserve(ps_buf *b, size_t extra)
 {
     if (b->len + extra + 1 <= b->cap) return;
     size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->len + extra + 1) cap *= 2;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
     char *p = realloc(b->data, cap);
     if (!p) {
         fprintf(stderr, "fatal: out of memory (%zu bytes)\n", cap);
@@ -138,13 +139,27 @@ void ps_buf_json_string(ps_buf *b, const char *s, size_t len)
             n = 1;
         } else {
             switch (cp) {
-            case '"': esc = "\\\""; break;
-            case '\\': esc = "\\\\"; break;
-            case '\n': esc = "\\n"; break;
-            case '\r': esc = "\\r"; break;
-            case '\t': esc = "\\t"; break;
-            case '\b': esc = "\\b"; break;
-            case '\f': esc = "\\f"; break;
+            case '"':
+                esc = "\\\"";
+                break;
+            case '\\':
+                esc = "\\\\";
+                break;
+            case '\n':
+                esc = "\\n";
+                break;
+            case '\r':
+                esc = "\\r";
+                break;
+            case '\t':
+                esc = "\\t";
+                break;
+            case '\b':
+                esc = "\\b";
+                break;
+            case '\f':
+                esc = "\\f";
+                break;
             default:
                 /* C0, DEL and C1 controls, the HTML-significant <, > and & (the
                  * output may sit in a <script> block), and U+2028/U+2029, which
@@ -179,12 +194,23 @@ void ps_buf_html_escape(ps_buf *b, const char *s, size_t len)
     for (size_t i = 0; i < len; i++) {
         const char *esc = NULL;
         switch (s[i]) {
-        case '&': esc = "&amp;"; break;
-        case '<': esc = "&lt;"; break;
-        case '>': esc = "&gt;"; break;
-        case '"': esc = "&quot;"; break;
-        case '\'': esc = "&#39;"; break;
-        default: break;
+        case '&':
+            esc = "&amp;";
+            break;
+        case '<':
+            esc = "&lt;";
+            break;
+        case '>':
+            esc = "&gt;";
+            break;
+        case '"':
+            esc = "&quot;";
+            break;
+        case '\'':
+            esc = "&#39;";
+            break;
+        default:
+            break;
         }
         if (esc) {
             ps_buf_append(b, s + run, i - run);
@@ -209,7 +235,8 @@ int ps_buf_read_file(ps_buf *b, const char *path)
     if (!f) return -1;
     char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) ps_buf_append(b, chunk, n);
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        ps_buf_append(b, chunk, n);
     int failed = ferror(f);
     fclose(f);
     if (failed) {

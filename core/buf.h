@@ -16,7 +16,10 @@ typedef struct ps_buf {
     size_t cap;
 } ps_buf;
 
-#define PS_BUF_INIT {NULL, 0, 0}
+#define PS_BUF_INIT                                                                                \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 void ps_buf_init(ps_buf *b);
 void ps_buf_free(ps_buf *b);

@@ -34,7 +34,8 @@ int ps_cli_parse_double(const char *text, double min, double max, double *out, p
     double v = strtod(text, &end);
     if (end == text || *end || errno == ERANGE || !isfinite(v))
         return ps_error_set(err, "expected a number, got '%s'", text);
-    if (v < min || v > max) return ps_error_set(err, "'%s' is out of range (%g to %g)", text, min, max);
+    if (v < min || v > max)
+        return ps_error_set(err, "'%s' is out of range (%g to %g)", text, min, max);
     *out = v;
     return 0;
 }
@@ -50,19 +51,28 @@ static bool leading_amount(const char *text, double *v, char **end)
 
 int ps_cli_parse_duration(const char *text, int allow_zero, int64_t *out_ns, ps_error *err)
 {
-    if (!text || !*text) return ps_error_set(err, "expected a duration such as 30s or 2m, got an empty value");
+    if (!text || !*text)
+        return ps_error_set(err, "expected a duration such as 30s or 2m, got an empty value");
     char *end;
     double v;
     if (!leading_amount(text, &v, &end))
         return ps_error_set(err, "expected a duration such as 30s, 2m or 250ms, got '%s'", text);
     double scale;
-    if (!*end || strcmp(end, "s") == 0) scale = 1e9;
-    else if (strcmp(end, "ms") == 0) scale = 1e6;
-    else if (strcmp(end, "us") == 0) scale = 1e3;
-    else if (strcmp(end, "m") == 0) scale = 60e9;
-    else if (strcmp(end, "h") == 0) scale = 3600e9;
-    else if (strcmp(end, "d") == 0) scale = 86400e9;
-    else return ps_error_set(err, "unknown duration unit '%s' in '%s' (use us, ms, s, m, h or d)", end, text);
+    if (!*end || strcmp(end, "s") == 0)
+        scale = 1e9;
+    else if (strcmp(end, "ms") == 0)
+        scale = 1e6;
+    else if (strcmp(end, "us") == 0)
+        scale = 1e3;
+    else if (strcmp(end, "m") == 0)
+        scale = 60e9;
+    else if (strcmp(end, "h") == 0)
+        scale = 3600e9;
+    else if (strcmp(end, "d") == 0)
+        scale = 86400e9;
+    else
+        return ps_error_set(err, "unknown duration unit '%s' in '%s' (use us, ms, s, m, h or d)",
+                            end, text);
     double ns = v * scale;
     if (ns > 9.2e18) return ps_error_set(err, "duration '%s' is too long", text);
     if (ns < 1 && !(allow_zero && v == 0))
@@ -73,17 +83,23 @@ int ps_cli_parse_duration(const char *text, int allow_zero, int64_t *out_ns, ps_
 
 int ps_cli_parse_size(const char *text, int64_t *out_bytes, ps_error *err)
 {
-    if (!text || !*text) return ps_error_set(err, "expected a size such as 64K or 1M, got an empty value");
+    if (!text || !*text)
+        return ps_error_set(err, "expected a size such as 64K or 1M, got an empty value");
     char *end;
     double v;
     if (!leading_amount(text, &v, &end))
         return ps_error_set(err, "expected a size such as 64K or 1M, got '%s'", text);
     double scale;
-    if (!*end || strcasecmp(end, "b") == 0) scale = 1;
-    else if (strcasecmp(end, "k") == 0 || strcasecmp(end, "kib") == 0 || strcasecmp(end, "kb") == 0) scale = 1024;
-    else if (strcasecmp(end, "m") == 0 || strcasecmp(end, "mib") == 0 || strcasecmp(end, "mb") == 0) scale = 1048576;
-    else if (strcasecmp(end, "g") == 0 || strcasecmp(end, "gib") == 0 || strcasecmp(end, "gb") == 0) scale = 1073741824.0;
-    else return ps_error_set(err, "unknown size unit '%s' in '%s' (use K, M or G)", end, text);
+    if (!*end || strcasecmp(end, "b") == 0)
+        scale = 1;
+    else if (strcasecmp(end, "k") == 0 || strcasecmp(end, "kib") == 0 || strcasecmp(end, "kb") == 0)
+        scale = 1024;
+    else if (strcasecmp(end, "m") == 0 || strcasecmp(end, "mib") == 0 || strcasecmp(end, "mb") == 0)
+        scale = 1048576;
+    else if (strcasecmp(end, "g") == 0 || strcasecmp(end, "gib") == 0 || strcasecmp(end, "gb") == 0)
+        scale = 1073741824.0;
+    else
+        return ps_error_set(err, "unknown size unit '%s' in '%s' (use K, M or G)", end, text);
     double bytes = v * scale;
     if (bytes > 1e15) return ps_error_set(err, "size '%s' is too large", text);
     *out_bytes = (int64_t)bytes;
@@ -137,7 +153,8 @@ int ps_cli_getopt_error(int c, int argc, char **argv, const struct option *optio
     if (nmatch > 1) return ps_error_set(err, "--%.*s: ambiguous (%s)", (int)len, name, list);
     if (nmatch == 0) return ps_error_set(err, "--%.*s: unknown flag", (int)len, name);
     if (c == ':') return ps_error_set(err, "--%s: needs a value", match->name);
-    if (eq && match->has_arg == no_argument) return ps_error_set(err, "--%s: takes no value", match->name);
+    if (eq && match->has_arg == no_argument)
+        return ps_error_set(err, "--%s: takes no value", match->name);
     return ps_error_set(err, "--%.*s: not understood", (int)len, name);
 }
 
@@ -156,10 +173,14 @@ const char *ps_cli_env(const char *name)
 
 int ps_cli_parse_color(const char *text, ps_cli_color *out, ps_error *err)
 {
-    if (strcmp(text, "auto") == 0) *out = PS_CLI_COLOR_AUTO;
-    else if (strcmp(text, "always") == 0) *out = PS_CLI_COLOR_ALWAYS;
-    else if (strcmp(text, "never") == 0) *out = PS_CLI_COLOR_NEVER;
-    else return ps_error_set(err, "expected auto, always or never, got '%s'", text);
+    if (strcmp(text, "auto") == 0)
+        *out = PS_CLI_COLOR_AUTO;
+    else if (strcmp(text, "always") == 0)
+        *out = PS_CLI_COLOR_ALWAYS;
+    else if (strcmp(text, "never") == 0)
+        *out = PS_CLI_COLOR_NEVER;
+    else
+        return ps_error_set(err, "expected auto, always or never, got '%s'", text);
     return 0;
 }
 
@@ -167,7 +188,7 @@ bool ps_cli_color_enabled(ps_cli_color flag, int fd)
 {
     if (flag == PS_CLI_COLOR_ALWAYS) return true;
     if (flag == PS_CLI_COLOR_NEVER) return false;
-    if (ps_cli_env("NO_COLOR")) return false; /* https://no-color.org */
+    if (ps_cli_env("NO_COLOR")) return false;   /* https://no-color.org */
     if (ps_cli_env("FORCE_COLOR")) return true; /* https://force-color.org */
     const char *term = getenv("TERM");
     if (term && strcmp(term, "dumb") == 0) return false;

@@ -55,7 +55,11 @@ const char *ps_cli_long_name(const struct option *options, int c);
 const char *ps_cli_env(const char *name);
 
 /* --color=auto|always|never. */
-typedef enum ps_cli_color { PS_CLI_COLOR_AUTO, PS_CLI_COLOR_ALWAYS, PS_CLI_COLOR_NEVER } ps_cli_color;
+typedef enum ps_cli_color {
+    PS_CLI_COLOR_AUTO,
+    PS_CLI_COLOR_ALWAYS,
+    PS_CLI_COLOR_NEVER
+} ps_cli_color;
 int ps_cli_parse_color(const char *text, ps_cli_color *out, ps_error *err);
 /* Whether to colour output written to fd. Precedence, first that applies:
  * the flag (always/never); NO_COLOR set non-empty: no; FORCE_COLOR set

@@ -46,5 +46,6 @@ void ps_clock_sleep_ns(int64_t ns)
     if (ns <= 0) return;
     struct timespec req = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
     struct timespec rem;
-    while (nanosleep(&req, &rem) != 0 && errno == EINTR) req = rem;
+    while (nanosleep(&req, &rem) != 0 && errno == EINTR)
+        req = rem;
 }

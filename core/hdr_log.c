@@ -26,12 +26,14 @@
 
 static void put_be32(unsigned char *p, uint32_t v)
 {
-    for (int i = 3; i >= 0; i--, v >>= 8) p[i] = (unsigned char)(v & 0xff);
+    for (int i = 3; i >= 0; i--, v >>= 8)
+        p[i] = (unsigned char)(v & 0xff);
 }
 
 static void put_be64(unsigned char *p, uint64_t v)
 {
-    for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (unsigned char)(v & 0xff);
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (unsigned char)(v & 0xff);
 }
 
 static uint32_t get_be32(const unsigned char *p)
@@ -88,7 +90,8 @@ int ps_hdr_log_encode(const ps_hist *h, ps_buf *out, ps_error *err)
     unsigned char *raw = NULL, *packed = NULL;
 
     int32_t limit = ps_hist_counts_len(h);
-    while (limit > 0 && ps_hist_count_at_index(h, limit - 1) == 0) limit--;
+    while (limit > 0 && ps_hist_count_at_index(h, limit - 1) == 0)
+        limit--;
     size_t raw_cap = ENCODING_HEADER_LEN + (size_t)limit * MAX_LEB128_LEN;
     raw = malloc(raw_cap);
     if (!raw) {
@@ -155,14 +158,12 @@ static int inflate_exactly(z_stream *zs, unsigned char *dst, size_t want, bool e
         int zrc = inflate(zs, Z_NO_FLUSH);
         if (zrc == Z_STREAM_END) break;
         if (zrc == Z_BUF_ERROR) /* no progress: the input ran out */
-            return ps_error_set(err, "encoded histogram: compressed data ends inside the %s",
-                                what);
+            return ps_error_set(err, "encoded histogram: compressed data ends inside the %s", what);
         if (zrc != Z_OK)
-            return ps_error_set(err, "encoded histogram: corrupt deflate data in the %s (%s)",
-                                what, zs->msg ? zs->msg : "zlib error");
+            return ps_error_set(err, "encoded histogram: corrupt deflate data in the %s (%s)", what,
+                                zs->msg ? zs->msg : "zlib error");
         if (zs->avail_in == 0 && zs->avail_out > 0)
-            return ps_error_set(err, "encoded histogram: compressed data ends inside the %s",
-                                what);
+            return ps_error_set(err, "encoded histogram: compressed data ends inside the %s", what);
     }
     if (zs->avail_out > 0)
         return ps_error_set(err, "encoded histogram: %s is %zu bytes short", what,
@@ -214,10 +215,9 @@ static int fill_counts(ps_hist *h, const unsigned char *payload, size_t payload_
             continue;
         }
         if (index >= counts_len)
-            return ps_error_set(err,
-                                "encoded histogram: more than the %" PRId32
-                                " counts its layout has",
-                                counts_len);
+            return ps_error_set(
+                err, "encoded histogram: more than the %" PRId32 " counts its layout has",
+                counts_len);
         if (v > INT64_MAX - total)
             return ps_error_set(err, "encoded histogram: total count overflows");
         /* Min and max are only known to bucket precision after a round trip;
@@ -300,8 +300,7 @@ int ps_hdr_log_decode(const char *text, size_t len, ps_hist **out, ps_error *err
     if (inflate_exactly(&zs, hdr, sizeof hdr, false, err, "header") < 0) goto out;
     uint32_t inner = get_be32(hdr);
     if (COOKIE_BASE(inner) != V2_ENCODING_COOKIE) {
-        ps_error_set(err,
-                     "encoded histogram: inner cookie 0x%08" PRIx32 " is not V2 (0x1c849303)",
+        ps_error_set(err, "encoded histogram: inner cookie 0x%08" PRIx32 " is not V2 (0x1c849303)",
                      inner);
         goto out;
     }
@@ -342,7 +341,8 @@ out:
 
 /* ---- interval log ---- */
 
-#define LEGEND "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
+#define LEGEND                                                                                     \
+    "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
 
 int ps_hdr_log_write_header(FILE *out, double start_unix_s, ps_error *err)
 {
@@ -415,8 +415,8 @@ static int merge_into(ps_hist **merged, const ps_hist *src, ps_error *err)
             return -1;
     } else if (ps_hist_highest_trackable(src) > ps_hist_highest_trackable(*merged)) {
         ps_hist *grown = NULL;
-        if (ps_hist_init(1, ps_hist_highest_trackable(src),
-                         ps_hist_significant_figures(*merged), &grown, err) < 0)
+        if (ps_hist_init(1, ps_hist_highest_trackable(src), ps_hist_significant_figures(*merged),
+                         &grown, err) < 0)
             return -1;
         ps_hist_add(grown, *merged);
         ps_hist_close(*merged);
@@ -440,7 +440,8 @@ int ps_hdr_log_read_merged(FILE *in, ps_hist **out, ps_error *err)
     while ((n = getline(&line, &cap, in)) > 0) {
         lineno++;
         size_t len = (size_t)n;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            len--;
         line[len] = '\0';
         if (len == 0 || line[0] == '#' || line[0] == '"') continue; /* comments, legend */
         if (strlen(line) != len) {
@@ -462,8 +463,10 @@ int ps_hdr_log_read_merged(FILE *in, ps_hist **out, ps_error *err)
         for (int f = 0; f < 3; f++) {
             const char *comma = strchr(p, ',');
             if (!comma) {
-                ps_error_set(err, "interval log line %ld: expected 4 comma-separated fields, "
-                                  "found %d", lineno, f + 1);
+                ps_error_set(err,
+                             "interval log line %ld: expected 4 comma-separated fields, "
+                             "found %d",
+                             lineno, f + 1);
                 goto out;
             }
             if (!parse_number(p, (size_t)(comma - p), &fields[f])) {
@@ -484,8 +487,7 @@ int ps_hdr_log_read_merged(FILE *in, ps_hist **out, ps_error *err)
         intervals++;
     }
     if (ferror(in)) {
-        ps_error_set(err, "interval log: read failed after line %ld: %s", lineno,
-                     strerror(errno));
+        ps_error_set(err, "interval log: read failed after line %ld: %s", lineno, strerror(errno));
         goto out;
     }
     if (!merged && ps_hist_init(1, 2, 3, &merged, err) < 0) goto out;

@@ -117,9 +117,11 @@ int ps_hist_init(int64_t lowest, int64_t highest, int sigfigs, ps_hist **out, ps
                             highest, lowest);
 
     int64_t single_unit_limit = 2;
-    for (int i = 0; i < sigfigs; i++) single_unit_limit *= 10;
+    for (int i = 0; i < sigfigs; i++)
+        single_unit_limit *= 10;
     int32_t sub_count_magnitude = 0; /* ceil(log2(2 * 10^sigfigs)) */
-    while ((INT64_C(1) << sub_count_magnitude) < single_unit_limit) sub_count_magnitude++;
+    while ((INT64_C(1) << sub_count_magnitude) < single_unit_limit)
+        sub_count_magnitude++;
     int32_t half_magnitude = (sub_count_magnitude > 1 ? sub_count_magnitude : 1) - 1;
     int32_t unit_magnitude = 63 - __builtin_clzll((uint64_t)lowest); /* floor(log2(lowest)) */
     if (unit_magnitude + half_magnitude > 61)
@@ -143,8 +145,7 @@ int ps_hist_init(int64_t lowest, int64_t highest, int sigfigs, ps_hist **out, ps
     int64_t counts_len = (int64_t)(buckets + 1) * (sub_count / 2);
 
     ps_hist *h = calloc(1, sizeof *h + (size_t)counts_len * sizeof(int64_t));
-    if (!h)
-        return ps_error_set(err, "histogram: cannot allocate %" PRId64 " counts", counts_len);
+    if (!h) return ps_error_set(err, "histogram: cannot allocate %" PRId64 " counts", counts_len);
     h->lowest = lowest;
     h->highest = highest;
     h->sigfigs = sigfigs;
@@ -373,4 +374,3 @@ int64_t ps_hist_count_at_value(const ps_hist *h, int64_t value)
     if (value > h->highest) value = h->highest;
     return h->counts[index_of(h, value)];
 }
-

@@ -92,11 +92,14 @@ static void put_fixed_java(ps_buf *out, int width, int decimals, double v)
     if (point < 1) {
         int zeros = -point + 1;
         if (zeros > 40) zeros = 40; /* far below any printed digit */
-        for (int i = 0; i < zeros; i++) digits[len++] = '0';
+        for (int i = 0; i < zeros; i++)
+            digits[len++] = '0';
         point = 1;
     }
-    for (int i = 0; i < n && len < (int)sizeof digits - 1; i++) digits[len++] = mant[i];
-    while (len < point + decimals + 1 && len < (int)sizeof digits - 1) digits[len++] = '0';
+    for (int i = 0; i < n && len < (int)sizeof digits - 1; i++)
+        digits[len++] = mant[i];
+    while (len < point + decimals + 1 && len < (int)sizeof digits - 1)
+        digits[len++] = '0';
     int keep = point + decimals;
     bool up = digits[keep] >= '5';
     len = keep;
@@ -120,10 +123,12 @@ static void put_fixed_java(ps_buf *out, int width, int decimals, double v)
     char text[80];
     int t = 0;
     if (neg) text[t++] = '-';
-    for (int i = 0; i < point; i++) text[t++] = digits[i];
+    for (int i = 0; i < point; i++)
+        text[t++] = digits[i];
     if (decimals > 0) {
         text[t++] = '.';
-        for (int i = point; i < len; i++) text[t++] = digits[i];
+        for (int i = point; i < len; i++)
+            text[t++] = digits[i];
     }
     text[t] = '\0';
     ps_buf_printf(out, "%*s", width, text);

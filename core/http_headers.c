@@ -40,7 +40,8 @@ void ps_headers_free(ps_headers *h)
 void ps_headers_add(ps_headers *h, const char *name, size_t name_len, const char *value,
                     size_t value_len)
 {
-    while (value_len && (*value == ' ' || *value == '\t')) value++, value_len--;
+    while (value_len && (*value == ' ' || *value == '\t'))
+        value++, value_len--;
     while (value_len && (value[value_len - 1] == ' ' || value[value_len - 1] == '\t' ||
                          value[value_len - 1] == '\r' || value[value_len - 1] == '\n'))
         value_len--;

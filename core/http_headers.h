@@ -18,7 +18,10 @@ typedef struct ps_headers {
     size_t cap;
 } ps_headers;
 
-#define PS_HEADERS_INIT {NULL, 0, 0}
+#define PS_HEADERS_INIT                                                                            \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 void ps_headers_init(ps_headers *h);
 void ps_headers_free(ps_headers *h);

@@ -66,8 +66,10 @@ static void hash_seed_init(void)
 static uint64_t name_hash(const char *key, size_t len)
 {
     uint64_t h = 0xcbf29ce484222325u;
-    for (int i = 0; i < 8; i++) h = (h ^ ((hash_seed >> (8 * i)) & 0xff)) * 0x100000001b3u;
-    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)key[i]) * 0x100000001b3u;
+    for (int i = 0; i < 8; i++)
+        h = (h ^ ((hash_seed >> (8 * i)) & 0xff)) * 0x100000001b3u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)key[i]) * 0x100000001b3u;
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdu;
     h ^= h >> 33;
@@ -104,14 +106,16 @@ static bool set_insert(member_set *s, const ps_json *obj, size_t idx)
 static void set_rebuild(member_set *s, const ps_json *obj, size_t n)
 {
     size_t want = 32;
-    while (want < 2 * (n + 1)) want *= 2;
+    while (want < 2 * (n + 1))
+        want *= 2;
     if (want > s->slots_cap) {
         s->slots = grow(s->slots, want, sizeof *s->slots);
         s->slots_cap = want;
     }
     s->nslots = want;
     memset(s->slots, 0, want * sizeof *s->slots);
-    for (size_t i = 0; i < n; i++) set_insert(s, obj, i);
+    for (size_t i = 0; i < n; i++)
+        set_insert(s, obj, i);
 }
 
 /* Records the name of obj's newest member (index obj->count - 1) and reports
@@ -251,10 +255,14 @@ static bool hex4(const char *p, unsigned *out)
     for (int k = 0; k < 4; k++) {
         char c = p[k];
         unsigned d;
-        if (c >= '0' && c <= '9') d = (unsigned)(c - '0');
-        else if (c >= 'a' && c <= 'f') d = (unsigned)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F') d = (unsigned)(c - 'A' + 10);
-        else return false;
+        if (c >= '0' && c <= '9')
+            d = (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            d = (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            d = (unsigned)(c - 'A' + 10);
+        else
+            return false;
         v = v * 16 + d;
     }
     *out = v;
@@ -330,7 +338,7 @@ static int on_end(void *ctx)
 }
 
 static const yajl_callbacks callbacks = {
-    on_null, on_bool, NULL, NULL, on_number, on_string,
+    on_null,      on_bool,    NULL,   NULL,           on_number, on_string,
     on_start_map, on_map_key, on_end, on_start_array, on_end,
 };
 
@@ -346,10 +354,14 @@ bool ps_utf8_valid(const char *str, size_t len)
         }
         size_t n;
         uint32_t cp;
-        if (c >= 0xc2 && c <= 0xdf) n = 1, cp = c & 0x1f;
-        else if (c >= 0xe0 && c <= 0xef) n = 2, cp = c & 0x0f;
-        else if (c >= 0xf0 && c <= 0xf4) n = 3, cp = c & 0x07;
-        else return false;
+        if (c >= 0xc2 && c <= 0xdf)
+            n = 1, cp = c & 0x1f;
+        else if (c >= 0xe0 && c <= 0xef)
+            n = 2, cp = c & 0x0f;
+        else if (c >= 0xf0 && c <= 0xf4)
+            n = 3, cp = c & 0x07;
+        else
+            return false;
         if (len - i - 1 < n) return false;
         for (size_t k = 1; k <= n; k++) {
             if ((s[i + k] & 0xc0) != 0x80) return false;
@@ -364,7 +376,8 @@ bool ps_utf8_valid(const char *str, size_t len)
 
 size_t ps_utf8_floor(const char *s, size_t n)
 {
-    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
+    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+        n--;
     return n;
 }
 
@@ -400,15 +413,15 @@ static ps_json *fail(ps_json_failure f, ps_json_failure *why, ps_error *err, con
 ps_json *ps_json_parse(const char *text, size_t len, ps_json_failure *why, ps_error *err)
 {
     if (why) *why = PS_JSON_OK;
-    if (len == 0 || all_space(text, len))
-        return fail(PS_JSON_EMPTY, why, err, "empty document");
+    if (len == 0 || all_space(text, len)) return fail(PS_JSON_EMPTY, why, err, "empty document");
     if (!ps_utf8_valid(text, len))
         return fail(PS_JSON_BAD_UTF8, why, err, "document is not valid UTF-8");
     if (memmem(text, len, "\\u", 2)) {
         long at = lone_surrogate_offset(text, len);
         if (at >= 0) {
             if (why) *why = PS_JSON_BAD_ESCAPE;
-            ps_error_set(err, "the \\u escape at offset %ld is a lone surrogate (no UTF-8 form)", at);
+            ps_error_set(err, "the \\u escape at offset %ld is a lone surrogate (no UTF-8 form)",
+                         at);
             return NULL;
         }
     }
@@ -432,19 +445,23 @@ ps_json *ps_json_parse(const char *text, size_t len, ps_json_failure *why, ps_er
         return b.root;
     }
     ps_json_failure f = PS_JSON_MALFORMED;
-    if (b.too_deep) f = PS_JSON_TOO_DEEP;
-    else if (b.too_many_members) f = PS_JSON_TOO_MANY_MEMBERS;
-    else if (b.complete) f = PS_JSON_TRAILING;
+    if (b.too_deep)
+        f = PS_JSON_TOO_DEEP;
+    else if (b.too_many_members)
+        f = PS_JSON_TOO_MANY_MEMBERS;
+    else if (b.complete)
+        f = PS_JSON_TRAILING;
     if (err) {
         unsigned char *msg = yajl_get_error(h, 0, (const unsigned char *)text, len);
         size_t off = at_end ? len : yajl_get_bytes_consumed(h);
         size_t mlen = msg ? strlen((const char *)msg) : 0;
-        while (mlen > 0 && (msg[mlen - 1] == '\n' || msg[mlen - 1] == ' ')) msg[--mlen] = '\0'; /* one line */
+        while (mlen > 0 && (msg[mlen - 1] == '\n' || msg[mlen - 1] == ' '))
+            msg[--mlen] = '\0'; /* one line */
         if (f == PS_JSON_TOO_DEEP)
             ps_error_set(err, "nesting deeper than %d levels", PS_JSON_MAX_DEPTH);
         else if (f == PS_JSON_TOO_MANY_MEMBERS)
-            ps_error_set(err, "an object with more than %d members (offset %zu)", PS_JSON_MAX_MEMBERS,
-                         off);
+            ps_error_set(err, "an object with more than %d members (offset %zu)",
+                         PS_JSON_MAX_MEMBERS, off);
         else if (f == PS_JSON_TRAILING)
             ps_error_set(err, "unexpected bytes after the JSON value (offset %zu)", off);
         else
@@ -517,12 +534,18 @@ int64_t ps_json_get_int(const ps_json *v, const char *key, int64_t dflt)
 const char *ps_json_type_name(ps_json_type t)
 {
     switch (t) {
-    case PS_JSON_NULL: return "null";
-    case PS_JSON_BOOL: return "boolean";
-    case PS_JSON_NUMBER: return "number";
-    case PS_JSON_STRING: return "string";
-    case PS_JSON_ARRAY: return "array";
-    case PS_JSON_OBJECT: return "object";
+    case PS_JSON_NULL:
+        return "null";
+    case PS_JSON_BOOL:
+        return "boolean";
+    case PS_JSON_NUMBER:
+        return "number";
+    case PS_JSON_STRING:
+        return "string";
+    case PS_JSON_ARRAY:
+        return "array";
+    case PS_JSON_OBJECT:
+        return "object";
     }
     return "unknown";
 }
@@ -530,14 +553,22 @@ const char *ps_json_type_name(ps_json_type t)
 const char *ps_json_failure_name(ps_json_failure f)
 {
     switch (f) {
-    case PS_JSON_OK: return "ok";
-    case PS_JSON_EMPTY: return "empty_body";
-    case PS_JSON_MALFORMED: return "malformed_json";
-    case PS_JSON_TRAILING: return "trailing_data";
-    case PS_JSON_BAD_UTF8: return "invalid_utf8";
-    case PS_JSON_TOO_DEEP: return "too_deep";
-    case PS_JSON_BAD_ESCAPE: return "invalid_unicode_escape";
-    case PS_JSON_TOO_MANY_MEMBERS: return "too_many_members";
+    case PS_JSON_OK:
+        return "ok";
+    case PS_JSON_EMPTY:
+        return "empty_body";
+    case PS_JSON_MALFORMED:
+        return "malformed_json";
+    case PS_JSON_TRAILING:
+        return "trailing_data";
+    case PS_JSON_BAD_UTF8:
+        return "invalid_utf8";
+    case PS_JSON_TOO_DEEP:
+        return "too_deep";
+    case PS_JSON_BAD_ESCAPE:
+        return "invalid_unicode_escape";
+    case PS_JSON_TOO_MANY_MEMBERS:
+        return "too_many_members";
     }
     return "unknown";
 }

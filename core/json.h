@@ -37,27 +37,27 @@ typedef enum ps_json_type {
 typedef struct ps_json ps_json;
 struct ps_json {
     ps_json_type type;
-    bool boolean;           /* PS_JSON_BOOL */
-    char *str;              /* STRING: value; NUMBER: the literal as written */
-    size_t len;             /* length of str (strings may hold \u0000) */
-    bool is_int;            /* NUMBER: integer syntax (no fraction/exponent) that fits int64 */
-    int64_t i;              /* NUMBER with is_int */
-    double d;               /* NUMBER: value as double (always set) */
-    size_t count;           /* ARRAY/OBJECT: number of items */
-    char **keys;            /* OBJECT: keys[i] (NUL-terminated, key_lens[i] bytes) */
+    bool boolean; /* PS_JSON_BOOL */
+    char *str;    /* STRING: value; NUMBER: the literal as written */
+    size_t len;   /* length of str (strings may hold \u0000) */
+    bool is_int;  /* NUMBER: integer syntax (no fraction/exponent) that fits int64 */
+    int64_t i;    /* NUMBER with is_int */
+    double d;     /* NUMBER: value as double (always set) */
+    size_t count; /* ARRAY/OBJECT: number of items */
+    char **keys;  /* OBJECT: keys[i] (NUL-terminated, key_lens[i] bytes) */
     size_t *key_lens;
-    ps_json **items;        /* ARRAY/OBJECT: children */
-    bool duplicate_keys;    /* OBJECT: some key occurred more than once */
+    ps_json **items;     /* ARRAY/OBJECT: children */
+    bool duplicate_keys; /* OBJECT: some key occurred more than once */
 };
 
 typedef enum ps_json_failure {
     PS_JSON_OK = 0,
-    PS_JSON_EMPTY,          /* no bytes, or only white space */
-    PS_JSON_MALFORMED,      /* syntax error */
-    PS_JSON_TRAILING,       /* a complete value followed by more non-space bytes */
-    PS_JSON_BAD_UTF8,       /* bytes that are not UTF-8 (anywhere in the text) */
-    PS_JSON_TOO_DEEP,       /* nesting deeper than PS_JSON_MAX_DEPTH */
-    PS_JSON_BAD_ESCAPE,     /* a \u escape of a lone surrogate ("\udc1f"): no UTF-8 form */
+    PS_JSON_EMPTY,            /* no bytes, or only white space */
+    PS_JSON_MALFORMED,        /* syntax error */
+    PS_JSON_TRAILING,         /* a complete value followed by more non-space bytes */
+    PS_JSON_BAD_UTF8,         /* bytes that are not UTF-8 (anywhere in the text) */
+    PS_JSON_TOO_DEEP,         /* nesting deeper than PS_JSON_MAX_DEPTH */
+    PS_JSON_BAD_ESCAPE,       /* a \u escape of a lone surrogate ("\udc1f"): no UTF-8 form */
     PS_JSON_TOO_MANY_MEMBERS, /* an object with more than PS_JSON_MAX_MEMBERS members */
 } ps_json_failure;
 

@@ -22,7 +22,8 @@ bool ps_jw_ok(const ps_jw *w)
 static void newline_indent(ps_jw *w, int depth)
 {
     ps_buf_putc(w->out, '\n');
-    for (int i = 0; i < depth; i++) ps_buf_puts(w->out, "  ");
+    for (int i = 0; i < depth; i++)
+        ps_buf_puts(w->out, "  ");
 }
 
 /* Everything that goes before a value: the comma and indentation inside an

@@ -23,12 +23,12 @@
 
 typedef struct ps_jw {
     ps_buf *out;
-    bool pretty;                          /* newline + two spaces per level */
-    bool failed;                          /* some call was misuse; see ps_jw_ok */
-    bool after_key;                       /* a key was written, its value is due */
-    int depth;                            /* open containers */
-    bool in_object[PS_JW_MAX_DEPTH + 1];  /* [d]: level d is an object (else array) */
-    size_t count[PS_JW_MAX_DEPTH + 1];    /* [d]: items written at level d so far */
+    bool pretty;                         /* newline + two spaces per level */
+    bool failed;                         /* some call was misuse; see ps_jw_ok */
+    bool after_key;                      /* a key was written, its value is due */
+    int depth;                           /* open containers */
+    bool in_object[PS_JW_MAX_DEPTH + 1]; /* [d]: level d is an object (else array) */
+    size_t count[PS_JW_MAX_DEPTH + 1];   /* [d]: items written at level d so far */
 } ps_jw;
 
 /* Starts a writer appending to out (which keeps what it holds). */

@@ -18,7 +18,8 @@
 
 void ps_keys_list_free(ps_keys_list *list)
 {
-    for (size_t i = 0; i < list->count; i++) free(list->items[i].key);
+    for (size_t i = 0; i < list->count; i++)
+        free(list->items[i].key);
     free(list->items);
     list->items = NULL;
     list->count = 0;
@@ -67,7 +68,8 @@ static int parse_fields(char **f, int n, ps_keys_entry *e, ps_error *err)
     int next = 0;
     if (bare_enterprise && npos >= 1) {
         if (npos < 2)
-            return ps_error_set(err, "enterprise takes two limits, PER_MINUTE PER_DAY; got one ('%s')",
+            return ps_error_set(err,
+                                "enterprise takes two limits, PER_MINUTE PER_DAY; got one ('%s')",
                                 positional[0]);
         char plan_text[160];
         snprintf(plan_text, sizeof plan_text, "enterprise:%s:%s", positional[0], positional[1]);
@@ -78,7 +80,8 @@ static int parse_fields(char **f, int n, ps_keys_entry *e, ps_error *err)
     if (npos - next == 1) {
         if (parse_rate(positional[next], &e->rate, err) != 0) return -1;
     } else if (npos - next > 1) {
-        return ps_error_set(err, "too many fields (expected KEY PLAN [PER_MINUTE PER_DAY] [rate=R])");
+        return ps_error_set(err,
+                            "too many fields (expected KEY PLAN [PER_MINUTE PER_DAY] [rate=R])");
     }
     return 0;
 }
@@ -104,7 +107,8 @@ int ps_keys_file_parse(const char *text, size_t len, const char *name, ps_keys_l
         char *fields[MAX_FIELDS + 1];
         int n = 0;
         char *save = NULL;
-        for (char *tok = strtok_r(p, " \t\r\v\f", &save); tok; tok = strtok_r(NULL, " \t\r\v\f", &save)) {
+        for (char *tok = strtok_r(p, " \t\r\v\f", &save); tok;
+             tok = strtok_r(NULL, " \t\r\v\f", &save)) {
             if (n == MAX_FIELDS + 1) break;
             fields[n++] = tok;
         }

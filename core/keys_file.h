@@ -23,10 +23,10 @@
 #define PS_KEYS_MAX_KEY_LEN 512
 
 typedef struct ps_keys_entry {
-    char *key;     /* 1-512 printable ASCII bytes, no space; NUL-terminated */
-    ps_plan plan;  /* bare "enterprise": per_minute = per_day = 0 (not known) */
-    double rate;   /* requests/s (petstore-load's own schedule); 0 when not given */
-    int line;      /* 1-based line of the file */
+    char *key;    /* 1-512 printable ASCII bytes, no space; NUL-terminated */
+    ps_plan plan; /* bare "enterprise": per_minute = per_day = 0 (not known) */
+    double rate;  /* requests/s (petstore-load's own schedule); 0 when not given */
+    int line;     /* 1-based line of the file */
 } ps_keys_entry;
 
 typedef struct ps_keys_list {

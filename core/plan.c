@@ -56,8 +56,8 @@ int ps_plan_parse(const char *text, ps_plan *out, ps_error *err)
         if (!colon) return 0; /* enterprise, figures not known */
         const char *second = strchr(colon + 1, ':');
         if (!second)
-            return ps_error_set(err, "enterprise limits must be 'enterprise:PER_MINUTE:PER_DAY', got '%s'",
-                                text);
+            return ps_error_set(
+                err, "enterprise limits must be 'enterprise:PER_MINUTE:PER_DAY', got '%s'", text);
         char minute_text[32];
         size_t n = (size_t)(second - colon - 1);
         if (n == 0 || n >= sizeof minute_text)

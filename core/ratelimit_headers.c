@@ -12,12 +12,15 @@
 bool ps_rl_parse_uint(const char *value, int64_t *out)
 {
     if (!value) return false;
-    while (*value == ' ' || *value == '\t') value++;
+    while (*value == ' ' || *value == '\t')
+        value++;
     const char *start = value;
-    while (*value >= '0' && *value <= '9') value++;
+    while (*value >= '0' && *value <= '9')
+        value++;
     if (value == start) return false;
     const char *end = value;
-    while (*value == ' ' || *value == '\t') value++;
+    while (*value == ' ' || *value == '\t')
+        value++;
     if (*value) return false;
     if (end - start > 18) return false; /* beyond any sane count or timestamp, and int64 */
     errno = 0;
@@ -60,12 +63,14 @@ bool ps_http_date_parse(const char *v, int64_t *unix_s)
     char wd[16], mon[4], tz[4];
     int day, year, h, mi, s, n = 0;
     /* IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT */
-    if (sscanf(v, "%3s, %2d %3s %4d %2d:%2d:%2d %3s%n", wd, &day, mon, &year, &h, &mi, &s, tz, &n) == 8 &&
+    if (sscanf(v, "%3s, %2d %3s %4d %2d:%2d:%2d %3s%n", wd, &day, mon, &year, &h, &mi, &s, tz,
+               &n) == 8 &&
         v[n] == '\0' && strcmp(tz, "GMT") == 0)
         return to_unix(year, month_index(mon), day, h, mi, s, unix_s);
     /* RFC 850: Sunday, 06-Nov-94 08:49:37 GMT */
     n = 0;
-    if (sscanf(v, "%15[A-Za-z], %2d-%3s-%2d %2d:%2d:%2d %3s%n", wd, &day, mon, &year, &h, &mi, &s, tz, &n) == 8 &&
+    if (sscanf(v, "%15[A-Za-z], %2d-%3s-%2d %2d:%2d:%2d %3s%n", wd, &day, mon, &year, &h, &mi, &s,
+               tz, &n) == 8 &&
         v[n] == '\0' && strcmp(tz, "GMT") == 0) {
         /* RFC 9110: a two-digit year more than 50 years in the future is the past century */
         year += year < 70 ? 2000 : 1900;
@@ -84,8 +89,9 @@ void ps_http_date_format(int64_t unix_s, char *out, unsigned out_size)
     time_t t = (time_t)unix_s;
     struct tm tm;
     gmtime_r(&t, &tm);
-    snprintf(out, out_size, "%s, %02d %s %04d %02d:%02d:%02d GMT", day_names[tm.tm_wday], tm.tm_mday,
-             month_names[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    snprintf(out, out_size, "%s, %02d %s %04d %02d:%02d:%02d GMT", day_names[tm.tm_wday],
+             tm.tm_mday, month_names[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
+             tm.tm_sec);
 }
 
 bool ps_retry_after_parse(const char *value, int64_t now_s, ps_retry_after_form *form,
@@ -99,7 +105,8 @@ bool ps_retry_after_parse(const char *value, int64_t now_s, ps_retry_after_form 
         if (until_unix_s) *until_unix_s = now_s + v;
         return true;
     }
-    while (*value == ' ') value++;
+    while (*value == ' ')
+        value++;
     if (ps_http_date_parse(value, &v)) {
         if (form) *form = PS_RETRY_AFTER_DATE;
         if (wait_s) *wait_s = v > now_s ? v - now_s : 0;
@@ -125,7 +132,8 @@ void ps_rl_read(const ps_headers *h, int64_t now_s, ps_rl_info *out)
 {
     memset(out, 0, sizeof *out);
     out->limit_state = read_uint_field(h, "X-RateLimit-Limit", &out->limit, &out->limit_raw);
-    out->remaining_state = read_uint_field(h, "X-RateLimit-Remaining", &out->remaining, &out->remaining_raw);
+    out->remaining_state =
+        read_uint_field(h, "X-RateLimit-Remaining", &out->remaining, &out->remaining_raw);
     out->reset_state = read_uint_field(h, "X-RateLimit-Reset", &out->reset, &out->reset_raw);
     out->retry_after_raw = ps_headers_get(h, "Retry-After");
     if (!out->retry_after_raw) {

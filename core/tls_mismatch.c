@@ -14,8 +14,9 @@
 bool ps_tls_answered_in_plain_http(bool handshake_failed, const char *tls_error_text)
 {
     if (!handshake_failed || !tls_error_text) return false;
-    static const char *const signs[] = {"wrong version number", "packet length too long", "unknown protocol",
-                                        "unexpected TLS packet", "record layer failure"};
+    static const char *const signs[] = {"wrong version number", "packet length too long",
+                                        "unknown protocol", "unexpected TLS packet",
+                                        "record layer failure"};
     for (size_t i = 0; i < sizeof signs / sizeof signs[0]; i++)
         if (strstr(tls_error_text, signs[i])) return true;
     return false;
@@ -30,18 +31,20 @@ bool ps_tls_record_start(const unsigned char *reply, size_t len)
  * matter), offering the usual ECDHE suites with the extensions they need.
  * A TLS server answers it with a ServerHello, or at worst an alert. */
 static const unsigned char client_hello[] = {
-    0x16, 0x03, 0x01, 0x00, 0x55,                         /* record: handshake, 85 bytes */
-    0x01, 0x00, 0x00, 0x51,                               /* ClientHello, 81 bytes */
-    0x03, 0x03,                                           /* TLS 1.2 */
-    0x50, 0x53, 0x54, 0x4f, 0x52, 0x45, 0x20, 0x54, 0x4c, 0x53, 0x20, 0x50, 0x52, 0x4f, 0x42, 0x45,
-    0x50, 0x53, 0x54, 0x4f, 0x52, 0x45, 0x20, 0x54, 0x4c, 0x53, 0x20, 0x50, 0x52, 0x4f, 0x42, 0x45,
-    0x00,                                                 /* no session id */
+    0x16, 0x03, 0x01, 0x00, 0x55, /* record: handshake, 85 bytes */
+    0x01, 0x00, 0x00, 0x51,       /* ClientHello, 81 bytes */
+    0x03, 0x03,                   /* TLS 1.2 */
+    0x50, 0x53, 0x54, 0x4f, 0x52, 0x45, 0x20, 0x54, 0x4c, 0x53, 0x20, 0x50, 0x52, 0x4f, 0x42,
+    0x45, 0x50, 0x53, 0x54, 0x4f, 0x52, 0x45, 0x20, 0x54, 0x4c, 0x53, 0x20, 0x50, 0x52, 0x4f,
+    0x42, 0x45, 0x00,                                           /* no session id */
     0x00, 0x08, 0xc0, 0x2f, 0xc0, 0x2b, 0xc0, 0x30, 0x00, 0x9c, /* 4 cipher suites */
-    0x01, 0x00,                                           /* null compression */
-    0x00, 0x20,                                           /* extensions, 32 bytes */
-    0x00, 0x0a, 0x00, 0x08, 0x00, 0x06, 0x00, 0x1d, 0x00, 0x17, 0x00, 0x18, /* groups x25519, P-256, P-384 */
-    0x00, 0x0b, 0x00, 0x02, 0x01, 0x00,                   /* point formats: uncompressed */
-    0x00, 0x0d, 0x00, 0x0a, 0x00, 0x08, 0x04, 0x01, 0x08, 0x04, 0x04, 0x03, 0x05, 0x01, /* sig algs */
+    0x01, 0x00,                                                 /* null compression */
+    0x00, 0x20,                                                 /* extensions, 32 bytes */
+    0x00, 0x0a, 0x00, 0x08, 0x00, 0x06, 0x00, 0x1d, 0x00, 0x17, 0x00, 0x18, /* groups x25519, P-256,
+                                                                               P-384 */
+    0x00, 0x0b, 0x00, 0x02, 0x01, 0x00, /* point formats: uncompressed */
+    0x00, 0x0d, 0x00, 0x0a, 0x00, 0x08, 0x04, 0x01, 0x08, 0x04, 0x04, 0x03, 0x05, 0x01, /* sig algs
+                                                                                         */
 };
 
 _Static_assert(sizeof client_hello == 5 + 0x55, "record length");
@@ -68,7 +71,8 @@ bool ps_tls_port_speaks_tls(const char *host, const char *port, int timeout_ms)
     if (timeout_ms > PS_TLS_PROBE_MAX_MS) timeout_ms = PS_TLS_PROBE_MAX_MS;
     int64_t deadline = now_ms() + timeout_ms;
     bool yes = false;
-    int fd = socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, res->ai_protocol);
+    int fd =
+        socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, res->ai_protocol);
     if (fd >= 0) {
         int rc = connect(fd, res->ai_addr, res->ai_addrlen);
         int soerr = 0;
@@ -76,7 +80,8 @@ bool ps_tls_port_speaks_tls(const char *host, const char *port, int timeout_ms)
         if (rc == 0 || (errno == EINPROGRESS && wait_fd(fd, POLLOUT, deadline) &&
                         getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)) {
             unsigned char reply[8];
-            if (send(fd, client_hello, sizeof client_hello, MSG_NOSIGNAL) == (ssize_t)sizeof client_hello &&
+            if (send(fd, client_hello, sizeof client_hello, MSG_NOSIGNAL) ==
+                    (ssize_t)sizeof client_hello &&
                 wait_fd(fd, POLLIN, deadline)) {
                 ssize_t n = recv(fd, reply, sizeof reply, 0);
                 yes = n > 0 && ps_tls_record_start(reply, (size_t)n);

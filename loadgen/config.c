@@ -29,7 +29,8 @@ void ps_lg_config_usage(FILE *out)
           "\n"
           "  --base-url URL        target, ending in the version segment (http://host:port/v1)\n"
           "  --api-key KEY         bearer key; --plan free|pro|business|enterprise[:PM:PD]\n"
-          "  --keys FILE           many keys: 'KEY PLAN [PM PD] [rate=R]' per line (docs/keys-file.md)\n"
+          "  --keys FILE           many keys: 'KEY PLAN [PM PD] [rate=R]' per line "
+          "(docs/keys-file.md)\n"
           "  --threads N           event loops (default 1); --connections C total (default 10)\n"
           "  --duration D          run length (30s, 2m; default 10s); --requests N instead\n"
           "  --rate R              open model: R req/s in total on a fixed schedule;\n"
@@ -50,7 +51,8 @@ void ps_lg_config_usage(FILE *out)
           "  --progress-interval D progress on stderr: a live line on a terminal, else one line\n"
           "                        every D (default 10s); --quiet: none\n"
           "  --color WHEN          auto (default), always or never; --color wins, then\n"
-          "                        NO_COLOR (no), FORCE_COLOR (yes), TERM=dumb (no), else a terminal\n"
+          "                        NO_COLOR (no), FORCE_COLOR (yes), TERM=dumb (no), else a "
+          "terminal\n"
           "  --quiet               no progress and no summary on stderr (an exit-3 verdict only)\n"
           "  -h, --help            this text; --version: the version\n"
           "environment: PETSTORE_BASE_URL and PETSTORE_API_KEY stand in for --base-url and\n"
@@ -86,8 +88,8 @@ bool ps_lg_config_open_model(const ps_lg_config *cfg)
     return false;
 }
 
-static void add_key(ps_lg_config *cfg, const char *key, size_t len, const ps_plan *plan, double rate,
-                    int line)
+static void add_key(ps_lg_config *cfg, const char *key, size_t len, const ps_plan *plan,
+                    double rate, int line)
 {
     cfg->keys = realloc(cfg->keys, (cfg->nkeys + 1) * sizeof *cfg->keys);
     if (!cfg->keys) abort();
@@ -121,21 +123,24 @@ int ps_lg_threshold_parse(const char *text, ps_lg_threshold *out, ps_error *err)
     /* Spaces around the metric, the operator and the value are allowed
      * ('p99 < 200ms', as k6 writes them); none inside a name or number. */
     const char *mstart = text;
-    while (*mstart == ' ' || *mstart == '\t') mstart++;
+    while (*mstart == ' ' || *mstart == '\t')
+        mstart++;
     const char *mend = lt;
-    while (mend > mstart && (mend[-1] == ' ' || mend[-1] == '\t')) mend--;
+    while (mend > mstart && (mend[-1] == ' ' || mend[-1] == '\t'))
+        mend--;
     size_t mlen = mstart < mend ? (size_t)(mend - mstart) : 0;
     const char *vstart = lt + 1;
     if (*vstart == '=') {
         out->or_equal = true;
         vstart++;
     }
-    while (*vstart == ' ' || *vstart == '\t') vstart++;
+    while (*vstart == ' ' || *vstart == '\t')
+        vstart++;
     size_t vlen_all = strlen(vstart);
-    while (vlen_all > 0 && (vstart[vlen_all - 1] == ' ' || vstart[vlen_all - 1] == '\t')) vlen_all--;
+    while (vlen_all > 0 && (vstart[vlen_all - 1] == ' ' || vstart[vlen_all - 1] == '\t'))
+        vlen_all--;
     char val[64];
-    if (vlen_all >= sizeof val)
-        return ps_error_set(err, "threshold '%s': overlong value", text);
+    if (vlen_all >= sizeof val) return ps_error_set(err, "threshold '%s': overlong value", text);
     memcpy(val, vstart, vlen_all);
     val[vlen_all] = '\0';
     char metric[32];
@@ -263,8 +268,7 @@ static int parse_url(const char *url, ps_lg_config *cfg, ps_error *err)
         size_t n = strcspn(p, "/?#");
         char port[8];
         int64_t v;
-        if (n == 0 || n >= sizeof port)
-            return ps_error_set(err, "--base-url '%s': bad port", url);
+        if (n == 0 || n >= sizeof port) return ps_error_set(err, "--base-url '%s': bad port", url);
         memcpy(port, p, n);
         port[n] = '\0';
         if (ps_cli_parse_int(port, 1, 65535, &v, err) != 0)
@@ -277,10 +281,13 @@ static int parse_url(const char *url, ps_lg_config *cfg, ps_error *err)
     if (*p && *p != '/')
         return ps_error_set(err, "--base-url '%s': query or fragment not allowed", url);
     size_t n = strlen(p);
-    while (n > 0 && p[n - 1] == '/') n--;
+    while (n > 0 && p[n - 1] == '/')
+        n--;
     for (size_t i = 0; i < n; i++)
-        if ((unsigned char)p[i] <= 0x20 || (unsigned char)p[i] >= 0x7f || p[i] == '?' || p[i] == '#')
-            return ps_error_set(err, "--base-url '%s': the path holds a byte not allowed here", url);
+        if ((unsigned char)p[i] <= 0x20 || (unsigned char)p[i] >= 0x7f || p[i] == '?' ||
+            p[i] == '#')
+            return ps_error_set(err, "--base-url '%s': the path holds a byte not allowed here",
+                                url);
     cfg->path_prefix = strndup(p, n);
     cfg->base_url = strdup(url);
     if (!cfg->host || !cfg->port || !cfg->path_prefix || !cfg->base_url) abort();
@@ -288,12 +295,39 @@ static int parse_url(const char *url, ps_lg_config *cfg, ps_error *err)
 }
 
 enum {
-    OPT_BASE_URL = 256, OPT_API_KEY, OPT_PLAN, OPT_KEYS, OPT_THREADS, OPT_CONNECTIONS,
-    OPT_DURATION, OPT_REQUESTS, OPT_RATE, OPT_RAMP, OPT_MIX, OPT_BODIES, OPT_TIMEOUT,
-    OPT_JSON, OPT_HDR, OPT_HDR_LOG, OPT_HTML, OPT_THRESHOLD, OPT_VERIFY, OPT_BURST,
-    OPT_IGNORE_RA, OPT_ENGINE, OPT_QUIET, OPT_HELP, OPT_CACERT, OPT_INSECURE,
-    OPT_PROGRESS, OPT_COLOR,
-    OPT_VERSION, OPT_SHARD, OPT_SHARDS, OPT_START_AT, OPT_RUN_ID,
+    OPT_BASE_URL = 256,
+    OPT_API_KEY,
+    OPT_PLAN,
+    OPT_KEYS,
+    OPT_THREADS,
+    OPT_CONNECTIONS,
+    OPT_DURATION,
+    OPT_REQUESTS,
+    OPT_RATE,
+    OPT_RAMP,
+    OPT_MIX,
+    OPT_BODIES,
+    OPT_TIMEOUT,
+    OPT_JSON,
+    OPT_HDR,
+    OPT_HDR_LOG,
+    OPT_HTML,
+    OPT_THRESHOLD,
+    OPT_VERIFY,
+    OPT_BURST,
+    OPT_IGNORE_RA,
+    OPT_ENGINE,
+    OPT_QUIET,
+    OPT_HELP,
+    OPT_CACERT,
+    OPT_INSECURE,
+    OPT_PROGRESS,
+    OPT_COLOR,
+    OPT_VERSION,
+    OPT_SHARD,
+    OPT_SHARDS,
+    OPT_START_AT,
+    OPT_RUN_ID,
 };
 
 static const struct option options[] = {
@@ -369,8 +403,12 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
                 return ps_error_set(err, "--api-key: the key must be 1-512 printable ASCII bytes");
             api_key = optarg;
             break;
-        case OPT_PLAN: plan_text = optarg; break;
-        case OPT_KEYS: keys_path = optarg; break;
+        case OPT_PLAN:
+            plan_text = optarg;
+            break;
+        case OPT_KEYS:
+            keys_path = optarg;
+            break;
         case OPT_THREADS:
             if (ps_cli_parse_int(optarg, 1, 256, &v, err) != 0)
                 return ps_error_prefix(err, "--threads: ");
@@ -432,16 +470,23 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
             if (set_path(&cfg->html_path, optarg, "--html", err)) return PS_LG_CONFIG_ERROR;
             break;
         case OPT_THRESHOLD: {
-            cfg->thresholds = realloc(cfg->thresholds, (cfg->nthresholds + 1) * sizeof *cfg->thresholds);
+            cfg->thresholds =
+                realloc(cfg->thresholds, (cfg->nthresholds + 1) * sizeof *cfg->thresholds);
             if (!cfg->thresholds) abort();
             if (ps_lg_threshold_parse(optarg, &cfg->thresholds[cfg->nthresholds], err) != 0)
                 return PS_LG_CONFIG_ERROR;
             cfg->nthresholds++;
             break;
         }
-        case OPT_VERIFY: cfg->verify_limits = true; break;
-        case OPT_BURST: cfg->burst = true; break;
-        case OPT_IGNORE_RA: cfg->honour_retry_after = false; break;
+        case OPT_VERIFY:
+            cfg->verify_limits = true;
+            break;
+        case OPT_BURST:
+            cfg->burst = true;
+            break;
+        case OPT_IGNORE_RA:
+            cfg->honour_retry_after = false;
+            break;
         case OPT_ENGINE:
             if (strcmp(optarg, "epoll") == 0)
                 cfg->engine = PS_LG_ENGINE_EPOLL;
@@ -450,19 +495,26 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
             else
                 return ps_error_set(err, "--engine: expected epoll or curl, got '%s'", optarg);
             break;
-        case OPT_QUIET: cfg->quiet = true; break;
+        case OPT_QUIET:
+            cfg->quiet = true;
+            break;
         case OPT_CACERT:
             if (access(optarg, R_OK) != 0)
                 return ps_error_set(err, "--cacert '%s': %s", optarg, strerror(errno));
             if (set_path(&cfg->cacert, optarg, "--cacert", err)) return PS_LG_CONFIG_ERROR;
             break;
-        case OPT_INSECURE: cfg->insecure = true; break;
+        case OPT_INSECURE:
+            cfg->insecure = true;
+            break;
         case 'h':
-        case OPT_HELP: return PS_LG_CONFIG_HELP;
-        case OPT_VERSION: return PS_LG_CONFIG_VERSION;
+        case OPT_HELP:
+            return PS_LG_CONFIG_HELP;
+        case OPT_VERSION:
+            return PS_LG_CONFIG_VERSION;
         case OPT_SHARD:
             if (shards_n) return ps_error_set(err, "give --shard I/N or --shards N, not both");
-            if (ps_lg_shard_parse(optarg, &cfg->shard, &cfg->shards, err) != 0) return PS_LG_CONFIG_ERROR;
+            if (ps_lg_shard_parse(optarg, &cfg->shard, &cfg->shards, err) != 0)
+                return PS_LG_CONFIG_ERROR;
             break;
         case OPT_SHARDS:
             if (cfg->shards) return ps_error_set(err, "give --shard I/N or --shards N, not both");
@@ -470,11 +522,13 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
                 return ps_error_prefix(err, "--shards: ");
             break;
         case OPT_START_AT:
-            if (ps_lg_parse_start_at(optarg, &cfg->start_at_ns, err) != 0) return PS_LG_CONFIG_ERROR;
+            if (ps_lg_parse_start_at(optarg, &cfg->start_at_ns, err) != 0)
+                return PS_LG_CONFIG_ERROR;
             break;
         case OPT_RUN_ID:
-            if (!*optarg || strlen(optarg) > 64 || strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm"
-                                                                  "nopqrstuvwxyz0123456789._-") != strlen(optarg))
+            if (!*optarg || strlen(optarg) > 64 ||
+                strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm"
+                               "nopqrstuvwxyz0123456789._-") != strlen(optarg))
                 return ps_error_set(err, "--run-id: 1-64 letters, digits, '.', '_' or '-'");
             free(cfg->run_id);
             cfg->run_id = strdup(optarg);
@@ -485,7 +539,8 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
                 return ps_error_prefix(err, "--progress-interval: ");
             break;
         case OPT_COLOR:
-            if (ps_cli_parse_color(optarg, &cfg->color, err) != 0) return ps_error_prefix(err, "--color: ");
+            if (ps_cli_parse_color(optarg, &cfg->color, err) != 0)
+                return ps_error_prefix(err, "--color: ");
             break;
         default: /* '?' or ':' */
             return ps_cli_getopt_error(c, argc, argv, options, err);
@@ -547,10 +602,12 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
             return PS_LG_CONFIG_ERROR;
     if (shards_n) {
         cfg->shards = (int)shards_n;
-        if (ps_lg_shard_from_env(cfg->shards, getenv("JOB_COMPLETION_INDEX"), &cfg->shard, err) != 0)
+        if (ps_lg_shard_from_env(cfg->shards, getenv("JOB_COMPLETION_INDEX"), &cfg->shard, err) !=
+            0)
             return PS_LG_CONFIG_ERROR;
     }
-    if (cfg->run_id && !cfg->shards) return ps_error_set(err, "--run-id goes with --shard or --shards");
+    if (cfg->run_id && !cfg->shards)
+        return ps_error_set(err, "--run-id goes with --shard or --shards");
     if (ps_lg_shard_apply(cfg, err) != 0) return PS_LG_CONFIG_ERROR;
     return PS_LG_CONFIG_OK;
 }
@@ -561,7 +618,8 @@ void ps_lg_config_free(ps_lg_config *cfg)
     free(cfg->host);
     free(cfg->port);
     free(cfg->path_prefix);
-    for (size_t i = 0; i < cfg->nkeys; i++) free(cfg->keys[i].key);
+    for (size_t i = 0; i < cfg->nkeys; i++)
+        free(cfg->keys[i].key);
     free(cfg->keys);
     free(cfg->json_path);
     free(cfg->hdr_path);
@@ -569,7 +627,8 @@ void ps_lg_config_free(ps_lg_config *cfg)
     free(cfg->html_path);
     free(cfg->bodies_path);
     free(cfg->cacert);
-    for (size_t i = 0; i < cfg->nthresholds; i++) free(cfg->thresholds[i].expression);
+    for (size_t i = 0; i < cfg->nthresholds; i++)
+        free(cfg->thresholds[i].expression);
     free(cfg->thresholds);
     free(cfg->run_id);
     memset(cfg, 0, sizeof *cfg);

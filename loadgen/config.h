@@ -17,7 +17,7 @@
 #include "core/plan.h"
 
 typedef enum ps_lg_engine {
-    PS_LG_ENGINE_AUTO,  /* epoll for http://, curl for https:// */
+    PS_LG_ENGINE_AUTO, /* epoll for http://, curl for https:// */
     PS_LG_ENGINE_EPOLL,
     PS_LG_ENGINE_CURL,
 } ps_lg_engine;
@@ -27,8 +27,8 @@ typedef enum ps_lg_op { PS_LG_OP_LIST, PS_LG_OP_CREATE, PS_LG_OPS } ps_lg_op;
 typedef struct ps_lg_key {
     char *key;
     ps_plan plan;
-    double rate;  /* its own req/s (--keys RATE column), 0 = shares --rate / closed model */
-    int line;     /* line in the keys file, 0 for --api-key */
+    double rate; /* its own req/s (--keys RATE column), 0 = shares --rate / closed model */
+    int line;    /* line in the keys file, 0 for --api-key */
 } ps_lg_key;
 
 typedef enum ps_lg_metric {
@@ -39,25 +39,25 @@ typedef enum ps_lg_metric {
 } ps_lg_metric;
 
 typedef struct ps_lg_threshold {
-    char *expression;   /* as given, for the report */
+    char *expression; /* as given, for the report */
     ps_lg_metric metric;
-    double percentile;  /* 0..100 for PERCENTILE */
-    bool or_equal;      /* "<=" rather than "<" */
-    double bound;       /* microseconds, or a fraction for ERROR_RATE */
+    double percentile; /* 0..100 for PERCENTILE */
+    bool or_equal;     /* "<=" rather than "<" */
+    double bound;      /* microseconds, or a fraction for ERROR_RATE */
 } ps_lg_threshold;
 
 typedef struct ps_lg_config {
     char *base_url;
     bool https;
-    char *host;         /* without brackets for IPv6 */
-    char *port;         /* decimal text */
-    char *path_prefix;  /* path of the base URL without trailing '/', may be "" */
+    char *host;        /* without brackets for IPv6 */
+    char *port;        /* decimal text */
+    char *path_prefix; /* path of the base URL without trailing '/', may be "" */
     ps_lg_key *keys;
     size_t nkeys;
     int threads, connections;
-    int64_t duration_ns;  /* 0 when --requests bounds the run */
-    int64_t requests;     /* 0 = unbounded (the duration bounds the run) */
-    double rate;          /* total req/s, 0 = closed model */
+    int64_t duration_ns; /* 0 when --requests bounds the run */
+    int64_t requests;    /* 0 = unbounded (the duration bounds the run) */
+    double rate;         /* total req/s, 0 = closed model */
     bool ramp;
     double ramp_from, ramp_to;
     unsigned mix[PS_LG_OPS];
@@ -66,11 +66,11 @@ typedef struct ps_lg_config {
     ps_lg_threshold *thresholds;
     size_t nthresholds;
     bool verify_limits, burst, honour_retry_after, quiet;
-    char *cacert;         /* https: CA bundle to verify the server with (curl engine) */
-    bool insecure;        /* https: no certificate verification */
-    ps_lg_engine engine;  /* resolved: never AUTO after parsing */
+    char *cacert;                 /* https: CA bundle to verify the server with (curl engine) */
+    bool insecure;                /* https: no certificate verification */
+    ps_lg_engine engine;          /* resolved: never AUTO after parsing */
     int64_t progress_interval_ns; /* off a terminal, a progress line this often (0 = none) */
-    ps_cli_color color;   /* --color, resolved with the environment by ps_cli_color_enabled */
+    ps_cli_color color; /* --color, resolved with the environment by ps_cli_color_enabled */
     /* Sharding (loadgen/shard.h): this process is shard `shard` (1-based) of
      * `shards` (0 of 0: not sharded); rate, ramp, connections, requests and
      * keys above are then already this shard's share. */

@@ -36,8 +36,10 @@ static size_t on_header(char *data, size_t size, size_t n, void *p)
     size_t name_len = (size_t)(colon - data);
     const char *v = colon + 1;
     size_t vlen = len - name_len - 1;
-    while (vlen > 0 && (v[0] == ' ' || v[0] == '\t')) v++, vlen--;
-    while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' ')) vlen--;
+    while (vlen > 0 && (v[0] == ' ' || v[0] == '\t'))
+        v++, vlen--;
+    while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
+        vlen--;
     ps_lg_resp_header(&h->resp, data, name_len, v, vlen, h->now_s);
     return len;
 }
@@ -66,7 +68,9 @@ static int run(ps_lg_thread *t)
         for (int j = 0; j < 2; j++) {
             hdrs[2 * k + j] = curl_slist_append(hdrs[2 * k + j], auth);
             hdrs[2 * k + j] = curl_slist_append(hdrs[2 * k + j], "Accept: application/json");
-            if (j) hdrs[2 * k + j] = curl_slist_append(hdrs[2 * k + j], "Content-Type: application/json");
+            if (j)
+                hdrs[2 * k + j] =
+                    curl_slist_append(hdrs[2 * k + j], "Content-Type: application/json");
         }
     }
     for (int i = 0; i < t->nconns; i++) {
@@ -147,8 +151,8 @@ static int run(ps_lg_thread *t)
             int64_t end = ps_clock_mono_ns();
             if (res != CURLE_OK) {
                 char what[CURL_ERROR_SIZE + 128];
-                snprintf(what, sizeof what, "%s%s%s", curl_easy_strerror(res), h->errbuf[0] ? ": " : "",
-                         h->errbuf);
+                snprintf(what, sizeof what, "%s%s%s", curl_easy_strerror(res),
+                         h->errbuf[0] ? ": " : "", h->errbuf);
                 if (ps_tls_answered_in_plain_http(res == CURLE_SSL_CONNECT_ERROR, h->errbuf))
                     snprintf(what, sizeof what, PS_TLS_MSG_PLAIN_ANSWER);
                 ps_lg_note_failure(t, what);
@@ -181,7 +185,8 @@ static int run(ps_lg_thread *t)
         if (completed > 0) continue;
         int64_t d = wake - ps_clock_mono_ns();
         if (d < 0) d = 0;
-        if (running > 0 || d > 0) curl_multi_poll(multi, NULL, 0, (int)((d + 999999) / 1000000), NULL);
+        if (running > 0 || d > 0)
+            curl_multi_poll(multi, NULL, 0, (int)((d + 999999) / 1000000), NULL);
     }
     rc = 0;
 out:
@@ -190,7 +195,8 @@ out:
         if (hs[i].busy) curl_multi_remove_handle(multi, hs[i].easy);
         curl_easy_cleanup(hs[i].easy);
     }
-    for (size_t k = 0; k < cfg->nkeys * 2; k++) curl_slist_free_all(hdrs[k]);
+    for (size_t k = 0; k < cfg->nkeys * 2; k++)
+        curl_slist_free_all(hdrs[k]);
     free(hdrs);
     free(hs);
     curl_multi_cleanup(multi);

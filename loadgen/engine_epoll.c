@@ -21,7 +21,7 @@
 
 #define RECONNECT_DELAY_NS INT64_C(100000000) /* after a failed connect */
 #define TIMEOUT_SCAN_NS INT64_C(10000000)
-#define MAX_WAIT_NS INT64_C(100000000)       /* keeps the interval ring moving */
+#define MAX_WAIT_NS INT64_C(100000000) /* keeps the interval ring moving */
 
 typedef enum conn_state { C_CLOSED, C_CONNECTING, C_IDLE, C_BUSY } conn_state;
 
@@ -30,7 +30,7 @@ typedef struct conn {
     conn_state state;
     size_t woff;
     int64_t retry_at;
-    bool want_out; /* EPOLLOUT registered */
+    bool want_out;  /* EPOLLOUT registered */
     int64_t served; /* responses on the current socket */
     ps_lg_req req;
     ps_lg_parser parser;
@@ -313,7 +313,8 @@ static void wait_events(loop *L, int64_t now, int64_t until)
     struct epoll_event evs[256];
     int n = epoll_pwait2(L->ep, evs, 256, &ts, NULL);
     if (n < 0 && errno == ENOSYS) n = epoll_wait(L->ep, evs, 256, (int)((d + 999999) / 1000000));
-    for (int k = 0; k < n; k++) on_event(L, &evs[k]);
+    for (int k = 0; k < n; k++)
+        on_event(L, &evs[k]);
 }
 
 /* The --burst choreography (ps_lg_burst) drives the loop through these. */
@@ -325,7 +326,8 @@ static void burst_settle(void *p, int64_t deadline)
         ps_lg_tick(L->t, now);
         if (now >= L->next_scan) check_timeouts(L, now, false);
         int connecting = 0;
-        for (int i = 0; i < L->n; i++) connecting += L->c[i].state == C_CONNECTING;
+        for (int i = 0; i < L->n; i++)
+            connecting += L->c[i].state == C_CONNECTING;
         if ((L->busy == 0 && connecting == 0) || now >= deadline) return;
         wait_events(L, now, deadline);
     }

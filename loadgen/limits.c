@@ -19,7 +19,8 @@ int ps_lg_limits_init(ps_lg_limits *l, size_t nkeys)
 
 void ps_lg_limits_free(ps_lg_limits *l)
 {
-    for (size_t i = 0; i < l->cap; i++) free(l->slots[i].admit_ns);
+    for (size_t i = 0; i < l->cap; i++)
+        free(l->slots[i].admit_ns);
     free(l->slots);
     free(l->keys);
     memset(l, 0, sizeof *l);
@@ -129,12 +130,14 @@ void ps_lg_limits_observe_ns(ps_lg_limits *l, size_t key, const ps_lg_resp *r, i
     w->admitted++;
     if (timed) {
         if (now_ns > w->last_admit_ns) w->last_admit_ns = now_ns;
-        if (r->reset * 1000000000LL - now_ns > w->max_ahead_ns) w->max_ahead_ns = r->reset * 1000000000LL - now_ns;
+        if (r->reset * 1000000000LL - now_ns > w->max_ahead_ns)
+            w->max_ahead_ns = r->reset * 1000000000LL - now_ns;
         add_admit_time(w, now_ns);
     }
     if ((r->seen & PS_LG_H_REMAINING) && !(r->bad & PS_LG_H_REMAINING)) {
         if (r->remaining > w->max_remaining) w->max_remaining = r->remaining;
-        if (w->min_remaining < 0 || r->remaining < w->min_remaining) w->min_remaining = r->remaining;
+        if (w->min_remaining < 0 || r->remaining < w->min_remaining)
+            w->min_remaining = r->remaining;
     }
 }
 
@@ -159,7 +162,8 @@ void ps_lg_limits_merge(ps_lg_limits *dst, const ps_lg_limits *src)
         min_known(&d->first_limited_ns, s->first_limited_ns);
         if (s->last_admit_ns > d->last_admit_ns) d->last_admit_ns = s->last_admit_ns;
         if (s->max_ahead_ns > d->max_ahead_ns) d->max_ahead_ns = s->max_ahead_ns;
-        for (uint32_t t = 0; t < s->nadmit_ns; t++) add_admit_time(d, s->admit_ns[t]);
+        for (uint32_t t = 0; t < s->nadmit_ns; t++)
+            add_admit_time(d, s->admit_ns[t]);
     }
     for (size_t k = 0; k < dst->nkeys && k < src->nkeys; k++) {
         ps_lg_key_checks *d = &dst->keys[k];
@@ -184,11 +188,16 @@ void ps_lg_limits_add_window(ps_lg_limits *l, const ps_lg_window *w)
 const char *ps_lg_violation_kind_name(ps_lg_violation_kind k)
 {
     switch (k) {
-    case PS_LG_V_OVER_ADMISSION: return "over_admission";
-    case PS_LG_V_UNDER_ADMISSION: return "under_admission";
-    case PS_LG_V_MISSING_RETRY_AFTER: return "missing_retry_after";
-    case PS_LG_V_MISSING_HEADERS: return "missing_headers";
-    case PS_LG_V_BAD_HEADERS: return "bad_headers";
+    case PS_LG_V_OVER_ADMISSION:
+        return "over_admission";
+    case PS_LG_V_UNDER_ADMISSION:
+        return "under_admission";
+    case PS_LG_V_MISSING_RETRY_AFTER:
+        return "missing_retry_after";
+    case PS_LG_V_MISSING_HEADERS:
+        return "missing_headers";
+    case PS_LG_V_BAD_HEADERS:
+        return "bad_headers";
     }
     return "unknown";
 }
@@ -246,9 +255,12 @@ static int by_key_reset(const void *a, const void *b)
 const char *ps_lg_model_name(ps_lg_model m)
 {
     switch (m) {
-    case PS_LG_MODEL_FIXED: return "fixed-window";
-    case PS_LG_MODEL_SLIDING: return "sliding-window";
-    case PS_LG_MODEL_TOKEN: return "token-bucket";
+    case PS_LG_MODEL_FIXED:
+        return "fixed-window";
+    case PS_LG_MODEL_SLIDING:
+        return "sliding-window";
+    case PS_LG_MODEL_TOKEN:
+        return "token-bucket";
     }
     return "unknown";
 }
@@ -266,7 +278,8 @@ static ps_lg_model infer_model(const ps_lg_window *const *ws, size_t a, size_t b
     bool sliding = false;
     for (size_t j = a; j < b; j++) {
         const ps_lg_window *w = ws[j];
-        if (j > a && w->first_ns && w->first_ns < ws[j - 1]->reset * NS - NS - NS / 10) return PS_LG_MODEL_TOKEN;
+        if (j > a && w->first_ns && w->first_ns < ws[j - 1]->reset * NS - NS - NS / 10)
+            return PS_LG_MODEL_TOKEN;
         if (w->first_limited_ns && w->last_admit_ns > w->first_limited_ns + NS / 20) sliding = true;
     }
     return sliding ? PS_LG_MODEL_SLIDING : PS_LG_MODEL_FIXED;
@@ -292,16 +305,19 @@ static int by_time(const void *a, const void *b)
 static int64_t densest(const ps_lg_window *const *ws, size_t a, size_t b, int64_t span_ns)
 {
     size_t n = 0;
-    for (size_t j = a; j < b; j++) n += ws[j]->nadmit_ns;
+    for (size_t j = a; j < b; j++)
+        n += ws[j]->nadmit_ns;
     int64_t *t = malloc((n ? n : 1) * sizeof *t);
     if (!t) abort();
     n = 0;
     for (size_t j = a; j < b; j++)
-        for (uint32_t k = 0; k < ws[j]->nadmit_ns; k++) t[n++] = ws[j]->admit_ns[k];
+        for (uint32_t k = 0; k < ws[j]->nadmit_ns; k++)
+            t[n++] = ws[j]->admit_ns[k];
     qsort(t, n, sizeof *t, by_time);
     int64_t best = 0;
     for (size_t lo = 0, hi = 0; hi < n; hi++) {
-        while (t[hi] - t[lo] >= span_ns) lo++;
+        while (t[hi] - t[lo] >= span_ns)
+            lo++;
         if ((int64_t)(hi - lo + 1) > best) best = (int64_t)(hi - lo + 1);
     }
     free(t);
@@ -324,7 +340,7 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
         if (l->slots[i].used && l->slots[i].key < cfg->nkeys) ws[nw++] = &l->slots[i];
     qsort(ws, nw, sizeof *ws, by_window);
     ps_lg_model model = PS_LG_MODEL_FIXED;
-    bool run_fits = true;  /* every window of this key and limit within its allowance */
+    bool run_fits = true; /* every window of this key and limit within its allowance */
     int64_t run_allowed = 0;
     size_t run_start = 0;
     for (size_t i = 0; i < nw; i++) {
@@ -332,7 +348,8 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
         if (i == 0 || ws[i - 1]->key != w->key || ws[i - 1]->limit != w->limit) {
             run_start = i;
             size_t end = i;
-            while (end < nw && ws[end]->key == w->key && ws[end]->limit == w->limit) end++;
+            while (end < nw && ws[end]->key == w->key && ws[end]->limit == w->limit)
+                end++;
             model = infer_model(ws, i, end);
             run_fits = true;
             run_allowed = 0;
@@ -355,7 +372,8 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
                 wname = minute ? "minute" : "day";
                 if (!follows) {
                     int64_t responses = 0;
-                    for (size_t j = i; j < nw && ws[j]->key == w->key && ws[j]->limit == w->limit; j++)
+                    for (size_t j = i; j < nw && ws[j]->key == w->key && ws[j]->limit == w->limit;
+                         j++)
                         responses += ws[j]->admitted + ws[j]->limited;
                     ps_lg_violation *v = push(out, n, &cap);
                     v->kind = PS_LG_V_BAD_HEADERS;
@@ -365,13 +383,14 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
                     v->reset = w->reset;
                     v->limit = allowed;
                     v->count = responses;
-                    snprintf(v->message, sizeof v->message,
-                             "key %s (%s): %lld responses said X-RateLimit-Limit %lld, which is not "
-                             "one of the plan's figures (%lld per minute, %lld per day); counted "
-                             "against the %s figure %lld",
-                             red, ps_plan_name(key->plan.id), (long long)responses,
-                             (long long)w->limit, (long long)key->plan.per_minute,
-                             (long long)key->plan.per_day, wname, (long long)allowed);
+                    snprintf(
+                        v->message, sizeof v->message,
+                        "key %s (%s): %lld responses said X-RateLimit-Limit %lld, which is not "
+                        "one of the plan's figures (%lld per minute, %lld per day); counted "
+                        "against the %s figure %lld",
+                        red, ps_plan_name(key->plan.id), (long long)responses, (long long)w->limit,
+                        (long long)key->plan.per_minute, (long long)key->plan.per_day, wname,
+                        (long long)allowed);
                     failing++;
                 }
             }
@@ -387,7 +406,8 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
                 if (span > 0) {
                     int64_t most = densest(ws, run_start, i + 1, span);
                     int64_t allow = run_allowed;
-                    if (model == PS_LG_MODEL_TOKEN) /* plus the refill: allowed per wn, rounded up */
+                    if (model ==
+                        PS_LG_MODEL_TOKEN) /* plus the refill: allowed per wn, rounded up */
                         allow += (int64_t)((double)span * (double)run_allowed / (double)wn) + 1;
                     if (most > allow) {
                         ps_lg_violation *v = push(out, n, &cap);
@@ -399,12 +419,14 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
                         v->admitted = most;
                         v->limit = allow;
                         v->count = most - allow;
-                        snprintf(v->message, sizeof v->message,
-                                 "key %s (%s): %lld admissions arrived within %lld ms, over the %lld a %s "
-                                 "limiter of limit %lld allows there (window %lld ms, as Reset implies)",
-                                 red, ps_plan_name(key->plan.id), (long long)most, (long long)(span / 1000000),
-                                 (long long)allow, ps_lg_model_name(model), (long long)run_allowed,
-                                 (long long)(wn / 1000000));
+                        snprintf(
+                            v->message, sizeof v->message,
+                            "key %s (%s): %lld admissions arrived within %lld ms, over the %lld a "
+                            "%s "
+                            "limiter of limit %lld allows there (window %lld ms, as Reset implies)",
+                            red, ps_plan_name(key->plan.id), (long long)most,
+                            (long long)(span / 1000000), (long long)allow, ps_lg_model_name(model),
+                            (long long)run_allowed, (long long)(wn / 1000000));
                         failing++;
                     }
                 }
@@ -422,11 +444,12 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
                          red, ps_plan_name(key->plan.id), wname, (long long)w->reset,
                          (long long)w->admitted, (long long)allowed, (long long)w->limit);
             else
-                snprintf(v->message, sizeof v->message,
-                         "key %s (%s): the %s window ending at %lld admitted %lld requests, over its "
-                         "limit of %lld",
-                         red, ps_plan_name(key->plan.id), wname, (long long)w->reset,
-                         (long long)w->admitted, (long long)w->limit);
+                snprintf(
+                    v->message, sizeof v->message,
+                    "key %s (%s): the %s window ending at %lld admitted %lld requests, over its "
+                    "limit of %lld",
+                    red, ps_plan_name(key->plan.id), wname, (long long)w->reset,
+                    (long long)w->admitted, (long long)w->limit);
         } else if (w->limited > 0 && w->admitted < allowed && watched_from_start &&
                    l->keys[w->key].failures == 0) {
             ps_lg_violation *v = push(out, n, &cap);
@@ -446,7 +469,8 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
         v->reset = w->reset;
         v->admitted = w->admitted;
         v->limit = allowed;
-        v->count = v->kind == PS_LG_V_OVER_ADMISSION ? w->admitted - allowed : allowed - w->admitted;
+        v->count =
+            v->kind == PS_LG_V_OVER_ADMISSION ? w->admitted - allowed : allowed - w->admitted;
         if (v->fails) failing++;
     }
     free(ws);
@@ -484,7 +508,8 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
     return failing;
 }
 
-void ps_lg_limits_models(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_key_model **out, size_t *n)
+void ps_lg_limits_models(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_key_model **out,
+                         size_t *n)
 {
     const ps_lg_window **ws = calloc(l->count + 1, sizeof *ws);
     *out = calloc(l->count + 1, sizeof **out);
@@ -496,7 +521,8 @@ void ps_lg_limits_models(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_k
     qsort(ws, nw, sizeof *ws, by_window);
     for (size_t i = 0; i < nw;) {
         size_t end = i;
-        while (end < nw && ws[end]->key == ws[i]->key && ws[end]->limit == ws[i]->limit) end++;
+        while (end < nw && ws[end]->key == ws[i]->key && ws[end]->limit == ws[i]->limit)
+            end++;
         ps_lg_key_model *m = &(*out)[(*n)++];
         m->key = ws[i]->key;
         m->limit = ws[i]->limit;

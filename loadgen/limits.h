@@ -11,15 +11,14 @@
  * ahead the Reset was (up to 60 s: minute); a header L that is not one of
  * the plan's figures is itself a bad_headers violation naming both. Without
  * known figures (plain enterprise, no --plan) the allowance is L. A window
- * that admitted (non-429) more than its allowance is an over-admission. A window that refused with 429 although fewer than L were
- * admitted, when this run watched the window from its start (it saw the
- * window's first admission, Remaining = L - 1, or an earlier window of the
- * same key and limit) and no request on that key failed, is an
- * under-admission: reported as a warning, never failing the run, because
- * other clients of the same key (or a response reporting the day window
- * instead) explain it as well as a limiter bug does. Every response must carry
- * the three X-RateLimit-* headers, well formed, and every 429 a valid
- * Retry-After; a missing or malformed one fails the run.
+ * that admitted (non-429) more than its allowance is an over-admission. A window that refused with
+ * 429 although fewer than L were admitted, when this run watched the window from its start (it saw
+ * the window's first admission, Remaining = L - 1, or an earlier window of the same key and limit)
+ * and no request on that key failed, is an under-admission: reported as a warning, never failing
+ * the run, because other clients of the same key (or a response reporting the day window instead)
+ * explain it as well as a limiter bug does. Every response must carry the three X-RateLimit-*
+ * headers, well formed, and every 429 a valid Retry-After; a missing or malformed one fails the
+ * run.
  *
  * A ps_lg_limits belongs to one thread while the run lasts (no locks);
  * threads' tables are merged after join. It owns its memory. */
@@ -41,7 +40,7 @@ typedef struct ps_lg_window {
     int64_t limit, reset;
     int64_t admitted, limited;
     int64_t max_remaining, min_remaining; /* over admitted responses; -1 = none */
-    int64_t min_ahead_s; /* least Reset - now seen (INT64_MAX: not known) */
+    int64_t min_ahead_s;                  /* least Reset - now seen (INT64_MAX: not known) */
     uint32_t key;
     bool used;
     int64_t first_ns;         /* first response (admitted or 429) naming this pair */
@@ -59,12 +58,14 @@ typedef struct ps_lg_window {
 /* The limiter model --verify-limits inferred for one key and limit. */
 typedef enum ps_lg_model {
     PS_LG_MODEL_FIXED,   /* Reset steady while Remaining falls: exact count per announced window */
-    PS_LG_MODEL_SLIDING, /* admissions resume under a Reset that already refused (sliding log/counter) */
-    PS_LG_MODEL_TOKEN,   /* Reset moves ahead while the previous one is still far off (token bucket, GCRA) */
+    PS_LG_MODEL_SLIDING, /* admissions resume under a Reset that already refused (sliding
+                            log/counter) */
+    PS_LG_MODEL_TOKEN,   /* Reset moves ahead while the previous one is still far off (token bucket,
+                            GCRA) */
 } ps_lg_model;
 
 typedef struct ps_lg_key_model {
-    size_t key;   /* index into the config's keys */
+    size_t key; /* index into the config's keys */
     int64_t limit;
     ps_lg_model model;
     int64_t window_ms; /* window length the headers imply (0: not known) */
@@ -95,12 +96,12 @@ typedef enum ps_lg_violation_kind {
 
 typedef struct ps_lg_violation {
     ps_lg_violation_kind kind;
-    size_t key;          /* index into the config's keys */
-    const char *window;  /* "minute", "day" or "unknown" (static) */
-    int64_t reset;       /* the window's X-RateLimit-Reset, 0 when not about a window */
+    size_t key;         /* index into the config's keys */
+    const char *window; /* "minute", "day" or "unknown" (static) */
+    int64_t reset;      /* the window's X-RateLimit-Reset, 0 when not about a window */
     int64_t admitted, limit, count;
-    bool fails;          /* false for warnings (under-admission) */
-    ps_lg_model model;   /* the model inferred for the key and limit */
+    bool fails;        /* false for warnings (under-admission) */
+    ps_lg_model model; /* the model inferred for the key and limit */
     char message[256];
 } ps_lg_violation;
 
@@ -136,7 +137,8 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
                            size_t *n);
 /* The inferred model per (key, limit) seen, in key then limit order: a new
  * array the caller frees. */
-void ps_lg_limits_models(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_key_model **out, size_t *n);
+void ps_lg_limits_models(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_key_model **out,
+                         size_t *n);
 const char *ps_lg_violation_kind_name(ps_lg_violation_kind k);
 
 #endif

@@ -109,16 +109,22 @@ static int parse_args(merge *m, int argc, char **argv, int *first_file)
             if (set_out(m, &m->html_path, "--html") != 0) return -1;
             break;
         case M_THRESHOLD:
-            cfg->thresholds = realloc(cfg->thresholds, (cfg->nthresholds + 1) * sizeof *cfg->thresholds);
+            cfg->thresholds =
+                realloc(cfg->thresholds, (cfg->nthresholds + 1) * sizeof *cfg->thresholds);
             if (!cfg->thresholds) abort();
             if (ps_lg_threshold_parse(optarg, &cfg->thresholds[cfg->nthresholds], &m->err) != 0)
                 return ps_error_prefix(&m->err, "--threshold: ");
             cfg->nthresholds++;
             break;
-        case M_VERIFY: m->verify_limits = true; break;
-        case M_QUIET: m->quiet = true; break;
+        case M_VERIFY:
+            m->verify_limits = true;
+            break;
+        case M_QUIET:
+            m->quiet = true;
+            break;
         case 'h':
-        case M_HELP: return 1;
+        case M_HELP:
+            return 1;
         default: /* '?' or ':' */
             return ps_cli_getopt_error(c, argc, argv, merge_options, &m->err);
         }
@@ -171,16 +177,22 @@ static int load_shard(merge *m, shard_doc *s)
         return ps_error_set(&m->err, "'%s' is not a petstore-load report", s->path);
     s->shard = member(s->doc, "shard", PS_JSON_OBJECT);
     if (!s->shard)
-        return ps_error_set(&m->err, "'%s' is not a shard's report (no \"shard\" member: run with "
-                                     "--shard I/N or --shards N)", s->path);
+        return ps_error_set(&m->err,
+                            "'%s' is not a shard's report (no \"shard\" member: run with "
+                            "--shard I/N or --shards N)",
+                            s->path);
     const ps_json *run_id = member(s->shard, "run_id", PS_JSON_STRING);
     s->index = (int)int_at(s->shard, "index");
     s->of = (int)int_at(s->shard, "of");
     if (!run_id || s->of < 1 || s->of > PS_LG_MAX_SHARDS || s->index < 1 || s->index > s->of ||
-        !member(s->shard, "start_unix_s", PS_JSON_NUMBER) || !member(s->shard, "histograms", PS_JSON_OBJECT) ||
-        !member(s->shard, "keys", PS_JSON_ARRAY) || !member(s->shard, "interval_histograms", PS_JSON_ARRAY) ||
-        !member(s->doc, "intervals", PS_JSON_ARRAY) || !member(s->doc, "parameters", PS_JSON_OBJECT))
-        return ps_error_set(&m->err, "'%s': the \"shard\" member is incomplete or damaged", s->path);
+        !member(s->shard, "start_unix_s", PS_JSON_NUMBER) ||
+        !member(s->shard, "histograms", PS_JSON_OBJECT) ||
+        !member(s->shard, "keys", PS_JSON_ARRAY) ||
+        !member(s->shard, "interval_histograms", PS_JSON_ARRAY) ||
+        !member(s->doc, "intervals", PS_JSON_ARRAY) ||
+        !member(s->doc, "parameters", PS_JSON_OBJECT))
+        return ps_error_set(&m->err, "'%s': the \"shard\" member is incomplete or damaged",
+                            s->path);
     s->run_id = run_id->str;
     s->start_unix_s = num_at(s->shard, "start_unix_s");
     return 0;
@@ -194,9 +206,10 @@ static int check_set(merge *m)
     for (size_t i = 1; i < m->nshards; i++) {
         const shard_doc *b = &m->shards[i];
         if (strcmp(a->run_id, b->run_id) != 0 || a->of != b->of) {
-            ps_error_set(&m->err, "shards of different runs: '%s' is shard %d/%d of run %s, '%s' is shard "
-                                  "%d/%d of run %s", a->path, a->index, a->of, a->run_id, b->path, b->index,
-                         b->of, b->run_id);
+            ps_error_set(&m->err,
+                         "shards of different runs: '%s' is shard %d/%d of run %s, '%s' is shard "
+                         "%d/%d of run %s",
+                         a->path, a->index, a->of, a->run_id, b->path, b->index, b->of, b->run_id);
             return PS_LG_EXIT_USAGE;
         }
     }
@@ -207,8 +220,8 @@ static int check_set(merge *m)
     for (size_t i = 0; i < m->nshards && !code; i++) {
         const shard_doc *s = &m->shards[i];
         if (seen[s->index]) {
-            ps_error_set(&m->err, "shard %d/%d given twice: '%s' and '%s'", s->index, of, seen[s->index]->path,
-                         s->path);
+            ps_error_set(&m->err, "shard %d/%d given twice: '%s' and '%s'", s->index, of,
+                         seen[s->index]->path, s->path);
             code = PS_LG_EXIT_USAGE;
         }
         seen[s->index] = s;
@@ -231,13 +244,15 @@ static int check_set(merge *m)
         if (int_at(s->doc, "exit_code") != PS_LG_EXIT_UNREACHABLE) continue;
         const ps_json *why = member(s->doc, "aborted", PS_JSON_STRING);
         ps_error_set(&m->err, "shard %d/%d ('%s') failed: %s: %s", s->index, of, s->path,
-                     ps_json_get_string(s->doc, "verdict", "?"), why ? why->str : "no reason given");
+                     ps_json_get_string(s->doc, "verdict", "?"),
+                     why ? why->str : "no reason given");
         code = PS_LG_EXIT_UNREACHABLE;
     }
     for (size_t i = 0; i < m->nshards && !code; i++) {
         const shard_doc *s = &m->shards[i];
         if (m->verify_limits && !member(s->shard, "windows", PS_JSON_ARRAY)) {
-            ps_error_set(&m->err, "--verify-limits: shard %d/%d ('%s') was run without --verify-limits",
+            ps_error_set(&m->err,
+                         "--verify-limits: shard %d/%d ('%s') was run without --verify-limits",
                          s->index, of, s->path);
             code = PS_LG_EXIT_USAGE;
         }
@@ -279,9 +294,10 @@ static int build_config(merge *m)
     cfg->mix[PS_LG_OP_LIST] = (unsigned)int_at(p1, "mix.list");
     cfg->mix[PS_LG_OP_CREATE] = (unsigned)int_at(p1, "mix.create");
     cfg->engine = strcmp(ps_json_get_string(p1, "engine", ""), "curl") == 0 ? PS_LG_ENGINE_CURL
-                                                                              : PS_LG_ENGINE_EPOLL;
+                                                                            : PS_LG_ENGINE_EPOLL;
     cfg->timeout_ns = (int64_t)llround(num_at(p1, "timeout_s") * 1e9);
-    const ps_json *b = member(p1, "burst", PS_JSON_BOOL), *h = member(p1, "honour_retry_after", PS_JSON_BOOL);
+    const ps_json *b = member(p1, "burst", PS_JSON_BOOL),
+                  *h = member(p1, "honour_retry_after", PS_JSON_BOOL);
     cfg->burst = b && b->boolean;
     cfg->honour_retry_after = !h || h->boolean;
     cfg->verify_limits = m->verify_limits;
@@ -306,7 +322,8 @@ static int build_config(merge *m)
             const char *id = ps_json_get_string(kj, "id", NULL);
             if (!id) return ps_error_set(&m->err, "'%s': a key without an id", s->path);
             size_t at = 0;
-            while (at < cfg->nkeys && strcmp(m->key_ids[at], id) != 0) at++;
+            while (at < cfg->nkeys && strcmp(m->key_ids[at], id) != 0)
+                at++;
             s->key_map[k] = at;
             if (at < cfg->nkeys) continue;
             cfg->keys = realloc(cfg->keys, (cfg->nkeys + 1) * sizeof *cfg->keys);
@@ -326,7 +343,8 @@ static int build_config(merge *m)
     return 0;
 }
 
-static int add_hist(merge *m, const shard_doc *s, const ps_json *text, ps_hist *dst, const char *what)
+static int add_hist(merge *m, const shard_doc *s, const ps_json *text, ps_hist *dst,
+                    const char *what)
 {
     if (!text || text->type != PS_JSON_STRING)
         return ps_error_set(&m->err, "'%s': histogram %s missing", s->path, what);
@@ -398,7 +416,8 @@ static int merge_stats(merge *m)
             t->plan_limited[id] += ps_json_get_int(plans->items[k], "limited", 0);
             char p[80];
             snprintf(p, sizeof p, "histograms.plans.%s", name);
-            if (ps_json_path(s->shard, p) && add_pair(m, s, p + strlen("histograms."), &t->plan[id]) != 0)
+            if (ps_json_path(s->shard, p) &&
+                add_pair(m, s, p + strlen("histograms."), &t->plan[id]) != 0)
                 return -1;
         }
         if (s->start_unix_s < m->start_unix_s) m->start_unix_s = s->start_unix_s;
@@ -425,7 +444,8 @@ static int merge_intervals(merge *m)
         for (size_t r = 0; r < rows->count; r++) {
             const ps_json *row = rows->items[r];
             double at = s->start_unix_s + ps_json_get_number(row, "t_s", 0) - m->start_unix_s;
-            if (!(at >= 0 && at < 1e7)) return ps_error_set(&m->err, "'%s': interval %zu: bad t_s", s->path, r);
+            if (!(at >= 0 && at < 1e7))
+                return ps_error_set(&m->err, "'%s': interval %zu: bad t_s", s->path, r);
             size_t sec = (size_t)llround(at);
             if (sec >= cap) {
                 size_t ncap = sec + 64;
@@ -438,8 +458,8 @@ static int merge_intervals(merge *m)
             }
             if (sec >= m->nrows) m->nrows = sec + 1;
             ps_lg_interval_row *mr = &m->rows[sec];
-            if (!m->row_h[sec] && ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS,
-                                               &m->row_h[sec], &m->err) != 0)
+            if (!m->row_h[sec] && ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST,
+                                               PS_LG_HIST_SIGFIGS, &m->row_h[sec], &m->err) != 0)
                 return -1;
             mr->t_s = (double)sec;
             double len = ps_json_get_number(row, "length_s", 1);
@@ -486,7 +506,8 @@ static int merge_limits(merge *m)
             const ps_json *j = wins->items[w];
             int64_t key = ps_json_get_int(j, "key", -1);
             if (key < 0 || (size_t)key >= keys->count)
-                return ps_error_set(&m->err, "'%s': window %zu names no key of the shard", s->path, w);
+                return ps_error_set(&m->err, "'%s': window %zu names no key of the shard", s->path,
+                                    w);
             const ps_json *ahead = ps_json_get(j, "min_ahead_s");
             ps_lg_window win = {
                 .min_ahead_s = ahead && ahead->type == PS_JSON_NUMBER ? ahead->i : INT64_MAX,
@@ -561,7 +582,8 @@ static int write_outputs(merge *m)
         if (!(f = open_out(m, m->hdr_log_path))) return -1;
         int rc = ps_hdr_log_write_header(f, m->start_unix_s, &m->err);
         for (size_t i = 0; i < m->nrows && rc == 0; i++)
-            rc = ps_hdr_log_write_interval(f, m->rows[i].t_s, m->rows[i].length_s, m->row_h[i], 1.0, &m->err);
+            rc = ps_hdr_log_write_interval(f, m->rows[i].t_s, m->rows[i].length_s, m->row_h[i], 1.0,
+                                           &m->err);
         if (close_out(m, f, m->hdr_log_path) != 0 || rc != 0) return -1;
     }
     if (m->html_path) {
@@ -578,8 +600,9 @@ static void print_summary(const merge *m, int code)
 {
     if (m->quiet) return;
     const ps_lg_stats *t = &m->total;
-    fprintf(stderr, "petstore-load merge: run %s, %zu shards: %lld requests in %.2fs (answered %lld, "
-                    "failed %lld, timed out %lld)\n",
+    fprintf(stderr,
+            "petstore-load merge: run %s, %zu shards: %lld requests in %.2fs (answered %lld, "
+            "failed %lld, timed out %lld)\n",
             m->shards[0].run_id, m->nshards, (long long)t->scheduled, m->duration_s,
             (long long)t->answered, (long long)t->failed, (long long)t->timed_out);
     fprintf(stderr, "  corrected latency ms: p50 %.3f p90 %.3f p99 %.3f p99.9 %.3f max %.3f\n",
@@ -592,7 +615,10 @@ static void print_summary(const merge *m, int code)
                 m->violations[i].message);
     if (m->verify_limits)
         fprintf(stderr, "  limits: %s (%zu windows checked, admissions summed over the shards)\n",
-                m->failing ? "FAIL" : m->limits.count == 0 ? "not checked" : "pass", m->limits.count);
+                m->failing             ? "FAIL"
+                : m->limits.count == 0 ? "not checked"
+                                       : "pass",
+                m->limits.count);
     for (size_t i = 0; i < m->cfg.nthresholds; i++)
         fprintf(stderr, "  threshold %s: %s\n", m->cfg.thresholds[i].expression,
                 m->thresholds[i].passed ? "passed" : "FAILED");
@@ -606,10 +632,12 @@ static void merge_free(merge *m)
         free(m->shards[i].key_map);
     }
     free(m->shards);
-    for (size_t k = 0; k < m->cfg.nkeys; k++) free(m->key_ids[k]);
+    for (size_t k = 0; k < m->cfg.nkeys; k++)
+        free(m->key_ids[k]);
     free(m->key_ids);
     if (m->total_ready) ps_lg_stats_free(&m->total);
-    for (size_t i = 0; i < m->nrows; i++) ps_hist_close(m->row_h[i]);
+    for (size_t i = 0; i < m->nrows; i++)
+        ps_hist_close(m->row_h[i]);
     free(m->rows);
     free(m->row_h);
     if (m->limits.slots) ps_lg_limits_free(&m->limits);
@@ -643,7 +671,8 @@ int ps_lg_merge_main(int argc, char **argv)
     }
     if ((code = check_set(&m)) != 0) goto fail;
     code = PS_LG_EXIT_USAGE;
-    if (build_config(&m) != 0 || merge_stats(&m) != 0 || merge_intervals(&m) != 0 || merge_limits(&m) != 0)
+    if (build_config(&m) != 0 || merge_stats(&m) != 0 || merge_intervals(&m) != 0 ||
+        merge_limits(&m) != 0)
         goto fail;
     if (m.verify_limits)
         m.failing = ps_lg_limits_verify(&m.limits, &m.cfg, &m.violations, &m.nviolations);
@@ -656,11 +685,21 @@ int ps_lg_merge_main(int argc, char **argv)
     }
     code = m.failing ? PS_LG_EXIT_LIMITS : thr_failed ? PS_LG_EXIT_THRESHOLD : PS_LG_EXIT_OK;
     ps_lg_summary sum = {
-        .cfg = &m.cfg, .total = &m.total, .rows = m.rows, .nrows = m.nrows,
-        .limits_checked = m.verify_limits, .windows = m.limits.count, .violations = m.violations,
-        .nviolations = m.nviolations, .failing_violations = m.failing, .thresholds = m.thresholds,
-        .duration_s = m.duration_s, .started_wall_ns = (int64_t)llround(m.start_unix_s * 1e9),
-        .exit_code = code, .extra = merged_json, .extra_arg = &m,
+        .cfg = &m.cfg,
+        .total = &m.total,
+        .rows = m.rows,
+        .nrows = m.nrows,
+        .limits_checked = m.verify_limits,
+        .windows = m.limits.count,
+        .violations = m.violations,
+        .nviolations = m.nviolations,
+        .failing_violations = m.failing,
+        .thresholds = m.thresholds,
+        .duration_s = m.duration_s,
+        .started_wall_ns = (int64_t)llround(m.start_unix_s * 1e9),
+        .exit_code = code,
+        .extra = merged_json,
+        .extra_arg = &m,
     };
     if (ps_lg_summary_json(&sum, &m.json, &m.err) != 0 || write_outputs(&m) != 0) {
         code = PS_LG_EXIT_USAGE;

@@ -27,9 +27,9 @@ enum {
 /* What one response said. */
 typedef struct ps_lg_resp {
     int status;
-    bool keep_alive;         /* the connection may be reused */
-    unsigned seen;           /* PS_LG_H_* present */
-    unsigned bad;            /* PS_LG_H_* malformed or repeated with different values */
+    bool keep_alive;                 /* the connection may be reused */
+    unsigned seen;                   /* PS_LG_H_* present */
+    unsigned bad;                    /* PS_LG_H_* malformed or repeated with different values */
     int64_t limit, remaining, reset; /* valid when seen and not bad */
     int64_t retry_after_wait_s;      /* valid when Retry-After seen and not bad */
 } ps_lg_resp;
@@ -37,21 +37,21 @@ typedef struct ps_lg_resp {
 typedef struct ps_lg_parser {
     http_parser hp;
     ps_lg_resp resp;
-    int64_t now_s;     /* wall clock for Retry-After HTTP-dates */
+    int64_t now_s; /* wall clock for Retry-After HTTP-dates */
     bool done;
-    size_t fed;        /* bytes of this response seen so far */
-    bool in_value;     /* last callback was a header value */
-    int field;         /* PS_LG_H_* of the header being read, 0 if uninteresting */
+    size_t fed;    /* bytes of this response seen so far */
+    bool in_value; /* last callback was a header value */
+    int field;     /* PS_LG_H_* of the header being read, 0 if uninteresting */
     size_t name_len, value_len;
     bool value_overflow;
-    char name[24];     /* long enough for "x-ratelimit-remaining" */
+    char name[24]; /* long enough for "x-ratelimit-remaining" */
     char value[64];
 } ps_lg_parser;
 
 typedef enum ps_lg_parse_result {
     PS_LG_PARSE_ERROR = -1,
-    PS_LG_PARSE_MORE = 0,  /* response incomplete: feed more bytes */
-    PS_LG_PARSE_DONE = 1,  /* one whole response read: see p->resp */
+    PS_LG_PARSE_MORE = 0, /* response incomplete: feed more bytes */
+    PS_LG_PARSE_DONE = 1, /* one whole response read: see p->resp */
 } ps_lg_parse_result;
 
 /* Records one header field into r if it is one of the rate-limit fields

@@ -176,8 +176,9 @@ static void render_requests(const ps_lg_config *cfg, ps_lg_shared *sh)
             ps_buf_printf(&b, "%s %s/categories HTTP/1.1\r\nHost: %s%s%s%s%s\r\n",
                           j ? "POST" : "GET", cfg->path_prefix, v6 ? "[" : "", cfg->host,
                           v6 ? "]" : "", default_port ? "" : ":", default_port ? "" : cfg->port);
-            ps_buf_printf(&b, "Authorization: Bearer %s\r\nAccept: application/json\r\n"
-                              "User-Agent: petstore-load/" PS_VERSION "\r\n",
+            ps_buf_printf(&b,
+                          "Authorization: Bearer %s\r\nAccept: application/json\r\n"
+                          "User-Agent: petstore-load/" PS_VERSION "\r\n",
                           cfg->keys[k].key);
             if (j)
                 ps_buf_printf(&b, "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
@@ -205,7 +206,8 @@ static char *list_url(const ps_lg_config *cfg)
     ps_buf b = PS_BUF_INIT;
     /* base_url may end in '/', path_prefix never does. */
     size_t n = strlen(cfg->base_url);
-    while (n > 0 && cfg->base_url[n - 1] == '/') n--;
+    while (n > 0 && cfg->base_url[n - 1] == '/')
+        n--;
     ps_buf_append(&b, cfg->base_url, n);
     ps_buf_puts(&b, "/categories");
     return ps_buf_detach(&b);
@@ -276,13 +278,13 @@ static void *worker_main(void *p)
 typedef struct collector {
     const ps_lg_config *cfg;
     ps_lg_thread *threads;
-    ps_lg_interval iv;     /* the second being assembled */
-    ps_hist *sofar;        /* everything collected, for the progress line */
-    ps_lg_interval last;   /* the newest row's counts, not yet in --hdr-log */
+    ps_lg_interval iv;   /* the second being assembled */
+    ps_hist *sofar;      /* everything collected, for the progress line */
+    ps_lg_interval last; /* the newest row's counts, not yet in --hdr-log */
     bool last_pending;
     int64_t next_sec;
     ps_lg_interval_row *rows;
-    char **row_hists;      /* a shard's: each row's histogram, base64 V2 */
+    char **row_hists; /* a shard's: each row's histogram, base64 V2 */
     size_t nrows, cap;
     FILE *hdr_log;
     bool live;             /* a terminal: one line redrawn every second */
@@ -342,7 +344,8 @@ static void print_progress(collector *c, double rate)
     int64_t elapsed = c->next_sec + 1;
     if (!c->live) {
         if (c->plain_every_s <= 0 || elapsed < c->next_plain_s) return;
-        while (c->next_plain_s <= elapsed) c->next_plain_s += c->plain_every_s;
+        while (c->next_plain_s <= elapsed)
+            c->next_plain_s += c->plain_every_s;
     }
     char done[64], eta[32];
     if (cfg->duration_ns > 0) {
@@ -351,8 +354,8 @@ static void print_progress(collector *c, double rate)
         snprintf(eta, sizeof eta, "%llds", (long long)(total > elapsed ? total - elapsed : 0));
     } else {
         int64_t finished = c->answered_sofar + c->errors_sofar;
-        snprintf(done, sizeof done, "%llds, %lld/%lld requests", (long long)elapsed, (long long)finished,
-                 (long long)cfg->requests);
+        snprintf(done, sizeof done, "%llds, %lld/%lld requests", (long long)elapsed,
+                 (long long)finished, (long long)cfg->requests);
         double per_s = (double)finished / (double)elapsed;
         if (per_s > 0 && finished < cfg->requests)
             snprintf(eta, sizeof eta, "%.0fs", (double)(cfg->requests - finished) / per_s);
@@ -363,10 +366,12 @@ static void print_progress(collector *c, double rate)
     const char *warn = c->color && c->c429_sofar ? "\033[33m" : "";
     const char *bad = c->color && c->errors_sofar ? "\033[31m" : "";
     const char *off = c->color ? "\033[0m" : "";
-    fprintf(stderr, "%spetstore-load: %s  ETA %s  %.0f req/s  %s429s %lld%s  %serrors %lld%s  p99 so far %.3f ms%s",
+    fprintf(stderr,
+            "%spetstore-load: %s  ETA %s  %.0f req/s  %s429s %lld%s  %serrors %lld%s  p99 so far "
+            "%.3f ms%s",
             c->live ? "\r" : "", done, eta, rate, warn, (long long)c->c429_sofar, off, bad,
-            (long long)c->errors_sofar, off, (double)ps_hist_value_at_percentile(c->sofar, 99) / 1000.0,
-            c->live ? "   " : "\n");
+            (long long)c->errors_sofar, off,
+            (double)ps_hist_value_at_percentile(c->sofar, 99) / 1000.0, c->live ? "   " : "\n");
     fflush(stderr);
 }
 
@@ -520,9 +525,12 @@ static int prepare_threads(load_run *R)
         if (ps_lg_thread_init(&R->threads[i], i, nconns, R->sh, R->sync, &R->err) != 0) return -1;
     }
     collector *col = &R->col;
-    if (ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col->iv.h, &R->err) != 0 ||
-        ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col->sofar, &R->err) != 0 ||
-        ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col->last.h, &R->err) != 0)
+    if (ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col->iv.h,
+                     &R->err) != 0 ||
+        ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col->sofar,
+                     &R->err) != 0 ||
+        ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col->last.h,
+                     &R->err) != 0)
         return -1;
     pthread_barrier_init(&R->sync->barrier, NULL, (unsigned)cfg->threads);
     R->barrier_ready = true;
@@ -602,7 +610,8 @@ static int collect_until_joined(load_run *R)
         collect_finished_seconds(&R->col, (double)(ps_clock_mono_ns() - R->sh->start_mono_ns) / 1e9,
                                  false);
     }
-    for (int i = 0; i < R->started; i++) pthread_join(R->tids[i], NULL);
+    for (int i = 0; i < R->started; i++)
+        pthread_join(R->tids[i], NULL);
     int64_t end_ns = ps_clock_mono_ns();
     if (R->started < cfg->threads) return -1;
     collect_finished_seconds(&R->col, (double)(end_ns - R->sh->start_mono_ns) / 1e9, true);
@@ -644,7 +653,8 @@ static int judge_results(load_run *R)
 {
     const ps_lg_config *cfg = R->cfg;
     if (cfg->verify_limits) {
-        R->failing_violations = ps_lg_limits_verify(&R->limits, cfg, &R->violations, &R->nviolations);
+        R->failing_violations =
+            ps_lg_limits_verify(&R->limits, cfg, &R->violations, &R->nviolations);
         ps_lg_limits_models(&R->limits, cfg, &R->models, &R->nmodels);
         R->nviolations = ps_lg_shard_drop_partial_views(cfg, R->violations, R->nviolations);
     }
@@ -660,19 +670,32 @@ static int judge_results(load_run *R)
     const char *verdict = judge_run(cfg, R->threads, &R->total, interrupted, R->why, sizeof R->why);
     if (verdict) exit_code = PS_LG_EXIT_UNREACHABLE;
     R->sum = (ps_lg_summary){
-        .cfg = cfg, .total = &R->total, .rows = R->col.rows, .nrows = R->col.nrows,
-        .limits_checked = cfg->verify_limits, .windows = R->limits.count,
-        .violations = R->violations, .nviolations = R->nviolations,
-        .failing_violations = R->failing_violations, .models = R->models, .nmodels = R->nmodels,
+        .cfg = cfg,
+        .total = &R->total,
+        .rows = R->col.rows,
+        .nrows = R->col.nrows,
+        .limits_checked = cfg->verify_limits,
+        .windows = R->limits.count,
+        .violations = R->violations,
+        .nviolations = R->nviolations,
+        .failing_violations = R->failing_violations,
+        .models = R->models,
+        .nmodels = R->nmodels,
         .thresholds = R->thresholds,
-        .duration_s = R->duration_s, .started_wall_ns = R->sh->start_wall_ns,
-        .exit_code = exit_code, .verdict = verdict, .aborted = verdict ? R->why : NULL,
+        .duration_s = R->duration_s,
+        .started_wall_ns = R->sh->start_wall_ns,
+        .exit_code = exit_code,
+        .verdict = verdict,
+        .aborted = verdict ? R->why : NULL,
         .interrupted = interrupted,
     };
     if (cfg->shards) {
         R->shard = (ps_lg_shard_report){
-            .cfg = cfg, .start_wall_ns = R->sh->start_wall_ns, .total = &R->total,
-            .row_hists = R->col.row_hists, .nrows = R->col.nrows,
+            .cfg = cfg,
+            .start_wall_ns = R->sh->start_wall_ns,
+            .total = &R->total,
+            .row_hists = R->col.row_hists,
+            .nrows = R->col.nrows,
             .limits = cfg->verify_limits ? &R->limits : NULL,
         };
         R->sum.extra = ps_lg_shard_json;
@@ -747,7 +770,8 @@ static void run_free(load_run *R)
     if (R->col.iv.h) ps_hist_close(R->col.iv.h);
     if (R->col.sofar) ps_hist_close(R->col.sofar);
     if (R->col.last.h) ps_hist_close(R->col.last.h);
-    for (size_t i = 0; R->col.row_hists && i < R->col.nrows; i++) free(R->col.row_hists[i]);
+    for (size_t i = 0; R->col.row_hists && i < R->col.nrows; i++)
+        free(R->col.row_hists[i]);
     free(R->col.rows);
     free(R->col.row_hists);
     if (R->total_ready) ps_lg_stats_free(&R->total);
@@ -760,9 +784,11 @@ static void run_free(load_run *R)
         if (R->threads[i].sh) ps_lg_thread_free(&R->threads[i]);
     if (R->barrier_ready) pthread_barrier_destroy(&R->sync->barrier);
     if (sh->reqs)
-        for (size_t i = 0; i < cfg->nkeys * sh->per_key; i++) free(sh->reqs[i].data);
+        for (size_t i = 0; i < cfg->nkeys * sh->per_key; i++)
+            free(sh->reqs[i].data);
     free(sh->reqs);
-    for (size_t i = 0; i < sh->nbodies; i++) free(sh->create_bodies[i]);
+    for (size_t i = 0; i < sh->nbodies; i++)
+        free(sh->create_bodies[i]);
     free(sh->create_bodies);
     free(sh->shared_keys);
     free(sh->list_url);

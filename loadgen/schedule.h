@@ -13,9 +13,9 @@
 #include "loadgen/config.h"
 
 typedef struct ps_lg_rate {
-    double r1, r2;       /* req/s at the start and at the end of span_s */
-    double span_s;       /* ramp length; the rate stays r2 afterwards */
-    double phase;        /* fraction of a request's index to offset (0..1) */
+    double r1, r2; /* req/s at the start and at the end of span_s */
+    double span_s; /* ramp length; the rate stays r2 afterwards */
+    double phase;  /* fraction of a request's index to offset (0..1) */
 } ps_lg_rate;
 
 /* Nanoseconds after the schedule's start at which request k (0-based) is

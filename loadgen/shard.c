@@ -28,8 +28,9 @@ int ps_lg_shard_parse(const char *text, int *index, int *of, ps_error *err)
     if (ps_cli_parse_int(left, 1, PS_LG_MAX_SHARDS, &i, err) != 0 ||
         ps_cli_parse_int(slash + 1, 1, PS_LG_MAX_SHARDS, &n, err) != 0)
         return ps_error_prefix(err, "--shard '%s': ", text);
-    if (i > n) return ps_error_set(err, "--shard '%s': shard %lld of %lld does not exist (1-based)", text,
-                                   (long long)i, (long long)n);
+    if (i > n)
+        return ps_error_set(err, "--shard '%s': shard %lld of %lld does not exist (1-based)", text,
+                            (long long)i, (long long)n);
     *index = (int)i;
     *of = (int)n;
     return 0;
@@ -38,12 +39,14 @@ int ps_lg_shard_parse(const char *text, int *index, int *of, ps_error *err)
 int ps_lg_shard_from_env(int of, const char *env, int *index, ps_error *err)
 {
     if (!env || !*env)
-        return ps_error_set(err, "--shards %d: JOB_COMPLETION_INDEX is not set (a Kubernetes Indexed "
-                                 "Job sets it; elsewhere give --shard I/N)", of);
+        return ps_error_set(err,
+                            "--shards %d: JOB_COMPLETION_INDEX is not set (a Kubernetes Indexed "
+                            "Job sets it; elsewhere give --shard I/N)",
+                            of);
     int64_t i;
     if (ps_cli_parse_int(env, 0, of - 1, &i, err) != 0)
-        return ps_error_prefix(err, "--shards %d: JOB_COMPLETION_INDEX '%s' (0-based, below %d): ", of,
-                               env, of);
+        return ps_error_prefix(
+            err, "--shards %d: JOB_COMPLETION_INDEX '%s' (0-based, below %d): ", of, env, of);
     *index = (int)i + 1;
     return 0;
 }
@@ -53,7 +56,8 @@ static int parse_rfc3339(const char *s, int64_t *wall_ns)
 {
     int Y, M, D, h, m, sec, used = 0;
     char sep;
-    if (sscanf(s, "%4d-%2d-%2d%c%2d:%2d:%2d%n", &Y, &M, &D, &sep, &h, &m, &sec, &used) != 7 || used != 19)
+    if (sscanf(s, "%4d-%2d-%2d%c%2d:%2d:%2d%n", &Y, &M, &D, &sep, &h, &m, &sec, &used) != 7 ||
+        used != 19)
         return -1;
     if (sep != 'T' && sep != 't' && sep != ' ') return -1;
     if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60 || Y < 1970) return -1;
@@ -73,14 +77,19 @@ static int parse_rfc3339(const char *s, int64_t *wall_ns)
         p++;
     } else if (*p == '+' || *p == '-') {
         int oh, om, n = 0;
-        if (sscanf(p + 1, "%2d:%2d%n", &oh, &om, &n) != 2 || n != 5 || oh > 23 || om > 59) return -1;
+        if (sscanf(p + 1, "%2d:%2d%n", &oh, &om, &n) != 2 || n != 5 || oh > 23 || om > 59)
+            return -1;
         offset_s = (oh * 3600 + om * 60) * (*p == '-' ? -1 : 1);
         p += 6;
     } else {
         return -1;
     }
     if (*p) return -1;
-    struct tm tm = {.tm_year = Y - 1900, .tm_mon = M - 1, .tm_mday = D, .tm_hour = h, .tm_min = m,
+    struct tm tm = {.tm_year = Y - 1900,
+                    .tm_mon = M - 1,
+                    .tm_mday = D,
+                    .tm_hour = h,
+                    .tm_min = m,
                     .tm_sec = sec};
     time_t t = timegm(&tm);
     if (t == (time_t)-1) return -1;
@@ -99,7 +108,8 @@ int ps_lg_parse_start_at(const char *text, int64_t *wall_ns, ps_error *err)
     }
     return ps_error_set(err,
                         "--start-at '%s': expected Unix seconds (1767225600) or RFC 3339 "
-                        "(2026-01-01T00:00:00Z)", text);
+                        "(2026-01-01T00:00:00Z)",
+                        text);
 }
 
 int64_t ps_lg_share(int64_t total, int index0, int of)
@@ -110,11 +120,13 @@ int64_t ps_lg_share(int64_t total, int index0, int of)
 static void derive_run_id(ps_lg_config *cfg)
 {
     ps_buf b = PS_BUF_INIT;
-    ps_buf_printf(&b, "%lld|%s|%d|%.6f|%d|%.6f|%.6f|%lld|%lld|%d|%d|%u|%u|%zu", (long long)cfg->start_at_ns,
-                  cfg->base_url, cfg->shards, cfg->rate, cfg->ramp, cfg->ramp_from, cfg->ramp_to,
-                  (long long)cfg->duration_ns, (long long)cfg->requests, cfg->connections, cfg->threads,
-                  cfg->mix[0], cfg->mix[1], cfg->nkeys);
-    for (size_t k = 0; k < cfg->nkeys; k++) ps_buf_printf(&b, "|%s", cfg->keys[k].key);
+    ps_buf_printf(&b, "%lld|%s|%d|%.6f|%d|%.6f|%.6f|%lld|%lld|%d|%d|%u|%u|%zu",
+                  (long long)cfg->start_at_ns, cfg->base_url, cfg->shards, cfg->rate, cfg->ramp,
+                  cfg->ramp_from, cfg->ramp_to, (long long)cfg->duration_ns,
+                  (long long)cfg->requests, cfg->connections, cfg->threads, cfg->mix[0],
+                  cfg->mix[1], cfg->nkeys);
+    for (size_t k = 0; k < cfg->nkeys; k++)
+        ps_buf_printf(&b, "|%s", cfg->keys[k].key);
     uint64_t h = ps_hash_bytes(b.data, b.len);
     ps_buf_free(&b);
     char id[24];
@@ -130,9 +142,10 @@ int ps_lg_shard_apply(ps_lg_config *cfg, ps_error *err)
     if (!cfg->run_id) derive_run_id(cfg);
     int64_t conns = ps_lg_share(cfg->connections, i0, n);
     if (conns < cfg->threads)
-        return ps_error_set(err, "--connections %d over %d shards gives shard %d %lld connection(s), "
-                                 "fewer than --threads %d", cfg->connections, n, cfg->shard,
-                            (long long)conns, cfg->threads);
+        return ps_error_set(err,
+                            "--connections %d over %d shards gives shard %d %lld connection(s), "
+                            "fewer than --threads %d",
+                            cfg->connections, n, cfg->shard, (long long)conns, cfg->threads);
     cfg->connections = (int)conns;
     if (cfg->requests) {
         int64_t r = ps_lg_share(cfg->requests, i0, n);
@@ -149,8 +162,9 @@ int ps_lg_shard_apply(ps_lg_config *cfg, ps_error *err)
         return 0;
     }
     if (cfg->nkeys < (size_t)n)
-        return ps_error_set(err, "%zu keys cannot be divided among %d shards (each key is driven by "
-                                 "one shard): give at least %d keys, or one key for all to share",
+        return ps_error_set(err,
+                            "%zu keys cannot be divided among %d shards (each key is driven by "
+                            "one shard): give at least %d keys, or one key for all to share",
                             cfg->nkeys, n, n);
     size_t kept = 0;
     for (size_t k = 0; k < cfg->nkeys; k++) {
@@ -164,7 +178,8 @@ int ps_lg_shard_apply(ps_lg_config *cfg, ps_error *err)
      * alone. Keys without one share this shard's part of --rate; a shard
      * left only keys with rates has no use for it. */
     bool any_shared = false;
-    for (size_t k = 0; k < cfg->nkeys; k++) any_shared |= cfg->keys[k].rate <= 0;
+    for (size_t k = 0; k < cfg->nkeys; k++)
+        any_shared |= cfg->keys[k].rate <= 0;
     if (!any_shared) cfg->rate = 0, cfg->ramp = false;
     return 0;
 }
@@ -221,7 +236,8 @@ static int pair_member(ps_jw *w, const char *key, const ps_lg_hpair *p, ps_error
     if (!p->corr || !p->unc) return 0;
     ps_jw_key(w, key);
     ps_jw_object_open(w);
-    if (hist_member(w, "corrected", p->corr, err) != 0 || hist_member(w, "uncorrected", p->unc, err) != 0)
+    if (hist_member(w, "corrected", p->corr, err) != 0 ||
+        hist_member(w, "uncorrected", p->unc, err) != 0)
         return -1;
     ps_jw_object_close(w);
     return 0;
@@ -317,7 +333,8 @@ int ps_lg_shard_json(ps_jw *w, const void *report, ps_error *err)
     /* One per intervals[] row, in order: that row's corrected latencies. */
     ps_jw_key(w, "interval_histograms");
     ps_jw_array_open(w);
-    for (size_t i = 0; i < r->nrows; i++) ps_jw_string(w, r->row_hists[i] ? r->row_hists[i] : "");
+    for (size_t i = 0; i < r->nrows; i++)
+        ps_jw_string(w, r->row_hists[i] ? r->row_hists[i] : "");
     ps_jw_array_close(w);
     keys_and_windows(w, cfg, r->limits);
     ps_jw_object_close(w);

@@ -53,11 +53,11 @@ size_t ps_lg_shard_drop_partial_views(const ps_lg_config *cfg, ps_lg_violation *
 /* What a shard report adds for the merge. */
 typedef struct ps_lg_shard_report {
     const ps_lg_config *cfg;
-    int64_t start_wall_ns;       /* the schedule's origin: --start-at, or the start */
-    const ps_lg_stats *total;    /* every plan's histograms present */
-    char *const *row_hists;      /* base64 V2 histogram of each interval row */
+    int64_t start_wall_ns;    /* the schedule's origin: --start-at, or the start */
+    const ps_lg_stats *total; /* every plan's histograms present */
+    char *const *row_hists;   /* base64 V2 histogram of each interval row */
     size_t nrows;
-    const ps_lg_limits *limits;  /* NULL without --verify-limits */
+    const ps_lg_limits *limits; /* NULL without --verify-limits */
 } ps_lg_shard_report;
 
 /* The counts of shard.keys[].checks, and of shard.windows[] (whose "key"

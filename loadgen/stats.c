@@ -59,9 +59,12 @@ fail:
 void ps_lg_stats_free(ps_lg_stats *s)
 {
     pair_free(&s->all);
-    for (int i = 0; i < PS_LG_OPS; i++) pair_free(&s->op[i]);
-    for (int i = 0; i < PS_LG_CLASSES; i++) pair_free(&s->cls[i]);
-    for (int i = 0; i < PS_LG_PLANS; i++) pair_free(&s->plan[i]);
+    for (int i = 0; i < PS_LG_OPS; i++)
+        pair_free(&s->op[i]);
+    for (int i = 0; i < PS_LG_CLASSES; i++)
+        pair_free(&s->cls[i]);
+    for (int i = 0; i < PS_LG_PLANS; i++)
+        pair_free(&s->plan[i]);
     for (int i = 0; i < PS_LG_RING; i++)
         if (s->ring[i].h) ps_hist_close(s->ring[i].h);
     pthread_mutex_destroy(&s->lock);
@@ -99,11 +102,20 @@ void ps_lg_stats_answer(ps_lg_stats *s, ps_lg_op op, ps_plan_id plan, int status
         ps_hist_record(iv->h, corrected_us);
         iv->requests++;
         switch (cls) {
-        case PS_LG_C2XX: iv->c2xx++; break;
-        case PS_LG_C3XX: iv->c3xx++; break;
-        case PS_LG_C4XX: iv->c4xx++; break;
-        case PS_LG_C5XX: iv->c5xx++; break;
-        default: break;
+        case PS_LG_C2XX:
+            iv->c2xx++;
+            break;
+        case PS_LG_C3XX:
+            iv->c3xx++;
+            break;
+        case PS_LG_C4XX:
+            iv->c4xx++;
+            break;
+        case PS_LG_C5XX:
+            iv->c5xx++;
+            break;
+        default:
+            break;
         }
         if (status == 429) iv->c429++;
     }
@@ -187,10 +199,14 @@ int ps_lg_stats_collect(ps_lg_stats *s, int64_t sec, ps_lg_interval *into)
 void ps_lg_stats_add(ps_lg_stats *dst, const ps_lg_stats *src)
 {
     pair_add(&dst->all, &src->all);
-    for (int i = 0; i < PS_LG_OPS; i++) pair_add(&dst->op[i], &src->op[i]);
-    for (int i = 0; i < PS_LG_CLASSES; i++) pair_add(&dst->cls[i], &src->cls[i]);
-    for (int i = 0; i < PS_LG_PLANS; i++) pair_add(&dst->plan[i], &src->plan[i]);
-    for (int i = 0; i < 600; i++) dst->status[i] += src->status[i];
+    for (int i = 0; i < PS_LG_OPS; i++)
+        pair_add(&dst->op[i], &src->op[i]);
+    for (int i = 0; i < PS_LG_CLASSES; i++)
+        pair_add(&dst->cls[i], &src->cls[i]);
+    for (int i = 0; i < PS_LG_PLANS; i++)
+        pair_add(&dst->plan[i], &src->plan[i]);
+    for (int i = 0; i < 600; i++)
+        dst->status[i] += src->status[i];
     dst->scheduled += src->scheduled;
     dst->answered += src->answered;
     dst->failed += src->failed;
@@ -200,7 +216,8 @@ void ps_lg_stats_add(ps_lg_stats *dst, const ps_lg_stats *src)
     dst->connect_failures += src->connect_failures;
     dst->err_read += src->err_read;
     dst->err_timeout += src->err_timeout;
-    for (int i = 0; i < PS_LG_OPS; i++) dst->op_requests[i] += src->op_requests[i];
+    for (int i = 0; i < PS_LG_OPS; i++)
+        dst->op_requests[i] += src->op_requests[i];
     for (int i = 0; i < PS_LG_PLANS; i++) {
         dst->plan_admitted[i] += src->plan_admitted[i];
         dst->plan_limited[i] += src->plan_limited[i];

@@ -39,9 +39,9 @@ typedef struct ps_lg_hpair {
 
 /* Counts of one second of the run. */
 typedef struct ps_lg_interval {
-    int64_t sec;       /* seconds since the run's start; -1 = empty slot */
-    ps_hist *h;        /* corrected latencies of responses completed in it */
-    int64_t requests;  /* answered */
+    int64_t sec;      /* seconds since the run's start; -1 = empty slot */
+    ps_hist *h;       /* corrected latencies of responses completed in it */
+    int64_t requests; /* answered */
     int64_t c2xx, c3xx, c4xx, c5xx, c429, errors;
 } ps_lg_interval;
 
@@ -60,8 +60,8 @@ typedef struct ps_lg_stats {
     /* the interval ring (owner side) */
     bool intervals;
     pthread_mutex_t lock;
-    int64_t cur_sec;    /* guarded by lock; slot cur_sec % PS_LG_RING is being filled */
-    bool finished;      /* guarded by lock: the owner will record no more */
+    int64_t cur_sec; /* guarded by lock; slot cur_sec % PS_LG_RING is being filled */
+    bool finished;   /* guarded by lock: the owner will record no more */
     ps_lg_interval ring[PS_LG_RING];
 } ps_lg_stats;
 
@@ -73,7 +73,11 @@ void ps_lg_stats_free(ps_lg_stats *s);
 /* One answered request. Latencies in microseconds. */
 void ps_lg_stats_answer(ps_lg_stats *s, ps_lg_op op, ps_plan_id plan, int status,
                         int64_t corrected_us, int64_t uncorrected_us);
-typedef enum ps_lg_failure { PS_LG_FAIL_CONNECT, PS_LG_FAIL_READ, PS_LG_FAIL_TIMEOUT } ps_lg_failure;
+typedef enum ps_lg_failure {
+    PS_LG_FAIL_CONNECT,
+    PS_LG_FAIL_READ,
+    PS_LG_FAIL_TIMEOUT
+} ps_lg_failure;
 /* One request that got no (usable) response. */
 void ps_lg_stats_fail(ps_lg_stats *s, ps_lg_failure why);
 

@@ -13,7 +13,8 @@ double ps_lg_error_rate(const ps_lg_stats *t)
 {
     if (t->scheduled == 0) return 0;
     int64_t e5 = 0;
-    for (int s = 500; s < 600; s++) e5 += t->status[s];
+    for (int s = 500; s < 600; s++)
+        e5 += t->status[s];
     return (double)(t->failed + t->timed_out + e5) / (double)t->scheduled;
 }
 
@@ -22,10 +23,18 @@ ps_lg_threshold_result ps_lg_threshold_eval(const ps_lg_threshold *th, const ps_
     ps_lg_threshold_result r = {false, 0};
     const ps_hist *h = total->all.corr;
     switch (th->metric) {
-    case PS_LG_METRIC_PERCENTILE: r.actual = (double)ps_hist_value_at_percentile(h, th->percentile); break;
-    case PS_LG_METRIC_MAX: r.actual = (double)ps_hist_max(h); break;
-    case PS_LG_METRIC_MEAN: r.actual = ps_hist_mean(h); break;
-    case PS_LG_METRIC_ERROR_RATE: r.actual = ps_lg_error_rate(total); break;
+    case PS_LG_METRIC_PERCENTILE:
+        r.actual = (double)ps_hist_value_at_percentile(h, th->percentile);
+        break;
+    case PS_LG_METRIC_MAX:
+        r.actual = (double)ps_hist_max(h);
+        break;
+    case PS_LG_METRIC_MEAN:
+        r.actual = ps_hist_mean(h);
+        break;
+    case PS_LG_METRIC_ERROR_RATE:
+        r.actual = ps_lg_error_rate(total);
+        break;
     }
     r.passed = th->or_equal ? r.actual <= th->bound : r.actual < th->bound;
     /* No answer at all cannot pass a latency threshold. */
@@ -162,7 +171,8 @@ static void parameters(ps_jw *w, const ps_lg_config *cfg)
     ps_jw_array_open(w);
     for (int p = 0; p < PS_LG_PLANS; p++) {
         bool present = false;
-        for (size_t k = 0; k < cfg->nkeys; k++) present |= cfg->keys[k].plan.id == (ps_plan_id)p;
+        for (size_t k = 0; k < cfg->nkeys; k++)
+            present |= cfg->keys[k].plan.id == (ps_plan_id)p;
         if (present) ps_jw_string(w, ps_plan_name((ps_plan_id)p));
     }
     ps_jw_array_close(w);
@@ -185,8 +195,9 @@ static void counts_and_latencies(ps_jw *w, const ps_lg_summary *s)
     ps_jw_kint(w, "skipped_retry_after", t->skipped_retry_after);
     ps_jw_kbool(w, "accounting_exact", t->scheduled == t->answered + t->failed + t->timed_out);
     if (cfg->duration_ns && ps_lg_config_open_model(cfg))
-        ps_jw_kdouble(w, "send_rate_rps",
-                      (double)(t->scheduled + t->skipped_retry_after) / ((double)cfg->duration_ns / 1e9), 1);
+        ps_jw_kdouble(
+            w, "send_rate_rps",
+            (double)(t->scheduled + t->skipped_retry_after) / ((double)cfg->duration_ns / 1e9), 1);
     ps_jw_key(w, "status");
     ps_jw_object_open(w);
     for (int c = 0; c < 600; c++) {
@@ -237,7 +248,8 @@ static void intervals(ps_jw *w, const ps_lg_interval_row *rows, size_t nrows)
         ps_jw_kdouble(w, "t_s", r->t_s, 3);
         ps_jw_kdouble(w, "length_s", r->length_s, 3);
         ps_jw_kint(w, "requests", r->requests);
-        ps_jw_kdouble(w, "throughput_rps", r->length_s > 0 ? (double)r->requests / r->length_s : 0.0, 1);
+        ps_jw_kdouble(w, "throughput_rps",
+                      r->length_s > 0 ? (double)r->requests / r->length_s : 0.0, 1);
         /* no answer in the interval, no latency: null, not a measured 0 */
         static const char *const lat_names[] = {"p50_us", "p90_us", "p99_us", "max_us"};
         int64_t lat[] = {r->p50_us, r->p90_us, r->p99_us, r->max_us};
@@ -262,7 +274,8 @@ static void plans(ps_jw *w, const ps_lg_config *cfg, const ps_lg_stats *t)
     ps_jw_array_open(w);
     for (int p = 0; p < PS_LG_PLANS; p++) {
         size_t nkeys = 0;
-        for (size_t k = 0; k < cfg->nkeys; k++) nkeys += cfg->keys[k].plan.id == (ps_plan_id)p;
+        for (size_t k = 0; k < cfg->nkeys; k++)
+            nkeys += cfg->keys[k].plan.id == (ps_plan_id)p;
         if (!nkeys) continue;
         ps_jw_object_open(w);
         ps_jw_kstring(w, "plan", ps_plan_name((ps_plan_id)p));

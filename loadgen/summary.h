@@ -48,7 +48,7 @@ typedef struct ps_lg_threshold_result {
 
 typedef struct ps_lg_summary {
     const ps_lg_config *cfg;
-    const ps_lg_stats *total;     /* merged, every plan's histograms present */
+    const ps_lg_stats *total; /* merged, every plan's histograms present */
     const ps_lg_interval_row *rows;
     size_t nrows;
     bool limits_checked;
@@ -58,7 +58,7 @@ typedef struct ps_lg_summary {
     const ps_lg_key_model *models; /* the limiter model inferred per key and limit */
     size_t nmodels;
     const ps_lg_threshold_result *thresholds; /* cfg->nthresholds of them */
-    double duration_s;            /* first request to last answer */
+    double duration_s;                        /* first request to last answer */
     int64_t started_wall_ns;
     int exit_code;
     /* Exit 3 cases: verdict "interrupted", "unreachable" or "aborted" (NULL:

@@ -32,7 +32,8 @@ int ps_lg_thread_init(ps_lg_thread *t, int id, int nconns, const ps_lg_shared *s
     t->sh = sh;
     t->sync = sync;
     unsigned plan_mask = 0;
-    for (size_t i = 0; i < cfg->nkeys; i++) plan_mask |= 1u << cfg->keys[i].plan.id;
+    for (size_t i = 0; i < cfg->nkeys; i++)
+        plan_mask |= 1u << cfg->keys[i].plan.id;
     if (ps_lg_stats_init(&t->stats, plan_mask, true, err) != 0) return -1;
     ps_lg_limits_init(&t->limits, cfg->nkeys);
     t->blocked_until = calloc(cfg->nkeys, sizeof *t->blocked_until);
@@ -64,8 +65,10 @@ int ps_lg_thread_init(ps_lg_thread *t, int id, int nconns, const ps_lg_shared *s
             s->rate.r1 = s->rate.r2 = cfg->keys[i].rate / nthreads;
             s->rate.phase = phase;
         }
-        for (size_t i = 0; i < t->nheap; i++) t->heap[i].due = ps_lg_rate_due_ns(&t->heap[i].rate, 0);
-        for (size_t i = t->nheap; i-- > 0;) heap_down(t->heap, t->nheap, i);
+        for (size_t i = 0; i < t->nheap; i++)
+            t->heap[i].due = ps_lg_rate_due_ns(&t->heap[i].rate, 0);
+        for (size_t i = t->nheap; i-- > 0;)
+            heap_down(t->heap, t->nheap, i);
     }
     return 0;
 }
@@ -91,9 +94,11 @@ void ps_lg_thread_begin(ps_lg_thread *t, int64_t begin_ns)
     if (begin_ns == now || !t->open) return;
     for (size_t i = 0; i < t->nheap; i++) {
         ps_lg_stream *s = &t->heap[i];
-        while (s->due != INT64_MAX && begin_ns + s->due < now) s->due = ps_lg_rate_due_ns(&s->rate, ++s->k);
+        while (s->due != INT64_MAX && begin_ns + s->due < now)
+            s->due = ps_lg_rate_due_ns(&s->rate, ++s->k);
     }
-    for (size_t i = t->nheap; i-- > 0;) heap_down(t->heap, t->nheap, i);
+    for (size_t i = t->nheap; i-- > 0;)
+        heap_down(t->heap, t->nheap, i);
 }
 
 bool ps_lg_stopping(const ps_lg_thread *t)
@@ -163,7 +168,8 @@ static bool drop_ended_streams(ps_lg_thread *t)
 {
     while (t->nheap > 0) {
         ps_lg_stream *s = &t->heap[0];
-        if (s->due != INT64_MAX && t->begin_ns + s->due < t->end_ns && !quota_reached(t)) return true;
+        if (s->due != INT64_MAX && t->begin_ns + s->due < t->end_ns && !quota_reached(t))
+            return true;
         t->heap[0] = t->heap[--t->nheap];
         heap_down(t->heap, t->nheap, 0);
     }
@@ -223,7 +229,8 @@ void ps_lg_expire_overdue(ps_lg_thread *t, int64_t now)
 void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_lg_resp *resp)
 {
     const ps_lg_config *cfg = t->sh->cfg;
-    if ((resp->seen & PS_LG_H_RESET) && !(resp->bad & PS_LG_H_RESET) && resp->reset > t->latest_reset_s)
+    if ((resp->seen & PS_LG_H_RESET) && !(resp->bad & PS_LG_H_RESET) &&
+        resp->reset > t->latest_reset_s)
         t->latest_reset_s = resp->reset;
     ps_lg_stats_answer(&t->stats, r->op, cfg->keys[r->key].plan.id, resp->status,
                        (now - r->due_ns) / 1000, (now - r->sent_ns) / 1000);
@@ -312,7 +319,8 @@ static void take_burst_list(ps_lg_thread *t, int64_t now, ps_lg_req *r)
     t->mix_k = k;
 }
 
-static void send_on_every_idle_conn(ps_lg_thread *t, const ps_lg_burst_ops *ops, void *loop, int64_t now)
+static void send_on_every_idle_conn(ps_lg_thread *t, const ps_lg_burst_ops *ops, void *loop,
+                                    int64_t now)
 {
     while (ops->has_idle_conn(loop)) {
         ps_lg_req r;

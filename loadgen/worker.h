@@ -39,17 +39,17 @@ typedef struct ps_lg_shared {
     const ps_lg_config *cfg;
     /* Pre-rendered requests, per key: [0] the list, [1 + i] create body i. */
     ps_lg_bytes *reqs;
-    size_t per_key;            /* 1 + number of create bodies */
-    char **create_bodies;      /* for engines that build requests themselves (curl) */
+    size_t per_key;       /* 1 + number of create bodies */
+    char **create_bodies; /* for engines that build requests themselves (curl) */
     size_t nbodies;
-    char *list_url;            /* base_url + "/categories" */
+    char *list_url; /* base_url + "/categories" */
     struct sockaddr_storage addr;
     socklen_t addrlen;
     int64_t start_mono_ns, start_wall_ns;
     /* --start-at (monotonic): where every thread's schedule starts, even if
      * that is past; 0 = each thread starts its own when it begins. */
     int64_t schedule_origin_ns;
-    size_t *shared_keys;       /* keys without their own rate */
+    size_t *shared_keys; /* keys without their own rate */
     size_t nshared;
 } ps_lg_shared;
 
@@ -69,17 +69,17 @@ typedef struct ps_lg_sync {
 
 typedef struct ps_lg_stream {
     ps_lg_rate rate;
-    int64_t key;     /* index, or -1: cycles through the shared keys */
-    int64_t k;       /* index of its next request */
-    int64_t due;     /* ns after begin_ns that request k is due */
+    int64_t key; /* index, or -1: cycles through the shared keys */
+    int64_t k;   /* index of its next request */
+    int64_t due; /* ns after begin_ns that request k is due */
 } ps_lg_stream;
 
 /* One request taken from the schedule; lives in its connection. */
 typedef struct ps_lg_req {
     size_t key;
     ps_lg_op op;
-    size_t body;          /* create body index */
-    int64_t due_ns;       /* when it should have been sent (open) or was sent (closed) */
+    size_t body;    /* create body index */
+    int64_t due_ns; /* when it should have been sent (open) or was sent (closed) */
     int64_t sent_ns;
     const ps_lg_bytes *bytes;
 } ps_lg_req;
@@ -92,15 +92,15 @@ typedef struct ps_lg_thread {
     ps_lg_stats stats;
     ps_lg_limits limits;
     bool open;
-    ps_lg_stream *heap;    /* open model: streams, min-heap by due */
+    ps_lg_stream *heap; /* open model: streams, min-heap by due */
     size_t nheap;
     int64_t begin_ns, end_ns; /* monotonic; end INT64_MAX when --requests bounds the run */
     int64_t finished_ns;      /* when the thread's last request was settled */
     int64_t quota;            /* requests this thread schedules at most, 0 = no bound */
     uint64_t mix_k, body_k;
-    size_t rr;                /* round-robin cursor over keys */
-    int64_t *blocked_until;   /* per key, monotonic ns (Retry-After) */
-    int64_t latest_reset_s;   /* the latest X-RateLimit-Reset answered (for --burst) */
+    size_t rr;              /* round-robin cursor over keys */
+    int64_t *blocked_until; /* per key, monotonic ns (Retry-After) */
+    int64_t latest_reset_s; /* the latest X-RateLimit-Reset answered (for --burst) */
     /* Kept through ps_lg_conn_up/down, ps_lg_connect_failed and
      * ps_lg_transfer_*: how many connections are established, and whether
      * the latest connection attempt failed. Both zero-connection and

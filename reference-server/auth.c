@@ -60,14 +60,15 @@ bool ps_token_syntax_ok(const char *key, size_t len)
     size_t i = 0;
     while (i < len) {
         unsigned char c = (unsigned char)key[i];
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-            c == '.' || c == '_' || c == '~' || c == '+' || c == '/')
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/')
             i++;
         else
             break;
     }
     if (i == 0) return false;
-    while (i < len && key[i] == '=') i++;
+    while (i < len && key[i] == '=')
+        i++;
     return i == len;
 }
 
@@ -94,11 +95,12 @@ int ps_keyring_add(ps_keyring *r, const char *key, const ps_plan *plan, ps_error
 {
     size_t len = strlen(key);
     if (!ps_token_syntax_ok(key, len))
-        return ps_error_set(err, "key '%s' is not a valid bearer token (use letters, digits and - . _ ~ + /)",
-                            key);
+        return ps_error_set(
+            err, "key '%s' is not a valid bearer token (use letters, digits and - . _ ~ + /)", key);
     if (plan->per_minute <= 0 || plan->per_day <= 0)
-        return ps_error_set(err, "key '%s': plan %s needs its limits (enterprise PER_MINUTE PER_DAY)", key,
-                            ps_plan_name(plan->id));
+        return ps_error_set(err,
+                            "key '%s': plan %s needs its limits (enterprise PER_MINUTE PER_DAY)",
+                            key, ps_plan_name(plan->id));
     if (ps_keyring_find(r, key, len)) return ps_error_set(err, "key '%s' is listed twice", key);
     if (r->count + 1 > r->nbuckets) grow(r);
     node *n = calloc(1, sizeof *n);
@@ -118,15 +120,17 @@ int ps_keyring_add_flag(ps_keyring *r, const char *flag_value, ps_error *err)
 {
     const char *colon = strchr(flag_value, ':');
     if (!colon || colon == flag_value || !colon[1])
-        return ps_error_set(err, "--key '%s': expected KEY:PLAN or KEY:enterprise:PER_MINUTE:PER_DAY",
-                            flag_value);
+        return ps_error_set(
+            err, "--key '%s': expected KEY:PLAN or KEY:enterprise:PER_MINUTE:PER_DAY", flag_value);
     char key[512];
     size_t klen = (size_t)(colon - flag_value);
-    if (klen >= sizeof key) return ps_error_set(err, "--key: the key is longer than %zu bytes", sizeof key - 1);
+    if (klen >= sizeof key)
+        return ps_error_set(err, "--key: the key is longer than %zu bytes", sizeof key - 1);
     memcpy(key, flag_value, klen);
     key[klen] = '\0';
     ps_plan plan;
-    if (ps_plan_parse(colon + 1, &plan, err) != 0) return ps_error_prefix(err, "--key '%s': ", flag_value);
+    if (ps_plan_parse(colon + 1, &plan, err) != 0)
+        return ps_error_prefix(err, "--key '%s': ", flag_value);
     if (ps_keyring_add(r, key, &plan, err) != 0) return ps_error_prefix(err, "--key: ");
     return 0;
 }
@@ -176,7 +180,8 @@ const ps_key_entry *ps_keyring_find_near(const ps_keyring *r, const char *token,
     }
     for (size_t b = 0; b < r->nbuckets; b++) /* one character short: a prefix of a key */
         for (node *n = r->buckets[b]; n; n = n->next)
-            if (n->entry.key_len == len + 1 && memcmp(n->entry.key, token, len) == 0) return &n->entry;
+            if (n->entry.key_len == len + 1 && memcmp(n->entry.key, token, len) == 0)
+                return &n->entry;
     return NULL;
 }
 
@@ -186,16 +191,21 @@ ps_credential ps_auth_parse(const char *value, size_t value_len, int count, bool
     if (count == 0 || !value) return PS_CRED_NONE;
     if (count > 1) return PS_CRED_MALFORMED;
     size_t i = 0;
-    while (i < value_len && (value[i] == ' ' || value[i] == '\t')) i++;
+    while (i < value_len && (value[i] == ' ' || value[i] == '\t'))
+        i++;
     size_t scheme_end = i;
-    while (scheme_end < value_len && value[scheme_end] != ' ' && value[scheme_end] != '\t') scheme_end++;
-    bool scheme_ok = scheme_end - i == 6 && (case_sensitive ? memcmp(value + i, "Bearer", 6) == 0
-                                                            : strncasecmp(value + i, "Bearer", 6) == 0);
+    while (scheme_end < value_len && value[scheme_end] != ' ' && value[scheme_end] != '\t')
+        scheme_end++;
+    bool scheme_ok =
+        scheme_end - i == 6 && (case_sensitive ? memcmp(value + i, "Bearer", 6) == 0
+                                               : strncasecmp(value + i, "Bearer", 6) == 0);
     if (!scheme_ok) return scheme_end > i ? PS_CRED_OTHER_SCHEME : PS_CRED_MALFORMED;
     i = scheme_end;
-    while (i < value_len && value[i] == ' ') i++;
+    while (i < value_len && value[i] == ' ')
+        i++;
     size_t end = value_len;
-    while (end > i && (value[end - 1] == ' ' || value[end - 1] == '\t')) end--;
+    while (end > i && (value[end - 1] == ' ' || value[end - 1] == '\t'))
+        end--;
     if (end == i || !ps_token_syntax_ok(value + i, end - i)) return PS_CRED_MALFORMED;
     *token = value + i;
     *token_len = end - i;

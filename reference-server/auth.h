@@ -20,7 +20,7 @@ typedef struct ps_keyring ps_keyring;
 typedef struct ps_key_entry {
     const char *key; /* NUL-terminated */
     size_t key_len;
-    ps_plan plan;    /* per_minute/per_day always > 0 */
+    ps_plan plan; /* per_minute/per_day always > 0 */
 } ps_key_entry;
 
 ps_keyring *ps_keyring_create(void);
@@ -56,10 +56,11 @@ const ps_key_entry *ps_keyring_find_near(const ps_keyring *r, const char *token,
 bool ps_ct_equal(const char *a, size_t alen, const char *b, size_t blen);
 
 typedef enum ps_credential {
-    PS_CRED_NONE,      /* no Authorization header: challenge without error code */
-    PS_CRED_OTHER_SCHEME, /* a credential of another scheme (e.g. Basic): no bearer token was sent */
-    PS_CRED_MALFORMED, /* Bearer scheme without a valid b64token, or a repeated header */
-    PS_CRED_TOKEN,     /* a syntactically valid bearer token in *token */
+    PS_CRED_NONE,         /* no Authorization header: challenge without error code */
+    PS_CRED_OTHER_SCHEME, /* a credential of another scheme (e.g. Basic): no bearer token was sent
+                           */
+    PS_CRED_MALFORMED,    /* Bearer scheme without a valid b64token, or a repeated header */
+    PS_CRED_TOKEN,        /* a syntactically valid bearer token in *token */
 } ps_credential;
 
 /* Classifies the Authorization header value (NULL when absent, count = how

@@ -7,7 +7,8 @@
 static const struct {
     const char *name, *caught_by, *description;
 } catalogue[PS_FAULT_COUNT] = {
-#define PS_FAULT(ENUM, name, caught_by, description) [PS_FAULT_##ENUM] = {name, caught_by, description},
+#define PS_FAULT(ENUM, name, caught_by, description)                                               \
+    [PS_FAULT_##ENUM] = {name, caught_by, description},
 #include "reference-server/faults.def"
 #undef PS_FAULT
 };

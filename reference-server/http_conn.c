@@ -20,7 +20,7 @@
 #include "core/clock.h"
 #include "reference-server/responses.h"
 
-#define LINGER_NS (2 * 1000000000LL)       /* how long a closing connection's input is drained */
+#define LINGER_NS (2 * 1000000000LL)        /* how long a closing connection's input is drained */
 #define LINGER_MAX_BYTES (16 * 1024 * 1024) /* and how much of it */
 #define MAX_AUTH_BYTES 4096
 /* Pipelined requests are parsed only while the answers already queued on
@@ -31,7 +31,8 @@
 /* Request bytes held in memory count against --max-buffered over all
  * connections: per-connection caps alone allow connections x (body + header)
  * caps, 1.6 GB with the defaults. Beyond the budget the request gets 503. */
-#define RESERVE_BLOCK 2048 /* taken from the shared counter at a time: one atomic add for most requests */
+#define RESERVE_BLOCK                                                                              \
+    2048 /* taken from the shared counter at a time: one atomic add for most requests */
 #define ACCESS_LOG_TARGET_MAX 300 /* request-target bytes an access log line shows */
 
 static void conn_process(conn *c);
@@ -79,8 +80,10 @@ static void access_log(conn *c, int status, size_t body_len)
     if (s->access_fd < 0) return;
     char target[ACCESS_LOG_TARGET_MAX * 4 + 1];
     size_t shown = c->url.len > ACCESS_LOG_TARGET_MAX ? ACCESS_LOG_TARGET_MAX : c->url.len;
-    if (shown) log_escape(target, sizeof target, c->url.data, shown);
-    else snprintf(target, sizeof target, "-");
+    if (shown)
+        log_escape(target, sizeof target, c->url.data, shown);
+    else
+        snprintf(target, sizeof target, "-");
     char line[sizeof target + 256];
     time_t now = time(NULL);
     struct tm tm;
@@ -92,7 +95,8 @@ static void access_log(conn *c, int status, size_t body_len)
                      c->req.headers_done ? m : "-", target, status, body_len,
                      c->req.start_ns ? (double)(ps_clock_mono_ns() - c->req.start_ns) / 1e6 : 0.0);
     if (n > 0) {
-        ssize_t w = write(s->access_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+        ssize_t w =
+            write(s->access_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
         (void)w; /* a lost log line must not stop the server */
     }
 }
@@ -112,7 +116,8 @@ static const char *date_header(loop *lp)
     if (now != lp->date_s || !lp->date_hdr[0]) {
         struct tm tm;
         gmtime_r(&now, &tm);
-        if (strftime(lp->date_hdr, sizeof lp->date_hdr, "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm) == 0)
+        if (strftime(lp->date_hdr, sizeof lp->date_hdr, "Date: %a, %d %b %Y %H:%M:%S GMT\r\n",
+                     &tm) == 0)
             lp->date_hdr[0] = '\0';
         lp->date_s = now;
     }
@@ -124,7 +129,8 @@ static const char *date_header(loop *lp)
  * response through the bufferevent). What the socket does not take now
  * (a full send buffer, an error) is queued on out as before, and the
  * bufferevent writes it or reports the error. */
-static void write_now_or_queue(conn *c, struct evbuffer *out, const ps_buf *h, const response *r, bool body)
+static void write_now_or_queue(conn *c, struct evbuffer *out, const ps_buf *h, const response *r,
+                               bool body)
 {
     size_t sent = 0, body_len = body ? r->body_len : 0;
     if (evbuffer_get_length(out) == 0) {
@@ -137,7 +143,8 @@ static void write_now_or_queue(conn *c, struct evbuffer *out, const ps_buf *h, c
     if (r->snap && (!body || body_sent == body_len)) {
         ps_store_snapshot_release(r->snap);
     } else if (r->snap) {
-        evbuffer_add_reference(out, r->body + body_sent, body_len - body_sent, release_snapshot, r->snap);
+        evbuffer_add_reference(out, r->body + body_sent, body_len - body_sent, release_snapshot,
+                               r->snap);
     } else if (body_sent < body_len) {
         evbuffer_add(out, r->body + body_sent, body_len - body_sent);
     }
@@ -159,20 +166,26 @@ void ps_conn_send(conn *c, const response *r)
     ps_buf_append(h, "\r\n", 2);
     if (r->headers) ps_buf_puts(h, r->headers);
     ps_buf_puts(h, date_header(c->lp));
-    if (close) ps_buf_puts(h, "Connection: close\r\n");
-    else if (c->parser.http_major == 1 && c->parser.http_minor == 0) ps_buf_puts(h, "Connection: keep-alive\r\n");
+    if (close)
+        ps_buf_puts(h, "Connection: close\r\n");
+    else if (c->parser.http_major == 1 && c->parser.http_minor == 0)
+        ps_buf_puts(h, "Connection: keep-alive\r\n");
     ps_buf_puts(h, "\r\n");
 
     bool delayed = cfg->delay_share > 0 && c->state != CONN_LINGER &&
                    (double)(rng_next(&c->lp->rng) >> 11) / 9007199254740992.0 < cfg->delay_share;
     bool head = c->req.headers_done && c->req.method == HTTP_HEAD; /* a HEAD response has no body */
     bool body = r->body && !head;
-    access_log(c, r->status, r->body_len); /* before the answer leaves: a client that has it finds the line */
+    access_log(c, r->status,
+               r->body_len); /* before the answer leaves: a client that has it finds the line */
     if (delayed) {
         evbuffer_add(c->pending, h->data, h->len);
-        if (r->snap && body) evbuffer_add_reference(c->pending, r->body, r->body_len, release_snapshot, r->snap);
-        else if (r->snap) ps_store_snapshot_release(r->snap);
-        else if (body) evbuffer_add(c->pending, r->body, r->body_len);
+        if (r->snap && body)
+            evbuffer_add_reference(c->pending, r->body, r->body_len, release_snapshot, r->snap);
+        else if (r->snap)
+            ps_store_snapshot_release(r->snap);
+        else if (body)
+            evbuffer_add(c->pending, r->body, r->body_len);
     } else {
         write_now_or_queue(c, bufferevent_get_output(c->bev), h, r, body);
     }
@@ -210,7 +223,8 @@ static void conn_after_response(conn *c)
      * when the answer went out at once it is already drained: the callback runs from the loop
      * (deferred), never inside this call, whose callers still use c */
     if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
-        bufferevent_trigger(c->bev, EV_WRITE, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+        bufferevent_trigger(c->bev, EV_WRITE,
+                            BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
     }
 }
 
@@ -253,16 +267,20 @@ static void conn_start_request(conn *c)
     c->req = (request){.started = true, .start_ns = ps_clock_mono_ns()};
     ps_buf_reset(&c->url);
     ps_buf_reset(&c->auth);
-    if (c->body.cap > 16 * 1024) ps_buf_free(&c->body);
-    else ps_buf_reset(&c->body);
+    if (c->body.cap > 16 * 1024)
+        ps_buf_free(&c->body);
+    else
+        ps_buf_reset(&c->body);
     release_reserved(c);
 }
 
 void ps_conn_free(conn *c)
 {
     loop *lp = c->lp;
-    if (c->prev) c->prev->next = c->next;
-    else lp->conns = c->next;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        lp->conns = c->next;
     if (c->next) c->next->prev = c->prev;
     lp->nconns--;
     atomic_fetch_sub(&lp->srv->connections, 1);
@@ -321,7 +339,8 @@ static int on_url(http_parser *p, const char *at, size_t len)
 {
     conn *c = p->data;
     if (header_budget(c, len)) {
-        if (c->req.error_status == 431) c->req.error_status = 414; /* RFC 9110 15.5.15: the target alone is over */
+        if (c->req.error_status == 431)
+            c->req.error_status = 414; /* RFC 9110 15.5.15: the target alone is over */
         return -1;
     }
     ps_buf_append(&c->url, at, len);
@@ -362,14 +381,20 @@ static te_codings te_scan(const char *at, size_t len)
     te_codings t = {0, false};
     size_t i = 0;
     while (i < len) {
-        while (i < len && (at[i] == ',' || at[i] == ' ' || at[i] == '\t')) i++;
+        while (i < len && (at[i] == ',' || at[i] == ' ' || at[i] == '\t'))
+            i++;
         size_t start = i;
-        while (i < len && at[i] != ',' && at[i] != ';') i++;
+        while (i < len && at[i] != ',' && at[i] != ';')
+            i++;
         size_t end = i;
-        while (end > start && (at[end - 1] == ' ' || at[end - 1] == '\t')) end--;
-        if (end - start == 7 && strncasecmp(at + start, "chunked", 7) == 0) t.chunked++;
-        else if (end > start) t.other = true;
-        while (i < len && at[i] != ',') i++; /* parameters of a coding */
+        while (end > start && (at[end - 1] == ' ' || at[end - 1] == '\t'))
+            end--;
+        if (end - start == 7 && strncasecmp(at + start, "chunked", 7) == 0)
+            t.chunked++;
+        else if (end > start)
+            t.other = true;
+        while (i < len && at[i] != ',')
+            i++; /* parameters of a coding */
     }
     return t;
 }
@@ -406,7 +431,8 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
         r->field_is_host = r->field_len == 4 && strncasecmp(r->field, "host", 4) == 0;
         if (r->field_is_host) r->host_count++;
     }
-    if (r->field_is_expect && len >= 12 && strncasecmp(at, "100-continue", 12) == 0) r->expect_continue = true;
+    if (r->field_is_expect && len >= 12 && strncasecmp(at, "100-continue", 12) == 0)
+        r->expect_continue = true;
     if (r->field_is_host && !host_chars_ok(at, len)) r->host_bad = true;
     if (r->field_is_te) { /* judged whole at the end of the headers: a value may come in pieces */
         if (len > sizeof r->te - r->te_len) {
@@ -417,8 +443,10 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
         }
     }
     if (r->field_is_auth && r->auth_count == 1) {
-        if (c->auth.len + len <= MAX_AUTH_BYTES) ps_buf_append(&c->auth, at, len);
-        else r->auth_overflow = true;
+        if (c->auth.len + len <= MAX_AUTH_BYTES)
+            ps_buf_append(&c->auth, at, len);
+        else
+            r->auth_overflow = true;
     }
     return 0;
 }
@@ -446,13 +474,15 @@ static int on_headers_complete(http_parser *p)
         return headers_error(r, 400, "an HTTP/1.1 request needs a Host header");
     bool has_te = r->te_len > 0 || r->te_too_long;
     /* RFC 9112 6.1: Transfer-Encoding in HTTP/1.0 means faulty framing */
-    if (p->http_minor == 0 && has_te) return headers_error(r, 400, "Transfer-Encoding in an HTTP/1.0 request");
+    if (p->http_minor == 0 && has_te)
+        return headers_error(r, 400, "Transfer-Encoding in an HTTP/1.0 request");
     if ((p->flags & F_CONTENTLENGTH) && p->content_length > (uint64_t)c->lp->srv->cfg->max_body)
         return headers_error(r, 413, NULL); /* answered before the body is sent or read */
     te_codings te = te_scan(r->te, r->te_len);
     /* RFC 9112 7: a sender MUST NOT apply chunked more than once; the body's
      * length cannot be known reliably, so 400 (6.3) */
-    if (te.chunked > 1) return headers_error(r, 400, "Transfer-Encoding names chunked more than once");
+    if (te.chunked > 1)
+        return headers_error(r, 400, "Transfer-Encoding names chunked more than once");
     /* RFC 9112 6.1: a transfer coding we do not understand: 501 */
     if (te.other || r->te_too_long) return headers_error(r, 501, NULL);
     if (r->expect_continue && p->http_minor >= 1) { /* RFC 9110 10.1.1: the client waits for this */
@@ -499,7 +529,8 @@ static bool frame_scan(conn *c, const char *from, const char *to)
     return true;
 }
 
-static const char frame_scan_message[] = "a CR not followed by LF, or a chunk's data not followed by CRLF";
+static const char frame_scan_message[] =
+    "a CR not followed by LF, or a chunk's data not followed by CRLF";
 
 static int on_body(http_parser *p, const char *at, size_t len)
 {
@@ -510,7 +541,8 @@ static int on_body(http_parser *p, const char *at, size_t len)
         return -1;
     }
     c->scan_pos = at + len;
-    if ((p->flags & F_CHUNKED) && p->content_length == 0) c->crlf_expect = 2; /* the chunk's data is complete */
+    if ((p->flags & F_CHUNKED) && p->content_length == 0)
+        c->crlf_expect = 2; /* the chunk's data is complete */
     if (c->body.len + len > (size_t)c->lp->srv->cfg->max_body) {
         c->req.error_status = 413;
         return -1;
@@ -582,7 +614,8 @@ static void conn_process(conn *c)
         c->scan_pos = v.iov_base;
         size_t n = http_parser_execute(&c->parser, &parser_settings, v.iov_base, v.iov_len);
         enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
-        if ((e == HPE_OK || e == HPE_PAUSED) && !frame_scan(c, c->scan_pos, (const char *)v.iov_base + n)) {
+        if ((e == HPE_OK || e == HPE_PAUSED) &&
+            !frame_scan(c, c->scan_pos, (const char *)v.iov_base + n)) {
             evbuffer_drain(in, n);
             c->req.error_message = frame_scan_message;
             conn_refuse(c, 400);
@@ -598,7 +631,8 @@ static void conn_process(conn *c)
              * its share of --max-buffered go now, not when the next request comes */
             if (c->body.cap > 16 * 1024) ps_buf_free(&c->body);
             release_reserved(c);
-            if (upgrade && c->state == CONN_READING) { /* we speak no other protocol: close after this */
+            if (upgrade &&
+                c->state == CONN_READING) { /* we speak no other protocol: close after this */
                 c->keep_alive = false;
                 conn_after_response(c);
             }
@@ -656,7 +690,8 @@ static void write_cb(struct bufferevent *bev, void *arg)
 static void event_cb(struct bufferevent *bev, short what, void *arg)
 {
     conn *c = arg;
-    if ((what & BEV_EVENT_TIMEOUT) && (what & BEV_EVENT_READING) && c->state == CONN_READING && c->req.started) {
+    if ((what & BEV_EVENT_TIMEOUT) && (what & BEV_EVENT_READING) && c->state == CONN_READING &&
+        c->req.started) {
         conn_refuse(c, 408); /* a slow client: tell it, then close */
         return;
     }
@@ -713,7 +748,8 @@ void ps_conn_open(loop *lp, evutil_socket_t fd, const struct sockaddr *sa)
     lp->conns = c;
     lp->nconns++;
     bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
-    struct timeval rt = ps_tv_from_ns(s->cfg->idle_timeout_ns), wt = ps_tv_from_ns(s->cfg->write_timeout_ns);
+    struct timeval rt = ps_tv_from_ns(s->cfg->idle_timeout_ns),
+                   wt = ps_tv_from_ns(s->cfg->write_timeout_ns);
     bufferevent_set_timeouts(c->bev, &rt, &wt);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }

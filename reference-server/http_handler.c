@@ -18,8 +18,10 @@
 static int64_t window_seconds(const ps_http_server *s, const ps_limit_decision *d)
 {
     double base = 60;
-    if (d->window && strcmp(d->window, "day") == 0) base = 86400;
-    else if (d->window && strcmp(d->window, "ban") == 0) base = (double)s->cfg->ban_seconds;
+    if (d->window && strcmp(d->window, "day") == 0)
+        base = 86400;
+    else if (d->window && strcmp(d->window, "ban") == 0)
+        base = (double)s->cfg->ban_seconds;
     int64_t w = (int64_t)(base / s->cfg->time_scale + 0.999);
     return w < 1 ? 1 : w;
 }
@@ -77,11 +79,13 @@ static void identify(conn *c, bool headers_known, identity *who)
     who->cred = PS_CRED_NONE;
     const char *token = NULL;
     size_t token_len = 0;
-    if (headers_known && c->req.auth_overflow) /* longer than any key; never match a cut-off prefix */
+    if (headers_known &&
+        c->req.auth_overflow) /* longer than any key; never match a cut-off prefix */
         who->cred = PS_CRED_MALFORMED;
     else if (headers_known)
         who->cred = ps_auth_parse(c->auth.data, c->auth.len, c->req.auth_count,
-                                  ps_fault_on(cfg->faults, PS_FAULT_BEARER_CASE_SENSITIVE), &token, &token_len);
+                                  ps_fault_on(cfg->faults, PS_FAULT_BEARER_CASE_SENSITIVE), &token,
+                                  &token_len);
     if (who->cred == PS_CRED_TOKEN) {
         const ps_key_entry *e = ps_keyring_find(cfg->keys, token, token_len);
         /* fault prefix-key-match: a near miss (one character short or one
@@ -133,12 +137,14 @@ static ps_admission admit(conn *c, const identity *who, bool counts)
         who = &per_loop;
     }
     if (!counts) {
-        ps_limiter_peek(s->limiter, who->id, who->id_len, who->per_minute, who->per_day, now, &c->req.decision);
+        ps_limiter_peek(s->limiter, who->id, who->id_len, who->per_minute, who->per_day, now,
+                        &c->req.decision);
         c->req.counted = true; /* the headers are known */
         if (c->req.decision.verdict == PS_LIMITED) c->req.decision.verdict = PS_ADMITTED;
         return c->req.decision.verdict;
     }
-    ps_limiter_admit(s->limiter, who->id, who->id_len, who->per_minute, who->per_day, now, &c->req.decision);
+    ps_limiter_admit(s->limiter, who->id, who->id_len, who->per_minute, who->per_day, now,
+                     &c->req.decision);
     c->req.counted = true;
     ps_admission v = c->req.decision.verdict;
     if (v == PS_ADMITTED && !s->cfg->count_errors) { /* kept to take back if the answer is a 4xx */
@@ -159,8 +165,10 @@ static ps_admission admit(conn *c, const identity *who, bool counts)
         }
     }
     if (ps_fault_on(s->cfg->faults, PS_FAULT_NO_RECOVERY)) {
-        if (v != PS_ADMITTED) recovery_mark(s, who->id, who->id_len, now);
-        else if (recovery_blocked(s, who->id, who->id_len, now)) v = PS_LIMITED;
+        if (v != PS_ADMITTED)
+            recovery_mark(s, who->id, who->id_len, now);
+        else if (recovery_blocked(s, who->id, who->id_len, now))
+            v = PS_LIMITED;
     }
     if (ps_fault_on(s->cfg->faults, PS_FAULT_NEVER_LIMIT)) v = PS_ADMITTED;
     return v;
@@ -177,24 +185,27 @@ static void respond(conn *c, int status, const char *body, size_t body_len, ps_s
     const ps_server_config *cfg = s->cfg;
     ps_buf *h = &c->lp->headers;
     ps_buf_reset(h);
-    ps_buf_puts(h, ps_fault_on(cfg->faults, PS_FAULT_CONTENT_TYPE_TEXT) ? "Content-Type: text/plain\r\n"
-                                                                       : "Content-Type: application/json\r\n");
+    ps_buf_puts(h, ps_fault_on(cfg->faults, PS_FAULT_CONTENT_TYPE_TEXT)
+                       ? "Content-Type: text/plain\r\n"
+                       : "Content-Type: application/json\r\n");
     if (c->req.refundable && status >= 400 && status < 500) {
         /* --count-errors no: this admission does not count after all */
         request *q = &c->req;
-        ps_limiter_refund(s->limiter, q->limit_id, q->limit_id_len, q->limit_pm, q->limit_pd, q->admitted_ns);
-        ps_limiter_peek(s->limiter, q->limit_id, q->limit_id_len, q->limit_pm, q->limit_pd, ps_clock_wall_ns(),
-                        &q->decision);
+        ps_limiter_refund(s->limiter, q->limit_id, q->limit_id_len, q->limit_pm, q->limit_pd,
+                          q->admitted_ns);
+        ps_limiter_peek(s->limiter, q->limit_id, q->limit_id_len, q->limit_pm, q->limit_pd,
+                        ps_clock_wall_ns(), &q->decision);
         if (q->decision.verdict == PS_LIMITED) q->decision.verdict = PS_ADMITTED;
     }
     c->req.refundable = false;
     if (c->req.counted) {
         ps_rate_headers rh;
         unsigned long seq = atomic_fetch_add_explicit(&s->seq, 1, memory_order_relaxed);
-        ps_rate_headers_compute(&c->req.decision, status, ps_clock_wall_s(), window_seconds(s, &c->req.decision),
-                                seq, cfg->faults, &rh);
+        ps_rate_headers_compute(&c->req.decision, status, ps_clock_wall_s(),
+                                window_seconds(s, &c->req.decision), seq, cfg->faults, &rh);
         ps_rate_headers_render(h, &rh);
-        if (rh.present && ps_fault_on(cfg->faults, PS_FAULT_DUPLICATE_HEADER)) /* RFC 9110 5.3: never twice */
+        if (rh.present &&
+            ps_fault_on(cfg->faults, PS_FAULT_DUPLICATE_HEADER)) /* RFC 9110 5.3: never twice */
             ps_buf_printf(h, "X-RateLimit-Limit: %lld\r\n", (long long)rh.limit);
     }
     if (extra_headers) ps_buf_puts(h, extra_headers);
@@ -202,8 +213,8 @@ static void respond(conn *c, int status, const char *body, size_t body_len, ps_s
     ps_conn_send(c, &r);
 }
 
-static void send_error(conn *c, int status, const char *code, const char *message, const char *extra_headers,
-                       bool close)
+static void send_error(conn *c, int status, const char *code, const char *message,
+                       const char *extra_headers, bool close)
 {
     ps_buf body = PS_BUF_INIT;
     ps_render_error(&body, status, code, message, c->lp->srv->cfg->faults);
@@ -249,7 +260,8 @@ static bool path_is_resource(const ps_http_server *s, const char *url, size_t le
     if (url[0] != '/') { /* absolute-form (RFC 9112 3.2.2): take its path */
         struct http_parser_url u;
         http_parser_url_init(&u);
-        if (http_parser_parse_url(url, len, 0, &u) != 0 || !(u.field_set & (1 << UF_PATH))) return false;
+        if (http_parser_parse_url(url, len, 0, &u) != 0 || !(u.field_set & (1 << UF_PATH)))
+            return false;
         path = url + u.field_data[UF_PATH].off;
         plen = u.field_data[UF_PATH].len;
     } else {
@@ -265,10 +277,12 @@ static bool path_is_resource(const ps_http_server *s, const char *url, size_t le
 static void send_refusal(conn *c, ps_admission v)
 {
     bool banned = v == PS_BANNED;
-    send_error(c, 429, banned ? "banned" : "rate_limited",
-               banned ? "too many requests while limited: temporarily banned; retry after Retry-After seconds"
-                      : "rate limit exceeded; retry after Retry-After seconds",
-               "Cache-Control: no-store\r\n", false);
+    send_error(
+        c, 429, banned ? "banned" : "rate_limited",
+        banned
+            ? "too many requests while limited: temporarily banned; retry after Retry-After seconds"
+            : "rate limit exceeded; retry after Retry-After seconds",
+        "Cache-Control: no-store\r\n", false);
 }
 
 /* ---- the Categories interface ----------------------------------------- */
@@ -281,8 +295,10 @@ static void create_category(conn *c)
     const ps_server_config *cfg = s->cfg;
     ps_new_category nc;
     if (ps_validate_new_category(c->body.data, c->body.len, cfg->faults, &nc) != 0) {
-        if (nc.json_failure == PS_JSON_MALFORMED && ps_fault_on(cfg->faults, PS_FAULT_MALFORMED_JSON_500))
-            send_error(c, 500, "internal_error", "the server failed to process the body", NULL, false);
+        if (nc.json_failure == PS_JSON_MALFORMED &&
+            ps_fault_on(cfg->faults, PS_FAULT_MALFORMED_JSON_500))
+            send_error(c, 500, "internal_error", "the server failed to process the body", NULL,
+                       false);
         else
             send_error(c, 400, nc.code, nc.message, NULL, false);
         ps_new_category_free(&nc);
@@ -302,10 +318,12 @@ static void create_category(conn *c)
     }
     if (ps_fault_on(cfg->faults, PS_FAULT_TRUNCATE_NAMES) && name_len > 64) {
         name_len = 64; /* cut at a UTF-8 boundary: back over continuation bytes */
-        while (name_len > 0 && ((unsigned char)name[name_len] & 0xC0) == 0x80) name_len--;
+        while (name_len > 0 && ((unsigned char)name[name_len] & 0xC0) == 0x80)
+            name_len--;
     }
     int64_t client_id = 0; /* fault client-id-honoured: mass assignment of "id" */
-    const ps_json *idv = ps_fault_on(cfg->faults, PS_FAULT_CLIENT_ID_HONOURED) ? ps_json_get(nc.tree, "id") : NULL;
+    const ps_json *idv =
+        ps_fault_on(cfg->faults, PS_FAULT_CLIENT_ID_HONOURED) ? ps_json_get(nc.tree, "id") : NULL;
     if (idv && idv->type == PS_JSON_NUMBER && idv->is_int && idv->i > 0) client_id = idv->i;
     if (!has_desc && ps_fault_on(cfg->faults, PS_FAULT_INVENT_DESCRIPTION)) {
         has_desc = true;
@@ -313,8 +331,8 @@ static void create_category(conn *c)
         desc_len = 0;
     }
     ps_conn_hold(c);
-    ps_store_create_async_id(s->store, client_id, name, name_len, has_desc ? desc : NULL, desc_len, has_desc,
-                             store_done, c);
+    ps_store_create_async_id(s->store, client_id, name, name_len, has_desc ? desc : NULL, desc_len,
+                             has_desc, store_done, c);
     ps_buf_free(&mname);
     ps_buf_free(&mdesc);
     ps_new_category_free(&nc);
@@ -328,22 +346,25 @@ void ps_handle_request(conn *c)
     identify(c, true, &who);
     int m = c->req.method;
     bool on_resource = path_is_resource(s, c->url.data, c->url.len);
-    bool counts = cfg->count_ops == PS_COUNT_ALL ||
-                  (cfg->count_ops == PS_COUNT_LIST && on_resource && (m == HTTP_GET || m == HTTP_HEAD)) ||
-                  (cfg->count_ops == PS_COUNT_CREATE && on_resource && m == HTTP_POST);
+    bool counts =
+        cfg->count_ops == PS_COUNT_ALL ||
+        (cfg->count_ops == PS_COUNT_LIST && on_resource && (m == HTTP_GET || m == HTTP_HEAD)) ||
+        (cfg->count_ops == PS_COUNT_CREATE && on_resource && m == HTTP_POST);
     ps_admission v = admit(c, &who, counts);
     if (v != PS_ADMITTED) {
         send_refusal(c, v);
         return;
     }
     if (!on_resource) {
-        send_error(c, 404, "not_found", "no such resource; the interface serves {base}/categories", NULL, false);
+        send_error(c, 404, "not_found", "no such resource; the interface serves {base}/categories",
+                   NULL, false);
         return;
     }
     /* RFC 9110 9.1: a general-purpose server MUST support HEAD wherever it
      * supports GET; it is answered as the GET, without the body. */
     if (m != HTTP_GET && m != HTTP_HEAD && m != HTTP_POST) {
-        send_error(c, 405, "method_not_allowed", "only GET (and HEAD) and POST are defined on /categories",
+        send_error(c, 405, "method_not_allowed",
+                   "only GET (and HEAD) and POST are defined on /categories",
                    "Allow: GET, HEAD, POST\r\n", false);
         return;
     }
@@ -374,13 +395,16 @@ static void store_done(void *arg, const ps_category *created, int status)
     comp->c = c;
     comp->status = status;
     if (status == 0 && created)
-        ps_render_category(&comp->body, created->id, created->name, created->name_len, created->description,
-                           created->description_len, created->description != NULL);
+        ps_render_category(&comp->body, created->id, created->name, created->name_len,
+                           created->description, created->description_len,
+                           created->description != NULL);
     else
         comp->status = -1;
     pthread_mutex_lock(&lp->qlock);
-    if (lp->qtail) lp->qtail->next = comp;
-    else lp->qhead = comp;
+    if (lp->qtail)
+        lp->qtail->next = comp;
+    else
+        lp->qhead = comp;
     lp->qtail = comp;
     pthread_mutex_unlock(&lp->qlock);
     event_active(lp->wake, EV_READ, 0);
@@ -395,8 +419,8 @@ void ps_handle_completion(completion *comp)
     }
     c->state = CONN_READING; /* ps_conn_send decides what comes next */
     if (comp->status != 0) {
-        send_error(c, 500, "store_failed", "the category could not be stored durably; it was not created", NULL,
-                   false);
+        send_error(c, 500, "store_failed",
+                   "the category could not be stored durably; it was not created", NULL, false);
     } else {
         int status = ps_fault_on(c->lp->srv->cfg->faults, PS_FAULT_CREATE_STATUS_200) ? 200 : 201;
         respond(c, status, comp->body.data, comp->body.len, NULL, NULL, false);
@@ -408,7 +432,8 @@ void ps_handle_bad_request(conn *c, int status)
 {
     identity who;
     identify(c, c->req.headers_done, &who);
-    if (!c->req.counted) admit(c, &who, c->lp->srv->cfg->count_ops == PS_COUNT_ALL); /* not an operation */
+    if (!c->req.counted)
+        admit(c, &who, c->lp->srv->cfg->count_ops == PS_COUNT_ALL); /* not an operation */
     const char *code = "bad_request", *msg = "the request is not valid HTTP/1.1";
     if (status == 400 && c->req.error_message) msg = c->req.error_message;
     switch (status) {

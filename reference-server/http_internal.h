@@ -53,7 +53,7 @@ typedef struct request {
     bool in_value, field_is_auth, field_is_expect, field_is_te, field_is_host;
     bool expect_continue;
     int auth_count;
-    bool auth_overflow;   /* Authorization longer than any key */
+    bool auth_overflow; /* Authorization longer than any key */
     int host_count;
     bool host_bad;
     char te[64]; /* the Transfer-Encoding values, joined by ',' */
@@ -95,10 +95,10 @@ struct conn {
     bool cr_pending;      /* the last framing byte was CR: LF must follow */
     int crlf_expect;      /* a chunk's data ended: this many bytes of its CRLF still to come */
     request req;
-    ps_buf url, auth, body;       /* the request's target, first Authorization value, body */
-    int64_t reserved, used;       /* this connection's share of srv->buffered, and how much holds bytes */
-    struct event *req_timer;      /* --request-timeout */
-    struct evbuffer *pending;     /* a response held back by --delay */
+    ps_buf url, auth, body; /* the request's target, first Authorization value, body */
+    int64_t reserved, used; /* this connection's share of srv->buffered, and how much holds bytes */
+    struct event *req_timer;  /* --request-timeout */
+    struct evbuffer *pending; /* a response held back by --delay */
     struct event *delay_timer;
     size_t linger_bytes;
     struct event *linger_timer;

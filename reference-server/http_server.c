@@ -25,12 +25,13 @@
 
 /* Beyond --max-connections a new connection is closed at once: a lingering
  * or half-closed one still holds its slot until its socket is closed. */
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int socklen, void *arg)
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+                      int socklen, void *arg)
 {
     loop *lp = arg;
     ps_http_server *s = lp->srv;
-    if (lp->draining ||
-        atomic_fetch_add(&s->connections, 1) >= s->cfg->max_connections) { /* over the cap: refuse at once */
+    if (lp->draining || atomic_fetch_add(&s->connections, 1) >=
+                            s->cfg->max_connections) { /* over the cap: refuse at once */
         if (!lp->draining) atomic_fetch_sub(&s->connections, 1);
         close(fd);
         return;
@@ -50,7 +51,8 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
     int e = EVUTIL_SOCKET_ERROR();
     /* EMFILE and friends: pause accepting briefly instead of spinning */
     static atomic_int logged;
-    if (atomic_fetch_add(&logged, 1) < 5) fprintf(stderr, "petstore-server: accept: %s\n", strerror(e));
+    if (atomic_fetch_add(&logged, 1) < 5)
+        fprintf(stderr, "petstore-server: accept: %s\n", strerror(e));
     evconnlistener_disable(l);
     struct timeval tv = {0, 100000};
     evtimer_add(lp->accept_retry, &tv);
@@ -78,7 +80,8 @@ static void begin_drain(loop *lp)
         if (c->state == CONN_READING && !c->req.started) {
             if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
                 ps_conn_free(c); /* idle: nothing in flight */
-            } else { /* an answer is still being written (a big list, a slow reader): finish it, then close */
+            } else { /* an answer is still being written (a big list, a slow reader): finish it,
+                        then close */
                 c->state = CONN_CLOSING;
                 bufferevent_disable(c->bev, EV_READ);
             }
@@ -113,7 +116,8 @@ static void wake_cb(evutil_socket_t fd, short what, void *arg)
 static void stall_cb(evutil_socket_t fd, short what, void *arg)
 {
     loop *lp = arg;
-    ps_clock_sleep_ns(lp->srv->cfg->stall_len_ns); /* deliberately blocks the whole loop, like a GC pause */
+    ps_clock_sleep_ns(
+        lp->srv->cfg->stall_len_ns); /* deliberately blocks the whole loop, like a GC pause */
 }
 
 static void *loop_main(void *arg)
@@ -125,8 +129,10 @@ static void *loop_main(void *arg)
     conn *c = lp->conns;
     while (c) {
         conn *next = c->next;
-        if (c->state != CONN_BUSY) ps_conn_free(c);
-        else c->dead = true;
+        if (c->state != CONN_BUSY)
+            ps_conn_free(c);
+        else
+            c->dead = true;
         c = next;
     }
     return NULL;
@@ -136,12 +142,14 @@ static void *loop_main(void *arg)
  * server started on a port that is in use (by another petstore-server of
  * the same user) join it and take half its connections. A plain socket
  * bound first tells us whether anyone listens there; then the real ones. */
-static int port_is_free(const struct sockaddr *sa, socklen_t sl, ps_error *err, const char *addr, int port)
+static int port_is_free(const struct sockaddr *sa, socklen_t sl, ps_error *err, const char *addr,
+                        int port)
 {
     int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return ps_error_set(err, "socket: %s", strerror(errno));
     int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one); /* TIME_WAIT leftovers do not count */
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+               sizeof one); /* TIME_WAIT leftovers do not count */
     int rc = 0;
     if (bind(fd, sa, sl) != 0) {
         int e = errno;
@@ -151,8 +159,8 @@ static int port_is_free(const struct sockaddr *sa, socklen_t sl, ps_error *err, 
     return rc;
 }
 
-static int open_listener(const ps_server_config *cfg, int port, bool first, int *out_fd, int *out_port,
-                         ps_error *err)
+static int open_listener(const ps_server_config *cfg, int port, bool first, int *out_fd,
+                         int *out_port, ps_error *err)
 {
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
@@ -170,16 +178,20 @@ static int open_listener(const ps_server_config *cfg, int port, bool first, int 
     } else {
         return ps_error_set(err, "--bind: '%s' is not an IPv4 or IPv6 address", cfg->bind_addr);
     }
-    if (first && port != 0 && port_is_free((struct sockaddr *)&ss, sl, err, cfg->bind_addr, port) != 0) return -1;
+    if (first && port != 0 &&
+        port_is_free((struct sockaddr *)&ss, sl, err, cfg->bind_addr, port) != 0)
+        return -1;
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return ps_error_set(err, "socket: %s", strerror(errno));
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one); /* one socket per loop, the kernel spreads connections */
+    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one,
+               sizeof one); /* one socket per loop, the kernel spreads connections */
     if (bind(fd, (struct sockaddr *)&ss, sl) != 0) {
         int e = errno;
         close(fd);
-        return ps_error_set(err, "cannot listen on %s port %d: %s", cfg->bind_addr, port, strerror(e));
+        return ps_error_set(err, "cannot listen on %s port %d: %s", cfg->bind_addr, port,
+                            strerror(e));
     }
     if (listen(fd, 4096) != 0) {
         int e = errno;
@@ -198,7 +210,8 @@ int ps_http_server_create(const ps_server_config *cfg, ps_store *store, ps_limit
 {
     int rc = -1;
     *out = NULL;
-    if (evthread_use_pthreads() != 0) return ps_error_set(err, "libevent: evthread_use_pthreads failed");
+    if (evthread_use_pthreads() != 0)
+        return ps_error_set(err, "libevent: evthread_use_pthreads failed");
 
     ps_http_server *s = calloc(1, sizeof *s);
     if (!s) abort();
@@ -229,7 +242,8 @@ int ps_http_server_create(const ps_server_config *cfg, ps_store *store, ps_limit
     s->nloops = cfg->threads;
     s->loops = calloc((size_t)s->nloops, sizeof *s->loops);
     if (!s->loops) abort();
-    for (int i = 0; i < s->nloops; i++) s->loops[i].fd = -1;
+    for (int i = 0; i < s->nloops; i++)
+        s->loops[i].fd = -1;
     for (int i = 0; i < s->nloops; i++) {
         loop *lp = &s->loops[i];
         lp->srv = s;
@@ -246,7 +260,8 @@ int ps_http_server_create(const ps_server_config *cfg, ps_store *store, ps_limit
             ps_error_set(err, "libevent: event_base_new failed");
             goto out;
         }
-        lp->listener = evconnlistener_new(lp->base, accept_cb, lp, LEV_OPT_CLOSE_ON_FREE, 0, lp->fd);
+        lp->listener =
+            evconnlistener_new(lp->base, accept_cb, lp, LEV_OPT_CLOSE_ON_FREE, 0, lp->fd);
         if (!lp->listener) {
             ps_error_set(err, "libevent: evconnlistener_new failed");
             goto out;
@@ -319,7 +334,8 @@ void ps_http_server_destroy(ps_http_server *s)
             comp = next;
         }
         lp->draining = false;
-        while (lp->conns) ps_conn_free(lp->conns);
+        while (lp->conns)
+            ps_conn_free(lp->conns);
         if (lp->listener) evconnlistener_free(lp->listener);
         if (lp->fd >= 0) close(lp->fd);
         if (lp->wake) event_free(lp->wake);

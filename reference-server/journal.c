@@ -122,16 +122,22 @@ static int replay(ps_journal *j, ps_journal_record_fn fn, void *arg, ps_error *e
         size_t next = pos + len + (nl ? 1 : 0);
         ps_error lerr;
         int bad;
-        if (!nl) bad = ps_error_set(&lerr, "no newline at the end (torn write)");
-        else bad = check_line(line, len, lineno, fn, arg, &lerr);
+        if (!nl)
+            bad = ps_error_set(&lerr, "no newline at the end (torn write)");
+        else
+            bad = check_line(line, len, lineno, fn, arg, &lerr);
         if (bad) {
             if (nl) {
-                ps_error_set(err, "journal %s line %zu (byte offset %zu): %s; the line is complete (it ends in a newline), so this is corruption, not a torn write: not starting on it (repair the line or move the file aside)",
+                ps_error_set(err,
+                             "journal %s line %zu (byte offset %zu): %s; the line is complete (it "
+                             "ends in a newline), so this is corruption, not a torn write: not "
+                             "starting on it (repair the line or move the file aside)",
                              j->path, lineno, pos, lerr.message);
                 goto out;
             }
             fprintf(stderr,
-                    "petstore-server: warning: journal %s line %zu: %s; dropping this torn last record and truncating the file to %zu bytes\n",
+                    "petstore-server: warning: journal %s line %zu: %s; dropping this torn last "
+                    "record and truncating the file to %zu bytes\n",
                     j->path, lineno, lerr.message, pos);
             if (ftruncate(j->fd, (off_t)pos) != 0 || fdatasync(j->fd) != 0) {
                 ps_error_set(err, "journal %s: cannot truncate the torn last record: %s", j->path,
@@ -161,8 +167,9 @@ static const char *file_kind(mode_t mode)
 
 static int refuse_kind(const char *path, mode_t mode, ps_error *err)
 {
-    return ps_error_set(err, "journal %s is %s, not a regular file: creations acknowledged there would not be kept",
-                        path, file_kind(mode));
+    return ps_error_set(
+        err, "journal %s is %s, not a regular file: creations acknowledged there would not be kept",
+        path, file_kind(mode));
 }
 
 int ps_journal_open(const char *path, ps_journal_record_fn fn, void *arg, ps_journal **out,
@@ -224,13 +231,19 @@ static int still_named(ps_journal *j, ps_error *err)
     if (fstat(j->fd, &open_st) != 0)
         return ps_error_set(err, "journal %s: cannot stat: %s", j->path, strerror(errno));
     if (open_st.st_nlink == 0)
-        return ps_error_set(err, "journal %s was deleted while the server runs; creations written to it would not survive a restart",
+        return ps_error_set(err,
+                            "journal %s was deleted while the server runs; creations written to it "
+                            "would not survive a restart",
                             j->path);
     if (stat(j->path, &path_st) != 0)
-        return ps_error_set(err, "journal %s is gone from its path (%s); creations written to it would not survive a restart",
+        return ps_error_set(err,
+                            "journal %s is gone from its path (%s); creations written to it would "
+                            "not survive a restart",
                             j->path, strerror(errno));
     if (path_st.st_dev != j->dev || path_st.st_ino != j->ino)
-        return ps_error_set(err, "journal %s was replaced by another file while the server runs; creations written to the old one would not survive a restart",
+        return ps_error_set(err,
+                            "journal %s was replaced by another file while the server runs; "
+                            "creations written to the old one would not survive a restart",
                             j->path);
     return 0;
 }

@@ -96,7 +96,8 @@ int ps_limiter_mode_parse(const char *name, ps_limiter_mode *out, ps_error *err)
             return 0;
         }
     }
-    return ps_error_set(err, "unknown limiter '%s' (fixed, sliding-log, sliding-counter or token-bucket)", name);
+    return ps_error_set(
+        err, "unknown limiter '%s' (fixed, sliding-log, sliding-counter or token-bucket)", name);
 }
 
 int ps_limiter_create(const ps_limiter_options *opts, ps_limiter **out, ps_error *err)
@@ -104,7 +105,8 @@ int ps_limiter_create(const ps_limiter_options *opts, ps_limiter **out, ps_error
     *out = NULL;
     double scale = opts->time_scale == 0 ? 1.0 : opts->time_scale;
     if (!(scale >= 1.0) || scale > 1e9)
-        return ps_error_set(err, "limiter: time scale %g is out of range (1 to 1e9)", opts->time_scale);
+        return ps_error_set(err, "limiter: time scale %g is out of range (1 to 1e9)",
+                            opts->time_scale);
     if (opts->ban_threshold < 0)
         return ps_error_set(err, "limiter: ban threshold %lld is negative",
                             (long long)opts->ban_threshold);
@@ -168,10 +170,14 @@ static size_t bucket_of(const stripe *st, uint64_t h)
 
 static void lru_unlink(stripe *st, entry *e)
 {
-    if (e->lru_prev) e->lru_prev->lru_next = e->lru_next;
-    else st->lru_head = e->lru_next;
-    if (e->lru_next) e->lru_next->lru_prev = e->lru_prev;
-    else st->lru_tail = e->lru_prev;
+    if (e->lru_prev)
+        e->lru_prev->lru_next = e->lru_next;
+    else
+        st->lru_head = e->lru_next;
+    if (e->lru_next)
+        e->lru_next->lru_prev = e->lru_prev;
+    else
+        st->lru_tail = e->lru_prev;
     e->lru_prev = e->lru_next = NULL;
 }
 
@@ -187,7 +193,8 @@ static void lru_push_front(stripe *st, entry *e)
 static void entry_remove(ps_limiter *l, stripe *st, entry *e)
 {
     entry **pp = &st->buckets[bucket_of(st, e->hash)];
-    while (*pp != e) pp = &(*pp)->hnext;
+    while (*pp != e)
+        pp = &(*pp)->hnext;
     *pp = e->hnext;
     lru_unlink(st, e);
     st->count--;
@@ -221,8 +228,8 @@ static int64_t window_idle_at(const ps_limiter *l, const window *w, int i)
 
 static bool entry_expired(const ps_limiter *l, const entry *e, int64_t now_ns)
 {
-    return now_ns >= window_idle_at(l, &e->w[MINUTE], MINUTE) && now_ns >= window_idle_at(l, &e->w[DAY], DAY) &&
-           now_ns >= e->ban_end_ns;
+    return now_ns >= window_idle_at(l, &e->w[MINUTE], MINUTE) &&
+           now_ns >= window_idle_at(l, &e->w[DAY], DAY) && now_ns >= e->ban_end_ns;
 }
 
 static void stripe_grow(stripe *st)
@@ -264,7 +271,8 @@ static entry *stripe_touch(ps_limiter *l, stripe *st, uint64_t h, const char *id
         lru_push_front(st, e);
         return e;
     }
-    while (st->count >= l->stripe_cap && st->lru_tail) entry_remove(l, st, st->lru_tail);
+    while (st->count >= l->stripe_cap && st->lru_tail)
+        entry_remove(l, st, st->lru_tail);
     e = calloc(1, sizeof *e + len + 1);
     if (!e) abort();
     e->hash = h;
@@ -302,8 +310,8 @@ static int64_t floor_s(int64_t ns)
     return ns >= 0 ? ns / 1000000000 : -((-ns + 999999999) / 1000000000);
 }
 
-static void fill_refusal(ps_limit_decision *out, ps_admission verdict, int64_t limit, int64_t reset_ns,
-                         int64_t next_ns, int64_t now_ns, const char *which)
+static void fill_refusal(ps_limit_decision *out, ps_admission verdict, int64_t limit,
+                         int64_t reset_ns, int64_t next_ns, int64_t now_ns, const char *which)
 {
     out->verdict = verdict;
     out->limit = limit;
@@ -318,11 +326,11 @@ static void fill_refusal(ps_limit_decision *out, ps_admission verdict, int64_t l
 
 /* What one limit says about a request at now_ns, without changing it. */
 typedef struct probe {
-    bool room;         /* a request would be admitted */
-    int64_t left;      /* requests left as it stands (before this one), 0..lim */
-    int64_t reset_ns;  /* X-RateLimit-Reset after admitting it (room), or as it stands (refused) */
-    int64_t stand_ns;  /* X-RateLimit-Reset as it stands (for answers that are not counted) */
-    int64_t next_ns;   /* refused: the earliest time a request would be admitted */
+    bool room;        /* a request would be admitted */
+    int64_t left;     /* requests left as it stands (before this one), 0..lim */
+    int64_t reset_ns; /* X-RateLimit-Reset after admitting it (room), or as it stands (refused) */
+    int64_t stand_ns; /* X-RateLimit-Reset as it stands (for answers that are not counted) */
+    int64_t next_ns;  /* refused: the earliest time a request would be admitted */
 } probe;
 
 /* Sliding log: admissions of w still in the window at now_ns, and the
@@ -361,8 +369,8 @@ static void counter_at(const ps_limiter *l, const window *w, int i, int64_t now_
 
 /* cap is the number the limit admits (lim, or lim + 1 under the fault
  * off-by-one-admission); remaining is always told against lim. */
-static void probe_window(const ps_limiter *l, const window *w, int i, int64_t lim, int64_t cap, int64_t now_ns,
-                         probe *p)
+static void probe_window(const ps_limiter *l, const window *w, int i, int64_t lim, int64_t cap,
+                         int64_t now_ns, probe *p)
 {
     int64_t W = l->window_ns[i];
     memset(p, 0, sizeof *p);
@@ -498,7 +506,8 @@ static void commit_window(const ps_limiter *l, window *w, int i, int64_t lim, in
                 size_t ncap = w->cap ? w->cap * 2 : 8;
                 log_slot *nl = malloc(ncap * sizeof *nl);
                 if (!nl) abort();
-                for (size_t k = 0; k < w->len; k++) nl[k] = w->log[(w->head + k) % w->cap];
+                for (size_t k = 0; k < w->len; k++)
+                    nl[k] = w->log[(w->head + k) % w->cap];
                 free(w->log);
                 w->log = nl;
                 w->cap = ncap;
@@ -552,10 +561,10 @@ static bool decide(ps_limiter *l, entry *e, const int64_t lim[2], int64_t now_ns
     if (exhausted[MINUTE] || exhausted[DAY]) {
         /* the limit that holds out longer refuses: admission waits for both
          * (ties, as with fixed windows ending together: the day) */
-        int r = !exhausted[MINUTE]                                          ? DAY
-                : !exhausted[DAY]                                           ? MINUTE
-                : p[DAY].next_ns >= p[MINUTE].next_ns                       ? DAY
-                                                                            : MINUTE;
+        int r = !exhausted[MINUTE]                    ? DAY
+                : !exhausted[DAY]                     ? MINUTE
+                : p[DAY].next_ns >= p[MINUTE].next_ns ? DAY
+                                                      : MINUTE;
         int64_t next = p[r].next_ns;
         for (int i = 0; i < 2; i++)
             if (exhausted[i] && p[i].next_ns > next) next = p[i].next_ns;
@@ -566,7 +575,8 @@ static bool decide(ps_limiter *l, entry *e, const int64_t lim[2], int64_t now_ns
                 e->ban_limit = lim[r];
                 e->w[r].refused = 0;
                 if (now_ns < e->ban_end_ns) {
-                    fill_refusal(out, PS_BANNED, lim[r], e->ban_end_ns, e->ban_end_ns, now_ns, "ban");
+                    fill_refusal(out, PS_BANNED, lim[r], e->ban_end_ns, e->ban_end_ns, now_ns,
+                                 "ban");
                     return false;
                 }
             }
@@ -583,7 +593,8 @@ static bool decide(ps_limiter *l, entry *e, const int64_t lim[2], int64_t now_ns
         if (count) commit_window(l, &e->w[i], i, lim[i], now_ns);
         rem[i] = count ? (p[i].left > 0 ? p[i].left - 1 : 0) : p[i].left;
         reset[i] = count ? p[i].reset_ns : p[i].stand_ns;
-        if (best < 0 || rem[i] < rem[best] || (rem[i] == rem[best] && reset[i] < reset[best])) best = i;
+        if (best < 0 || rem[i] < rem[best] || (rem[i] == rem[best] && reset[i] < reset[best]))
+            best = i;
     }
     /* fault stacked-limiters: two limiters each write the three headers and
      * the day limiter, running last, wins on every admitted answer */
@@ -676,8 +687,10 @@ static void refund_window(const ps_limiter *l, window *w, int i, int64_t lim, in
         if (t >= w->end_ns - W && t < w->end_ns && w->count > 0) w->count--;
         break;
     case PS_LIMITER_SLIDING_COUNTER:
-        if (t >= w->end_ns - W && t < w->end_ns && w->count > 0) w->count--;
-        else if (t >= w->end_ns - 2 * W && t < w->end_ns - W && w->prev > 0) w->prev--;
+        if (t >= w->end_ns - W && t < w->end_ns && w->count > 0)
+            w->count--;
+        else if (t >= w->end_ns - 2 * W && t < w->end_ns - W && w->prev > 0)
+            w->prev--;
         break;
     case PS_LIMITER_SLIDING_LOG: {
         int64_t leave = (t + LOG_SLOT_NS - 1) / LOG_SLOT_NS * LOG_SLOT_NS + W;

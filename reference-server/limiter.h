@@ -27,8 +27,8 @@ typedef struct ps_limiter ps_limiter;
 
 /* The algorithm (docs/rate-limits.md says what the headers mean in each). */
 typedef enum ps_limiter_mode {
-    PS_LIMITER_FIXED,           /* fixed windows; Reset = the window's end, steady */
-    PS_LIMITER_SLIDING_LOG,     /* every admission logged; Reset = when the oldest leaves the window */
+    PS_LIMITER_FIXED,       /* fixed windows; Reset = the window's end, steady */
+    PS_LIMITER_SLIDING_LOG, /* every admission logged; Reset = when the oldest leaves the window */
     PS_LIMITER_SLIDING_COUNTER, /* previous window's count weighted by the overlap + current count;
                                    Reset = the end of the current counting window */
     PS_LIMITER_TOKEN_BUCKET,    /* Limit tokens per window, refilled continuously (GCRA);
@@ -41,16 +41,16 @@ const char *ps_limiter_mode_name(ps_limiter_mode m);
 int ps_limiter_mode_parse(const char *name, ps_limiter_mode *out, ps_error *err);
 
 typedef struct ps_limiter_options {
-    double time_scale;        /* >= 1: windows and bans run this many times faster */
-    int64_t ban_threshold;    /* requests refused in one window before a ban; 0 = never ban */
-    int64_t ban_seconds;      /* ban length in (scaled) seconds */
-    size_t max_identities;    /* cap on tracked identities (0 = 1,000,000); enforced per lock
-                                 stripe (1/64 of it each), evicting the stripe's least recently
-                                 seen identity, whose counts are then forgotten */
-    ps_fault_set faults;      /* over-admission-race: a deliberate check-then-increment race;
-                                 off-by-one-admission: Limit+1 admitted; stacked-limiters: admitted
-                                 answers describe the day limit whatever the minute one says */
-    ps_limiter_mode mode;     /* default (0) fixed */
+    double time_scale;     /* >= 1: windows and bans run this many times faster */
+    int64_t ban_threshold; /* requests refused in one window before a ban; 0 = never ban */
+    int64_t ban_seconds;   /* ban length in (scaled) seconds */
+    size_t max_identities; /* cap on tracked identities (0 = 1,000,000); enforced per lock
+                              stripe (1/64 of it each), evicting the stripe's least recently
+                              seen identity, whose counts are then forgotten */
+    ps_fault_set faults;   /* over-admission-race: a deliberate check-then-increment race;
+                              off-by-one-admission: Limit+1 admitted; stacked-limiters: admitted
+                              answers describe the day limit whatever the minute one says */
+    ps_limiter_mode mode;  /* default (0) fixed */
 } ps_limiter_options;
 
 typedef enum ps_admission {
@@ -59,13 +59,12 @@ typedef enum ps_admission {
     PS_BANNED,  /* kept sending while limited: answer 429 until the ban ends */
 } ps_admission;
 
-/* (Fixed windows; the other modes in docs/rate-limits.md.) Which window the rate-limit headers describe: the one with the fewest
- * requests remaining after this request is counted (ties: the one that resets
- * first); when refused, the window (or ban) that refused. When both windows
- * are exhausted the day window is the refusing one (admission is possible
- * only when both have room, i.e. when the later of the two ends). With no
- * limit at all (per_minute == per_day == 0) every request is admitted and the
- * decision reports limit 0, remaining 0, reset now and window "none".
+/* (Fixed windows; the other modes in docs/rate-limits.md.) Which window the rate-limit headers
+ * describe: the one with the fewest requests remaining after this request is counted (ties: the one
+ * that resets first); when refused, the window (or ban) that refused. When both windows are
+ * exhausted the day window is the refusing one (admission is possible only when both have room,
+ * i.e. when the later of the two ends). With no limit at all (per_minute == per_day == 0) every
+ * request is admitted and the decision reports limit 0, remaining 0, reset now and window "none".
  *
  * Ban: a request refused by a window while that window has already refused
  * ban_threshold requests (i.e. the (ban_threshold+1)-th refusal in one
@@ -79,12 +78,13 @@ typedef enum ps_admission {
  * whole-second clock from Reset gets exactly Retry-After. */
 typedef struct ps_limit_decision {
     ps_admission verdict;
-    int64_t limit;          /* X-RateLimit-Limit */
-    int64_t remaining;      /* X-RateLimit-Remaining, never negative */
-    int64_t reset_unix_s;   /* X-RateLimit-Reset: real Unix seconds when that limit resets (rounded up) */
-    int64_t retry_after_s;  /* when refused: real seconds until admission is possible again, >= 1,
-                               rounded up: a request sent then is admitted (absent other requests) */
-    const char *window;     /* "minute", "day" or "ban" (static string) */
+    int64_t limit;     /* X-RateLimit-Limit */
+    int64_t remaining; /* X-RateLimit-Remaining, never negative */
+    int64_t
+        reset_unix_s; /* X-RateLimit-Reset: real Unix seconds when that limit resets (rounded up) */
+    int64_t retry_after_s; /* when refused: real seconds until admission is possible again, >= 1,
+                              rounded up: a request sent then is admitted (absent other requests) */
+    const char *window;    /* "minute", "day" or "ban" (static string) */
 } ps_limit_decision;
 
 int ps_limiter_create(const ps_limiter_options *opts, ps_limiter **out, ps_error *err);

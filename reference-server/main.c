@@ -23,8 +23,10 @@ static void raise_fd_limit(ps_server_config *cfg)
     if (cfg->max_connections == 0) {
         cfg->max_connections = room < 20000 ? room : 20000;
     } else if (cfg->max_connections > room) {
-        fprintf(stderr, "petstore-server: --max-connections lowered from %lld to %lld to fit RLIMIT_NOFILE\n",
-                (long long)cfg->max_connections, (long long)room);
+        fprintf(
+            stderr,
+            "petstore-server: --max-connections lowered from %lld to %lld to fit RLIMIT_NOFILE\n",
+            (long long)cfg->max_connections, (long long)room);
         cfg->max_connections = room;
     }
 }
@@ -88,12 +90,15 @@ int main(int argc, char **argv)
         goto out;
     }
     bool v6 = strchr(cfg.bind_addr, ':') != NULL;
-    printf("http://%s%s%s:%d%s\n", v6 ? "[" : "", cfg.bind_addr, v6 ? "]" : "", ps_http_server_port(srv),
-           cfg.base_path);
+    printf("http://%s%s%s:%d%s\n", v6 ? "[" : "", cfg.bind_addr, v6 ? "]" : "",
+           ps_http_server_port(srv), cfg.base_path);
     fflush(stdout);
-    fprintf(stderr, "petstore-server: listening on %s port %d, %d thread(s), %zu key(s), %zu categories%s%s\n",
-            cfg.bind_addr, ps_http_server_port(srv), cfg.threads, ps_keyring_count(cfg.keys),
-            ps_store_count(store), cfg.data_path ? ", journal " : "", cfg.data_path ? cfg.data_path : "");
+    fprintf(
+        stderr,
+        "petstore-server: listening on %s port %d, %d thread(s), %zu key(s), %zu categories%s%s\n",
+        cfg.bind_addr, ps_http_server_port(srv), cfg.threads, ps_keyring_count(cfg.keys),
+        ps_store_count(store), cfg.data_path ? ", journal " : "",
+        cfg.data_path ? cfg.data_path : "");
     if (ps_http_server_start(srv, &err) != 0) {
         fprintf(stderr, "petstore-server: %s\n", err.message);
         ps_http_server_wait(srv); /* the loops that did start were told to stop */
@@ -101,12 +106,14 @@ int main(int argc, char **argv)
     }
     int sig = 0;
     sigwait(&stop_signals, &sig);
-    fprintf(stderr, "petstore-server: %s received, finishing in-flight requests\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    fprintf(stderr, "petstore-server: %s received, finishing in-flight requests\n",
+            sig == SIGINT ? "SIGINT" : "SIGTERM");
     ps_http_server_stop(srv);
     ps_http_server_wait(srv);
     status = 0;
 out:
-    /* the store first: it flushes and calls the last callbacks while the loops' queues still exist */
+    /* the store first: it flushes and calls the last callbacks while the loops' queues still exist
+     */
     if (store) ps_store_close(store);
     ps_http_server_destroy(srv);
     ps_limiter_destroy(limiter);

@@ -8,26 +8,42 @@
 const char *ps_reason_phrase(int status)
 {
     switch (status) {
-    case 200: return "OK";
-    case 201: return "Created";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 413: return "Content Too Large";
-    case 429: return "Too Many Requests";
-    case 414: return "URI Too Long";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
+    case 200:
+        return "OK";
+    case 201:
+        return "Created";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
+    case 413:
+        return "Content Too Large";
+    case 429:
+        return "Too Many Requests";
+    case 414:
+        return "URI Too Long";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 501:
+        return "Not Implemented";
+    case 503:
+        return "Service Unavailable";
+    case 505:
+        return "HTTP Version Not Supported";
     }
     return "Unknown";
 }
 
-void ps_render_error(ps_buf *b, int status, const char *code, const char *message, ps_fault_set faults)
+void ps_render_error(ps_buf *b, int status, const char *code, const char *message,
+                     ps_fault_set faults)
 {
     ps_buf_putc(b, '{');
     if (!ps_fault_on(faults, PS_FAULT_ERROR_MISSING_CODE)) {
@@ -37,11 +53,12 @@ void ps_render_error(ps_buf *b, int status, const char *code, const char *messag
     }
     ps_buf_puts(b, "\"message\":");
     ps_buf_json_string(b, message, strlen(message));
-    ps_buf_printf(b, ",\"status\":%d}", ps_fault_on(faults, PS_FAULT_ERROR_STATUS_MISMATCH) ? 400 : status);
+    ps_buf_printf(b, ",\"status\":%d}",
+                  ps_fault_on(faults, PS_FAULT_ERROR_STATUS_MISMATCH) ? 400 : status);
 }
 
-void ps_render_category(ps_buf *b, int64_t id, const char *name, size_t name_len, const char *description,
-                        size_t description_len, bool has_description)
+void ps_render_category(ps_buf *b, int64_t id, const char *name, size_t name_len,
+                        const char *description, size_t description_len, bool has_description)
 {
     ps_buf_printf(b, "{\"id\":%lld,\"name\":", (long long)id);
     ps_buf_json_string(b, name, name_len);
@@ -68,7 +85,8 @@ int ps_render_list_string_ids(ps_buf *b, const char *json, size_t len)
             ps_buf_json_string(b, o->keys[k], o->key_lens[k]);
             ps_buf_putc(b, ':');
             const ps_json *v = o->items[k];
-            if (v->type == PS_JSON_STRING || (v->type == PS_JSON_NUMBER && strcmp(o->keys[k], "id") == 0))
+            if (v->type == PS_JSON_STRING ||
+                (v->type == PS_JSON_NUMBER && strcmp(o->keys[k], "id") == 0))
                 ps_buf_json_string(b, v->str, v->len); /* the id's literal, quoted */
             else if (v->type == PS_JSON_NUMBER)
                 ps_buf_append(b, v->str, v->len);
@@ -94,15 +112,18 @@ void ps_mangle_unicode(ps_buf *b, const char *s, size_t len)
         }
         ps_buf_putc(b, '?');
         /* skip the continuation bytes of this sequence */
-        while (i + 1 < len && ((unsigned char)s[i + 1] & 0xC0) == 0x80) i++;
+        while (i + 1 < len && ((unsigned char)s[i + 1] & 0xC0) == 0x80)
+            i++;
     }
 }
 
-void ps_rate_headers_compute(const ps_limit_decision *d, int status, int64_t now_s, int64_t window_s,
-                             uint64_t seq, ps_fault_set faults, ps_rate_headers *out)
+void ps_rate_headers_compute(const ps_limit_decision *d, int status, int64_t now_s,
+                             int64_t window_s, uint64_t seq, ps_fault_set faults,
+                             ps_rate_headers *out)
 {
     memset(out, 0, sizeof *out);
-    out->present = !(status >= 400 && status < 500 && ps_fault_on(faults, PS_FAULT_NO_RATELIMIT_HEADERS_ON_ERRORS));
+    out->present = !(status >= 400 && status < 500 &&
+                     ps_fault_on(faults, PS_FAULT_NO_RATELIMIT_HEADERS_ON_ERRORS));
     out->limit = d->limit;
     out->remaining = d->remaining < 0 ? 0 : d->remaining;
     out->reset = d->reset_unix_s;
@@ -111,8 +132,10 @@ void ps_rate_headers_compute(const ps_limit_decision *d, int status, int64_t now
         out->remaining < d->limit)
         out->remaining++; /* the count before this request was added */
     if (ps_fault_on(faults, PS_FAULT_REMAINING_STATIC)) out->remaining = d->limit;
-    if (ps_fault_on(faults, PS_FAULT_REMAINING_NEGATIVE) && d->verdict != PS_ADMITTED) out->remaining = -1;
-    if (ps_fault_on(faults, PS_FAULT_RESET_UNSTABLE)) out->reset = now_s + window_s + (int64_t)(seq & 1);
+    if (ps_fault_on(faults, PS_FAULT_REMAINING_NEGATIVE) && d->verdict != PS_ADMITTED)
+        out->remaining = -1;
+    if (ps_fault_on(faults, PS_FAULT_RESET_UNSTABLE))
+        out->reset = now_s + window_s + (int64_t)(seq & 1);
     if (ps_fault_on(faults, PS_FAULT_RESET_RELATIVE)) out->reset = out->reset - now_s;
     if (ps_fault_on(faults, PS_FAULT_RESET_MILLISECONDS)) out->reset = out->reset * 1000;
     if (status == 429 && !ps_fault_on(faults, PS_FAULT_NO_RETRY_AFTER)) {

@@ -18,11 +18,12 @@ const char *ps_reason_phrase(int status);
 
 /* Appends an Error body {"code":...,"message":...,"status":N}. The faults
  * error-status-mismatch and error-missing-code bend it. */
-void ps_render_error(ps_buf *b, int status, const char *code, const char *message, ps_fault_set faults);
+void ps_render_error(ps_buf *b, int status, const char *code, const char *message,
+                     ps_fault_set faults);
 
 /* Appends one Category object; description only when has_description. */
-void ps_render_category(ps_buf *b, int64_t id, const char *name, size_t name_len, const char *description,
-                        size_t description_len, bool has_description);
+void ps_render_category(ps_buf *b, int64_t id, const char *name, size_t name_len,
+                        const char *description, size_t description_len, bool has_description);
 
 /* Re-renders a list JSON array (as the store renders it) with every id as a
  * JSON string (fault list-id-string). Returns 0, -1 if json is not an array
@@ -34,7 +35,7 @@ void ps_mangle_unicode(ps_buf *b, const char *s, size_t len);
 
 /* The rate-limit header values of one response. */
 typedef struct ps_rate_headers {
-    bool present;           /* false: no X-RateLimit-* at all */
+    bool present; /* false: no X-RateLimit-* at all */
     int64_t limit, remaining, reset;
     bool retry_after_present;
     int64_t retry_after;
@@ -43,8 +44,9 @@ typedef struct ps_rate_headers {
 /* Computes the header values for decision d of a response with the given
  * status, at real time now_s; window_s is the real length of the window d
  * describes (for reset-unstable); seq is a per-response counter. */
-void ps_rate_headers_compute(const ps_limit_decision *d, int status, int64_t now_s, int64_t window_s,
-                             uint64_t seq, ps_fault_set faults, ps_rate_headers *out);
+void ps_rate_headers_compute(const ps_limit_decision *d, int status, int64_t now_s,
+                             int64_t window_s, uint64_t seq, ps_fault_set faults,
+                             ps_rate_headers *out);
 
 /* Appends the header lines ("X-RateLimit-Limit: 60\r\n" ...). */
 void ps_rate_headers_render(ps_buf *b, const ps_rate_headers *h);

@@ -17,57 +17,72 @@
 
 void ps_server_config_usage(FILE *out)
 {
-    fputs("usage: petstore-server [options]\n"
-          "The reference implementation of the Pet Store Categories interface:\n"
-          "GET and POST {base}/categories with bearer keys, validation, rate limits.\n"
-          "The first line on stdout is the base URL it listens on.\n"
-          "\n"
-          "Listening:\n"
-          "  --bind ADDR             address to listen on (default 127.0.0.1)\n"
-          "  --port N                port, 0 = a free one (default 8080)\n"
-          "  --base-path PATH        path prefix of the resource (default /v1)\n"
-          "  --threads N             event loops, each accepting on the port (default 1)\n"
-          "Keys and plans:\n"
-          "  --keys-file FILE        lines 'KEY PLAN' or 'KEY enterprise PER_MINUTE PER_DAY', # comments\n"
-          "                          (default DATADIR/" PS_DEFAULT_KEYS_FILE " when no --key/--keys-file is given)\n"
-          "  --key KEY:PLAN          add a key (repeatable); KEY:enterprise:PER_MINUTE:PER_DAY for custom limits\n"
-          "Data:\n"
-          "  --data FILE             journal: every acknowledged create is synced here and reloaded at start\n"
-          "  --seed FILE             categories loaded into an empty store (default DATADIR/" PS_DEFAULT_SEED_FILE ")\n"
-          "  --no-seed               start empty\n"
-          "Rate limits:\n"
-          "  --time-scale N          windows and bans run N times faster (headers keep real times)\n"
-          "  --ban-after N           refusals in one window before a temporary ban (default 100, 0 = never)\n"
-          "  --ban-seconds S         ban length in seconds (default 600)\n"
-          "  --limiter MODE          fixed (default), sliding-log, sliding-counter or token-bucket\n"
-          "  --count-ops WHICH       operations the limits count: all (default), list or create\n"
-          "  --count-errors yes|no   whether admitted requests answered 4xx count (default yes)\n"
-          "Hardening:\n"
-          "  --max-body SIZE         largest request body, larger gets 413 (default 64K)\n"
-          "  --max-header-size SIZE  largest request line + headers, larger gets 431 (default 16K)\n"
-          "  --max-buffered SIZE     request bytes (headers, bodies) held over all connections at once;\n"
-          "                          a request that would go beyond gets 503 (default 256M)\n"
-          "  --max-connections N     open connections; beyond it new ones are closed at once (default 20000)\n"
-          "  --idle-timeout DUR      close keep-alive connections idle this long (default 60s)\n"
-          "  --request-timeout DUR   a request must arrive completely within this (default 10s; 408 after)\n"
-          "  --write-timeout DUR     a response must be taken by the client within this (default 10s)\n"
-          "  --drain-timeout DUR     on SIGINT/SIGTERM wait this long for in-flight requests (default 10s)\n"
-          "Testing aids:\n"
-          "  --fault NAME            deliberate deviation (repeatable); --list-faults prints them\n"
-          "  --list-faults           print the fault names and descriptions, then exit\n"
-          "  --delay SHARE:DURATION  delay that share of responses (0..1) by DURATION, e.g. 0.1:50ms (a timer, not a block)\n"
-          "  --stall AT:LENGTH       at AT after start every event loop blocks for LENGTH, like a GC pause, e.g. 2s:1s\n"
-          "Other:\n"
-          "  --access-log FILE       one line per response, '-' for stderr\n"
-          "  -h, --help              this text\n"
-          "  --version               print the version and exit\n"
-          "Durations take us, ms, s, m, h, d; sizes take K, M, G. Long flags may be\n"
-          "abbreviated to a unique prefix (--max-conn); --flag=VALUE works too.\n"
-          "DATADIR is $" PS_DATA_DIR_ENV " if set, else ../share/petstore-conform from the program's\n"
-          "directory (as installed; a build tree mirrors it).\n"
-          "Exit status: 0 after a graceful stop, 2 for usage errors (flags, keys file),\n"
-          "1 when the server cannot start (seed file, journal, address in use, access log).\n",
-          out);
+    fputs(
+        "usage: petstore-server [options]\n"
+        "The reference implementation of the Pet Store Categories interface:\n"
+        "GET and POST {base}/categories with bearer keys, validation, rate limits.\n"
+        "The first line on stdout is the base URL it listens on.\n"
+        "\n"
+        "Listening:\n"
+        "  --bind ADDR             address to listen on (default 127.0.0.1)\n"
+        "  --port N                port, 0 = a free one (default 8080)\n"
+        "  --base-path PATH        path prefix of the resource (default /v1)\n"
+        "  --threads N             event loops, each accepting on the port (default 1)\n"
+        "Keys and plans:\n"
+        "  --keys-file FILE        lines 'KEY PLAN' or 'KEY enterprise PER_MINUTE PER_DAY', # "
+        "comments\n"
+        "                          (default DATADIR/" PS_DEFAULT_KEYS_FILE
+        " when no --key/--keys-file is given)\n"
+        "  --key KEY:PLAN          add a key (repeatable); KEY:enterprise:PER_MINUTE:PER_DAY for "
+        "custom limits\n"
+        "Data:\n"
+        "  --data FILE             journal: every acknowledged create is synced here and reloaded "
+        "at start\n"
+        "  --seed FILE             categories loaded into an empty store (default "
+        "DATADIR/" PS_DEFAULT_SEED_FILE ")\n"
+        "  --no-seed               start empty\n"
+        "Rate limits:\n"
+        "  --time-scale N          windows and bans run N times faster (headers keep real times)\n"
+        "  --ban-after N           refusals in one window before a temporary ban (default 100, 0 = "
+        "never)\n"
+        "  --ban-seconds S         ban length in seconds (default 600)\n"
+        "  --limiter MODE          fixed (default), sliding-log, sliding-counter or token-bucket\n"
+        "  --count-ops WHICH       operations the limits count: all (default), list or create\n"
+        "  --count-errors yes|no   whether admitted requests answered 4xx count (default yes)\n"
+        "Hardening:\n"
+        "  --max-body SIZE         largest request body, larger gets 413 (default 64K)\n"
+        "  --max-header-size SIZE  largest request line + headers, larger gets 431 (default 16K)\n"
+        "  --max-buffered SIZE     request bytes (headers, bodies) held over all connections at "
+        "once;\n"
+        "                          a request that would go beyond gets 503 (default 256M)\n"
+        "  --max-connections N     open connections; beyond it new ones are closed at once "
+        "(default 20000)\n"
+        "  --idle-timeout DUR      close keep-alive connections idle this long (default 60s)\n"
+        "  --request-timeout DUR   a request must arrive completely within this (default 10s; 408 "
+        "after)\n"
+        "  --write-timeout DUR     a response must be taken by the client within this (default "
+        "10s)\n"
+        "  --drain-timeout DUR     on SIGINT/SIGTERM wait this long for in-flight requests "
+        "(default 10s)\n"
+        "Testing aids:\n"
+        "  --fault NAME            deliberate deviation (repeatable); --list-faults prints them\n"
+        "  --list-faults           print the fault names and descriptions, then exit\n"
+        "  --delay SHARE:DURATION  delay that share of responses (0..1) by DURATION, e.g. 0.1:50ms "
+        "(a timer, not a block)\n"
+        "  --stall AT:LENGTH       at AT after start every event loop blocks for LENGTH, like a GC "
+        "pause, e.g. 2s:1s\n"
+        "Other:\n"
+        "  --access-log FILE       one line per response, '-' for stderr\n"
+        "  -h, --help              this text\n"
+        "  --version               print the version and exit\n"
+        "Durations take us, ms, s, m, h, d; sizes take K, M, G. Long flags may be\n"
+        "abbreviated to a unique prefix (--max-conn); --flag=VALUE works too.\n"
+        "DATADIR is $" PS_DATA_DIR_ENV
+        " if set, else ../share/petstore-conform from the program's\n"
+        "directory (as installed; a build tree mirrors it).\n"
+        "Exit status: 0 after a graceful stop, 2 for usage errors (flags, keys file),\n"
+        "1 when the server cannot start (seed file, journal, address in use, access log).\n",
+        out);
 }
 
 static int split_pair(const char *value, char *left, size_t cap, const char **right, ps_error *err)
@@ -82,11 +97,35 @@ static int split_pair(const char *value, char *left, size_t cap, const char **ri
 }
 
 enum {
-    OPT_BIND = 256, OPT_PORT, OPT_BASE_PATH, OPT_THREADS, OPT_KEYS_FILE, OPT_KEY, OPT_DATA, OPT_SEED,
-    OPT_NO_SEED, OPT_MAX_BODY, OPT_MAX_HEADER_SIZE, OPT_MAX_BUFFERED, OPT_MAX_CONNECTIONS,
-    OPT_IDLE_TIMEOUT, OPT_REQUEST_TIMEOUT, OPT_WRITE_TIMEOUT, OPT_DRAIN_TIMEOUT, OPT_TIME_SCALE,
-    OPT_BAN_AFTER, OPT_BAN_SECONDS, OPT_FAULT, OPT_LIST_FAULTS, OPT_DELAY, OPT_STALL,
-    OPT_ACCESS_LOG, OPT_VERSION, OPT_LIMITER, OPT_COUNT_OPS, OPT_COUNT_ERRORS,
+    OPT_BIND = 256,
+    OPT_PORT,
+    OPT_BASE_PATH,
+    OPT_THREADS,
+    OPT_KEYS_FILE,
+    OPT_KEY,
+    OPT_DATA,
+    OPT_SEED,
+    OPT_NO_SEED,
+    OPT_MAX_BODY,
+    OPT_MAX_HEADER_SIZE,
+    OPT_MAX_BUFFERED,
+    OPT_MAX_CONNECTIONS,
+    OPT_IDLE_TIMEOUT,
+    OPT_REQUEST_TIMEOUT,
+    OPT_WRITE_TIMEOUT,
+    OPT_DRAIN_TIMEOUT,
+    OPT_TIME_SCALE,
+    OPT_BAN_AFTER,
+    OPT_BAN_SECONDS,
+    OPT_FAULT,
+    OPT_LIST_FAULTS,
+    OPT_DELAY,
+    OPT_STALL,
+    OPT_ACCESS_LOG,
+    OPT_VERSION,
+    OPT_LIMITER,
+    OPT_COUNT_OPS,
+    OPT_COUNT_ERRORS,
 };
 
 static const struct option options[] = {
@@ -137,9 +176,12 @@ static int parse_count_ops(const char *value, ps_count_ops *out, ps_error *err)
 
 static int parse_yes_no(const char *value, bool *out, ps_error *err)
 {
-    if (strcmp(value, "yes") == 0) *out = true;
-    else if (strcmp(value, "no") == 0) *out = false;
-    else return ps_error_set(err, "'%s': expected yes or no", value);
+    if (strcmp(value, "yes") == 0)
+        *out = true;
+    else if (strcmp(value, "no") == 0)
+        *out = false;
+    else
+        return ps_error_set(err, "'%s': expected yes or no", value);
     return 0;
 }
 
@@ -202,8 +244,9 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
         case OPT_BASE_PATH: {
             size_t n = strlen(value);
             if (n > 0 && (value[0] != '/' || value[n - 1] == '/' || strpbrk(value, "?# ")))
-                rc = ps_error_set(err, "'%s' must start with '/' and not end with '/' (e.g. /v1), or be empty",
-                                  value);
+                rc = ps_error_set(
+                    err, "'%s' must start with '/' and not end with '/' (e.g. /v1), or be empty",
+                    value);
             cfg->base_path = value;
             break;
         }
@@ -241,7 +284,8 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
             break;
         case OPT_MAX_BUFFERED:
             rc = ps_cli_parse_size(value, &cfg->max_buffered, err);
-            if (!rc && (cfg->max_buffered < 64 * 1024 || cfg->max_buffered > 64LL * 1024 * 1024 * 1024))
+            if (!rc &&
+                (cfg->max_buffered < 64 * 1024 || cfg->max_buffered > 64LL * 1024 * 1024 * 1024))
                 rc = ps_error_set(err, "'%s' must be between 64K and 64G", value);
             break;
         case OPT_MAX_CONNECTIONS:
@@ -316,8 +360,9 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
     (void)keys_file;
     if (!keys_given) {
         char *path = ps_data_path(PS_DEFAULT_KEYS_FILE);
-        int lrc = path ? ps_keyring_load_file(cfg->keys, path, err)
-                       : ps_error_set(err, "cannot locate the data directory (set " PS_DATA_DIR_ENV ")");
+        int lrc =
+            path ? ps_keyring_load_file(cfg->keys, path, err)
+                 : ps_error_set(err, "cannot locate the data directory (set " PS_DATA_DIR_ENV ")");
         free(path);
         if (lrc != 0) {
             ps_error_prefix(err, "no --key or --keys-file given and the default failed: ");
@@ -332,8 +377,10 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
         cfg->seed_path = NULL;
     } else if (!seed_given) {
         char *path = ps_data_path(PS_DEFAULT_SEED_FILE);
-        if (path && access(path, R_OK) == 0) cfg->seed_path = cfg->seed_default = path;
-        else free(path);
+        if (path && access(path, R_OK) == 0)
+            cfg->seed_path = cfg->seed_default = path;
+        else
+            free(path);
     }
     return 0;
 }

@@ -20,34 +20,36 @@ typedef enum ps_count_ops {
 } ps_count_ops;
 
 typedef struct ps_server_config {
-    const char *bind_addr;     /* default 127.0.0.1 */
-    int port;                  /* 0 = a free port */
-    const char *base_path;     /* default "/v1", no trailing slash ("" allowed) */
-    int threads;               /* event loops, default 1 */
-    ps_keyring *keys;          /* owned */
-    const char *data_path;     /* journal, NULL = memory only */
-    const char *seed_path;     /* NULL = no seed */
-    char *seed_default;        /* owned: DATADIR/seed-categories.json when it is the seed */
-    int64_t max_body;          /* bytes, default 64 KiB */
-    int64_t max_header_bytes;  /* request line + headers, default 16 KiB */
-    int64_t max_buffered;      /* request bytes buffered over all connections, default 256 MiB */
-    int64_t max_connections;   /* 0 = auto: 20000 or what RLIMIT_NOFILE allows */
-    int64_t idle_timeout_ns;   /* keep-alive idle, default 60 s */
-    int64_t request_timeout_ns;/* whole request (headers and body) must arrive within, default 10 s */
-    int64_t write_timeout_ns;  /* a response must drain within, default 10 s */
-    int64_t drain_timeout_ns;  /* graceful stop waits at most this for in-flight requests, default 10 s */
-    double time_scale;         /* >= 1 */
-    int64_t ban_after;         /* refusals in one window before a ban (0 = never) */
+    const char *bind_addr;    /* default 127.0.0.1 */
+    int port;                 /* 0 = a free port */
+    const char *base_path;    /* default "/v1", no trailing slash ("" allowed) */
+    int threads;              /* event loops, default 1 */
+    ps_keyring *keys;         /* owned */
+    const char *data_path;    /* journal, NULL = memory only */
+    const char *seed_path;    /* NULL = no seed */
+    char *seed_default;       /* owned: DATADIR/seed-categories.json when it is the seed */
+    int64_t max_body;         /* bytes, default 64 KiB */
+    int64_t max_header_bytes; /* request line + headers, default 16 KiB */
+    int64_t max_buffered;     /* request bytes buffered over all connections, default 256 MiB */
+    int64_t max_connections;  /* 0 = auto: 20000 or what RLIMIT_NOFILE allows */
+    int64_t idle_timeout_ns;  /* keep-alive idle, default 60 s */
+    int64_t
+        request_timeout_ns; /* whole request (headers and body) must arrive within, default 10 s */
+    int64_t write_timeout_ns; /* a response must drain within, default 10 s */
+    int64_t drain_timeout_ns; /* graceful stop waits at most this for in-flight requests, default 10
+                                 s */
+    double time_scale;        /* >= 1 */
+    int64_t ban_after;        /* refusals in one window before a ban (0 = never) */
     int64_t ban_seconds;
-    ps_limiter_mode limiter;   /* --limiter, default fixed */
-    ps_count_ops count_ops;    /* --count-ops, default all */
-    bool count_errors;         /* --count-errors, default yes: 4xx answers count */
+    ps_limiter_mode limiter; /* --limiter, default fixed */
+    ps_count_ops count_ops;  /* --count-ops, default all */
+    bool count_errors;       /* --count-errors, default yes: 4xx answers count */
     ps_fault_set faults;
-    double delay_share;        /* --delay SHARE:DURATION */
+    double delay_share; /* --delay SHARE:DURATION */
     int64_t delay_ns;
-    int64_t stall_at_ns;       /* --stall AT:LENGTH (0 length = none) */
+    int64_t stall_at_ns; /* --stall AT:LENGTH (0 length = none) */
     int64_t stall_len_ns;
-    const char *access_log;    /* NULL none, "-" stderr */
+    const char *access_log; /* NULL none, "-" stderr */
 } ps_server_config;
 
 /* Parses argv into cfg (defaults first). Returns 0 to run, 1 when a

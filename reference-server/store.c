@@ -1,4 +1,5 @@
-/* store.c - the category store: ids, the cached list rendering, seeds, and group commit to the journal. */
+/* store.c - the category store: ids, the cached list rendering, seeds, and group commit to the
+ * journal. */
 #include "reference-server/store.h"
 
 #include <errno.h>
@@ -74,8 +75,8 @@ static void item_free(item *it)
 
 static void render_item(ps_buf *b, const item *it, bool id_string)
 {
-    ps_buf_printf(b, id_string ? "{\"id\":\"%lld\",\"name\":" : "{\"id\":%lld,\"name\":",
-                  (long long)it->id);
+    ps_buf_printf(
+        b, id_string ? "{\"id\":\"%lld\",\"name\":" : "{\"id\":%lld,\"name\":", (long long)it->id);
     ps_buf_json_string(b, it->name, it->name_len);
     if (it->description) {
         ps_buf_puts(b, ",\"description\":");
@@ -101,8 +102,10 @@ static void append_item(ps_store *s, const item *it, const char *rendered, size_
     s->items[s->count++] = *it;
     if (s->body.len > 1) ps_buf_putc(&s->body, ',');
     bool id_string = ps_fault_on(s->faults, PS_FAULT_LIST_ID_STRING);
-    if (rendered && !id_string) ps_buf_append(&s->body, rendered, rendered_len);
-    else render_item(&s->body, it, id_string);
+    if (rendered && !id_string)
+        ps_buf_append(&s->body, rendered, rendered_len);
+    else
+        render_item(&s->body, it, id_string);
     if (it->id >= s->next_id) s->next_id = it->id + 1;
     snapshot_drop(s->snap);
     s->snap = NULL;
@@ -118,7 +121,8 @@ static int replay_record(void *arg, const ps_json *rec, size_t line, ps_error *e
     if (rec->type != PS_JSON_OBJECT) return ps_error_set(err, "record is not a JSON object");
     for (size_t i = 0; i < rec->count; i++) {
         bool known = false;
-        for (size_t k = 0; k < 3; k++) known |= strcmp(rec->keys[i], record_members[k]) == 0;
+        for (size_t k = 0; k < 3; k++)
+            known |= strcmp(rec->keys[i], record_members[k]) == 0;
         if (!known) return ps_error_set(err, "unknown member \"%s\"", rec->keys[i]);
     }
     if (rec->duplicate_keys) return ps_error_set(err, "duplicate members");
@@ -161,8 +165,10 @@ static int load_seeds(ps_store *s, const char *path, ps_error *err)
         goto out;
     }
     if (doc->type != PS_JSON_ARRAY) {
-        ps_error_set(err, "seed file %s: expected a JSON array of {\"name\", \"description\"} objects, found %s",
-                     path, ps_json_type_name(doc->type));
+        ps_error_set(
+            err,
+            "seed file %s: expected a JSON array of {\"name\", \"description\"} objects, found %s",
+            path, ps_json_type_name(doc->type));
         goto out;
     }
     seeds = calloc(doc->count ? doc->count : 1, sizeof *seeds);
@@ -176,8 +182,10 @@ static int load_seeds(ps_store *s, const char *path, ps_error *err)
         }
         for (size_t i = 0; i < o->count; i++) {
             if (strcmp(o->keys[i], "name") != 0 && strcmp(o->keys[i], "description") != 0) {
-                ps_error_set(err, "seed file %s: item %zu: unknown member \"%s\" (only name and description)",
-                             path, n, o->keys[i]);
+                ps_error_set(
+                    err,
+                    "seed file %s: item %zu: unknown member \"%s\" (only name and description)",
+                    path, n, o->keys[i]);
                 goto out;
             }
         }
@@ -198,15 +206,18 @@ static int load_seeds(ps_store *s, const char *path, ps_error *err)
         render_item(&one, &seeds[n], false);
         ps_journal_format(&records, one.data, one.len);
     }
-    if (s->journal && n > 0 && ps_journal_append_sync(s->journal, records.data, records.len, err) != 0) {
+    if (s->journal && n > 0 &&
+        ps_journal_append_sync(s->journal, records.data, records.len, err) != 0) {
         ps_error_prefix(err, "seed file %s: cannot journal the seeds: ", path);
         goto out;
     }
-    for (size_t i = 0; i < n; i++) append_item(s, &seeds[i], NULL, 0);
+    for (size_t i = 0; i < n; i++)
+        append_item(s, &seeds[i], NULL, 0);
     n = 0; /* ownership moved to s */
     rc = 0;
 out:
-    for (size_t i = 0; i < n; i++) item_free(&seeds[i]);
+    for (size_t i = 0; i < n; i++)
+        item_free(&seeds[i]);
     free(seeds);
     ps_json_free(doc);
     ps_buf_free(&text);
@@ -239,7 +250,9 @@ typedef struct failure_log {
 static void failure_log_quiet_summary(failure_log *l, const char *why)
 {
     if (l->quiet_batches == 0) return;
-    fprintf(stderr, "petstore-server: %llu creation(s) in %llu failed batch(es) not acknowledged since the last message (%s)\n",
+    fprintf(stderr,
+            "petstore-server: %llu creation(s) in %llu failed batch(es) not acknowledged since the "
+            "last message (%s)\n",
             (unsigned long long)l->quiet_creations, (unsigned long long)l->quiet_batches, why);
     l->quiet_batches = l->quiet_creations = 0;
 }
@@ -253,9 +266,13 @@ static void failure_log_note(failure_log *l, size_t n, const char *message)
         return;
     }
     if (l->quiet_batches)
-        fprintf(stderr, "petstore-server: %zu creation(s) not acknowledged: %s (also %llu creation(s) in %llu failed batch(es) since the last message, not shown)\n",
-                n, message, (unsigned long long)l->quiet_creations, (unsigned long long)l->quiet_batches);
-    else fprintf(stderr, "petstore-server: %zu creation(s) not acknowledged: %s\n", n, message);
+        fprintf(stderr,
+                "petstore-server: %zu creation(s) not acknowledged: %s (also %llu creation(s) in "
+                "%llu failed batch(es) since the last message, not shown)\n",
+                n, message, (unsigned long long)l->quiet_creations,
+                (unsigned long long)l->quiet_batches);
+    else
+        fprintf(stderr, "petstore-server: %zu creation(s) not acknowledged: %s\n", n, message);
     l->quiet_batches = l->quiet_creations = 0;
     l->last_ns = now;
 }
@@ -269,7 +286,8 @@ static void *writer_main(void *arg)
     failure_log flog = {0, 0, 0};
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        while (!s->head && !s->stopping) pthread_cond_wait(&s->wake, &s->mu);
+        while (!s->head && !s->stopping)
+            pthread_cond_wait(&s->wake, &s->mu);
         if (!s->head) break; /* stopping and drained */
         if (s->batch_delay_us > 0 && !s->stopping) {
             struct timespec until;
@@ -284,11 +302,13 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&s->mu);
 
         size_t n = 0;
-        for (pending *p = list; p; p = p->next) n++;
+        for (pending *p = list; p; p = p->next)
+            n++;
         if (n > rendered_cap) {
             rendered = realloc(rendered, n * sizeof *rendered);
             if (!rendered) abort();
-            for (size_t i = rendered_cap; i < n; i++) ps_buf_init(&rendered[i]);
+            for (size_t i = rendered_cap; i < n; i++)
+                ps_buf_init(&rendered[i]);
             rendered_cap = n;
         }
         ps_buf_reset(&batch);
@@ -300,8 +320,10 @@ static void *writer_main(void *arg)
         }
         ps_error err;
         int status = ps_journal_append_sync(s->journal, batch.data, batch.len, &err);
-        if (status != 0) failure_log_note(&flog, n, err.message);
-        else failure_log_quiet_summary(&flog, "the journal works again");
+        if (status != 0)
+            failure_log_note(&flog, n, err.message);
+        else
+            failure_log_quiet_summary(&flog, "the journal works again");
 
         pthread_mutex_lock(&s->mu);
         if (status == 0) {
@@ -322,7 +344,8 @@ static void *writer_main(void *arg)
     }
     pthread_mutex_unlock(&s->mu);
     failure_log_quiet_summary(&flog, "stopping");
-    for (size_t k = 0; k < rendered_cap; k++) ps_buf_free(&rendered[k]);
+    for (size_t k = 0; k < rendered_cap; k++)
+        ps_buf_free(&rendered[k]);
     free(rendered);
     ps_buf_free(&batch);
     return NULL;
@@ -373,7 +396,8 @@ void ps_store_close(ps_store *s)
         pthread_join(s->writer, NULL);
     }
     ps_journal_close(s->journal);
-    for (size_t i = 0; i < s->count; i++) item_free(&s->items[i]);
+    for (size_t i = 0; i < s->count; i++)
+        item_free(&s->items[i]);
     free(s->items);
     ps_buf_free(&s->body);
     snapshot_drop(s->snap);
@@ -388,7 +412,8 @@ static int64_t take_id(ps_store *s, int64_t requested)
 {
     s->creations++;
     if (requested > 0) return requested;
-    if (ps_fault_on(s->faults, PS_FAULT_DUPLICATE_IDS) && s->creations % 2 == 0 && s->last_id > 0) return s->last_id;
+    if (ps_fault_on(s->faults, PS_FAULT_DUPLICATE_IDS) && s->creations % 2 == 0 && s->last_id > 0)
+        return s->last_id;
     s->last_id = s->next_id++;
     return s->last_id;
 }
@@ -397,7 +422,8 @@ void ps_store_create_async(ps_store *s, const char *name, size_t name_len, const
                            size_t description_len, bool has_description, ps_store_done_fn done,
                            void *arg)
 {
-    ps_store_create_async_id(s, 0, name, name_len, description, description_len, has_description, done, arg);
+    ps_store_create_async_id(s, 0, name, name_len, description, description_len, has_description,
+                             done, arg);
 }
 
 void ps_store_create_async_id(ps_store *s, int64_t requested_id, const char *name, size_t name_len,
@@ -429,8 +455,10 @@ void ps_store_create_async_id(ps_store *s, int64_t requested_id, const char *nam
     pthread_mutex_lock(&s->mu);
     /* The id is taken in queue order, so the list stays ordered by id. */
     p->it.id = take_id(s, requested_id);
-    if (s->tail) s->tail->next = p;
-    else s->head = p;
+    if (s->tail)
+        s->tail->next = p;
+    else
+        s->head = p;
     s->tail = p;
     pthread_cond_signal(&s->wake);
     pthread_mutex_unlock(&s->mu);

@@ -38,9 +38,12 @@ typedef struct ps_store_snapshot ps_store_snapshot;
 
 typedef struct ps_store_options {
     const char *journal_path; /* NULL: memory only */
-    const char *seed_path;    /* JSON array of NewCategory objects loaded when the store is empty; may be NULL */
-    int64_t max_batch_delay_us; /* group-commit wait for more records (default 0: sync as soon as the writer is free) */
-    ps_fault_set faults; /* duplicate-ids: the same id twice; list-id-string: ids as JSON strings ("1") */
+    const char *seed_path; /* JSON array of NewCategory objects loaded when the store is empty; may
+                              be NULL */
+    int64_t max_batch_delay_us; /* group-commit wait for more records (default 0: sync as soon as
+                                   the writer is free) */
+    ps_fault_set
+        faults; /* duplicate-ids: the same id twice; list-id-string: ids as JSON strings ("1") */
 } ps_store_options;
 
 int ps_store_open(const ps_store_options *opts, ps_store **out, ps_error *err);

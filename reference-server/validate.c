@@ -15,12 +15,14 @@ static int fail(ps_new_category *out, const char *code, const char *prefix, cons
     if (d > sizeof out->message - 1 - n) d = sizeof out->message - 1 - n;
     memcpy(out->message + n, detail, d);
     /* yajl's messages end in a newline: not part of a one-line message */
-    while (d > 0 && (out->message[n + d - 1] == '\n' || out->message[n + d - 1] == ' ')) d--;
+    while (d > 0 && (out->message[n + d - 1] == '\n' || out->message[n + d - 1] == ' '))
+        d--;
     out->message[n + d] = '\0';
     return -1;
 }
 
-int ps_validate_new_category(const char *body, size_t len, ps_fault_set faults, ps_new_category *out)
+int ps_validate_new_category(const char *body, size_t len, ps_fault_set faults,
+                             ps_new_category *out)
 {
     memset(out, 0, sizeof *out);
     ps_error perr;
@@ -30,16 +32,18 @@ int ps_validate_new_category(const char *body, size_t len, ps_fault_set faults, 
     if (!out->tree) {
         switch (why) {
         case PS_JSON_EMPTY:
-            return fail(out, "empty_body", "the request body is empty; expected a JSON object with a string name", "");
+            return fail(out, "empty_body",
+                        "the request body is empty; expected a JSON object with a string name", "");
         case PS_JSON_TRAILING:
-            return fail(out, "trailing_data", "the body has bytes after the JSON value: ", perr.message);
+            return fail(out, "trailing_data",
+                        "the body has bytes after the JSON value: ", perr.message);
         case PS_JSON_BAD_UTF8:
             return fail(out, "invalid_utf8", "the body is not valid UTF-8: ", perr.message);
         case PS_JSON_TOO_DEEP:
             return fail(out, "too_deep", "the JSON nests too deeply: ", perr.message);
         case PS_JSON_BAD_ESCAPE:
-            return fail(out, "invalid_unicode_escape", "the body has an escape with no UTF-8 form: ",
-                        perr.message);
+            return fail(out, "invalid_unicode_escape",
+                        "the body has an escape with no UTF-8 form: ", perr.message);
         case PS_JSON_TOO_MANY_MEMBERS:
             return fail(out, "too_many_members", "the body has too many members: ", perr.message);
         case PS_JSON_MALFORMED:
@@ -49,13 +53,15 @@ int ps_validate_new_category(const char *body, size_t len, ps_fault_set faults, 
     }
     const ps_json *root = out->tree;
     if (root->type != PS_JSON_OBJECT)
-        return fail(out, "not_object", "the body must be a JSON object, got ", ps_json_type_name(root->type));
+        return fail(out, "not_object", "the body must be a JSON object, got ",
+                    ps_json_type_name(root->type));
     if (root->duplicate_keys) {
         for (size_t i = 0; i < root->count; i++)
             for (size_t j = i + 1; j < root->count; j++)
                 if (root->key_lens[i] == root->key_lens[j] &&
                     memcmp(root->keys[i], root->keys[j], root->key_lens[i]) == 0)
-                    return fail(out, "duplicate_member", "a member occurs more than once: ", root->keys[i]);
+                    return fail(out, "duplicate_member",
+                                "a member occurs more than once: ", root->keys[i]);
         return fail(out, "duplicate_member", "a member occurs more than once", "");
     }
     /* Unknown members are ignored (forward compatibility); only name and description matter. */
@@ -70,7 +76,8 @@ int ps_validate_new_category(const char *body, size_t len, ps_fault_set faults, 
         bool coerce = ps_fault_on(faults, PS_FAULT_WRONG_TYPE_ACCEPTED) &&
                       (name->type == PS_JSON_NUMBER || name->type == PS_JSON_BOOL);
         if (!coerce)
-            return fail(out, "name_not_string", "'name' must be a string, got ", ps_json_type_name(name->type));
+            return fail(out, "name_not_string", "'name' must be a string, got ",
+                        ps_json_type_name(name->type));
         if (name->type == PS_JSON_NUMBER) {
             out->name = name->str;
             out->name_len = name->len;
@@ -84,7 +91,8 @@ int ps_validate_new_category(const char *body, size_t len, ps_fault_set faults, 
     }
     if (desc) {
         if (desc->type != PS_JSON_STRING)
-            return fail(out, "description_not_string", "'description' must be a string when present, got ",
+            return fail(out, "description_not_string",
+                        "'description' must be a string when present, got ",
                         ps_json_type_name(desc->type));
         out->description = desc->str;
         out->description_len = desc->len;

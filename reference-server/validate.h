@@ -12,22 +12,23 @@
 #include "reference-server/faults.h"
 
 typedef struct ps_new_category {
-    const char *code;       /* NULL when valid, else the Error code (static string) */
-    char message[256];      /* human-readable reason when invalid */
+    const char *code;             /* NULL when valid, else the Error code (static string) */
+    char message[256];            /* human-readable reason when invalid */
     ps_json_failure json_failure; /* the parse failure class, PS_JSON_OK if the text parsed */
-    const char *name;       /* valid: borrowed from the tree (or a static "" / literal) */
+    const char *name;             /* valid: borrowed from the tree (or a static "" / literal) */
     size_t name_len;
     const char *description;
     size_t description_len;
     bool has_description;
-    ps_json *tree;          /* owned: free with ps_new_category_free */
+    ps_json *tree; /* owned: free with ps_new_category_free */
 } ps_new_category;
 
 /* Validates len bytes of body. Always fills *out (free it even when invalid).
  * Returns 0 when valid, -1 when not (out->code says why). Of faults, two
  * bend it: missing-name-accepted (no name: name "") and wrong-type-accepted
  * (a number or boolean name: its literal text). */
-int ps_validate_new_category(const char *body, size_t len, ps_fault_set faults, ps_new_category *out);
+int ps_validate_new_category(const char *body, size_t len, ps_fault_set faults,
+                             ps_new_category *out);
 void ps_new_category_free(ps_new_category *c);
 
 #endif

@@ -36,7 +36,8 @@ static const char css[] =
     ".badge{display:inline-block;min-width:64px;text-align:center;border-radius:3px;"
     "padding:0 6px;font-size:12px;font-weight:600;color:#fff}\n"
     ".st-passed{background:var(--ok)}.st-failed{background:var(--bad)}"
-    ".st-warning{background:var(--warn)}.st-not_run,.st-not_applicable,.st-unknown{background:var(--skip)}\n"
+    ".st-warning{background:var(--warn)}.st-not_run,.st-not_applicable,.st-unknown{background:var(-"
+    "-skip)}\n"
     ".bar{display:flex;height:22px;border-radius:4px;overflow:hidden;border:1px solid var(--line);"
     "margin:10px 0 6px}.bar div{height:100%}\n"
     ".legend-row span{margin-right:18px}.sw{display:inline-block;width:11px;height:11px;"
@@ -81,7 +82,8 @@ void ps_html_page_begin(ps_buf *b, const char *title, const char *report_kind)
     ps_buf_puts(b, "\">\n");
 }
 
-void ps_html_report_begin(ps_buf *b, const char *what, const char *base_url, const char *report_kind)
+void ps_html_report_begin(ps_buf *b, const char *what, const char *base_url,
+                          const char *report_kind)
 {
     ps_buf title = PS_BUF_INIT;
     ps_buf_puts(&title, what);
@@ -108,7 +110,7 @@ void ps_html_verdict_badge(ps_buf *b, const char *verdict, const char *attr)
 }
 
 void ps_html_run_meta_end(ps_buf *b, const ps_json *doc, const char *started_label,
-                     const char *took_label)
+                          const char *took_label)
 {
     double v;
     ps_buf_puts(b, started_label);
@@ -156,7 +158,8 @@ static const char *html_unsafe(const unsigned char *s, size_t len, size_t *n, ch
     *n = 1;
     if (s[0] == 0) return "\xEF\xBF\xBD";
     if (s[0] < 0x20 && s[0] != '\t' && s[0] != '\n' && s[0] != '\r') {
-        picture[0] = '\xE2', picture[1] = '\x90', picture[2] = (char)(0x80 + s[0]), picture[3] = '\0';
+        picture[0] = '\xE2', picture[1] = '\x90', picture[2] = (char)(0x80 + s[0]),
+        picture[3] = '\0';
         return picture;
     }
     if (s[0] == 0x7f) return "\xE2\x90\xA1";

@@ -16,7 +16,8 @@
 /* <!doctype> up to and including <body ...>; title is plain text. */
 void ps_html_page_begin(ps_buf *b, const char *title, const char *report_kind);
 /* ps_html_page_begin with the title "what" or "what: base_url" (base_url may be NULL). */
-void ps_html_report_begin(ps_buf *b, const char *what, const char *base_url, const char *report_kind);
+void ps_html_report_begin(ps_buf *b, const char *what, const char *base_url,
+                          const char *report_kind);
 /* Inline script (may be NULL), then </body></html>. */
 void ps_html_page_end(ps_buf *b, const char *script);
 
@@ -49,7 +50,7 @@ void ps_html_verdict_badge(ps_buf *b, const char *verdict, const char *attr);
 /* The end of the header's run line: STARTED_LABEL started_at &middot;
  * TOOK_LABEL duration_s &middot; exit code, then </p></header>. */
 void ps_html_run_meta_end(ps_buf *b, const ps_json *doc, const char *started_label,
-                     const char *took_label);
+                          const char *took_label);
 /* <footer>: tool (default_tool when absent), version, report format. */
 void ps_html_footer(ps_buf *b, const ps_json *doc, const char *default_tool);
 

@@ -16,10 +16,12 @@
  * judge, so it is counted apart from the checks that could not be tested
  * (the summary's not_run), each check once. */
 static const char *const statuses[] = {"passed", "failed", "warning", "not_run", "not_applicable"};
-static const char *const status_labels[] = {"passed", "failed", "warnings", "not run", "not applicable"};
-static const char *const badge_labels[] = {"passed", "failed", "warning", "not run", "not applicable"};
-static const char *const status_colours[] = {"var(--ok)", "var(--bad)", "var(--warn)", "var(--skip)",
-                                             "var(--skip)"};
+static const char *const status_labels[] = {"passed", "failed", "warnings", "not run",
+                                            "not applicable"};
+static const char *const badge_labels[] = {"passed", "failed", "warning", "not run",
+                                           "not applicable"};
+static const char *const status_colours[] = {"var(--ok)", "var(--bad)", "var(--warn)",
+                                             "var(--skip)", "var(--skip)"};
 #define NSTATUS 5
 #define ST_NOT_RUN 3
 #define ST_NOT_APPLICABLE 4
@@ -56,7 +58,8 @@ static int status_index(const ps_json *check)
     for (int i = 0; s && i < ST_NOT_APPLICABLE; i++) {
         if (strcmp(s, statuses[i]) != 0) continue;
         const ps_json *applicable = ps_json_get(check, "applicable");
-        if (i == ST_NOT_RUN && applicable && applicable->type == PS_JSON_BOOL && !applicable->boolean)
+        if (i == ST_NOT_RUN && applicable && applicable->type == PS_JSON_BOOL &&
+            !applicable->boolean)
             return ST_NOT_APPLICABLE;
         return i;
     }
@@ -295,7 +298,8 @@ static void run_banner(ps_buf *b, const ps_json *doc)
         {"aborted", "The run was aborted",
          "Checks after that point were not run: this report is not a verdict on the service."},
         {"incomplete", "The run is incomplete",
-         "No check failed, but some could not be tested: a CI gate must not treat this run as a pass."},
+         "No check failed, but some could not be tested: a CI gate must not treat this run as a "
+         "pass."},
     };
     /* A failed or aborted run may be incomplete as well: then only the
      * reason is added, the verdict says the rest. */
@@ -303,7 +307,8 @@ static void run_banner(ps_buf *b, const ps_json *doc)
     bool only_incomplete = verdict && strcmp(verdict, "incomplete") == 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         const ps_json *why = ps_json_get(doc, kinds[i].member);
-        if (!why || why->type == PS_JSON_NULL || (why->type == PS_JSON_BOOL && !why->boolean)) continue;
+        if (!why || why->type == PS_JSON_NULL || (why->type == PS_JSON_BOOL && !why->boolean))
+            continue;
         ps_buf_printf(b,
                       "<div class=\"run-banner\" role=\"alert\" data-banner=\"%s\" "
                       "style=\"border:2px solid var(--bad);border-left-width:8px;border-radius:4px;"
@@ -385,9 +390,11 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
         ps_html_value(&body, ps_json_get(s, "name"), "");
         ps_buf_puts(&body, "\">\n<h2>");
         ps_html_value(&body, ps_json_get(s, "name"), "(unnamed suite)");
-        ps_buf_printf(&body, " <small class=\"note\">%d passed, %d failed, %d warning%s, %d not run", sc[0], sc[1],
-                      sc[2], sc[2] == 1 ? "" : "s", sc[ST_NOT_RUN]);
-        if (sc[ST_NOT_APPLICABLE]) ps_buf_printf(&body, ", %d not applicable", sc[ST_NOT_APPLICABLE]);
+        ps_buf_printf(&body,
+                      " <small class=\"note\">%d passed, %d failed, %d warning%s, %d not run",
+                      sc[0], sc[1], sc[2], sc[2] == 1 ? "" : "s", sc[ST_NOT_RUN]);
+        if (sc[ST_NOT_APPLICABLE])
+            ps_buf_printf(&body, ", %d not applicable", sc[ST_NOT_APPLICABLE]);
         if (sc[NSTATUS]) ps_buf_printf(&body, ", %d with an unknown status", sc[NSTATUS]);
         ps_buf_puts(&body, "</small></h2>\n");
         if (!checks || !checks->count) ps_buf_puts(&body, "<p class=\"note\">No checks.</p>\n");
@@ -396,7 +403,8 @@ int ps_report_html_conform(const ps_json *doc, FILE *out, ps_error *err)
         ps_buf_free(&rows);
     }
 
-    ps_html_report_begin(&b, "Conformance report", ps_json_get_string(target, "base_url", NULL), "conform");
+    ps_html_report_begin(&b, "Conformance report", ps_json_get_string(target, "base_url", NULL),
+                         "conform");
 
     ps_buf_puts(&b, "<header>\n<h1>Pet Store conformance report");
     if (verdict) ps_html_verdict_badge(&b, verdict, "verdict");

@@ -287,8 +287,9 @@ static void parameters_section(ps_buf *b, const ps_json *params)
         ps_buf v = PS_BUF_INIT;
         if (item->type == PS_JSON_BOOL) {
             ps_buf_puts(&v, item->boolean ? "yes" : "no");
-        } else if (l && !strcmp(l->key, "ramp") && item->type == PS_JSON_ARRAY && item->count == 2 &&
-                   item->items[0]->type == PS_JSON_NUMBER && item->items[1]->type == PS_JSON_NUMBER) {
+        } else if (l && !strcmp(l->key, "ramp") && item->type == PS_JSON_ARRAY &&
+                   item->count == 2 && item->items[0]->type == PS_JSON_NUMBER &&
+                   item->items[1]->type == PS_JSON_NUMBER) {
             ps_svg_put_number(&v, item->items[0]->d);
             ps_buf_puts(&v, " \xE2\x86\x92 "); /* U+2192: from -> to */
             ps_svg_put_number(&v, item->items[1]->d);
@@ -474,8 +475,7 @@ static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const ch
         bool unmeasured = latency && ps_html_num(iv->items[i], "requests", &req) && req == 0;
         for (size_t k = 0; k < ndefs; k++) {
             const ps_json *v = ps_json_path(iv->items[i], defs[k].path);
-            double d =
-                v && v->type == PS_JSON_NUMBER && isfinite(x[i]) && !unmeasured ? v->d : NAN;
+            double d = v && v->type == PS_JSON_NUMBER && isfinite(x[i]) && !unmeasured ? v->d : NAN;
             ys[k * n + i] = d;
             if (isfinite(d) && d > max) max = d;
             if (isfinite(d) && d > 0 && d < min_pos) min_pos = d;
@@ -570,8 +570,9 @@ static void intervals_section(ps_buf *b, const ps_json *iv)
     interval_plot(b, iv, "status", "Responses per interval by status", "responses", NULL, false, st,
                   nst);
     if (nnone && nst)
-        ps_buf_printf(b, "<p class=\"note\" data-not-drawn=\"%s\">Not drawn, none in any interval: %s.</p>\n",
-                      none.data, none.data);
+        ps_buf_printf(
+            b, "<p class=\"note\" data-not-drawn=\"%s\">Not drawn, none in any interval: %s.</p>\n",
+            none.data, none.data);
     ps_buf_free(&none);
     /* say why the latency lines stop, and where */
     size_t unanswered = 0;
@@ -598,10 +599,11 @@ static void intervals_section(ps_buf *b, const ps_json *iv)
                       where.data ? where.data : "");
     ps_buf_free(&where);
     if (partial)
-        ps_buf_printf(b,
-                      "<p class=\"note\">%zu partial interval%s (shorter than half the longest)"
-                      " not drawn; intervals without answers leave a gap in the latency lines.</p>\n",
-                      partial, partial == 1 ? "" : "s");
+        ps_buf_printf(
+            b,
+            "<p class=\"note\">%zu partial interval%s (shorter than half the longest)"
+            " not drawn; intervals without answers leave a gap in the latency lines.</p>\n",
+            partial, partial == 1 ? "" : "s");
 }
 
 static void status_section(ps_buf *b, const ps_json *doc)
@@ -824,8 +826,9 @@ static void threshold_cell(ps_buf *b, const ps_json *t, const char *us_key, cons
 static void thresholds_section(ps_buf *b, const ps_json *th)
 {
     if (!th || th->type != PS_JSON_ARRAY || !th->count) return;
-    ps_buf_puts(b, "<h2>Thresholds</h2>\n<table class=\"thresholds\"><tr><th>result</th>"
-                   "<th>expression</th><th class=\"n\">actual</th><th class=\"n\">bound</th></tr>\n");
+    ps_buf_puts(b,
+                "<h2>Thresholds</h2>\n<table class=\"thresholds\"><tr><th>result</th>"
+                "<th>expression</th><th class=\"n\">actual</th><th class=\"n\">bound</th></tr>\n");
     for (size_t i = 0; i < th->count; i++) {
         const ps_json *t = th->items[i];
         const ps_json *passed = ps_html_get(t, "passed", PS_JSON_BOOL);
@@ -903,8 +906,8 @@ int ps_report_html_load(const ps_json *doc, FILE *out, ps_error *err)
         ps_buf_puts(&b, "<p class=\"note\">No breakdown in the report.</p>\n");
     breakdown_table(&b, "By operation", "operation", ps_html_get(doc, "operations", PS_JSON_OBJECT),
                     "requests");
-    breakdown_table(&b, "By status class", "class", ps_html_get(doc, "status_classes", PS_JSON_OBJECT),
-                    "count");
+    breakdown_table(&b, "By status class", "class",
+                    ps_html_get(doc, "status_classes", PS_JSON_OBJECT), "count");
     limits_section(&b, ps_json_get(doc, "limits"), ps_html_get(doc, "plans", PS_JSON_ARRAY));
     thresholds_section(&b, ps_html_get(doc, "thresholds", PS_JSON_ARRAY));
 

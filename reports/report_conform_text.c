@@ -12,7 +12,8 @@ void ps_report_text_clean(ps_buf *out, const char *s, size_t len)
 }
 
 /* Appends text line by line, each line prefixed; control bytes neutralised. */
-static void indented(ps_buf *out, const char *indent, const char *prefix, const char *text, size_t len)
+static void indented(ps_buf *out, const char *indent, const char *prefix, const char *text,
+                     size_t len)
 {
     size_t start = 0;
     for (size_t i = 0; i <= len; i++) {
@@ -25,7 +26,8 @@ static void indented(ps_buf *out, const char *indent, const char *prefix, const 
     }
 }
 
-static void headers_text(ps_buf *out, const char *indent, const char *prefix, const ps_json *headers)
+static void headers_text(ps_buf *out, const char *indent, const char *prefix,
+                         const ps_json *headers)
 {
     if (!headers || headers->type != PS_JSON_ARRAY) return;
     for (size_t i = 0; i < headers->count; i++) {
@@ -48,10 +50,12 @@ static void body_text(ps_buf *out, const char *indent, const char *prefix, const
     bool cut = n > PS_REPORT_TEXT_BODY_MAX;
     if (cut) {
         n = PS_REPORT_TEXT_BODY_MAX;
-        while (n > 0 && ((unsigned char)body->str[n] & 0xc0) == 0x80) n--;
+        while (n > 0 && ((unsigned char)body->str[n] & 0xc0) == 0x80)
+            n--;
     }
     indented(out, indent, prefix, body->str, n);
-    if (cut) ps_buf_printf(out, "%s%s... (%zu bytes in the JSON report)\n", indent, prefix, body->len);
+    if (cut)
+        ps_buf_printf(out, "%s%s... (%zu bytes in the JSON report)\n", indent, prefix, body->len);
 }
 
 void ps_report_conform_evidence_text(const ps_json *check, const char *indent, ps_buf *out)
@@ -63,7 +67,8 @@ void ps_report_conform_evidence_text(const ps_json *check, const char *indent, p
     const ps_json *req = ps_json_get(ev, "request");
     if (req && req->type == PS_JSON_OBJECT) {
         ps_buf m = PS_BUF_INIT;
-        ps_buf_printf(&m, "%s %s", ps_json_get_string(req, "method", "?"), ps_json_get_string(req, "url", "?"));
+        ps_buf_printf(&m, "%s %s", ps_json_get_string(req, "method", "?"),
+                      ps_json_get_string(req, "url", "?"));
         indented(out, indent, "> ", m.data, m.len);
         ps_buf_free(&m);
         headers_text(out, indent, "> ", ps_json_get(req, "headers"));

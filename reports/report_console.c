@@ -18,7 +18,8 @@ static const char *col(const ps_console_options *o, const char *code)
     return o->color ? code : "";
 }
 
-int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_options *opts, ps_error *err)
+int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_options *opts,
+                              ps_error *err)
 {
     static const ps_console_options dflt = {false, true};
     if (!opts) opts = &dflt;
@@ -26,30 +27,39 @@ int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_op
         return ps_error_set(err, "console report: the document is not a JSON object");
     ps_buf b = PS_BUF_INIT;
     const ps_json *target = ps_json_get(doc, "target");
-    ps_buf_printf(&b, "%spetstore-conform %s%s against %s (plan %s, limit plan %s%s)\n\n", col(opts, C_BOLD),
-                  ps_json_get_string(doc, "version", "?"), col(opts, C_RESET), ps_json_get_string(target, "base_url", "?"),
-                  ps_json_get_string(target, "plan", "?"), ps_json_get_string(target, "limit_plan", "?"),
-                  ps_json_get(target, "strict") && ps_json_get(target, "strict")->boolean ? ", strict" : "");
+    ps_buf_printf(
+        &b, "%spetstore-conform %s%s against %s (plan %s, limit plan %s%s)\n\n", col(opts, C_BOLD),
+        ps_json_get_string(doc, "version", "?"), col(opts, C_RESET),
+        ps_json_get_string(target, "base_url", "?"), ps_json_get_string(target, "plan", "?"),
+        ps_json_get_string(target, "limit_plan", "?"),
+        ps_json_get(target, "strict") && ps_json_get(target, "strict")->boolean ? ", strict" : "");
 
     const ps_json *suites = ps_json_get(doc, "suites");
     for (size_t s = 0; suites && suites->type == PS_JSON_ARRAY && s < suites->count; s++) {
         const ps_json *suite = suites->items[s];
-        ps_buf_printf(&b, "%s%s%s\n", col(opts, C_BOLD), ps_json_get_string(suite, "name", "?"), col(opts, C_RESET));
+        ps_buf_printf(&b, "%s%s%s\n", col(opts, C_BOLD), ps_json_get_string(suite, "name", "?"),
+                      col(opts, C_RESET));
         const ps_json *checks = ps_json_get(suite, "checks");
         for (size_t i = 0; checks && checks->type == PS_JSON_ARRAY && i < checks->count; i++) {
             const ps_json *ck = checks->items[i];
             const char *status = ps_json_get_string(ck, "status", "?");
             const char *mark, *colour;
-            if (strcmp(status, "passed") == 0) mark = "PASS", colour = C_GREEN;
-            else if (strcmp(status, "failed") == 0) mark = "FAIL", colour = C_RED;
-            else if (strcmp(status, "warning") == 0) mark = "WARN", colour = C_YELLOW;
+            if (strcmp(status, "passed") == 0)
+                mark = "PASS", colour = C_GREEN;
+            else if (strcmp(status, "failed") == 0)
+                mark = "FAIL", colour = C_RED;
+            else if (strcmp(status, "warning") == 0)
+                mark = "WARN", colour = C_YELLOW;
             else if (ps_json_get(ck, "applicable") && !ps_json_get(ck, "applicable")->boolean)
-                mark = "N/A ", colour = C_DIM; /* not run, and nothing to judge: does not make the run incomplete */
-            else mark = "SKIP", colour = C_DIM;
+                mark = "N/A ",
+                colour =
+                    C_DIM; /* not run, and nothing to judge: does not make the run incomplete */
+            else
+                mark = "SKIP", colour = C_DIM;
             if (!opts->show_passed && strcmp(status, "passed") == 0) continue;
-            ps_buf_printf(&b, "  %s%s%s %-36s %s%s%s\n", col(opts, colour), mark, col(opts, C_RESET),
-                          ps_json_get_string(ck, "id", "?"), col(opts, C_DIM), ps_json_get_string(ck, "title", ""),
-                          col(opts, C_RESET));
+            ps_buf_printf(&b, "  %s%s%s %-36s %s%s%s\n", col(opts, colour), mark,
+                          col(opts, C_RESET), ps_json_get_string(ck, "id", "?"), col(opts, C_DIM),
+                          ps_json_get_string(ck, "title", ""), col(opts, C_RESET));
             const char *message = ps_json_get_string(ck, "message", NULL);
             if (message && strcmp(status, "passed") != 0) {
                 if (strcmp(status, "warning") == 0)
@@ -73,14 +83,16 @@ int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_op
     long long warnings = (long long)ps_json_get_int(sum, "warnings", 0);
     long long not_applicable = (long long)ps_json_get_int(sum, "not_applicable", 0);
     ps_buf_printf(&b, "\n%lld checks: %lld passed, %lld failed, %lld warning%s, %lld not run",
-                  (long long)ps_json_get_int(sum, "total", 0), (long long)ps_json_get_int(sum, "passed", 0),
+                  (long long)ps_json_get_int(sum, "total", 0),
+                  (long long)ps_json_get_int(sum, "passed", 0),
                   (long long)ps_json_get_int(sum, "failed", 0), warnings, warnings == 1 ? "" : "s",
                   (long long)ps_json_get_int(sum, "not_run", 0));
     if (not_applicable) ps_buf_printf(&b, ", %lld not applicable", not_applicable);
-    ps_buf_printf(&b, " in %.2f s -> %s%s%s\n", ps_json_get_number(doc, "duration_s", 0), col(opts, vcol), verdict,
-                  col(opts, C_RESET));
+    ps_buf_printf(&b, " in %.2f s -> %s%s%s\n", ps_json_get_number(doc, "duration_s", 0),
+                  col(opts, vcol), verdict, col(opts, C_RESET));
     const char *aborted = ps_json_get_string(doc, "aborted", NULL);
-    if (aborted) ps_buf_printf(&b, "%saborted: %s%s\n", col(opts, C_RED), aborted, col(opts, C_RESET));
+    if (aborted)
+        ps_buf_printf(&b, "%saborted: %s%s\n", col(opts, C_RED), aborted, col(opts, C_RESET));
     const char *incomplete = ps_json_get_string(doc, "incomplete", NULL);
     if (incomplete) {
         ps_buf_printf(&b, "%sincomplete: ", col(opts, C_RED));

@@ -17,6 +17,7 @@ typedef struct ps_console_options {
     bool show_passed; /* list passed checks too, not only the summary per suite */
 } ps_console_options;
 
-int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_options *opts, ps_error *err);
+int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_options *opts,
+                              ps_error *err);
 
 #endif

@@ -17,11 +17,21 @@ static void xml(ps_buf *b, const char *s)
     for (size_t i = 0; u[i]; i++) {
         unsigned char c = u[i];
         switch (c) {
-        case '&': ps_buf_puts(b, "&amp;"); break;
-        case '<': ps_buf_puts(b, "&lt;"); break;
-        case '>': ps_buf_puts(b, "&gt;"); break;
-        case '"': ps_buf_puts(b, "&quot;"); break;
-        case '\'': ps_buf_puts(b, "&apos;"); break;
+        case '&':
+            ps_buf_puts(b, "&amp;");
+            break;
+        case '<':
+            ps_buf_puts(b, "&lt;");
+            break;
+        case '>':
+            ps_buf_puts(b, "&gt;");
+            break;
+        case '"':
+            ps_buf_puts(b, "&quot;");
+            break;
+        case '\'':
+            ps_buf_puts(b, "&apos;");
+            break;
         default:
             if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
                 ps_buf_putc(b, '.');
@@ -46,9 +56,12 @@ static suite_counts count_checks(const ps_json *checks)
         const ps_json *ck = checks->items[i];
         const char *status = ps_json_get_string(ck, "status", "not_run");
         n.tests++;
-        if (strcmp(status, "failed") == 0) n.failures++;
-        else if (ps_report_check_untested(ck)) n.errors++;
-        else if (strcmp(status, "not_run") == 0) n.skipped++;
+        if (strcmp(status, "failed") == 0)
+            n.failures++;
+        else if (ps_report_check_untested(ck))
+            n.errors++;
+        else if (strcmp(status, "not_run") == 0)
+            n.skipped++;
     }
     return n;
 }
@@ -76,7 +89,8 @@ static void properties(ps_buf *b, const ps_json *doc)
     property(b, "plan", ps_json_get_string(target, "plan", "?"));
     property(b, "limit_plan", ps_json_get_string(target, "limit_plan", "?"));
     const ps_json *strict = ps_json_get(target, "strict");
-    property(b, "strict", strict && strict->type == PS_JSON_BOOL && strict->boolean ? "true" : "false");
+    property(b, "strict",
+             strict && strict->type == PS_JSON_BOOL && strict->boolean ? "true" : "false");
     property(b, "verdict", ps_json_get_string(doc, "verdict", "?"));
     ps_buf_reset(&text);
     ps_buf_printf(&text, "%lld", (long long)ps_json_get_int(doc, "exit_code", -1));
@@ -89,11 +103,14 @@ static void properties(ps_buf *b, const ps_json *doc)
     ps_buf_free(&text);
 }
 
-static void suite_start(ps_buf *b, const ps_json *doc, const char *name, suite_counts n, double seconds)
+static void suite_start(ps_buf *b, const ps_json *doc, const char *name, suite_counts n,
+                        double seconds)
 {
     ps_buf_puts(b, "  <testsuite name=\"");
     xml(b, name);
-    ps_buf_printf(b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"%.3f\" timestamp=\"",
+    ps_buf_printf(b,
+                  "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"%.3f\" "
+                  "timestamp=\"",
                   n.tests, n.failures, n.errors, n.skipped, seconds);
     const char *started = ps_json_get_string(doc, "started_at", "");
     /* JUnit timestamps carry no zone designator. */
@@ -117,8 +134,9 @@ static void testcase(ps_buf *b, const char *suite_name, const ps_json *ck)
     ps_buf_printf(b, "\" time=\"%.4f\">\n", ps_json_get_number(ck, "duration_ms", 0) / 1000.0);
     ps_buf text = PS_BUF_INIT;
     if (strcmp(status, "failed") == 0 || strcmp(status, "warning") == 0) {
-        ps_buf_printf(&text, "%s\nlevel: %s\nclause: %s\ncheck: %s\n", message, ps_json_get_string(ck, "level", "?"),
-                      ps_json_get_string(ck, "clause", ""), ps_json_get_string(ck, "title", ""));
+        ps_buf_printf(&text, "%s\nlevel: %s\nclause: %s\ncheck: %s\n", message,
+                      ps_json_get_string(ck, "level", "?"), ps_json_get_string(ck, "clause", ""),
+                      ps_json_get_string(ck, "title", ""));
         ps_report_conform_evidence_text(ck, "", &text);
     }
     if (strcmp(status, "failed") == 0) {
@@ -162,19 +180,24 @@ int ps_report_junit_conform(const ps_json *doc, FILE *out, ps_error *err)
     suite_counts all = {0, 0, 0, 0};
     for (size_t s = 0; s < nsuites; s++) {
         suite_counts n = count_checks(ps_json_get(suites->items[s], "checks"));
-        all.tests += n.tests, all.failures += n.failures, all.errors += n.errors, all.skipped += n.skipped;
+        all.tests += n.tests, all.failures += n.failures, all.errors += n.errors,
+            all.skipped += n.skipped;
     }
     /* An aborted or incomplete run with no check left untested (it stopped
      * after the last one) still must not read green: one error for the run. */
     const char *verdict = ps_json_get_string(doc, "verdict", "");
     const char *why = ps_json_get_string(doc, "aborted", NULL);
     if (!why) why = ps_json_get_string(doc, "incomplete", NULL);
-    bool run_error = all.errors == 0 && (strcmp(verdict, "aborted") == 0 || strcmp(verdict, "incomplete") == 0);
+    bool run_error =
+        all.errors == 0 && (strcmp(verdict, "aborted") == 0 || strcmp(verdict, "incomplete") == 0);
 
     ps_buf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     /* no "skipped" here: junit-10.xsd rejects it on <testsuites> */
-    ps_buf_printf(&b, "<testsuites name=\"petstore-conform\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" time=\"%.3f\">\n",
-                  all.tests + run_error, all.failures, all.errors + run_error, ps_json_get_number(doc, "duration_s", 0));
+    ps_buf_printf(&b,
+                  "<testsuites name=\"petstore-conform\" tests=\"%zu\" failures=\"%zu\" "
+                  "errors=\"%zu\" time=\"%.3f\">\n",
+                  all.tests + run_error, all.failures, all.errors + run_error,
+                  ps_json_get_number(doc, "duration_s", 0));
     for (size_t s = 0; s < nsuites; s++) {
         const ps_json *suite = suites->items[s];
         const ps_json *checks = ps_json_get(suite, "checks");
@@ -190,8 +213,9 @@ int ps_report_junit_conform(const ps_json *doc, FILE *out, ps_error *err)
     if (run_error) {
         suite_counts one = {1, 0, 1, 0};
         suite_start(&b, doc, "run", one, 0);
-        ps_buf_puts(&b, "    <testcase classname=\"petstore-conform.run\" name=\"run\" time=\"0\">\n"
-                        "      <error message=\"");
+        ps_buf_puts(&b,
+                    "    <testcase classname=\"petstore-conform.run\" name=\"run\" time=\"0\">\n"
+                    "      <error message=\"");
         xml(&b, verdict);
         ps_buf_puts(&b, ": ");
         xml(&b, why ? why : "the run did not finish");
@@ -201,7 +225,8 @@ int ps_report_junit_conform(const ps_json *doc, FILE *out, ps_error *err)
     }
     ps_buf_puts(&b, "</testsuites>\n");
     int rc = 0;
-    if (fwrite(b.data, 1, b.len, out) != b.len || fflush(out) != 0) rc = ps_error_set(err, "JUnit report: write failed");
+    if (fwrite(b.data, 1, b.len, out) != b.len || fflush(out) != 0)
+        rc = ps_error_set(err, "JUnit report: write failed");
     ps_buf_free(&b);
     return rc;
 }

@@ -24,7 +24,8 @@ bool ps_console_locale_utf8(void)
         if (!v || !*v) continue;
         /* "en_US.UTF-8", "C.utf8", "de_DE.utf-8@euro" */
         const char *dot = strchr(v, '.');
-        return dot && (strncasecmp(dot + 1, "utf-8", 5) == 0 || strncasecmp(dot + 1, "utf8", 4) == 0);
+        return dot &&
+               (strncasecmp(dot + 1, "utf-8", 5) == 0 || strncasecmp(dot + 1, "utf8", 4) == 0);
     }
     return false;
 }
@@ -57,9 +58,15 @@ void ps_report_load_threshold_line(ps_buf *b, const ps_json *t, int width,
     const char *expr = ps_json_get_string(t, "expression", "?");
     bool known = passed && passed->type == PS_JSON_BOOL;
     bool ok = known && passed->boolean;
-    const char *mark = !known ? "?" : opts->utf8 ? (ok ? "\xE2\x9C\x93" : "\xE2\x9C\x97") : ok ? "PASS" : "FAIL";
-    ps_buf_printf(b, "%s%s%s %-*s  ", col(opts, !known ? "" : ok ? C_GREEN : C_RED), mark, col(opts, C_RESET),
-                  width, expr);
+    const char *mark = !known       ? "?"
+                       : opts->utf8 ? (ok ? "\xE2\x9C\x93" : "\xE2\x9C\x97")
+                       : ok         ? "PASS"
+                                    : "FAIL";
+    ps_buf_printf(b, "%s%s%s %-*s  ",
+                  col(opts, !known ? ""
+                            : ok   ? C_GREEN
+                                   : C_RED),
+                  mark, col(opts, C_RESET), width, expr);
     /* the metric is what the expression compares: "p99" of "p99<200ms" */
     size_t mlen = strcspn(expr, "<>=");
     ps_buf_append(b, expr, mlen);
@@ -94,20 +101,22 @@ static void rate_line(ps_buf *b, const ps_json *doc)
         ps_buf_puts(b, "n/a");
     if (rate && rate->type == PS_JSON_NUMBER)
         ps_buf_printf(b, " of %g/s target", rate->d);
-    else if (ramp && ramp->type == PS_JSON_ARRAY && ramp->count == 2 && ramp->items[0]->type == PS_JSON_NUMBER &&
-             ramp->items[1]->type == PS_JSON_NUMBER)
+    else if (ramp && ramp->type == PS_JSON_ARRAY && ramp->count == 2 &&
+             ramp->items[0]->type == PS_JSON_NUMBER && ramp->items[1]->type == PS_JSON_NUMBER)
         ps_buf_printf(b, " of a %g to %g/s ramp", ramp->items[0]->d, ramp->items[1]->d);
     else
         ps_buf_puts(b, " (per-key rates)");
     ps_buf_printf(b, "; %lld due, %lld skipped for Retry-After", due, skipped);
-    if (due > 0 && skipped > 0) ps_buf_printf(b, " (%.1f%%)", 100.0 * (double)skipped / (double)due);
+    if (due > 0 && skipped > 0)
+        ps_buf_printf(b, " (%.1f%%)", 100.0 * (double)skipped / (double)due);
     ps_buf_printf(b, ", %lld sent\n", sent);
 }
 
 static void latency_rows(ps_buf *b, const ps_json *lat)
 {
     static const char *const keys[] = {"p50", "p90", "p99", "p99_9", "max"};
-    static const char *const names[2][2] = {{"corrected", "corrected  "}, {"uncorrected", "uncorrected"}};
+    static const char *const names[2][2] = {{"corrected", "corrected  "},
+                                            {"uncorrected", "uncorrected"}};
     ps_buf_puts(b, "  latency ms       p50       p90       p99     p99.9       max\n");
     for (int i = 0; i < 2; i++) {
         const ps_json *o = ps_json_get(lat, names[i][0]);
@@ -124,7 +133,8 @@ static void latency_rows(ps_buf *b, const ps_json *lat)
     }
 }
 
-int ps_report_console_load(const ps_json *doc, FILE *out, const ps_load_console_options *opts, ps_error *err)
+int ps_report_console_load(const ps_json *doc, FILE *out, const ps_load_console_options *opts,
+                           ps_error *err)
 {
     static const ps_load_console_options dflt = {0};
     if (!opts) opts = &dflt;
@@ -135,9 +145,10 @@ int ps_report_console_load(const ps_json *doc, FILE *out, const ps_load_console_
     const char *model = ps_json_get_string(params, "model", "?");
     double dur = ps_json_get_number(doc, "duration_s", 0);
     long long answered = (long long)ps_json_get_int(doc, "answered", 0);
-    ps_buf_printf(&b, "%spetstore-load:%s %lld requests in %.2f s, %.1f answered/s (%s model, %s engine)\n",
-                  col(opts, C_BOLD), col(opts, C_RESET), (long long)ps_json_get_int(doc, "scheduled", 0), dur,
-                  dur > 0 ? (double)answered / dur : 0.0, model, ps_json_get_string(params, "engine", "?"));
+    ps_buf_printf(
+        &b, "%spetstore-load:%s %lld requests in %.2f s, %.1f answered/s (%s model, %s engine)\n",
+        col(opts, C_BOLD), col(opts, C_RESET), (long long)ps_json_get_int(doc, "scheduled", 0), dur,
+        dur > 0 ? (double)answered / dur : 0.0, model, ps_json_get_string(params, "engine", "?"));
     if (strcmp(model, "open") == 0) rate_line(&b, doc);
     const ps_json *errs = ps_json_get(doc, "errors");
     ps_buf_printf(&b,
@@ -146,7 +157,8 @@ int ps_report_console_load(const ps_json *doc, FILE *out, const ps_load_console_
                   answered, (long long)ps_json_get_int(doc, "failed", 0),
                   (long long)ps_json_get_int(doc, "timed_out", 0),
                   (long long)ps_json_get_int(ps_json_get(doc, "status"), "429", 0),
-                  (long long)ps_json_get_int(errs, "connect", 0), (long long)ps_json_get_int(errs, "read", 0),
+                  (long long)ps_json_get_int(errs, "connect", 0),
+                  (long long)ps_json_get_int(errs, "read", 0),
                   (long long)ps_json_get_int(errs, "timeout", 0));
     latency_rows(&b, ps_json_get(doc, "latency_us"));
     if (opts->first_failure) ps_buf_printf(&b, "  first failure: %s\n", opts->first_failure);
@@ -154,15 +166,19 @@ int ps_report_console_load(const ps_json *doc, FILE *out, const ps_load_console_
     const ps_json *lim = ps_json_get(doc, "limits");
     const ps_json *viol = ps_json_get(lim, "violations");
     for (size_t i = 0; viol && viol->type == PS_JSON_ARRAY && i < viol->count; i++) {
-        bool warning = strcmp(ps_json_get_string(viol->items[i], "severity", "error"), "warning") == 0;
-        ps_buf_printf(&b, "  %s%s%s: %s\n", col(opts, warning ? "" : C_RED), warning ? "warning" : "LIMIT VIOLATION",
-                      col(opts, C_RESET), ps_json_get_string(viol->items[i], "message", "?"));
+        bool warning =
+            strcmp(ps_json_get_string(viol->items[i], "severity", "error"), "warning") == 0;
+        ps_buf_printf(&b, "  %s%s%s: %s\n", col(opts, warning ? "" : C_RED),
+                      warning ? "warning" : "LIMIT VIOLATION", col(opts, C_RESET),
+                      ps_json_get_string(viol->items[i], "message", "?"));
     }
     const ps_json *checked = ps_json_get(params, "verify_limits");
     if (checked && checked->type == PS_JSON_BOOL && checked->boolean) {
         const char *v = ps_json_get_string(lim, "verdict", "not_checked");
         ps_buf_printf(&b, "  limits: %s (%lld windows checked)\n",
-                      !strcmp(v, "fail") ? "FAIL" : !strcmp(v, "pass") ? "pass" : "not checked",
+                      !strcmp(v, "fail")   ? "FAIL"
+                      : !strcmp(v, "pass") ? "pass"
+                                           : "not checked",
                       (long long)ps_json_get_int(lim, "windows", 0));
     }
 
@@ -187,7 +203,8 @@ int ps_report_console_load(const ps_json *doc, FILE *out, const ps_load_console_
                       (long long)ps_json_get_int(doc, "exit_code", 3), aborted, col(opts, C_RESET));
 
     int rc = 0;
-    if (b.len && fwrite(b.data, 1, b.len, out) != b.len) rc = ps_error_set(err, "console report: write failed");
+    if (b.len && fwrite(b.data, 1, b.len, out) != b.len)
+        rc = ps_error_set(err, "console report: write failed");
     ps_buf_free(&b);
     return rc;
 }

@@ -84,14 +84,18 @@ static void test_point(ps_buf *b, const ps_json *check, size_t number)
         line_text(b, message ? message : "not run", true);
     }
     ps_buf_putc(b, '\n');
-    if (failed) diagnostics(b, check, "fail");
-    else if (not_tested) diagnostics(b, check, "not_tested");
-    else if (strcmp(status, "warning") == 0) diagnostics(b, check, "warning");
+    if (failed)
+        diagnostics(b, check, "fail");
+    else if (not_tested)
+        diagnostics(b, check, "not_tested");
+    else if (strcmp(status, "warning") == 0)
+        diagnostics(b, check, "warning");
 }
 
 int ps_report_tap_conform(const ps_json *doc, FILE *out, ps_error *err)
 {
-    if (!doc || doc->type != PS_JSON_OBJECT) return ps_error_set(err, "TAP report: the document is not a JSON object");
+    if (!doc || doc->type != PS_JSON_OBJECT)
+        return ps_error_set(err, "TAP report: the document is not a JSON object");
     ps_buf b = PS_BUF_INIT;
     const ps_json *suites = ps_json_get(doc, "suites");
     size_t total = 0;
@@ -136,7 +140,8 @@ int ps_report_tap_conform(const ps_json *doc, FILE *out, ps_error *err)
         ps_buf_putc(&b, '\n');
     }
     int rc = 0;
-    if (fwrite(b.data, 1, b.len, out) != b.len || fflush(out) != 0) rc = ps_error_set(err, "TAP report: write failed");
+    if (fwrite(b.data, 1, b.len, out) != b.len || fflush(out) != 0)
+        rc = ps_error_set(err, "TAP report: write failed");
     ps_buf_free(&b);
     return rc;
 }

@@ -9,7 +9,8 @@ static void redact_params(ps_buf *out, const char *p, size_t len)
     size_t i = 0;
     while (i < len) {
         size_t end = i;
-        while (end < len && p[end] != '&' && p[end] != ';') end++;
+        while (end < len && p[end] != '&' && p[end] != ';')
+            end++;
         const char *eq = memchr(p + i, '=', end - i);
         if (eq) {
             ps_buf_append(out, p + i, (size_t)(eq - (p + i)) + 1);

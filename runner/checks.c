@@ -10,7 +10,8 @@
 #include "core/buf.h"
 
 static const ps_check_def catalogue[PS_CK_COUNT] = {
-#define PS_CHECK(en, id, level, clause, tags, title) {PS_CK_##en, id, PS_LEVEL_##level, clause, tags, title},
+#define PS_CHECK(en, id, level, clause, tags, title)                                               \
+    {PS_CK_##en, id, PS_LEVEL_##level, clause, tags, title},
 #include "runner/suites/checks.def"
 #undef PS_CHECK
 };
@@ -37,9 +38,12 @@ const ps_check_def *ps_check_def_get(ps_check_id ck)
 const char *ps_check_level_name(ps_check_level level)
 {
     switch (level) {
-    case PS_LEVEL_SPEC: return "spec";
-    case PS_LEVEL_HTTP: return "http";
-    case PS_LEVEL_ADVICE: return "advice";
+    case PS_LEVEL_SPEC:
+        return "spec";
+    case PS_LEVEL_HTTP:
+        return "http";
+    case PS_LEVEL_ADVICE:
+        return "advice";
     }
     return "spec";
 }
@@ -47,10 +51,14 @@ const char *ps_check_level_name(ps_check_level level)
 const char *ps_check_status_name(ps_check_status status)
 {
     switch (status) {
-    case PS_STATUS_PASSED: return "passed";
-    case PS_STATUS_FAILED: return "failed";
-    case PS_STATUS_WARNING: return "warning";
-    case PS_STATUS_NOT_RUN: return "not_run";
+    case PS_STATUS_PASSED:
+        return "passed";
+    case PS_STATUS_FAILED:
+        return "failed";
+    case PS_STATUS_WARNING:
+        return "warning";
+    case PS_STATUS_NOT_RUN:
+        return "not_run";
     }
     return "not_run";
 }
@@ -68,7 +76,8 @@ ps_checks *ps_checks_create(void)
 {
     ps_checks *c = calloc(1, sizeof *c);
     if (!c) abort();
-    for (int i = 0; i < PS_CK_COUNT; i++) c->s[i].selected = true;
+    for (int i = 0; i < PS_CK_COUNT; i++)
+        c->s[i].selected = true;
     return c;
 }
 
@@ -106,7 +115,8 @@ static bool pattern_matches(const char *pat, const ps_check_def *def)
 }
 
 /* Applies a comma list of patterns: marks[i] = some pattern matched check i. */
-static int apply_patterns(const char *list, const char *flag, bool marks[PS_CK_COUNT], ps_error *err)
+static int apply_patterns(const char *list, const char *flag, bool marks[PS_CK_COUNT],
+                          ps_error *err)
 {
     char *copy = strdup(list);
     if (!copy) abort();
@@ -114,9 +124,11 @@ static int apply_patterns(const char *list, const char *flag, bool marks[PS_CK_C
     char *save = NULL;
     bool any_pattern = false;
     for (char *pat = strtok_r(copy, ",", &save); pat; pat = strtok_r(NULL, ",", &save)) {
-        while (*pat == ' ') pat++;
+        while (*pat == ' ')
+            pat++;
         size_t n = strlen(pat);
-        while (n && pat[n - 1] == ' ') pat[--n] = '\0';
+        while (n && pat[n - 1] == ' ')
+            pat[--n] = '\0';
         if (!*pat) continue;
         any_pattern = true;
         bool hit = false;
@@ -127,7 +139,8 @@ static int apply_patterns(const char *list, const char *flag, bool marks[PS_CK_C
             }
         }
         if (!hit) {
-            rc = ps_error_set(err, "%s '%s' matches no check id, suite or tag (see --list)", flag, pat);
+            rc = ps_error_set(err, "%s '%s' matches no check id, suite or tag (see --list)", flag,
+                              pat);
             goto out;
         }
     }

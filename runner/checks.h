@@ -45,7 +45,7 @@ typedef enum ps_check_status {
 
 typedef struct ps_check_def {
     ps_check_id ck;
-    const char *id;     /* "schema.list-is-array" */
+    const char *id; /* "schema.list-is-array" */
     ps_check_level level;
     const char *clause; /* the spec (or RFC) clause it enforces */
     const char *tags;   /* comma list */
@@ -56,7 +56,7 @@ typedef struct ps_checks ps_checks;
 
 /* The static catalogue (PS_CK_COUNT entries, in catalogue order). */
 const ps_check_def *ps_check_def_get(ps_check_id ck);
-const char *ps_check_level_name(ps_check_level level);   /* "spec", "http", "advice" */
+const char *ps_check_level_name(ps_check_level level);    /* "spec", "http", "advice" */
 const char *ps_check_status_name(ps_check_status status); /* "passed", ... */
 /* The suite of a check: its id up to the dot, copied into out. */
 void ps_check_suite(const ps_check_def *def, char *out, size_t out_size);
@@ -98,7 +98,7 @@ typedef struct ps_check_outcome {
     const char *message;       /* first failure, or the not-run reason; may be NULL */
     const char *evidence_json; /* evidence of the first failure; may be NULL */
     double duration_ms;
-    bool applicable;           /* false only for a not-run check marked not applicable */
+    bool applicable; /* false only for a not-run check marked not applicable */
 } ps_check_outcome;
 
 /* The final outcome of a selected check under the given strictness. */

@@ -20,7 +20,7 @@ struct ps_client {
     char *ca_file;
     size_t body_cap;
     volatile sig_atomic_t *cancel;
-    bool answered_once;  /* an HTTP reply came: a later failure is no protocol mix-up */
+    bool answered_once; /* an HTTP reply came: a later failure is no protocol mix-up */
     struct {
         char *value;
         size_t len;
@@ -55,7 +55,8 @@ ps_client *ps_client_create(const char *base_url, int64_t timeout_ns, FILE *verb
     c->base_url = strdup(base_url);
     if (!c->base_url) abort();
     size_t n = strlen(c->base_url);
-    while (n > 0 && c->base_url[n - 1] == '/') c->base_url[--n] = '\0';
+    while (n > 0 && c->base_url[n - 1] == '/')
+        c->base_url[--n] = '\0';
     c->timeout_ns = timeout_ns;
     c->body_cap = PS_CLIENT_BODY_CAP;
     c->verbose = verbose;
@@ -92,7 +93,8 @@ void ps_client_set_cancel(ps_client *c, volatile sig_atomic_t *flag)
     c->cancel = flag;
 }
 
-static int on_progress(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+static int on_progress(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
 {
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
     const ps_client *c = userp;
@@ -128,7 +130,8 @@ const char *ps_client_base_url(const ps_client *c)
  * caught too. With at_end, a piece of NEAR_MISS_MIN-1 or more characters of
  * a secret's beginning that ends the text also matches: a reply cut short
  * (--max-body) must not show most of a key. */
-static int secret_at(const ps_client *c, const char *s, size_t len, bool at_end, size_t *n, bool *whole)
+static int secret_at(const ps_client *c, const char *s, size_t len, bool at_end, size_t *n,
+                     bool *whole)
 {
     int best = -1;
     size_t best_len = 0;
@@ -137,9 +140,12 @@ static int secret_at(const ps_client *c, const char *s, size_t len, bool at_end,
         size_t vn = c->secrets[i].len, m = 0;
         bool w = false;
         if (!len || *s != *v) continue;
-        if (vn <= len && memcmp(s, v, vn) == 0) m = vn, w = true;
-        else if (vn >= NEAR_MISS_MIN && vn - 1 <= len && memcmp(s, v, vn - 1) == 0) m = vn - 1;
-        else if (at_end && vn >= NEAR_MISS_MIN && len >= NEAR_MISS_MIN - 1 && len < vn && memcmp(s, v, len) == 0)
+        if (vn <= len && memcmp(s, v, vn) == 0)
+            m = vn, w = true;
+        else if (vn >= NEAR_MISS_MIN && vn - 1 <= len && memcmp(s, v, vn - 1) == 0)
+            m = vn - 1;
+        else if (at_end && vn >= NEAR_MISS_MIN && len >= NEAR_MISS_MIN - 1 && len < vn &&
+                 memcmp(s, v, len) == 0)
             m = len;
         if (m > best_len) {
             best = i;
@@ -182,12 +188,15 @@ static void shell_word(const ps_client *c, ps_buf *b, const char *s, size_t len)
     bool has_secret = false;
     size_t n;
     bool whole = false;
-    for (size_t i = 0; i < len && !has_secret; i++) has_secret = secret_at(c, s + i, len - i, false, &n, &whole) >= 0;
+    for (size_t i = 0; i < len && !has_secret; i++)
+        has_secret = secret_at(c, s + i, len - i, false, &n, &whole) >= 0;
     if (!has_secret) {
         ps_buf_putc(b, '\'');
         for (size_t i = 0; i < len; i++) {
-            if (s[i] == '\'') ps_buf_puts(b, "'\\''");
-            else ps_buf_putc(b, s[i]);
+            if (s[i] == '\'')
+                ps_buf_puts(b, "'\\''");
+            else
+                ps_buf_putc(b, s[i]);
         }
         ps_buf_putc(b, '\'');
         return;
@@ -226,13 +235,15 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userp)
     ps_exchange *ex = userp;
     size_t n = size * nmemb;
     /* A new status line (after a 1xx or a redirect) starts a new header block. */
-    if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) ps_headers_clear(&ex->resp_headers);
-    else ps_headers_add_raw_line(&ex->resp_headers, data, n);
+    if (n >= 5 && strncmp(data, "HTTP/", 5) == 0)
+        ps_headers_clear(&ex->resp_headers);
+    else
+        ps_headers_add_raw_line(&ex->resp_headers, data, n);
     return n;
 }
 
-static void add_req_header(ps_client *c, ps_exchange *ex, struct curl_slist **list, const char *name,
-                           const char *value)
+static void add_req_header(ps_client *c, ps_exchange *ex, struct curl_slist **list,
+                           const char *name, const char *value)
 {
     ps_buf line = PS_BUF_INIT;
     ps_buf_printf(&line, "%s: %s", name, value);
@@ -245,7 +256,8 @@ static void add_req_header(ps_client *c, ps_exchange *ex, struct curl_slist **li
     ps_buf_free(&line);
 }
 
-static void build_curl_line(ps_client *c, const ps_client_request *req, const char *url, ps_exchange *ex)
+static void build_curl_line(ps_client *c, const ps_client_request *req, const char *url,
+                            ps_exchange *ex)
 {
     ps_buf b = PS_BUF_INIT;
     ps_buf_puts(&b, "curl -i");
@@ -281,7 +293,8 @@ static void put_clean(ps_buf *b, const char *prefix, const char *s, size_t len)
     ps_buf_reserve(b, len + 1);
     for (size_t i = 0; i < len; i++) {
         unsigned char ch = (unsigned char)s[i];
-        b->data[b->len++] = (char)((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f ? '.' : ch);
+        b->data[b->len++] =
+            (char)((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f ? '.' : ch);
     }
     ps_buf_putc(b, '\n');
 }
@@ -295,7 +308,8 @@ static void print_verbose(const ps_client *c, FILE *f, const ps_exchange *ex)
     ps_buf dump = PS_BUF_INIT;
     ps_buf_printf(&dump, "> %s %s\n", ex->method, ex->url);
     for (size_t i = 0; i < ex->req_headers.count; i++)
-        ps_buf_printf(&dump, "> %s: %s\n", ex->req_headers.items[i].name, ex->req_headers.items[i].value);
+        ps_buf_printf(&dump, "> %s: %s\n", ex->req_headers.items[i].name,
+                      ex->req_headers.items[i].value);
     if (ex->req_body.len) put_clean(&dump, "> ", ex->req_body.data, ex->req_body.len);
     if (!ex->responded) {
         ps_buf_printf(&dump, "! %s\n\n", ex->error);
@@ -310,7 +324,8 @@ static void print_verbose(const ps_client *c, FILE *f, const ps_exchange *ex)
         }
         size_t show = ex->body.len < 2048 ? ex->body.len : 2048;
         if (show) put_clean(&dump, "< ", ex->body.data, show);
-        if (show < ex->body_total) ps_buf_printf(&dump, "< ... (%zu bytes in all)\n", ex->body_total);
+        if (show < ex->body_total)
+            ps_buf_printf(&dump, "< ... (%zu bytes in all)\n", ex->body_total);
         ps_buf_putc(&dump, '\n');
     }
     size_t n;
@@ -378,11 +393,14 @@ int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *e
     } else {
         curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method);
         curl_easy_setopt(h, CURLOPT_POST, 1L);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(req->body ? req->body_len : 0));
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+                         (curl_off_t)(req->body ? req->body_len : 0));
         curl_easy_setopt(h, CURLOPT_COPYPOSTFIELDS, req->body ? req->body : "");
         /* libcurl would otherwise add its own form Content-Type and Expect. */
-        if (req->content_type) add_req_header(c, ex, &headers, "Content-Type", req->content_type);
-        else headers = curl_slist_append(headers, "Content-Type:");
+        if (req->content_type)
+            add_req_header(c, ex, &headers, "Content-Type", req->content_type);
+        else
+            headers = curl_slist_append(headers, "Content-Type:");
         headers = curl_slist_append(headers, "Expect:");
     }
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
@@ -402,7 +420,8 @@ int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *e
             ex->unreachable = true;
             break;
         case CURLE_OPERATION_TIMEDOUT:
-            snprintf(ex->error, sizeof ex->error, "no complete reply within the timeout (%.1f s): %s",
+            snprintf(ex->error, sizeof ex->error,
+                     "no complete reply within the timeout (%.1f s): %s",
                      (double)c->timeout_ns / 1e9, what);
             break;
         case CURLE_WRITE_ERROR:
@@ -411,16 +430,19 @@ int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *e
             break;
         case CURLE_GOT_NOTHING:
             if (tls_port(c, url.data))
-                snprintf(ex->error, sizeof ex->error, PS_TLS_MSG_TLS_ANSWER " (it closed the connection)");
+                snprintf(ex->error, sizeof ex->error,
+                         PS_TLS_MSG_TLS_ANSWER " (it closed the connection)");
             else
-                snprintf(ex->error, sizeof ex->error, "the server closed the connection without replying");
+                snprintf(ex->error, sizeof ex->error,
+                         "the server closed the connection without replying");
             break;
         case CURLE_RECV_ERROR:
         case CURLE_PARTIAL_FILE:
             if (cc == CURLE_RECV_ERROR && tls_port(c, url.data))
                 snprintf(ex->error, sizeof ex->error, PS_TLS_MSG_TLS_ANSWER " (%.200s)", what);
             else
-                snprintf(ex->error, sizeof ex->error, "the connection broke during the reply: %s", what);
+                snprintf(ex->error, sizeof ex->error, "the connection broke during the reply: %s",
+                         what);
             break;
         case CURLE_ABORTED_BY_CALLBACK:
             snprintf(ex->error, sizeof ex->error, "interrupted");
@@ -431,7 +453,8 @@ int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *e
             if (ps_tls_answered_in_plain_http(cc == CURLE_SSL_CONNECT_ERROR, what))
                 snprintf(ex->error, sizeof ex->error, PS_TLS_MSG_PLAIN_ANSWER " (%.200s)", what);
             else
-                snprintf(ex->error, sizeof ex->error, "TLS failed: %s (for a private CA, give --cacert FILE)", what);
+                snprintf(ex->error, sizeof ex->error,
+                         "TLS failed: %s (for a private CA, give --cacert FILE)", what);
             ex->unreachable = true;
             break;
         case CURLE_WEIRD_SERVER_REPLY:

@@ -40,7 +40,7 @@ typedef struct ps_client_request {
     const char *authorization; /* whole Authorization value, NULL = no header */
     const char *body;          /* NULL = no body */
     size_t body_len;
-    const char *content_type;  /* NULL = no Content-Type header */
+    const char *content_type; /* NULL = no Content-Type header */
 } ps_client_request;
 
 typedef struct ps_exchange {
@@ -49,18 +49,18 @@ typedef struct ps_exchange {
     char *url;
     ps_headers req_headers;
     ps_buf req_body;
-    char *curl;                /* a curl command that reproduces it */
+    char *curl; /* a curl command that reproduces it */
     /* the outcome */
-    bool responded;            /* false: transport failure, see error */
-    bool unreachable;          /* the failure was connecting (refused, unresolvable) */
+    bool responded;   /* false: transport failure, see error */
+    bool unreachable; /* the failure was connecting (refused, unresolvable) */
     char error[320];
     long status;
     ps_headers resp_headers;
-    ps_buf body;               /* at most body_cap bytes */
-    size_t body_cap;           /* the client's cap when this exchange ran */
-    size_t body_total;         /* bytes the server sent */
-    bool truncated;            /* body_total > body.len */
-    int64_t sent_wall_ns;      /* wall clock just before sending */
+    ps_buf body;          /* at most body_cap bytes */
+    size_t body_cap;      /* the client's cap when this exchange ran */
+    size_t body_total;    /* bytes the server sent */
+    bool truncated;       /* body_total > body.len */
+    int64_t sent_wall_ns; /* wall clock just before sending */
     int64_t done_wall_ns;
     double elapsed_ms;
 } ps_exchange;

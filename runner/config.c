@@ -64,16 +64,37 @@ static int check_key(const char *key, const char *what, ps_error *err)
     for (const unsigned char *p = (const unsigned char *)key; *p; p++)
         if (*p <= 0x20 || *p >= 0x7f)
             return ps_error_set(err, "%s contains %s at position %zu (a trailing newline?)", what,
-                                *p == ' ' ? "a space" : *p == '\n' || *p == '\r' ? "a line break"
-                                : *p >= 0x7f ? "a non-ASCII byte" : "a control character",
+                                *p == ' '                  ? "a space"
+                                : *p == '\n' || *p == '\r' ? "a line break"
+                                : *p >= 0x7f               ? "a non-ASCII byte"
+                                                           : "a control character",
                                 (size_t)(p - (const unsigned char *)key));
     return 0;
 }
 
 enum {
-    OPT_BASE_URL = 256, OPT_API_KEY, OPT_PLAN, OPT_LIMIT_KEY, OPT_LIMIT_PLAN, OPT_LIST, OPT_ONLY,
-    OPT_SKIP, OPT_MAX_WAIT, OPT_TIMEOUT, OPT_CACERT, OPT_MAX_BODY, OPT_STRICT, OPT_VERBOSE,
-    OPT_QUIET, OPT_COLOR, OPT_NO_COLOR, OPT_JSON, OPT_TAP, OPT_JUNIT, OPT_HTML, OPT_VERSION,
+    OPT_BASE_URL = 256,
+    OPT_API_KEY,
+    OPT_PLAN,
+    OPT_LIMIT_KEY,
+    OPT_LIMIT_PLAN,
+    OPT_LIST,
+    OPT_ONLY,
+    OPT_SKIP,
+    OPT_MAX_WAIT,
+    OPT_TIMEOUT,
+    OPT_CACERT,
+    OPT_MAX_BODY,
+    OPT_STRICT,
+    OPT_VERBOSE,
+    OPT_QUIET,
+    OPT_COLOR,
+    OPT_NO_COLOR,
+    OPT_JSON,
+    OPT_TAP,
+    OPT_JUNIT,
+    OPT_HTML,
+    OPT_VERSION,
 };
 
 static const struct option options[] = {
@@ -121,30 +142,68 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
         if (value && !*value && c != OPT_COLOR)
             return ps_error_set(err, "--%s: needs a non-empty value", ps_cli_long_name(options, c));
         switch (c) {
-        case 'h': cfg->help = true; break;
-        case OPT_VERSION: cfg->version = true; break;
-        case OPT_LIST: cfg->list = true; break;
-        case OPT_VERBOSE: cfg->verbose = true; break;
-        case OPT_STRICT: cfg->strict = true; break;
-        case OPT_QUIET: cfg->quiet = true; break;
-        case OPT_NO_COLOR: cfg->color = PS_CLI_COLOR_NEVER; break;
-        case OPT_COLOR:
-            if (ps_cli_parse_color(value, &cfg->color, err) < 0) return ps_error_prefix(err, "--color: ");
+        case 'h':
+            cfg->help = true;
             break;
-        case OPT_BASE_URL: cfg->base_url = value; break;
-        case OPT_API_KEY: cfg->api_key = value; break;
-        case OPT_LIMIT_KEY: cfg->limit_key = value; break;
-        case OPT_PLAN: plan_text = value, plan_given = true; break;
-        case OPT_LIMIT_PLAN: limit_plan_text = value, limit_plan_given = true; break;
-        case OPT_ONLY: cfg->only = value; break;
-        case OPT_SKIP: cfg->skip = value; break;
-        case OPT_JSON: cfg->json_path = value; break;
-        case OPT_TAP: cfg->tap_path = value; break;
-        case OPT_JUNIT: cfg->junit_path = value; break;
-        case OPT_HTML: cfg->html_path = value; break;
+        case OPT_VERSION:
+            cfg->version = true;
+            break;
+        case OPT_LIST:
+            cfg->list = true;
+            break;
+        case OPT_VERBOSE:
+            cfg->verbose = true;
+            break;
+        case OPT_STRICT:
+            cfg->strict = true;
+            break;
+        case OPT_QUIET:
+            cfg->quiet = true;
+            break;
+        case OPT_NO_COLOR:
+            cfg->color = PS_CLI_COLOR_NEVER;
+            break;
+        case OPT_COLOR:
+            if (ps_cli_parse_color(value, &cfg->color, err) < 0)
+                return ps_error_prefix(err, "--color: ");
+            break;
+        case OPT_BASE_URL:
+            cfg->base_url = value;
+            break;
+        case OPT_API_KEY:
+            cfg->api_key = value;
+            break;
+        case OPT_LIMIT_KEY:
+            cfg->limit_key = value;
+            break;
+        case OPT_PLAN:
+            plan_text = value, plan_given = true;
+            break;
+        case OPT_LIMIT_PLAN:
+            limit_plan_text = value, limit_plan_given = true;
+            break;
+        case OPT_ONLY:
+            cfg->only = value;
+            break;
+        case OPT_SKIP:
+            cfg->skip = value;
+            break;
+        case OPT_JSON:
+            cfg->json_path = value;
+            break;
+        case OPT_TAP:
+            cfg->tap_path = value;
+            break;
+        case OPT_JUNIT:
+            cfg->junit_path = value;
+            break;
+        case OPT_HTML:
+            cfg->html_path = value;
+            break;
         case OPT_MAX_BODY: {
             int64_t bytes;
-            if (ps_cli_parse_size(value, &bytes, err) < 0) return ps_error_prefix(err, "--max-body: ");
+            if (ps_cli_parse_size(value, &bytes, err) < 0)
+                return ps_error_prefix(err, "--max-body: ");
             if (bytes < 1024 || bytes > ((int64_t)1 << 30))
                 return ps_error_set(err, "--max-body: between 1K and 1G, got '%s'", value);
             cfg->max_body = (size_t)bytes;
@@ -176,18 +235,23 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
     if (!cfg->base_url) cfg->base_url = ps_cli_env("PETSTORE_BASE_URL");
     if (!cfg->api_key) cfg->api_key = ps_cli_env("PETSTORE_API_KEY");
     if (!cfg->limit_key) cfg->limit_key = ps_cli_env("PETSTORE_LIMIT_KEY");
-    if (!cfg->base_url) return ps_error_set(err, "no target: give --base-url URL or set PETSTORE_BASE_URL");
+    if (!cfg->base_url)
+        return ps_error_set(err, "no target: give --base-url URL or set PETSTORE_BASE_URL");
     if (strncmp(cfg->base_url, "http://", 7) != 0 && strncmp(cfg->base_url, "https://", 8) != 0)
-        return ps_error_set(err, "--base-url '%s' must start with http:// or https://", cfg->base_url);
-    if (!cfg->api_key) return ps_error_set(err, "no API key: set PETSTORE_API_KEY (or give --api-key)");
+        return ps_error_set(err, "--base-url '%s' must start with http:// or https://",
+                            cfg->base_url);
+    if (!cfg->api_key)
+        return ps_error_set(err, "no API key: set PETSTORE_API_KEY (or give --api-key)");
     if (check_key(cfg->api_key, "the API key", err) < 0) return -1;
     if (cfg->limit_key && check_key(cfg->limit_key, "the limit key", err) < 0) return -1;
-    if (plan_given && ps_plan_parse(plan_text, &cfg->plan, err) < 0) return ps_error_prefix(err, "--plan: ");
+    if (plan_given && ps_plan_parse(plan_text, &cfg->plan, err) < 0)
+        return ps_error_prefix(err, "--plan: ");
     if (limit_plan_given) {
         if (ps_plan_parse(limit_plan_text, &cfg->limit_plan, err) < 0)
             return ps_error_prefix(err, "--limit-plan: ");
         if (!cfg->limit_key)
-            return ps_error_set(err, "--limit-plan needs a limit key (--limit-key or PETSTORE_LIMIT_KEY)");
+            return ps_error_set(
+                err, "--limit-plan needs a limit key (--limit-key or PETSTORE_LIMIT_KEY)");
     } else {
         cfg->limit_plan = cfg->plan; /* as --help says, a limit key of its own included */
     }

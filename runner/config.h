@@ -18,17 +18,18 @@
 typedef struct ps_conform_config {
     const char *base_url;
     const char *api_key;
-    ps_plan plan;             /* PS_PLAN_UNKNOWN when --plan is not given */
-    const char *limit_key;    /* NULL: the main key (limit tests run last) */
-    ps_plan limit_plan;       /* defaults to plan */
+    ps_plan plan;          /* PS_PLAN_UNKNOWN when --plan is not given */
+    const char *limit_key; /* NULL: the main key (limit tests run last) */
+    ps_plan limit_plan;    /* defaults to plan */
     bool limit_key_given;
-    const char *only, *skip;  /* comma lists, NULL = none */
-    int64_t max_wait_ns;      /* longest wait for a rate-limit window */
-    int64_t timeout_ns;       /* per request */
-    const char *ca_file;      /* --cacert: PEM bundle for https targets */
-    size_t max_body;          /* --max-body: reply bytes kept and parsed */
+    const char *only, *skip; /* comma lists, NULL = none */
+    int64_t max_wait_ns;     /* longest wait for a rate-limit window */
+    int64_t timeout_ns;      /* per request */
+    const char *ca_file;     /* --cacert: PEM bundle for https targets */
+    size_t max_body;         /* --max-body: reply bytes kept and parsed */
     bool verbose, strict, list, help, version, quiet;
-    ps_cli_color color;       /* --color / --no-color; resolved with the environment by ps_cli_color_enabled */
+    ps_cli_color
+        color; /* --color / --no-color; resolved with the environment by ps_cli_color_enabled */
     const char *json_path, *tap_path, *junit_path, *html_path;
 } ps_conform_config;
 

@@ -32,14 +32,14 @@ struct ps_conform {
     ps_checks *checks;
     const ps_observer *observers;
     size_t nobservers;
-    void **observer_state;      /* [i]: observers[i]'s memory for the run */
-    char run_token[9];          /* see ps_conform_run_token */
-    char unknown_key[48];       /* a key the service cannot know */
+    void **observer_state; /* [i]: observers[i]'s memory for the run */
+    char run_token[9];     /* see ps_conform_run_token */
+    char unknown_key[48];  /* a key the service cannot know */
     int consecutive_transport_failures, consecutive_connect_failures;
-    bool aborted;               /* exit 3 */
+    bool aborted; /* exit 3 */
     char abort_reason[400];
-    char skip_reason[512];      /* why the last send was skipped */
-    char wait_why[2][48];       /* [0] main key, [1] limit key: what the last 429 asked */
+    char skip_reason[512]; /* why the last send was skipped */
+    char wait_why[2][48];  /* [0] main key, [1] limit key: what the last 429 asked */
     ps_conform_tally tally;
 };
 
@@ -115,7 +115,8 @@ void ps_conform_destroy(ps_conform *c)
     if (!c) return;
     ps_client_destroy(c->client);
     ps_politeness_destroy(c->polite);
-    for (size_t i = 0; i < c->nobservers; i++) free(c->observer_state[i]);
+    for (size_t i = 0; i < c->nobservers; i++)
+        free(c->observer_state[i]);
     free(c->observer_state);
     free(c);
 }
@@ -229,7 +230,9 @@ static void write_headers(const ps_conform *c, ps_jw *w, const ps_headers *h)
 static void write_body(const ps_conform *c, ps_jw *w, const char *data, size_t len, size_t total)
 {
     if (!data) data = "", len = 0;
-    size_t look = len < EVIDENCE_BODY_MAX + EVIDENCE_REDACT_MARGIN ? len : EVIDENCE_BODY_MAX + EVIDENCE_REDACT_MARGIN;
+    size_t look = len < EVIDENCE_BODY_MAX + EVIDENCE_REDACT_MARGIN
+                      ? len
+                      : EVIDENCE_BODY_MAX + EVIDENCE_REDACT_MARGIN;
     size_t rlen;
     char *red = ps_client_redact(c->client, data, look, &rlen);
     if (look == len && total <= len && rlen <= EVIDENCE_BODY_MAX) {
@@ -346,7 +349,8 @@ bool ps_conform_any_selected(const ps_conform *c, const char *prefix)
 void ps_conform_no_response(ps_conform *c, ps_check_id ck, int send_rc, const ps_exchange *ex)
 {
     if (send_rc == PS_SEND_SKIPPED) {
-        ps_check_not_run(c->checks, ck, "%s", c->skip_reason[0] ? c->skip_reason : "request not sent");
+        ps_check_not_run(c->checks, ck, "%s",
+                         c->skip_reason[0] ? c->skip_reason : "request not sent");
         return;
     }
     ps_conform_fail(c, ck, ex, "an HTTP response", "no response: %s", ex->error);
@@ -357,14 +361,17 @@ void ps_conform_no_response(ps_conform *c, ps_check_id ck, int send_rc, const ps
 ps_json *ps_conform_parse_body(const ps_exchange *ex, char *why, size_t why_size)
 {
     if (ex->truncated) {
-        snprintf(why, why_size, "the body is %zu bytes; the runner keeps and parses at most %zu KiB (--max-body)",
+        snprintf(why, why_size,
+                 "the body is %zu bytes; the runner keeps and parses at most %zu KiB (--max-body)",
                  ex->body_total, ex->body_cap >> 10);
         return NULL;
     }
     ps_error err;
     ps_json_failure f;
     ps_json *v = ps_json_parse(ex->body.data ? ex->body.data : "", ex->body.len, &f, &err);
-    if (!v) snprintf(why, why_size, "the body is not JSON (%s): %s", ps_json_failure_name(f), err.message);
+    if (!v)
+        snprintf(why, why_size, "the body is not JSON (%s): %s", ps_json_failure_name(f),
+                 err.message);
     return v;
 }
 
@@ -373,7 +380,8 @@ ps_json *ps_conform_parse_body(const ps_exchange *ex, char *why, size_t why_size
 void ps_conform_observe(ps_conform *c, const ps_exchange *ex, ps_key_role role)
 {
     ps_observation o = {ex, role};
-    for (size_t i = 0; i < c->nobservers; i++) c->observers[i].observe(c, c->observer_state[i], &o);
+    for (size_t i = 0; i < c->nobservers; i++)
+        c->observers[i].observe(c, c->observer_state[i], &o);
 }
 
 /* ---- sending -------------------------------------------------------------- */
@@ -382,9 +390,12 @@ static const char *politeness_key(const ps_conform *c, ps_key_role role)
 {
     switch (role) {
     case PS_KEY_MAIN:
-    case PS_KEY_MANGLED_MAIN: return c->cfg->api_key;
-    case PS_KEY_LIMIT: return c->cfg->limit_key;
-    default: return NULL;
+    case PS_KEY_MANGLED_MAIN:
+        return c->cfg->api_key;
+    case PS_KEY_LIMIT:
+        return c->cfg->limit_key;
+    default:
+        return NULL;
     }
 }
 
@@ -425,7 +436,9 @@ static bool wait_for_key(ps_conform *c, const char *key)
         int slot = wait_slot(c, key);
         fprintf(stderr, "petstore-conform: waiting %lld s for the %s's rate-limit window (%s)\n",
                 (long long)((until - now + 999999999) / 1000000000),
-                slot ? "limit key" : key ? "main key" : "unauthenticated requests",
+                slot  ? "limit key"
+                : key ? "main key"
+                      : "unauthenticated requests",
                 c->wait_why[slot][0] ? c->wait_why[slot] : "after a 429");
         fflush(stderr);
     }
@@ -452,7 +465,8 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req,
                 c->aborted = true;
                 snprintf(c->abort_reason, sizeof c->abort_reason, "interrupted by a signal");
             }
-            snprintf(c->skip_reason, sizeof c->skip_reason, "the run was aborted: %s", c->abort_reason);
+            snprintf(c->skip_reason, sizeof c->skip_reason, "the run was aborted: %s",
+                     c->abort_reason);
             return PS_SEND_SKIPPED;
         }
         if (!wait_for_key(c, key)) {
@@ -471,19 +485,21 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req,
              * cancelled exchange. */
             c->aborted = true;
             snprintf(c->abort_reason, sizeof c->abort_reason, "interrupted by a signal");
-            snprintf(c->skip_reason, sizeof c->skip_reason, "the run was aborted: interrupted by a signal");
+            snprintf(c->skip_reason, sizeof c->skip_reason,
+                     "the run was aborted: interrupted by a signal");
             return PS_SEND_SKIPPED;
         }
         if (rc < 0) {
             c->consecutive_transport_failures++;
-            c->consecutive_connect_failures = ex->unreachable ? c->consecutive_connect_failures + 1 : 0;
+            c->consecutive_connect_failures =
+                ex->unreachable ? c->consecutive_connect_failures + 1 : 0;
             if ((c->consecutive_transport_failures >= MAX_CONSECUTIVE_TRANSPORT_FAILURES ||
                  c->consecutive_connect_failures >= MAX_CONSECUTIVE_CONNECT_FAILURES) &&
                 !c->aborted) {
                 c->aborted = true;
                 snprintf(c->abort_reason, sizeof c->abort_reason,
-                         "%d requests in a row got no response; last: %s", c->consecutive_transport_failures,
-                         ex->error);
+                         "%d requests in a row got no response; last: %s",
+                         c->consecutive_transport_failures, ex->error);
             }
             return PS_SEND_FAILED;
         }
@@ -506,7 +522,8 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req,
                 snprintf(why, sizeof c->wait_why[0], "X-RateLimit-Reset %lld", (long long)rl.reset);
             }
             /* A delay counted from a whole-second clock: never resend early. */
-            if (until && rl.retry_after_state == PS_RL_OK && rl.retry_after_form == PS_RETRY_AFTER_DELAY)
+            if (until && rl.retry_after_state == PS_RL_OK &&
+                rl.retry_after_form == PS_RETRY_AFTER_DELAY)
                 until = ex->done_wall_ns + secs_to_ns(rl.retry_after_s);
             ps_politeness_note_429(c->polite, key, now, until);
         } else {
@@ -518,7 +535,8 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req,
             /* Outside the 429 suite a 429 is never judged: the check it
              * was for is not run (and the run incomplete), not failed. */
             snprintf(c->skip_reason, sizeof c->skip_reason,
-                     "the service answered 429 %d times in a row, waiting as it asked each time", attempt + 1);
+                     "the service answered 429 %d times in a row, waiting as it asked each time",
+                     attempt + 1);
             c->tally.skipped_waits++;
             return PS_SEND_SKIPPED;
         }

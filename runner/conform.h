@@ -22,9 +22,9 @@
 
 /* Which credential a request carries, for rate-limit tracking. */
 typedef enum ps_key_role {
-    PS_KEY_NONE,  /* no configured key (none, unknown, malformed header) */
-    PS_KEY_MAIN,  /* the main key, in a form the server should accept */
-    PS_KEY_LIMIT, /* the limit key, idem */
+    PS_KEY_NONE,         /* no configured key (none, unknown, malformed header) */
+    PS_KEY_MAIN,         /* the main key, in a form the server should accept */
+    PS_KEY_LIMIT,        /* the limit key, idem */
     PS_KEY_MANGLED_MAIN, /* the main key in a form the server should refuse */
 } ps_key_role;
 
@@ -35,10 +35,10 @@ enum {
 
 /* Results of ps_conform_send. */
 enum {
-    PS_SENT = 0,           /* a response arrived: see ex */
-    PS_SEND_FAILED = -1,   /* transport failure: ex->error */
-    PS_SEND_SKIPPED = -2,  /* not sent: waiting would exceed --max-wait, 429s kept coming
-                            * (PS_SEND_RETRY_429), or the run is aborting */
+    PS_SENT = 0,          /* a response arrived: see ex */
+    PS_SEND_FAILED = -1,  /* transport failure: ex->error */
+    PS_SEND_SKIPPED = -2, /* not sent: waiting would exceed --max-wait, 429s kept coming
+                           * (PS_SEND_RETRY_429), or the run is aborting */
 };
 
 typedef struct ps_conform ps_conform;
@@ -62,7 +62,7 @@ typedef struct ps_observer {
 
 /* What a run counted, for its report. */
 typedef struct ps_conform_tally {
-    unsigned exchanges;              /* requests sent, answered or not */
+    unsigned exchanges; /* requests sent, answered or not */
     /* Sends skipped because a 429 asked for a wait beyond --max-wait (or
      * 429s kept coming): the checks they fed are not run, the run incomplete. */
     unsigned skipped_waits;

@@ -85,8 +85,10 @@ int main(int argc, char **argv)
         code = 0;
         goto out;
     }
-    if (open_report(cfg.json_path, "--json", &json_f) < 0 || open_report(cfg.tap_path, "--tap", &tap_f) < 0 ||
-        open_report(cfg.junit_path, "--junit", &junit_f) < 0 || open_report(cfg.html_path, "--html", &html_f) < 0)
+    if (open_report(cfg.json_path, "--json", &json_f) < 0 ||
+        open_report(cfg.tap_path, "--tap", &tap_f) < 0 ||
+        open_report(cfg.junit_path, "--junit", &junit_f) < 0 ||
+        open_report(cfg.html_path, "--html", &html_f) < 0)
         goto out;
 
     struct sigaction sa;
@@ -104,14 +106,18 @@ int main(int argc, char **argv)
     ps_json_failure why;
     tree = ps_json_parse(doc.data, doc.len, &why, &err);
     if (!tree) { /* our own document: a bug, but say so rather than crash */
-        fprintf(stderr, "petstore-conform: internal error: the report document does not parse: %s\n", err.message);
+        fprintf(stderr,
+                "petstore-conform: internal error: the report document does not parse: %s\n",
+                err.message);
         code = 3;
         goto out;
     }
     ps_console_options copts = {ps_cli_color_enabled(cfg.color, STDOUT_FILENO), true};
-    if (ps_report_console_conform(tree, stdout, &copts, &err) < 0) fprintf(stderr, "petstore-conform: %s\n", err.message);
+    if (ps_report_console_conform(tree, stdout, &copts, &err) < 0)
+        fprintf(stderr, "petstore-conform: %s\n", err.message);
     if (json_f && (fwrite(doc.data, 1, doc.len, json_f) != doc.len || fflush(json_f) != 0))
-        fprintf(stderr, "petstore-conform: --json: write to '%s' failed\n", cfg.json_path), code = code ? code : 3;
+        fprintf(stderr, "petstore-conform: --json: write to '%s' failed\n", cfg.json_path),
+            code = code ? code : 3;
     if (tap_f && ps_report_tap_conform(tree, tap_f, &err) < 0)
         fprintf(stderr, "petstore-conform: --tap: %s\n", err.message), code = code ? code : 3;
     if (junit_f && ps_report_junit_conform(tree, junit_f, &err) < 0)
@@ -121,7 +127,8 @@ int main(int argc, char **argv)
     if (code == 3) {
         const ps_json *ab = ps_json_get(tree, "aborted");
         const ps_json *inc = ps_json_get(tree, "incomplete");
-        if (ab && ab->type == PS_JSON_STRING) fprintf(stderr, "petstore-conform: run aborted: %s\n", ab->str);
+        if (ab && ab->type == PS_JSON_STRING)
+            fprintf(stderr, "petstore-conform: run aborted: %s\n", ab->str);
         else if (inc && inc->type == PS_JSON_STRING)
             fprintf(stderr, "petstore-conform: run incomplete (exit 3): %s\n", inc->str);
     }

@@ -26,7 +26,8 @@ ps_politeness *ps_politeness_create(void)
 void ps_politeness_destroy(ps_politeness *p)
 {
     if (!p) return;
-    for (size_t i = 0; i < p->count; i++) free(p->items[i].key);
+    for (size_t i = 0; i < p->count; i++)
+        free(p->items[i].key);
     free(p->items);
     free(p);
 }

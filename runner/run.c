@@ -17,8 +17,8 @@ void ps_conform_print_list(FILE *out, const ps_checks *checks)
     for (int i = 0; i < PS_CK_COUNT; i++) {
         const ps_check_def *d = ps_check_def_get((ps_check_id)i);
         if (!ps_checks_selected(checks, d->ck)) continue;
-        fprintf(out, "%-36s %-6s [%s]\n    %s\n    clause: %s\n", d->id, ps_check_level_name(d->level),
-                d->tags, d->title, d->clause);
+        fprintf(out, "%-36s %-6s [%s]\n    %s\n    clause: %s\n", d->id,
+                ps_check_level_name(d->level), d->tags, d->title, d->clause);
     }
 }
 
@@ -77,16 +77,19 @@ static void incomplete_reason(const ps_conform *c, const outcome_tally *t, ps_bu
     if (ps_conform_aborted(c)) {
         ps_buf_printf(out, ": the run was aborted (%s)", ps_conform_abort_reason(c));
     } else if (tally.skipped_waits) {
-        ps_buf_printf(out, ": the service answered 429 and %u requests were not sent", tally.skipped_waits);
+        ps_buf_printf(out, ": the service answered 429 and %u requests were not sent",
+                      tally.skipped_waits);
         if (tally.longest_skipped_wait_ns > 0)
             ps_buf_printf(out, " (it asked to wait up to %lld s, more than --max-wait %.1f s)",
                           (long long)((tally.longest_skipped_wait_ns + 999999999) / 1000000000),
                           (double)cfg->max_wait_ns / 1e9);
         else
             ps_buf_puts(out, " (429s kept coming although each wait was honoured)");
-        ps_buf_puts(out, "; to fix: raise --max-wait above the service's Retry-After, give the limit suite a "
-                         "key of its own with --limit-key so the main key's window is not used up, and make "
-                         "sure no other client is using up these keys");
+        ps_buf_puts(
+            out,
+            "; to fix: raise --max-wait above the service's Retry-After, give the limit suite a "
+            "key of its own with --limit-key so the main key's window is not used up, and make "
+            "sure no other client is using up these keys");
     } else {
         ps_buf_puts(out, ": ");
         ps_buf_puts(out, t->first_incomplete_id);
@@ -149,8 +152,10 @@ static void write_suites(ps_jw *w, const ps_checks *checks, bool strict)
         for (int j = 0; j < PS_CK_COUNT; j++) {
             ps_check_suite(ps_check_def_get((ps_check_id)j), other, sizeof other);
             if (strcmp(other, suite) != 0) continue;
-            if (j < i) seen = true;
-            else any |= ps_checks_selected(checks, (ps_check_id)j);
+            if (j < i)
+                seen = true;
+            else
+                any |= ps_checks_selected(checks, (ps_check_id)j);
         }
         if (seen || !any) continue;
         ps_jw_object_open(w);
@@ -213,8 +218,8 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
     ps_jw_kuint(&w, "not_run", t.incomplete);
     ps_jw_kuint(&w, "not_applicable", t.not_applicable);
     ps_jw_object_close(&w);
-    const char *verdict = exit_code == 0 ? "pass"
-                          : exit_code == 1 ? "fail"
+    const char *verdict = exit_code == 0                           ? "pass"
+                          : exit_code == 1                         ? "fail"
                           : ps_conform_aborted(c) || !t.incomplete ? "aborted"
                                                                    : "incomplete";
     ps_jw_kstring(&w, "verdict", verdict);
@@ -222,8 +227,10 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
     ps_jw_kstring(&w, "aborted", ps_conform_abort_reason(c)); /* null unless aborted */
     ps_buf why = PS_BUF_INIT;
     incomplete_reason(c, &t, &why);
-    if (t.incomplete) ps_jw_kstring_len(&w, "incomplete", why.data, why.len);
-    else ps_jw_knull(&w, "incomplete");
+    if (t.incomplete)
+        ps_jw_kstring_len(&w, "incomplete", why.data, why.len);
+    else
+        ps_jw_knull(&w, "incomplete");
     ps_buf_free(&why);
     ps_jw_key(&w, "ratelimit"); /* the limiter model and counting observed (information) */
     ps_ratelimit_judge_report(c, &w);
@@ -259,9 +266,9 @@ int ps_conform_run(const ps_conform_config *cfg, ps_checks *checks, ps_buf *doc,
             announce_suite(cfg, "validation", "bodies the service must refuse");
             ps_suite_validation(c);
         }
-        if (!ps_conform_aborted(c) &&
-            (ps_checks_any_selected(checks, "create.") || ps_checks_any_selected(checks, "roundtrip.") ||
-             ps_checks_selected(checks, PS_CK_SCHEMA_CREATED_CATEGORY))) {
+        if (!ps_conform_aborted(c) && (ps_checks_any_selected(checks, "create.") ||
+                                       ps_checks_any_selected(checks, "roundtrip.") ||
+                                       ps_checks_selected(checks, PS_CK_SCHEMA_CREATED_CATEGORY))) {
             announce_suite(cfg, "roundtrip", "create, then find it in the list");
             ps_suite_roundtrip(c);
         }

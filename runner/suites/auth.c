@@ -45,8 +45,10 @@ static void expand(ps_conform *c, const char *tmpl, ps_buf *out, ps_key_role *ro
 static bool has_bearer_challenge(const char *v)
 {
     for (const char *p = v; p && *p;) {
-        while (*p == ' ' || *p == '\t' || *p == ',') p++;
-        if (strncasecmp(p, "bearer", 6) == 0 && (p[6] == '\0' || p[6] == ' ' || p[6] == ',')) return true;
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        if (strncasecmp(p, "bearer", 6) == 0 && (p[6] == '\0' || p[6] == ' ' || p[6] == ','))
+            return true;
         p = strchr(p, ',');
     }
     return false;
@@ -59,7 +61,9 @@ static void check_401_extras(ps_conform *c, const ps_exchange *ex, bool token_se
         ps_conform_fail(c, PS_CK_AUTH_WWW_AUTHENTICATE, ex, "WWW-Authenticate: Bearer ...",
                         "a 401 carries no WWW-Authenticate header (RFC 9110 11.6.1 requires one)");
         if (token_sent_unknown)
-            ps_conform_not_applicable(c, PS_CK_AUTH_BEARER_ERROR, "the 401 for an unknown key has no WWW-Authenticate to inspect");
+            ps_conform_not_applicable(
+                c, PS_CK_AUTH_BEARER_ERROR,
+                "the 401 for an unknown key has no WWW-Authenticate to inspect");
         return;
     }
     if (!has_bearer_challenge(wa)) {
@@ -69,10 +73,12 @@ static void check_401_extras(ps_conform *c, const ps_exchange *ex, bool token_se
     }
     ps_conform_pass(c, PS_CK_AUTH_WWW_AUTHENTICATE);
     if (token_sent_unknown) {
-        if (strcasestr(wa, "invalid_token")) ps_conform_pass(c, PS_CK_AUTH_BEARER_ERROR);
+        if (strcasestr(wa, "invalid_token"))
+            ps_conform_pass(c, PS_CK_AUTH_BEARER_ERROR);
         else
-            ps_conform_fail(c, PS_CK_AUTH_BEARER_ERROR, ex, "WWW-Authenticate: Bearer error=\"invalid_token\"",
-                            "the 401 for an unknown key does not name error=\"invalid_token\" ('%s')", wa);
+            ps_conform_fail(
+                c, PS_CK_AUTH_BEARER_ERROR, ex, "WWW-Authenticate: Bearer error=\"invalid_token\"",
+                "the 401 for an unknown key does not name error=\"invalid_token\" ('%s')", wa);
     }
 }
 
@@ -85,27 +91,35 @@ static void near_miss_keys(ps_conform *c)
     const char *key = ps_conform_cfg(c)->api_key;
     size_t n = strlen(key);
     if (n < PS_CONFORM_NEAR_MISS_MIN_KEY) {
-        ps_conform_not_applicable(c, PS_CK_AUTH_NEAR_MISS_KEYS,
-                                  "the key has fewer than %d characters: its near misses could not be hidden in "
-                                  "the reports without hiding ordinary text",
-                                  PS_CONFORM_NEAR_MISS_MIN_KEY);
+        ps_conform_not_applicable(
+            c, PS_CK_AUTH_NEAR_MISS_KEYS,
+            "the key has fewer than %d characters: its near misses could not be hidden in "
+            "the reports without hiding ordinary text",
+            PS_CONFORM_NEAR_MISS_MIN_KEY);
         return;
     }
     for (int v = 0; v < 2; v++) {
         ps_buf miss = PS_BUF_INIT, auth = PS_BUF_INIT;
-        if (v == 0) ps_buf_append(&miss, key, n - 1);
-        else ps_buf_printf(&miss, "%s%c", key, key[n - 1] == 'x' ? 'y' : 'x');
+        if (v == 0)
+            ps_buf_append(&miss, key, n - 1);
+        else
+            ps_buf_printf(&miss, "%s%c", key, key[n - 1] == 'x' ? 'y' : 'x');
         ps_buf_printf(&auth, "Bearer %s", miss.data);
         ps_client_request req = {"GET", "/categories", auth.data, NULL, 0, NULL};
         ps_exchange ex;
-        int rc = ps_conform_send(c, PS_CK_AUTH_NEAR_MISS_KEYS, &req, PS_KEY_MANGLED_MAIN, PS_SEND_RETRY_429, &ex);
-        const char *what = v == 0 ? "the key without its last character" : "the key with one character appended";
-        if (rc != PS_SENT) ps_conform_no_response(c, PS_CK_AUTH_NEAR_MISS_KEYS, rc, &ex);
-        else if (ex.status == 401) ps_conform_pass(c, PS_CK_AUTH_NEAR_MISS_KEYS);
+        int rc = ps_conform_send(c, PS_CK_AUTH_NEAR_MISS_KEYS, &req, PS_KEY_MANGLED_MAIN,
+                                 PS_SEND_RETRY_429, &ex);
+        const char *what =
+            v == 0 ? "the key without its last character" : "the key with one character appended";
+        if (rc != PS_SENT)
+            ps_conform_no_response(c, PS_CK_AUTH_NEAR_MISS_KEYS, rc, &ex);
+        else if (ex.status == 401)
+            ps_conform_pass(c, PS_CK_AUTH_NEAR_MISS_KEYS);
         else
-            ps_conform_fail(c, PS_CK_AUTH_NEAR_MISS_KEYS, &ex, "401: a key is matched whole",
-                            "listCategories with %s answered %ld, not 401 (are keys compared by prefix?)", what,
-                            ex.status);
+            ps_conform_fail(
+                c, PS_CK_AUTH_NEAR_MISS_KEYS, &ex, "401: a key is matched whole",
+                "listCategories with %s answered %ld, not 401 (are keys compared by prefix?)", what,
+                ex.status);
         ps_exchange_free(&ex);
         ps_buf_free(&miss);
         ps_buf_free(&auth);
@@ -136,10 +150,12 @@ void ps_suite_auth(ps_conform *c)
             if (v->expect != 401 && role == PS_KEY_MANGLED_MAIN) role = PS_KEY_MAIN;
             bool post = o == 1;
             /* A distinct name per create: a uniqueness rule is not shown, so it may apply. */
-            if (post) snprintf(body, sizeof body, "{\"name\":\"c%s a%u\"}", ps_conform_run_token(c), ++creates);
-            ps_client_request req = {ops[o].method, "/categories", v->tmpl ? auth.data : NULL,
-                                     post ? body : NULL, post ? strlen(body) : 0,
-                                     post ? "application/json" : NULL};
+            if (post)
+                snprintf(body, sizeof body, "{\"name\":\"c%s a%u\"}", ps_conform_run_token(c),
+                         ++creates);
+            ps_client_request req = {
+                ops[o].method,      "/categories",           v->tmpl ? auth.data : NULL,
+                post ? body : NULL, post ? strlen(body) : 0, post ? "application/json" : NULL};
             ps_exchange ex;
             int rc = ps_conform_send(c, v->ck, &req, role, PS_SEND_RETRY_429, &ex);
             if (rc != PS_SENT) {
@@ -150,9 +166,11 @@ void ps_suite_auth(ps_conform *c)
                     check_401_extras(c, &ex, v->tmpl && strstr(v->tmpl, "{unknown}"));
                 } else {
                     ps_conform_fail(c, v->ck, &ex, "401 with an Error body",
-                                    "%s with %s answered %ld, not 401", ops[o].what, v->label, ex.status);
+                                    "%s with %s answered %ld, not 401", ops[o].what, v->label,
+                                    ex.status);
                     if (v->tmpl && strstr(v->tmpl, "{unknown}"))
-                        ps_conform_not_applicable(c, PS_CK_AUTH_BEARER_ERROR, "an unknown key was not refused with 401");
+                        ps_conform_not_applicable(c, PS_CK_AUTH_BEARER_ERROR,
+                                                  "an unknown key was not refused with 401");
                 }
             } else {
                 if (ex.status >= 200 && ex.status < 300) {

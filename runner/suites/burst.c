@@ -39,7 +39,8 @@ static bool parse_target(const char *url, target *t)
     memcpy(t->authority, p, alen);
     const char *path = p + alen;
     size_t plen = strcspn(path, "?#");
-    while (plen && path[plen - 1] == '/') plen--;
+    while (plen && path[plen - 1] == '/')
+        plen--;
     if (plen >= sizeof t->prefix) return false;
     memcpy(t->prefix, path, plen);
     const char *a = t->authority, *colon;
@@ -82,15 +83,20 @@ static void record_request(const ps_burst_request *req, const target *t, ps_exch
     if (!ex->method || !ex->url) abort();
     const char *sp = strchr(req->scheme_and_key, ' ');
     ps_buf red = PS_BUF_INIT;
-    if (sp) ps_buf_printf(&red, "%.*s ***", (int)(sp - req->scheme_and_key), req->scheme_and_key);
-    else ps_buf_puts(&red, "***");
+    if (sp)
+        ps_buf_printf(&red, "%.*s ***", (int)(sp - req->scheme_and_key), req->scheme_and_key);
+    else
+        ps_buf_puts(&red, "***");
     ps_headers_add(&ex->req_headers, "Host", 4, t->authority, strlen(t->authority));
     ps_headers_add(&ex->req_headers, "Authorization", 13, red.data, red.len);
-    if (req->content_type) ps_headers_add(&ex->req_headers, "Content-Type", 12, req->content_type, strlen(req->content_type));
+    if (req->content_type)
+        ps_headers_add(&ex->req_headers, "Content-Type", 12, req->content_type,
+                       strlen(req->content_type));
     if (req->body) ps_buf_append(&ex->req_body, req->body, strlen(req->body));
     ps_buf curl = PS_BUF_INIT;
     ps_buf_printf(&curl, "curl -sS -i -X %s -H \"Authorization: %.*s ${%s}\"", req->method,
-                  sp ? (int)(sp - req->scheme_and_key) : 6, sp ? req->scheme_and_key : "Bearer", req->key_env);
+                  sp ? (int)(sp - req->scheme_and_key) : 6, sp ? req->scheme_and_key : "Bearer",
+                  req->key_env);
     if (req->content_type) ps_buf_printf(&curl, " -H 'Content-Type: %s'", req->content_type);
     if (req->body) ps_buf_printf(&curl, " --data-binary '%s'", req->body);
     ps_buf_printf(&curl, " '%s'", ex->url);
@@ -125,7 +131,8 @@ static void parse_reply(const ps_buf *in, ps_exchange *ex)
     const char *d = in->data ? in->data : "";
     const char *head_end = memmem(d, in->len, "\r\n\r\n", 4);
     long status = 0;
-    if (!head_end || sscanf(d, "HTTP/1.%*1[01] %3ld", &status) != 1 || status < 100 || status > 999) {
+    if (!head_end || sscanf(d, "HTTP/1.%*1[01] %3ld", &status) != 1 || status < 100 ||
+        status > 999) {
         snprintf(ex->error, sizeof ex->error, "the reply is not HTTP/1.1 (%zu bytes)", in->len);
         return;
     }
@@ -136,7 +143,8 @@ static void parse_reply(const ps_buf *in, ps_exchange *ex)
         if (!eol || eol > head_end) eol = head_end;
         const char *colon = memchr(line, ':', (size_t)(eol - line));
         if (colon) {
-            ps_headers_add(&ex->resp_headers, line, (size_t)(colon - line), colon + 1, (size_t)(eol - colon - 1));
+            ps_headers_add(&ex->resp_headers, line, (size_t)(colon - line), colon + 1,
+                           (size_t)(eol - colon - 1));
             if ((size_t)(colon - line) == 17 && strncasecmp(line, "Transfer-Encoding", 17) == 0 &&
                 memmem(colon, (size_t)(eol - colon), "chunked", 7))
                 chunked = true;
@@ -177,8 +185,8 @@ static void release(conn *cs, size_t from, size_t to, const ps_buf *wire, ps_exc
 
 /* Reads the replies on connections [from, to) until each closes or the
  * deadline passes. pf and idx have room for every connection. */
-static void collect(conn *cs, size_t from, size_t to, ps_exchange *out, struct pollfd *pf, size_t *idx,
-                    int64_t deadline)
+static void collect(conn *cs, size_t from, size_t to, ps_exchange *out, struct pollfd *pf,
+                    size_t *idx, int64_t deadline)
 {
     for (;;) {
         size_t np = 0;
@@ -215,8 +223,10 @@ static void finish(conn *cs, size_t from, size_t to, ps_exchange *out)
         cs[i].fd = -1;
         if (!ex->done_wall_ns) ex->done_wall_ns = ps_clock_wall_ns();
         if (ex->sent_wall_ns) ex->elapsed_ms = (double)(ex->done_wall_ns - ex->sent_wall_ns) / 1e6;
-        if (!ex->error[0] && cs[i].in.len) parse_reply(&cs[i].in, ex);
-        else if (!ex->error[0]) snprintf(ex->error, sizeof ex->error, "no reply within the burst's time");
+        if (!ex->error[0] && cs[i].in.len)
+            parse_reply(&cs[i].in, ex);
+        else if (!ex->error[0])
+            snprintf(ex->error, sizeof ex->error, "no reply within the burst's time");
         ps_buf_free(&cs[i].in);
     }
 }
@@ -257,7 +267,8 @@ static size_t open_all(conn *cs, size_t n, struct addrinfo *ai, int64_t deadline
         for (size_t i = 0; i < n; i++) {
             if (ok[i]) continue;
             if (!start_connect(&cs[i], a))
-                snprintf(out[i].error, sizeof out[i].error, "could not connect: %s", strerror(errno));
+                snprintf(out[i].error, sizeof out[i].error, "could not connect: %s",
+                         strerror(errno));
         }
         for (;;) { /* until every started connect has completed or the time is up */
             size_t np = 0;
@@ -278,7 +289,8 @@ static size_t open_all(conn *cs, size_t n, struct addrinfo *ai, int64_t deadline
                 break;
             }
             int rc = poll(pf, np, (int)(left / 1000000 + 1));
-            if (rc < 0 && errno != EINTR) deadline = 0; /* closes what is pending on the next turn */
+            if (rc < 0 && errno != EINTR)
+                deadline = 0; /* closes what is pending on the next turn */
             for (size_t k = 0; k < np && rc > 0; k++) {
                 if (!pf[k].revents) continue;
                 conn *cn = &cs[idx[k]];
@@ -288,7 +300,8 @@ static size_t open_all(conn *cs, size_t n, struct addrinfo *ai, int64_t deadline
                 if (err) {
                     close(cn->fd);
                     cn->fd = -1;
-                    snprintf(out[idx[k]].error, sizeof out[idx[k]].error, "could not connect: %s", strerror(err));
+                    snprintf(out[idx[k]].error, sizeof out[idx[k]].error, "could not connect: %s",
+                             strerror(err));
                     continue;
                 }
                 int one = 1;
@@ -311,8 +324,8 @@ static size_t open_all(conn *cs, size_t n, struct addrinfo *ai, int64_t deadline
     return opened;
 }
 
-int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exchange *out, char *why,
-                 size_t why_size)
+int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exchange *out,
+                 char *why, size_t why_size)
 {
     target t;
     if (!parse_target(req->base_url, &t)) {
@@ -330,8 +343,9 @@ int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exch
     conn *cs = calloc(n ? n : 1, sizeof *cs);
     if (!cs) abort();
     ps_buf wire = PS_BUF_INIT;
-    ps_buf_printf(&wire, "%s %s%s HTTP/1.1\r\nHost: %s\r\nAuthorization: %s\r\nAccept: application/json\r\n",
-                  req->method, t.prefix, req->path, t.authority, req->scheme_and_key);
+    ps_buf_printf(
+        &wire, "%s %s%s HTTP/1.1\r\nHost: %s\r\nAuthorization: %s\r\nAccept: application/json\r\n",
+        req->method, t.prefix, req->path, t.authority, req->scheme_and_key);
     if (req->content_type) ps_buf_printf(&wire, "Content-Type: %s\r\n", req->content_type);
     if (req->body) ps_buf_printf(&wire, "Content-Length: %zu\r\n", strlen(req->body));
     ps_buf_puts(&wire, "Connection: close\r\n\r\n");
@@ -342,7 +356,8 @@ int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exch
      * SYN retransmissions (over a minute against a server that accepts one
      * connection at a time), far past --timeout */
     size_t opened = open_all(cs, n, ai, ps_clock_mono_ns() + req->timeout_ns, out);
-    for (size_t i = 0; i < n; i++) record_request(req, &t, &out[i]);
+    for (size_t i = 0; i < n; i++)
+        record_request(req, &t, &out[i]);
     freeaddrinfo(ai);
     if (!opened) {
         snprintf(why, why_size, "no connection of the burst could be opened (%s)", out[0].error);
@@ -364,10 +379,13 @@ int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exch
     finish(cs, 0, first, out);
     /* a refusal already: the rest would only be refused too (a ban risked for nothing) */
     bool refused = false;
-    for (size_t i = 0; i < first; i++) refused |= out[i].responded && out[i].status == 429;
+    for (size_t i = 0; i < first; i++)
+        refused |= out[i].responded && out[i].status == 429;
     if (refused) {
         for (size_t i = first; i < n; i++) {
-            if (!cs[i].done) snprintf(out[i].error, sizeof out[i].error, "not sent: the burst was already refused");
+            if (!cs[i].done)
+                snprintf(out[i].error, sizeof out[i].error,
+                         "not sent: the burst was already refused");
             cs[i].done = true;
         }
     }

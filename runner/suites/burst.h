@@ -19,13 +19,13 @@
 #include "runner/client.h"
 
 typedef struct ps_burst_request {
-    const char *base_url;      /* "http://host:port/v1" */
-    const char *method, *path; /* "GET", "/categories" */
+    const char *base_url;       /* "http://host:port/v1" */
+    const char *method, *path;  /* "GET", "/categories" */
     const char *scheme_and_key; /* the Authorization value sent */
-    const char *key_env;       /* "PETSTORE_LIMIT_KEY": what the curl line names */
-    const char *body;          /* NULL: none */
-    const char *content_type;  /* NULL: none */
-    int64_t timeout_ns;        /* for the whole burst */
+    const char *key_env;        /* "PETSTORE_LIMIT_KEY": what the curl line names */
+    const char *body;           /* NULL: none */
+    const char *content_type;   /* NULL: none */
+    int64_t timeout_ns;         /* for the whole burst */
 } ps_burst_request;
 
 /* True when the base URL can be burst (http://). */
@@ -36,7 +36,7 @@ bool ps_burst_supported(const char *base_url);
  * last `together` at once and reads theirs; those are not sent when a first
  * reply was already a 429. out[0..n) are filled (responded or with error
  * set). Returns n, or -1 with why filled when no connection could be opened. */
-int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exchange *out, char *why,
-                 size_t why_size);
+int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exchange *out,
+                 char *why, size_t why_size);
 
 #endif

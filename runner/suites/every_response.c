@@ -21,7 +21,8 @@ static void observe_content_type(ps_conform *c, void *state, const ps_observatio
     size_t n = 0;
     if (ct) {
         n = strcspn(ct, ";");
-        while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t')) n--;
+        while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+            n--;
     }
     if (ct && n == 16 && strncasecmp(ct, "application/json", 16) == 0) {
         ps_conform_pass(c, PS_CK_SCHEMA_CONTENT_TYPE_JSON);
@@ -62,7 +63,8 @@ static void observe_error_body(ps_conform *c, void *state, const ps_observation 
             char exp[64];
             snprintf(exp, sizeof exp, "\"status\": %ld", ex->status);
             ps_conform_fail(c, PS_CK_ERRORS_STATUS_MATCHES, ex, exp,
-                            "the Error says status %" PRId64 " on a %ld response", st->i, ex->status);
+                            "the Error says status %" PRId64 " on a %ld response", st->i,
+                            ex->status);
         }
     }
     ps_json_free(v);
@@ -70,8 +72,9 @@ static void observe_error_body(ps_conform *c, void *state, const ps_observation 
 
 /* RFC 9110 5.3: a field that is not a list may not be sent twice, not
  * even with equal values (recipients may reject or pick either). */
-static const char *const singletons[] = {"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset",
-                                         "Retry-After", "Content-Type", "Content-Length"};
+static const char *const singletons[] = {"X-RateLimit-Limit", "X-RateLimit-Remaining",
+                                         "X-RateLimit-Reset", "Retry-After",
+                                         "Content-Type",      "Content-Length"};
 
 /* http.fields-not-repeated */
 static void observe_singletons(ps_conform *c, void *state, const ps_observation *o)
@@ -84,9 +87,11 @@ static void observe_singletons(ps_conform *c, void *state, const ps_observation 
             char exp[96];
             snprintf(exp, sizeof exp, "%s once", singletons[i]);
             ps_conform_fail(c, PS_CK_HTTP_FIELDS_NOT_REPEATED, ex, exp,
-                            "a %ld response carries %s %zu times ('%s' first); RFC 9110 5.3 allows a field that "
+                            "a %ld response carries %s %zu times ('%s' first); RFC 9110 5.3 allows "
+                            "a field that "
                             "is not a list once",
-                            ex->status, singletons[i], n, ps_headers_get(&ex->resp_headers, singletons[i]));
+                            ex->status, singletons[i], n,
+                            ps_headers_get(&ex->resp_headers, singletons[i]));
             return;
         }
     }

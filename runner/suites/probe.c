@@ -10,10 +10,12 @@ static void check_base_url(ps_conform *c, const ps_exchange *ex)
 {
     const char *url = ps_conform_base_url(c);
     size_t n = strlen(url);
-    if (n >= 3 && strcmp(url + n - 3, "/v1") == 0) ps_conform_pass(c, PS_CK_BASE_URL_V1);
+    if (n >= 3 && strcmp(url + n - 3, "/v1") == 0)
+        ps_conform_pass(c, PS_CK_BASE_URL_V1);
     else
         ps_conform_fail(c, PS_CK_BASE_URL_V1, ex, "a base URL ending in /v1",
-                        "the base URL '%s' does not end in /v1 (spec 9: the version segment ends the base address)",
+                        "the base URL '%s' does not end in /v1 (spec 9: the version segment ends "
+                        "the base address)",
                         url);
 }
 
@@ -25,20 +27,23 @@ static void check_list_body(ps_conform *c, const ps_exchange *ex)
         /* A long list is no deviation; the runner just did not keep it all. */
         static const ps_check_id ids[] = {PS_CK_SCHEMA_LIST_IS_ARRAY, PS_CK_SCHEMA_LIST_CATEGORY};
         for (size_t i = 0; i < 2; i++)
-            ps_conform_not_run(c, ids[i], "the list is %zu bytes, more than the %zu KiB kept (raise --max-body)",
-                             ex->body_total, ex->body_cap >> 10);
+            ps_conform_not_run(
+                c, ids[i], "the list is %zu bytes, more than the %zu KiB kept (raise --max-body)",
+                ex->body_total, ex->body_cap >> 10);
         return;
     }
     ps_json *v = ps_conform_parse_body(ex, why, sizeof why);
     if (!v) {
         ps_conform_fail(c, PS_CK_SCHEMA_LIST_IS_ARRAY, ex, "a JSON array of Category", "%s", why);
-        ps_conform_not_applicable(c, PS_CK_SCHEMA_LIST_CATEGORY, "the list body is not JSON (schema.list-is-array failed)");
+        ps_conform_not_applicable(c, PS_CK_SCHEMA_LIST_CATEGORY,
+                                  "the list body is not JSON (schema.list-is-array failed)");
         return;
     }
     if (v->type != PS_JSON_ARRAY) {
         ps_conform_fail(c, PS_CK_SCHEMA_LIST_IS_ARRAY, ex, "a JSON array of Category",
                         "the list body is a JSON %s, not an array", ps_json_type_name(v->type));
-        ps_conform_not_applicable(c, PS_CK_SCHEMA_LIST_CATEGORY, "the list body is not an array (schema.list-is-array failed)");
+        ps_conform_not_applicable(c, PS_CK_SCHEMA_LIST_CATEGORY,
+                                  "the list body is not an array (schema.list-is-array failed)");
         goto out;
     }
     ps_conform_pass(c, PS_CK_SCHEMA_LIST_IS_ARRAY);
@@ -77,13 +82,14 @@ int ps_suite_probe(ps_conform *c)
         ps_conform_pass(c, PS_CK_LIST_STATUS_200);
         ps_conform_pass(c, PS_CK_AUTH_VALID_KEY);
     } else {
-        const char *hint = ex.status == 401 ? " (is the API key right?)"
+        const char *hint = ex.status == 401   ? " (is the API key right?)"
                            : ex.status == 404 ? " (is the base URL right? it should end in /v1)"
                                               : "";
         ps_conform_fail(c, PS_CK_LIST_STATUS_200, &ex, "200 with a JSON array",
                         "GET /categories with the API key answered %ld%s", ex.status, hint);
         if (ex.status == 401)
-            ps_conform_fail(c, PS_CK_AUTH_VALID_KEY, &ex, "200", "the configured API key was refused with 401");
+            ps_conform_fail(c, PS_CK_AUTH_VALID_KEY, &ex, "200",
+                            "the configured API key was refused with 401");
     }
     if (ex.status >= 200 && ex.status < 300) check_list_body(c, &ex);
     ps_exchange_free(&ex);

@@ -71,8 +71,8 @@ void ps_suite_ratelimit(ps_conform *c)
     };
     for (int i = 0; i < BURST; i++) {
         ps_exchange ex;
-        int rc = ps_conform_send(c, PS_CK_RATELIMIT_REMAINING_DECREMENTS, &reqs[i], PS_KEY_MAIN, PS_SEND_RETRY_429,
-                                 &ex);
+        int rc = ps_conform_send(c, PS_CK_RATELIMIT_REMAINING_DECREMENTS, &reqs[i], PS_KEY_MAIN,
+                                 PS_SEND_RETRY_429, &ex);
         if (rc != PS_SENT) ps_conform_no_response(c, PS_CK_RATELIMIT_REMAINING_DECREMENTS, rc, &ex);
         ps_exchange_free(&ex);
         if (rc != PS_SENT) break;
@@ -88,8 +88,10 @@ static void not_run_all(ps_conform *c, bool incomplete, const char *why)
                                       PS_CK_LIMIT429_RETRY_AFTER, PS_CK_LIMIT429_RETRY_AFTER_AGREES,
                                       PS_CK_LIMIT429_RECOVERS};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
-        if (incomplete) ps_conform_not_run(c, ids[i], "%s", why);
-        else ps_conform_not_applicable(c, ids[i], "%s", why);
+        if (incomplete)
+            ps_conform_not_run(c, ids[i], "%s", why);
+        else
+            ps_conform_not_applicable(c, ids[i], "%s", why);
     }
 }
 
@@ -99,7 +101,8 @@ static void check_refusal(ps_conform *c, const ps_exchange *ex)
     char why[300];
     ps_json *v = ps_conform_parse_body(ex, why, sizeof why);
     if (!v) {
-        ps_conform_fail(c, PS_CK_LIMIT429_ERROR_BODY, ex, "an Error body with status 429", "the 429: %s", why);
+        ps_conform_fail(c, PS_CK_LIMIT429_ERROR_BODY, ex, "an Error body with status 429",
+                        "the 429: %s", why);
     } else if (!ps_shape_is_error(v, why, sizeof why)) {
         ps_conform_fail(c, PS_CK_LIMIT429_ERROR_BODY, ex, "an Error body with status 429",
                         "the 429 body is not an Error: %s", why);
@@ -117,8 +120,8 @@ static void check_refusal(ps_conform *c, const ps_exchange *ex)
     /* Remaining alone: a bad Limit or Reset is another check's finding */
     if (rl.remaining_state != PS_RL_OK) {
         ps_conform_fail(c, PS_CK_LIMIT429_REMAINING_ZERO, ex, "X-RateLimit-Remaining: 0",
-                        "the 429's X-RateLimit-Remaining is %s%s%s",
-                        rl.remaining_raw ? "'" : "", rl.remaining_raw ? rl.remaining_raw : "absent",
+                        "the 429's X-RateLimit-Remaining is %s%s%s", rl.remaining_raw ? "'" : "",
+                        rl.remaining_raw ? rl.remaining_raw : "absent",
                         rl.remaining_raw ? "', not 0" : "");
     } else if (rl.remaining != 0) {
         ps_conform_fail(c, PS_CK_LIMIT429_REMAINING_ZERO, ex, "X-RateLimit-Remaining: 0",
@@ -128,21 +131,25 @@ static void check_refusal(ps_conform *c, const ps_exchange *ex)
     }
 
     if (rl.retry_after_state == PS_RL_ABSENT) {
-        ps_conform_fail(c, PS_CK_LIMIT429_RETRY_AFTER, ex, "Retry-After: delay-seconds or HTTP-date",
+        ps_conform_fail(c, PS_CK_LIMIT429_RETRY_AFTER, ex,
+                        "Retry-After: delay-seconds or HTTP-date",
                         "the 429 carries no Retry-After");
-        ps_conform_not_applicable(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "the 429 carries no Retry-After");
+        ps_conform_not_applicable(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES,
+                                  "the 429 carries no Retry-After");
         return;
     }
     if (rl.retry_after_state != PS_RL_OK) {
-        ps_conform_fail(c, PS_CK_LIMIT429_RETRY_AFTER, ex, "Retry-After: delay-seconds or HTTP-date",
-                        "Retry-After '%s' is neither delay-seconds nor an HTTP-date", rl.retry_after_raw);
+        ps_conform_fail(
+            c, PS_CK_LIMIT429_RETRY_AFTER, ex, "Retry-After: delay-seconds or HTTP-date",
+            "Retry-After '%s' is neither delay-seconds nor an HTTP-date", rl.retry_after_raw);
         ps_conform_not_applicable(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "Retry-After is not valid");
         return;
     }
     ps_conform_pass(c, PS_CK_LIMIT429_RETRY_AFTER);
     /* a fractional Reset still names a time (ratelimit.reset-unix-seconds fails its form) */
     if (rl.reset_state != PS_RL_OK && !ps_ratelimit_reset_lenient(rl.reset_raw, &rl.reset)) {
-        ps_conform_not_applicable(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES, "the 429 has no numeric X-RateLimit-Reset");
+        ps_conform_not_applicable(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES,
+                                  "the 429 has no numeric X-RateLimit-Reset");
         return;
     }
     /* Retry-After says when to retry, Reset when the limit resets: waiting
@@ -151,16 +158,21 @@ static void check_refusal(ps_conform *c, const ps_exchange *ex)
      * (ratelimit.reset-consistent holds the rest of the headers to it).
      * Allow whole-second rounding on both sides and the exchange's duration. */
     int64_t sent_s = ex->sent_wall_ns / 1000000000;
-    int64_t ends = rl.retry_after_form == PS_RETRY_AFTER_DELAY ? sent_s + rl.retry_after_s : rl.retry_after_unix_s;
-    int64_t ends_hi = rl.retry_after_form == PS_RETRY_AFTER_DELAY ? now_s + rl.retry_after_s : rl.retry_after_unix_s;
+    int64_t ends = rl.retry_after_form == PS_RETRY_AFTER_DELAY ? sent_s + rl.retry_after_s
+                                                               : rl.retry_after_unix_s;
+    int64_t ends_hi = rl.retry_after_form == PS_RETRY_AFTER_DELAY ? now_s + rl.retry_after_s
+                                                                  : rl.retry_after_unix_s;
     if (ends <= rl.reset + 2) {
         ps_conform_pass(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES);
     } else {
         char exp[128];
-        snprintf(exp, sizeof exp, "Retry-After ending by X-RateLimit-Reset %" PRId64 " (+2 s)", rl.reset);
-        const char *hint = rl.reset < 1000000000LL ? " (X-RateLimit-Reset looks like seconds left, not a Unix time)"
-                           : rl.reset > 100000000000LL ? " (X-RateLimit-Reset looks like milliseconds)"
-                                                       : "";
+        snprintf(exp, sizeof exp, "Retry-After ending by X-RateLimit-Reset %" PRId64 " (+2 s)",
+                 rl.reset);
+        const char *hint = rl.reset < 1000000000LL
+                               ? " (X-RateLimit-Reset looks like seconds left, not a Unix time)"
+                           : rl.reset > 100000000000LL
+                               ? " (X-RateLimit-Reset looks like milliseconds)"
+                               : "";
         ps_conform_fail(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES, ex, exp,
                         "Retry-After '%s' ends around %" PRId64 ", after X-RateLimit-Reset %" PRId64
                         " says the limit resets%s",
@@ -175,7 +187,7 @@ typedef struct burst_count {
     bool reset_moved;             /* an admitted reply named another Reset than the probe */
     int64_t retry_until_ns;       /* the latest moment a 429 asked to wait for */
     double elapsed_s;
-    int stacked_a, stacked_b;     /* a reply saying more remain than another's Limit allows */
+    int stacked_a, stacked_b; /* a reply saying more remain than another's Limit allows */
 } burst_count;
 
 static void count_burst(const ps_exchange *exs, int n, int64_t probe_reset, burst_count *bc)
@@ -232,14 +244,16 @@ static void count_burst(const ps_exchange *exs, int n, int64_t probe_reset, burs
 
 /* The request the limit is exhausted with: a list, unless the run showed
  * lists uncounted and creates counted (spec 8 rule 4 leaves it open). */
-static ps_client_request limit_request(ps_conform *c, const char *auth, char *body, size_t body_size)
+static ps_client_request limit_request(ps_conform *c, const char *auth, char *body,
+                                       size_t body_size)
 {
     ps_rl_key_view v;
     /* one service, one rule: what the main key showed holds for the limit key */
     if (ps_ratelimit_judge_view(c, PS_KEY_MAIN, &v) && v.list_counted == PS_RL_COUNTED_NO &&
         v.create_counted == PS_RL_COUNTED_YES) {
         snprintf(body, body_size, "{\"name\":\"c%s limit\"}", ps_conform_run_token(c));
-        return (ps_client_request){"POST", "/categories", auth, body, strlen(body), "application/json"};
+        return (ps_client_request){"POST", "/categories", auth,
+                                   body,   strlen(body),  "application/json"};
     }
     return (ps_client_request){"GET", "/categories", auth, NULL, 0, NULL};
 }
@@ -255,7 +269,8 @@ void ps_suite_limit429(ps_conform *c)
     int rc;
     ps_rl_info rl;
     for (int tries = 0;; tries++) {
-        rc = ps_conform_send(c, PS_CK_LIMIT429_ENFORCED, &req, PS_KEY_LIMIT, PS_SEND_RETRY_429, &ex);
+        rc =
+            ps_conform_send(c, PS_CK_LIMIT429_ENFORCED, &req, PS_KEY_LIMIT, PS_SEND_RETRY_429, &ex);
         if (rc != PS_SENT) {
             ps_conform_no_response(c, PS_CK_LIMIT429_ENFORCED, rc, &ex);
             ps_conform_no_response(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, rc, &ex);
@@ -264,14 +279,17 @@ void ps_suite_limit429(ps_conform *c)
             return;
         }
         if (ex.status == 401) {
-            ps_conform_fail(c, PS_CK_LIMIT429_ENFORCED, &ex, "2xx", "the limit key was refused with 401");
-            ps_conform_not_applicable(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, "the limit key was refused");
+            ps_conform_fail(c, PS_CK_LIMIT429_ENFORCED, &ex, "2xx",
+                            "the limit key was refused with 401");
+            ps_conform_not_applicable(c, PS_CK_LIMIT429_NO_OVER_ADMISSION,
+                                      "the limit key was refused");
             not_run_all(c, false, "the limit key was refused (limit429.enforced failed)");
             ps_exchange_free(&ex);
             return;
         }
         ps_rl_read(&ex.resp_headers, ex.done_wall_ns / 1000000000, &rl);
-        bool fresh = rl.remaining_state == PS_RL_OK && rl.limit_state == PS_RL_OK && rl.remaining >= rl.limit - 1;
+        bool fresh = rl.remaining_state == PS_RL_OK && rl.limit_state == PS_RL_OK &&
+                     rl.remaining >= rl.limit - 1;
         if (fresh || tries == 3 || rl.reset_state != PS_RL_OK) break;
         int64_t until = service_s_to_ns(rl.reset) + 50000000;
         if (until < ps_clock_wall_ns() || !wait_until(c, until)) break;
@@ -280,12 +298,14 @@ void ps_suite_limit429(ps_conform *c)
     int64_t announced = -1, probe_reset = rl.reset_state == PS_RL_OK ? rl.reset : 0;
     if (rl.remaining_state == PS_RL_OK) announced = rl.remaining;
     int64_t budget = announced >= 0 ? announced
-                     : ps_conform_cfg(c)->limit_plan.per_minute > 0 ? ps_conform_cfg(c)->limit_plan.per_minute
-                                                                   : 1000; /* the largest published minute limit */
+                     : ps_conform_cfg(c)->limit_plan.per_minute > 0
+                         ? ps_conform_cfg(c)->limit_plan.per_minute
+                         : 1000; /* the largest published minute limit */
     if (budget + 1 > MAX_EXHAUST) {
         ps_conform_not_run(c, PS_CK_LIMIT429_ENFORCED,
                            "%" PRId64 " requests remain on the limit key: too many to exhaust "
-                           "(give --limit-key with a free or pro key)", budget);
+                           "(give --limit-key with a free or pro key)",
+                           budget);
         ps_conform_not_run(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, "the limit was not exhausted");
         not_run_all(c, true, "the limit was not exhausted");
         ps_exchange_free(&ex);
@@ -304,9 +324,15 @@ void ps_suite_limit429(ps_conform *c)
     char why[300] = "";
     int got = 0;
     if (concurrent) {
-        ps_burst_request br = {ps_conform_base_url(c), req.method, req.path, auth,
-                               ps_conform_cfg(c)->limit_key_given ? "PETSTORE_LIMIT_KEY" : "PETSTORE_API_KEY",
-                               req.body, req.content_type, ps_conform_cfg(c)->timeout_ns + 5000000000LL};
+        ps_burst_request br = {ps_conform_base_url(c),
+                               req.method,
+                               req.path,
+                               auth,
+                               ps_conform_cfg(c)->limit_key_given ? "PETSTORE_LIMIT_KEY"
+                                                                  : "PETSTORE_API_KEY",
+                               req.body,
+                               req.content_type,
+                               ps_conform_cfg(c)->timeout_ns + 5000000000LL};
         int64_t t0 = ps_clock_mono_ns();
         got = ps_burst_run(&br, (size_t)n, CROSSING_TOGETHER, exs, why, sizeof why);
         ps_check_add_time(ps_conform_checks(c), PS_CK_LIMIT429_NO_OVER_ADMISSION,
@@ -317,7 +343,8 @@ void ps_suite_limit429(ps_conform *c)
         ps_ratelimit_judge_concurrent(c, false);
     } else {
         for (got = 0; got < n; got++) {
-            rc = ps_conform_send(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, &req, PS_KEY_LIMIT, 0, &exs[got]);
+            rc = ps_conform_send(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, &req, PS_KEY_LIMIT, 0,
+                                 &exs[got]);
             if (rc != PS_SENT) break;
             if (exs[got].status == 429) {
                 got++;
@@ -326,7 +353,8 @@ void ps_suite_limit429(ps_conform *c)
         }
     }
     if (got <= 0) {
-        ps_conform_not_run(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, "the burst could not be sent: %s", why);
+        ps_conform_not_run(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, "the burst could not be sent: %s",
+                           why);
         ps_conform_not_run(c, PS_CK_LIMIT429_ENFORCED, "the burst could not be sent: %s", why);
         not_run_all(c, true, "the limit was not exhausted");
         free(exs);
@@ -336,15 +364,17 @@ void ps_suite_limit429(ps_conform *c)
     count_burst(exs, got, probe_reset, &bc);
     if (ps_conform_cfg(c)->verbose)
         fprintf(stderr,
-                "petstore-conform: %s of %d on the limit key at Remaining %" PRId64 ": %" PRId64 " admitted, %" PRId64
-                " refused, %" PRId64 " other in %.1f ms%s\n",
-                concurrent ? "a concurrent burst" : "a sequential run", n, announced, bc.admitted, bc.refused, bc.other,
-                bc.elapsed_s * 1e3, bc.reset_moved ? " (Reset moved: refills allowed for)" : "");
+                "petstore-conform: %s of %d on the limit key at Remaining %" PRId64 ": %" PRId64
+                " admitted, %" PRId64 " refused, %" PRId64 " other in %.1f ms%s\n",
+                concurrent ? "a concurrent burst" : "a sequential run", n, announced, bc.admitted,
+                bc.refused, bc.other, bc.elapsed_s * 1e3,
+                bc.reset_moved ? " (Reset moved: refills allowed for)" : "");
 
     /* 3: the count, exact against what was announced (a bucket may refill
      * during the burst; a window that rolled over starts a new count) */
     if (announced < 0) {
-        ps_conform_not_applicable(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, "Remaining was not announced as an integer");
+        ps_conform_not_applicable(c, PS_CK_LIMIT429_NO_OVER_ADMISSION,
+                                  "Remaining was not announced as an integer");
     } else {
         int64_t refill = 0;
         if (bc.reset_moved) {
@@ -353,36 +383,43 @@ void ps_suite_limit429(ps_conform *c)
         }
         if (bc.admitted > announced + refill) {
             char exp[160];
-            snprintf(exp, sizeof exp, "at most %" PRId64 " admissions (X-RateLimit-Remaining before the burst)%s",
+            snprintf(exp, sizeof exp,
+                     "at most %" PRId64 " admissions (X-RateLimit-Remaining before the burst)%s",
                      announced + refill, refill ? " plus what refilled" : "");
             ps_conform_fail(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, &exs[bc.last_admitted], exp,
-                            "%s of %" PRId64 " requests at X-RateLimit-Remaining %" PRId64 " admitted %" PRId64
-                            " (%" PRId64 " over the limit, all within one window: Reset stayed %" PRId64 ")",
-                            concurrent ? "a concurrent burst" : "a run", bc.sent, announced, bc.admitted,
-                            bc.admitted - announced - refill, probe_reset);
+                            "%s of %" PRId64 " requests at X-RateLimit-Remaining %" PRId64
+                            " admitted %" PRId64 " (%" PRId64
+                            " over the limit, all within one window: Reset stayed %" PRId64 ")",
+                            concurrent ? "a concurrent burst" : "a run", bc.sent, announced,
+                            bc.admitted, bc.admitted - announced - refill, probe_reset);
         } else {
             ps_conform_pass(c, PS_CK_LIMIT429_NO_OVER_ADMISSION);
         }
         if (bc.refused && bc.admitted < announced && bc.admitted + bc.other < bc.sent) {
             char exp[96];
-            snprintf(exp, sizeof exp, "%" PRId64 " admissions (X-RateLimit-Remaining before the burst)", announced);
+            snprintf(exp, sizeof exp,
+                     "%" PRId64 " admissions (X-RateLimit-Remaining before the burst)", announced);
             ps_conform_fail(c, PS_CK_RATELIMIT_NO_EARLY_REFUSAL, &exs[bc.first_429], exp,
                             "X-RateLimit-Remaining said %" PRId64 " remain, but %s of %" PRId64
                             " requests admitted only %" PRId64 " and refused %" PRId64
-                            " (is Remaining computed before the request is counted, or does another limiter refuse?)",
-                            announced, concurrent ? "a concurrent burst" : "a run", bc.sent, bc.admitted, bc.refused);
+                            " (is Remaining computed before the request is counted, or does "
+                            "another limiter refuse?)",
+                            announced, concurrent ? "a concurrent burst" : "a run", bc.sent,
+                            bc.admitted, bc.refused);
         }
     }
     if (bc.stacked_a >= 0) {
         ps_rl_info a, b;
         ps_rl_read(&exs[bc.stacked_a].resp_headers, 0, &a);
         ps_rl_read(&exs[bc.stacked_b].resp_headers, 0, &b);
-        ps_conform_fail(c, PS_CK_RATELIMIT_HEADERS_CONSISTENT, &exs[bc.stacked_b], "one limit described by all replies",
-                        "within one burst a %ld says Limit %" PRId64 ", Remaining %" PRId64 " and a %ld says Limit %" PRId64
-                        ", Remaining %" PRId64 ": no more than %" PRId64 " can remain under the second, so both cannot be "
+        ps_conform_fail(c, PS_CK_RATELIMIT_HEADERS_CONSISTENT, &exs[bc.stacked_b],
+                        "one limit described by all replies",
+                        "within one burst a %ld says Limit %" PRId64 ", Remaining %" PRId64
+                        " and a %ld says Limit %" PRId64 ", Remaining %" PRId64
+                        ": no more than %" PRId64 " can remain under the second, so both cannot be "
                         "true (two limiters writing the same headers?)",
-                        exs[bc.stacked_a].status, a.limit, a.remaining, exs[bc.stacked_b].status, b.limit, b.remaining,
-                        b.limit);
+                        exs[bc.stacked_a].status, a.limit, a.remaining, exs[bc.stacked_b].status,
+                        b.limit, b.remaining, b.limit);
     }
 
     /* 4: no 429 yet (a bucket refilled, or no limit at all): go on, one at a time */
@@ -401,7 +438,8 @@ void ps_suite_limit429(ps_conform *c)
             ps_conform_no_response(c, PS_CK_LIMIT429_ENFORCED, rc, &refusal);
             not_run_all(c, true, "the limit was not exhausted");
             ps_exchange_free(&refusal);
-            for (int i = 0; i < got; i++) ps_exchange_free(&exs[i]);
+            for (int i = 0; i < got; i++)
+                ps_exchange_free(&exs[i]);
             free(exs);
             return;
         }
@@ -412,13 +450,15 @@ void ps_suite_limit429(ps_conform *c)
     if (!refused) {
         char exp[96];
         snprintf(exp, sizeof exp, "429 within %" PRId64 " requests", budget + 1);
-        ps_conform_fail(c, PS_CK_LIMIT429_ENFORCED, refusal.responded ? &refusal : last_seen, exp,
-                        "%" PRId64 " requests on the limit key (a burst of %" PRId64 ", then %" PRId64
-                        " one at a time) were all admitted, X-RateLimit-Remaining having said %" PRId64,
-                        bc.sent + sent_after, bc.sent, sent_after, announced);
+        ps_conform_fail(
+            c, PS_CK_LIMIT429_ENFORCED, refusal.responded ? &refusal : last_seen, exp,
+            "%" PRId64 " requests on the limit key (a burst of %" PRId64 ", then %" PRId64
+            " one at a time) were all admitted, X-RateLimit-Remaining having said %" PRId64,
+            bc.sent + sent_after, bc.sent, sent_after, announced);
         not_run_all(c, false, "no 429 was obtained (limit429.enforced failed)");
         ps_exchange_free(&refusal);
-        for (int i = 0; i < got; i++) ps_exchange_free(&exs[i]);
+        for (int i = 0; i < got; i++)
+            ps_exchange_free(&exs[i]);
         free(exs);
         return;
     }
@@ -428,17 +468,19 @@ void ps_suite_limit429(ps_conform *c)
     ps_rl_read(&refusal.resp_headers, refusal.done_wall_ns / 1000000000, &rl);
     if (rl.reset_state == PS_RL_OK) reset_before = rl.reset;
     int64_t asked_s = rl.retry_after_state == PS_RL_OK ? rl.retry_after_s : -1;
-    for (int i = 0; i < got; i++) ps_exchange_free(&exs[i]);
+    for (int i = 0; i < got; i++)
+        ps_exchange_free(&exs[i]);
     free(exs);
 
     /* 5: recovery. The burst's refusals are waited out here (ps_conform_send
      * waits for those it saw itself), within --max-wait; one request then,
      * and no retry if it is refused again. */
     if (bc.retry_until_ns && !wait_until(c, bc.retry_until_ns)) {
-        ps_conform_not_run(c, PS_CK_LIMIT429_RECOVERS,
-                           "the service asked to wait %.1f s after a 429, more than --max-wait %.1f s",
-                           (double)(bc.retry_until_ns - ps_clock_wall_ns()) / 1e9,
-                           (double)ps_conform_cfg(c)->max_wait_ns / 1e9);
+        ps_conform_not_run(
+            c, PS_CK_LIMIT429_RECOVERS,
+            "the service asked to wait %.1f s after a 429, more than --max-wait %.1f s",
+            (double)(bc.retry_until_ns - ps_clock_wall_ns()) / 1e9,
+            (double)ps_conform_cfg(c)->max_wait_ns / 1e9);
         ps_exchange_free(&refusal);
         return;
     }
@@ -449,9 +491,10 @@ void ps_suite_limit429(ps_conform *c)
     } else if (ex.status >= 200 && ex.status < 300) {
         ps_rl_read(&ex.resp_headers, ex.done_wall_ns / 1000000000, &rl);
         if (rl.reset_state == PS_RL_OK && reset_before && rl.reset < reset_before) {
-            ps_conform_fail(c, PS_CK_LIMIT429_RECOVERS, &ex, "a new window (a later X-RateLimit-Reset)",
-                            "admitted again, but X-RateLimit-Reset went back from %" PRId64 " to %" PRId64,
-                            reset_before, rl.reset);
+            ps_conform_fail(
+                c, PS_CK_LIMIT429_RECOVERS, &ex, "a new window (a later X-RateLimit-Reset)",
+                "admitted again, but X-RateLimit-Reset went back from %" PRId64 " to %" PRId64,
+                reset_before, rl.reset);
         } else {
             ps_conform_pass(c, PS_CK_LIMIT429_RECOVERS);
         }
@@ -459,14 +502,17 @@ void ps_suite_limit429(ps_conform *c)
         int64_t sent_s = ex.sent_wall_ns / 1000000000;
         ps_rl_read(&ex.resp_headers, sent_s, &rl);
         if (ex.status == 429 && reset_before && sent_s < reset_before && asked_s >= 0)
-            ps_conform_fail(c, PS_CK_LIMIT429_RECOVERS, &ex, "2xx after waiting as Retry-After said",
-                            "after waiting the %" PRId64 " s Retry-After asked for, the next request (at %" PRId64
-                            ") got 429 again: the Retry-After ran out before the window reset at %" PRId64
-                            " (X-RateLimit-Reset); was it rounded down?",
-                            asked_s, sent_s, reset_before);
+            ps_conform_fail(
+                c, PS_CK_LIMIT429_RECOVERS, &ex, "2xx after waiting as Retry-After said",
+                "after waiting the %" PRId64
+                " s Retry-After asked for, the next request (at %" PRId64
+                ") got 429 again: the Retry-After ran out before the window reset at %" PRId64
+                " (X-RateLimit-Reset); was it rounded down?",
+                asked_s, sent_s, reset_before);
         else
-            ps_conform_fail(c, PS_CK_LIMIT429_RECOVERS, &ex, "2xx after waiting as Retry-After said",
-                            "after waiting as the 429 asked, the next request answered %ld", ex.status);
+            ps_conform_fail(
+                c, PS_CK_LIMIT429_RECOVERS, &ex, "2xx after waiting as Retry-After said",
+                "after waiting as the 429 asked, the next request answered %ld", ex.status);
     }
     ps_exchange_free(&ex);
 }

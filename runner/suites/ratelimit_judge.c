@@ -28,19 +28,19 @@ typedef struct resp_rec {
     int64_t limit, remaining, reset;
     bool reset_sane; /* reset is a plausible Unix time */
     long status;
-    bool list;       /* a GET (listCategories), else a POST */
+    bool list; /* a GET (listCategories), else a POST */
     int64_t sent_ns;
 } resp_rec;
 
 /* One key's sequence and what it showed. */
 typedef struct key_seq {
     resp_rec last;
-    bool seen;                      /* any response on this key */
-    bool remaining_valid_seen;      /* any integer Remaining */
+    bool seen;                 /* any response on this key */
+    bool remaining_valid_seen; /* any integer Remaining */
     unsigned held, moved_later, rose_midwindow, rollover_full, rollover_partial;
     unsigned counted[2][2], uncounted[2][2]; /* [list, create][success, error] */
     unsigned falls, static_admitted_pairs, within_pairs;
-    char *static_evidence;          /* the last static pair, for the report */
+    char *static_evidence; /* the last static pair, for the report */
     char static_msg[200];
 } key_seq;
 
@@ -87,7 +87,8 @@ int64_t ps_ratelimit_judge_window_s(const ps_conform *c, ps_key_role role, int64
 static bool parse_signed(const char *raw, int64_t *out)
 {
     if (!raw) return false;
-    while (*raw == ' ' || *raw == '\t') raw++;
+    while (*raw == ' ' || *raw == '\t')
+        raw++;
     if (*raw != '-') return false;
     int64_t v;
     if (!ps_rl_parse_uint(raw + 1, &v)) return false;
@@ -104,7 +105,8 @@ bool ps_ratelimit_reset_lenient(const char *raw, int64_t *out)
     if (!raw) return false;
     char *end;
     double v = strtod(raw, &end);
-    while (*end == ' ' || *end == '\t') end++;
+    while (*end == ' ' || *end == '\t')
+        end++;
     if (end == raw || *end || !isfinite(v) || v < 0 || v > 9e15) return false;
     *out = (int64_t)ceil(v);
     return true;
@@ -117,7 +119,8 @@ typedef struct fields {
     int64_t limit, remaining, reset;
 } fields;
 
-static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_exchange *ex, fields *f)
+static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_exchange *ex,
+                         fields *f)
 {
     int64_t sent_s = ex->sent_wall_ns / 1000000000;
     int64_t done_s = ex->done_wall_ns / 1000000000;
@@ -133,8 +136,9 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
     if (nmissing) {
         ps_conform_fail(c, PS_CK_RATELIMIT_HEADERS_PRESENT, ex,
                         "X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset",
-                        "a %ld response lacks %s%s%s%s%s", ex->status, missing[0], nmissing > 1 ? ", " : "",
-                        nmissing > 1 ? missing[1] : "", nmissing > 2 ? ", " : "", nmissing > 2 ? missing[2] : "");
+                        "a %ld response lacks %s%s%s%s%s", ex->status, missing[0],
+                        nmissing > 1 ? ", " : "", nmissing > 1 ? missing[1] : "",
+                        nmissing > 2 ? ", " : "", nmissing > 2 ? missing[2] : "");
     } else {
         ps_conform_pass(c, PS_CK_RATELIMIT_HEADERS_PRESENT);
     }
@@ -143,7 +147,8 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
     f->limit = rl.limit;
     f->remaining = rl.remaining;
     f->remaining_ok = rl.remaining_state == PS_RL_OK;
-    if (!f->remaining_ok && rl.remaining_state == PS_RL_MALFORMED && parse_signed(rl.remaining_raw, &f->remaining))
+    if (!f->remaining_ok && rl.remaining_state == PS_RL_MALFORMED &&
+        parse_signed(rl.remaining_raw, &f->remaining))
         f->remaining_ok = true;
     bool reset_int = rl.reset_state == PS_RL_OK;
     /* a Reset that names a time, only not in whole seconds: reset-unix-seconds' finding */
@@ -159,9 +164,10 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
     for (int i = 0; i < 3; i++) {
         if (fl[i].st == PS_RL_ABSENT || fl[i].ok) continue;
         all_int = false;
-        ps_conform_fail(c, PS_CK_RATELIMIT_HEADERS_INTEGERS, ex, "a plain decimal integer, sent once",
-                        "%s is '%s' on a %ld response: not a plain integer (or repeated with different values)",
-                        fl[i].name, fl[i].raw ? fl[i].raw : "", ex->status);
+        ps_conform_fail(
+            c, PS_CK_RATELIMIT_HEADERS_INTEGERS, ex, "a plain decimal integer, sent once",
+            "%s is '%s' on a %ld response: not a plain integer (or repeated with different values)",
+            fl[i].name, fl[i].raw ? fl[i].raw : "", ex->status);
     }
     if (all_int && nmissing < 3) ps_conform_pass(c, PS_CK_RATELIMIT_HEADERS_INTEGERS);
     if (f->remaining_ok && tr) tr->remaining_valid_seen = true;
@@ -177,8 +183,9 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
             ps_conform_pass(c, PS_CK_RATELIMIT_REMAINING_BOUNDS);
         }
     } else if (rl.limit_state == PS_RL_MALFORMED || rl.remaining_state == PS_RL_MALFORMED) {
-        ps_conform_not_applicable(c, PS_CK_RATELIMIT_REMAINING_BOUNDS,
-                                  "X-RateLimit-Limit or -Remaining is not an integer (ratelimit.headers-integers)");
+        ps_conform_not_applicable(
+            c, PS_CK_RATELIMIT_REMAINING_BOUNDS,
+            "X-RateLimit-Limit or -Remaining is not an integer (ratelimit.headers-integers)");
     }
 
     /* the plan's figures: Limit alone */
@@ -189,17 +196,18 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
                 ps_conform_pass(c, PS_CK_RATELIMIT_LIMIT_MATCHES_PLAN);
             } else {
                 char exp[96];
-                snprintf(exp, sizeof exp, "%" PRId64 " (per minute) or %" PRId64 " (per day)", plan->per_minute,
-                         plan->per_day);
+                snprintf(exp, sizeof exp, "%" PRId64 " (per minute) or %" PRId64 " (per day)",
+                         plan->per_minute, plan->per_day);
                 ps_conform_fail(c, PS_CK_RATELIMIT_LIMIT_MATCHES_PLAN, ex, exp,
-                                "X-RateLimit-Limit is %" PRId64 " for a key of plan %s (%s)", f->limit,
-                                ps_plan_name(plan->id), exp);
+                                "X-RateLimit-Limit is %" PRId64 " for a key of plan %s (%s)",
+                                f->limit, ps_plan_name(plan->id), exp);
             }
         } else {
-            ps_conform_not_applicable(c, PS_CK_RATELIMIT_LIMIT_MATCHES_PLAN,
-                                      plan->id == PS_PLAN_ENTERPRISE
-                                          ? "enterprise plan without figures: give --plan enterprise:PER_MIN:PER_DAY"
-                                          : "the key's plan is not known: give --plan (and --limit-plan)");
+            ps_conform_not_applicable(
+                c, PS_CK_RATELIMIT_LIMIT_MATCHES_PLAN,
+                plan->id == PS_PLAN_ENTERPRISE
+                    ? "enterprise plan without figures: give --plan enterprise:PER_MIN:PER_DAY"
+                    : "the key's plan is not known: give --plan (and --limit-plan)");
         }
     }
 
@@ -208,48 +216,56 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
     f->reset_usable = reset_time;
     if (!f->reset_usable) {
         if (rl.reset_state == PS_RL_MALFORMED)
-            ps_conform_not_applicable(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS,
-                                      "X-RateLimit-Reset is not a number (ratelimit.headers-integers)");
+            ps_conform_not_applicable(
+                c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS,
+                "X-RateLimit-Reset is not a number (ratelimit.headers-integers)");
         return;
     }
-    f->reset_sane = f->reset >= sent_s - RESET_SLACK_S && f->reset <= done_s + 86400 + RESET_SLACK_S;
+    f->reset_sane =
+        f->reset >= sent_s - RESET_SLACK_S && f->reset <= done_s + 86400 + RESET_SLACK_S;
     if (f->reset_sane && reset_int) {
         ps_conform_pass(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS);
     } else {
-        const char *hint = f->reset_sane                ? ""
+        const char *hint = f->reset_sane               ? ""
                            : f->reset > 100000000000LL ? " (that looks like milliseconds)"
-                           : f->reset < 1000000000LL   ? " (that looks like seconds left, not a Unix time)"
-                                                       : "";
+                           : f->reset < 1000000000LL
+                               ? " (that looks like seconds left, not a Unix time)"
+                               : "";
         char exp[112];
         snprintf(exp, sizeof exp, "a Unix time in whole seconds between %" PRId64 " and %" PRId64,
                  sent_s - RESET_SLACK_S, done_s + 86400 + RESET_SLACK_S);
-        ps_conform_fail(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS, ex, exp, "X-RateLimit-Reset is %s at client time %" PRId64 "%s%s",
-                        rl.reset_raw, sent_s, reset_int ? "" : ": not a whole number of seconds", hint);
+        ps_conform_fail(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS, ex, exp,
+                        "X-RateLimit-Reset is %s at client time %" PRId64 "%s%s", rl.reset_raw,
+                        sent_s, reset_int ? "" : ": not a whole number of seconds", hint);
     }
 }
 
 /* ---- the rules of a pair: a (earlier) and b (this response) ------------- */
 
-static void judge_pair(ps_conform *c, key_seq *tr, ps_key_role role, const resp_rec *a, const resp_rec *b,
-                       const ps_exchange *ex)
+static void judge_pair(ps_conform *c, key_seq *tr, ps_key_role role, const resp_rec *a,
+                       const resp_rec *b, const ps_exchange *ex)
 {
     bool a429 = a->status == 429, b429 = b->status == 429;
     int64_t d = a->remaining - b->remaining;
     int64_t b_sent_s = b->sent_ns / 1000000000;
     /* a's window was still running when b was sent: its Reset (rounded to
      * whole seconds either way) had not come */
-    bool within = a->reset_sane ? b->sent_ns < (a->reset - 1) * 1000000000LL : b->remaining <= a->remaining;
+    bool within =
+        a->reset_sane ? b->sent_ns < (a->reset - 1) * 1000000000LL : b->remaining <= a->remaining;
 
     /* a 429 right after "Remaining >= 1" (sequential, one request later) */
     if (!a429 && a->remaining >= 1) {
         if (b429) {
             char exp[96];
-            snprintf(exp, sizeof exp, "an admission: the previous response said %" PRId64 " remain", a->remaining);
-            ps_conform_fail(c, PS_CK_RATELIMIT_NO_EARLY_REFUSAL, ex, exp,
-                            "a 429 came right after a %ld response on this key that said X-RateLimit-Remaining %" PRId64
-                            " (Limit %" PRId64 "), one request earlier: is Remaining computed before the request is "
-                            "counted, or does another limiter refuse? (or another client uses this key)",
-                            a->status, a->remaining, a->limit);
+            snprintf(exp, sizeof exp, "an admission: the previous response said %" PRId64 " remain",
+                     a->remaining);
+            ps_conform_fail(
+                c, PS_CK_RATELIMIT_NO_EARLY_REFUSAL, ex, exp,
+                "a 429 came right after a %ld response on this key that said X-RateLimit-Remaining "
+                "%" PRId64 " (Limit %" PRId64
+                "), one request earlier: is Remaining computed before the request is "
+                "counted, or does another limiter refuse? (or another client uses this key)",
+                a->status, a->remaining, a->limit);
         } else {
             ps_conform_pass(c, PS_CK_RATELIMIT_NO_EARLY_REFUSAL);
         }
@@ -259,14 +275,18 @@ static void judge_pair(ps_conform *c, key_seq *tr, ps_key_role role, const resp_
      * one (a new window or a refill only gives back) */
     if (d > 1) {
         char exp[128];
-        snprintf(exp, sizeof exp, "X-RateLimit-Remaining >= %" PRId64 " (one request after %" PRId64 ")",
+        snprintf(exp, sizeof exp,
+                 "X-RateLimit-Remaining >= %" PRId64 " (one request after %" PRId64 ")",
                  a->remaining - 1, a->remaining);
-        ps_conform_fail(c, PS_CK_RATELIMIT_HEADERS_CONSISTENT, ex, exp,
-                        "a %ld response said Limit %" PRId64 ", Remaining %" PRId64 ", Reset %" PRId64
-                        "; one request later a %ld says Limit %" PRId64 ", Remaining %" PRId64 ", Reset %" PRId64
-                        ": both cannot be true (two limiters writing the same headers?; or another client "
-                        "uses this key)",
-                        a->status, a->limit, a->remaining, a->reset, b->status, b->limit, b->remaining, b->reset);
+        ps_conform_fail(
+            c, PS_CK_RATELIMIT_HEADERS_CONSISTENT, ex, exp,
+            "a %ld response said Limit %" PRId64 ", Remaining %" PRId64 ", Reset %" PRId64
+            "; one request later a %ld says Limit %" PRId64 ", Remaining %" PRId64
+            ", Reset %" PRId64
+            ": both cannot be true (two limiters writing the same headers?; or another client "
+            "uses this key)",
+            a->status, a->limit, a->remaining, a->reset, b->status, b->limit, b->remaining,
+            b->reset);
     } else {
         ps_conform_pass(c, PS_CK_RATELIMIT_HEADERS_CONSISTENT);
     }
@@ -281,8 +301,10 @@ static void judge_pair(ps_conform *c, key_seq *tr, ps_key_role role, const resp_
     if (!within) {
         /* a new window: what Remaining came back to tells the models apart */
         if (a->reset_sane && b->status >= 200 && b->status < 300 && d < 0) {
-            if (b->remaining >= b->limit - 1) tr->rollover_full++;
-            else tr->rollover_partial++;
+            if (b->remaining >= b->limit - 1)
+                tr->rollover_full++;
+            else
+                tr->rollover_partial++;
         }
         return;
     }
@@ -292,10 +314,13 @@ static void judge_pair(ps_conform *c, key_seq *tr, ps_key_role role, const resp_
         if (cls == 0 && !tr->falls && ++tr->static_admitted_pairs >= STATIC_PAIRS_FAIL) {
             free(tr->static_evidence);
             char exp[96];
-            snprintf(exp, sizeof exp, "X-RateLimit-Remaining below %" PRId64 " after a counted request", a->remaining);
+            snprintf(exp, sizeof exp,
+                     "X-RateLimit-Remaining below %" PRId64 " after a counted request",
+                     a->remaining);
             tr->static_evidence = ps_conform_evidence(c, ex, exp);
-            snprintf(tr->static_msg, sizeof tr->static_msg, "Remaining %" PRId64 " of %" PRId64 " (Reset %" PRId64 ")",
-                     b->remaining, b->limit, b->reset);
+            snprintf(tr->static_msg, sizeof tr->static_msg,
+                     "Remaining %" PRId64 " of %" PRId64 " (Reset %" PRId64 ")", b->remaining,
+                     b->limit, b->reset);
         }
     } else if (d < 0) {
         tr->rose_midwindow++;
@@ -311,8 +336,9 @@ static void judge_pair(ps_conform *c, key_seq *tr, ps_key_role role, const resp_
         snprintf(exp, sizeof exp, "X-RateLimit-Reset %" PRId64 " or later", a->reset);
         ps_conform_fail(c, PS_CK_RATELIMIT_RESET_CONSISTENT, ex, exp,
                         "X-RateLimit-Reset went back from %" PRId64 " to %" PRId64 " at %" PRId64
-                        ", before %" PRId64 " had come, while Remaining went from %" PRId64 " to %" PRId64
-                        ": no limiter moves its reset earlier (a fixed window, sliding log or counter holds it, a "
+                        ", before %" PRId64 " had come, while Remaining went from %" PRId64
+                        " to %" PRId64 ": no limiter moves its reset earlier (a fixed window, "
+                                       "sliding log or counter holds it, a "
                         "token bucket only moves it later)",
                         a->reset, b->reset, b_sent_s, a->reset, a->remaining, b->remaining);
     } else if (d >= 1) {
@@ -320,18 +346,23 @@ static void judge_pair(ps_conform *c, key_seq *tr, ps_key_role role, const resp_
          * (full again) is no further ahead than the tokens used take to refill */
         int64_t w = ps_ratelimit_judge_window_s(c, role, b->limit);
         if (!w) w = 86400;
-        double full_s = (double)(b->limit - b->remaining) * (double)w / (double)(b->limit > 0 ? b->limit : 1);
+        double full_s =
+            (double)(b->limit - b->remaining) * (double)w / (double)(b->limit > 0 ? b->limit : 1);
         int64_t ahead = b->reset - b_sent_s;
         if ((double)ahead <= full_s + RESET_SLACK_S) {
             tr->moved_later++;
             ps_conform_pass(c, PS_CK_RATELIMIT_RESET_CONSISTENT);
         } else {
             char exp[160];
-            snprintf(exp, sizeof exp, "X-RateLimit-Reset %" PRId64 " (a window holds its reset) or at most %.0f s ahead "
-                     "(a token bucket full again)", a->reset, full_s);
+            snprintf(exp, sizeof exp,
+                     "X-RateLimit-Reset %" PRId64
+                     " (a window holds its reset) or at most %.0f s ahead "
+                     "(a token bucket full again)",
+                     a->reset, full_s);
             ps_conform_fail(c, PS_CK_RATELIMIT_RESET_CONSISTENT, ex, exp,
-                            "X-RateLimit-Reset moved from %" PRId64 " to %" PRId64 " while Remaining fell from %" PRId64
-                            " to %" PRId64 " (same window): a fixed window holds its Reset, and a token bucket "
+                            "X-RateLimit-Reset moved from %" PRId64 " to %" PRId64
+                            " while Remaining fell from %" PRId64 " to %" PRId64
+                            " (same window): a fixed window holds its Reset, and a token bucket "
                             "would be full again within %.0f s, not %" PRId64 " s",
                             a->reset, b->reset, a->remaining, b->remaining, full_s, ahead);
         }
@@ -340,7 +371,8 @@ static void judge_pair(ps_conform *c, key_seq *tr, ps_key_role role, const resp_
     }
 }
 
-_Static_assert(sizeof(judge) <= PS_RATELIMIT_JUDGE_STATE_SIZE, "PS_RATELIMIT_JUDGE_STATE_SIZE too small");
+_Static_assert(sizeof(judge) <= PS_RATELIMIT_JUDGE_STATE_SIZE,
+               "PS_RATELIMIT_JUDGE_STATE_SIZE too small");
 
 void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation *o)
 {
@@ -361,10 +393,17 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
         return;
     }
     if (!f.reset_usable || !f.reset_sane)
-        ps_conform_not_applicable(c, PS_CK_RATELIMIT_RESET_CONSISTENT,
-                                  "X-RateLimit-Reset is not a Unix time (ratelimit.reset-unix-seconds)");
-    resp_rec b = {true, f.limit, f.remaining, f.reset, f.reset_usable && f.reset_sane, ex->status,
-                  ex->method && ex->method[0] == 'G', ex->sent_wall_ns};
+        ps_conform_not_applicable(
+            c, PS_CK_RATELIMIT_RESET_CONSISTENT,
+            "X-RateLimit-Reset is not a Unix time (ratelimit.reset-unix-seconds)");
+    resp_rec b = {true,
+                  f.limit,
+                  f.remaining,
+                  f.reset,
+                  f.reset_usable && f.reset_sane,
+                  ex->status,
+                  ex->method && ex->method[0] == 'G',
+                  ex->sent_wall_ns};
     if (tr->last.have) judge_pair(c, tr, o->role, &tr->last, &b, ex);
     tr->last = b;
 }
@@ -413,20 +452,24 @@ static void finish_key(const ps_conform *c, key_seq *k, bool any_fall)
     ps_conform *mc = (ps_conform *)c;
     if (!k->seen) return;
     if (!k->remaining_valid_seen) {
-        ps_conform_not_applicable(mc, PS_CK_RATELIMIT_REMAINING_DECREMENTS,
-                                  "X-RateLimit-Remaining was never an integer (ratelimit.headers-integers)");
+        ps_conform_not_applicable(
+            mc, PS_CK_RATELIMIT_REMAINING_DECREMENTS,
+            "X-RateLimit-Remaining was never an integer (ratelimit.headers-integers)");
         return;
     }
     if (!k->within_pairs)
-        ps_conform_not_applicable(mc, PS_CK_RATELIMIT_RESET_CONSISTENT,
-                                  "no two responses on one key came more than a second before the Reset the first "
-                                  "named, so no window could be followed");
+        ps_conform_not_applicable(
+            mc, PS_CK_RATELIMIT_RESET_CONSISTENT,
+            "no two responses on one key came more than a second before the Reset the first "
+            "named, so no window could be followed");
     if (!any_fall && k->static_admitted_pairs >= STATIC_PAIRS_FAIL && k->static_evidence) {
-        ps_check_fail(ps_conform_checks(c), PS_CK_RATELIMIT_REMAINING_DECREMENTS, k->static_evidence,
-                      "X-RateLimit-Remaining never fell over %u consecutive admitted requests in one window "
-                      "(listCategories and createCategory, successes and errors; last: %s): nothing the runner "
-                      "sent was counted",
-                      k->static_admitted_pairs + k->uncounted[0][1] + k->uncounted[1][1], k->static_msg);
+        ps_check_fail(
+            ps_conform_checks(c), PS_CK_RATELIMIT_REMAINING_DECREMENTS, k->static_evidence,
+            "X-RateLimit-Remaining never fell over %u consecutive admitted requests in one window "
+            "(listCategories and createCategory, successes and errors; last: %s): nothing the "
+            "runner "
+            "sent was counted",
+            k->static_admitted_pairs + k->uncounted[0][1] + k->uncounted[1][1], k->static_msg);
     }
 }
 
@@ -443,13 +486,15 @@ void ps_ratelimit_judge_finish(const ps_conform *c)
 static const char *model_name(const key_seq *k)
 {
     switch (model_of(k)) {
-    case PS_RL_MODEL_BUCKET: return "token-bucket";
+    case PS_RL_MODEL_BUCKET:
+        return "token-bucket";
     case PS_RL_MODEL_STEADY:
         if (k->rose_midwindow) return "sliding-counter";
         if (k->rollover_partial) return "sliding-log";
         if (k->rollover_full) return "fixed-window";
         return "window";
-    case PS_RL_MODEL_UNKNOWN: break;
+    case PS_RL_MODEL_UNKNOWN:
+        break;
     }
     return "unknown";
 }
@@ -458,17 +503,23 @@ static const char *model_evidence(const key_seq *k)
 {
     switch (model_of(k)) {
     case PS_RL_MODEL_BUCKET:
-        return "X-RateLimit-Reset moved later with each counted request (when the bucket is full again): "
+        return "X-RateLimit-Reset moved later with each counted request (when the bucket is full "
+               "again): "
                "token bucket or GCRA";
     case PS_RL_MODEL_STEADY:
         if (k->rose_midwindow)
-            return "Reset held while Remaining fell, and Remaining rose before Reset: sliding window counter";
+            return "Reset held while Remaining fell, and Remaining rose before Reset: sliding "
+                   "window counter";
         if (k->rollover_partial)
-            return "Reset held while Remaining fell, and after Reset only part of the limit came back: sliding log";
+            return "Reset held while Remaining fell, and after Reset only part of the limit came "
+                   "back: sliding log";
         if (k->rollover_full)
-            return "Reset held while Remaining fell, and the whole limit came back at Reset: fixed window";
-        return "Reset held while Remaining fell: fixed window, sliding log or sliding window counter";
-    case PS_RL_MODEL_UNKNOWN: break;
+            return "Reset held while Remaining fell, and the whole limit came back at Reset: fixed "
+                   "window";
+        return "Reset held while Remaining fell: fixed window, sliding log or sliding window "
+               "counter";
+    case PS_RL_MODEL_UNKNOWN:
+        break;
     }
     return "too few consecutive responses in one window to tell";
 }
@@ -493,8 +544,9 @@ void ps_ratelimit_judge_report(const ps_conform *c, ps_jw *w)
         ps_jw_object_open(w);
         ps_jw_kstring(w, "listCategories", counted_name(k->counted[0][0], k->uncounted[0][0]));
         ps_jw_kstring(w, "createCategory", counted_name(k->counted[1][0], k->uncounted[1][0]));
-        ps_jw_kstring(w, "errors", counted_name(k->counted[0][1] + k->counted[1][1],
-                                                k->uncounted[0][1] + k->uncounted[1][1]));
+        ps_jw_kstring(w, "errors",
+                      counted_name(k->counted[0][1] + k->counted[1][1],
+                                   k->uncounted[0][1] + k->uncounted[1][1]));
         ps_jw_object_close(w);
         ps_jw_object_close(w);
     }

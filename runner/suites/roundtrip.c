@@ -26,7 +26,7 @@ static const char *const bodies[] = {
 
 typedef struct created {
     char body[512];
-    ps_json *sent;  /* the body as parsed: the expected fields */
+    ps_json *sent; /* the body as parsed: the expected fields */
     bool created;
     int64_t id;
 } created;
@@ -38,8 +38,8 @@ static bool same_string(const ps_json *a, const ps_json *b)
 }
 
 /* Compares a returned Category with what was sent; where says "reply" or "list". */
-static void check_fields(ps_conform *c, const created *cr, const ps_json *got, const ps_exchange *ex,
-                         const char *where)
+static void check_fields(ps_conform *c, const created *cr, const ps_json *got,
+                         const ps_exchange *ex, const char *where)
 {
     const ps_json *sent_name = ps_json_get(cr->sent, "name");
     const ps_json *sent_desc = ps_json_get(cr->sent, "description");
@@ -48,28 +48,31 @@ static void check_fields(ps_conform *c, const created *cr, const ps_json *got, c
     char exp[600];
     snprintf(exp, sizeof exp, "name and description exactly as in %s", cr->body);
     if (!same_string(sent_name, name)) {
-        ps_conform_fail(c, PS_CK_ROUNDTRIP_FIELDS_EXACT, ex, exp,
-                        "the %s has name \"%.*s\" for category %" PRId64 ", sent \"%.*s\"", where,
-                        name && name->type == PS_JSON_STRING ? (int)(name->len > 120 ? 120 : name->len) : 0,
-                        name && name->type == PS_JSON_STRING ? name->str : "", cr->id,
-                        (int)(sent_name->len > 120 ? 120 : sent_name->len), sent_name->str);
+        ps_conform_fail(
+            c, PS_CK_ROUNDTRIP_FIELDS_EXACT, ex, exp,
+            "the %s has name \"%.*s\" for category %" PRId64 ", sent \"%.*s\"", where,
+            name && name->type == PS_JSON_STRING ? (int)(name->len > 120 ? 120 : name->len) : 0,
+            name && name->type == PS_JSON_STRING ? name->str : "", cr->id,
+            (int)(sent_name->len > 120 ? 120 : sent_name->len), sent_name->str);
     } else if (sent_desc && !same_string(sent_desc, desc)) {
-        ps_conform_fail(c, PS_CK_ROUNDTRIP_FIELDS_EXACT, ex, exp,
-                        "the %s has description \"%.*s\" for category %" PRId64 ", sent \"%.*s\"", where,
-                        desc && desc->type == PS_JSON_STRING ? (int)(desc->len > 120 ? 120 : desc->len) : 0,
-                        desc && desc->type == PS_JSON_STRING ? desc->str : "", cr->id,
-                        (int)(sent_desc->len > 120 ? 120 : sent_desc->len), sent_desc->str);
+        ps_conform_fail(
+            c, PS_CK_ROUNDTRIP_FIELDS_EXACT, ex, exp,
+            "the %s has description \"%.*s\" for category %" PRId64 ", sent \"%.*s\"", where,
+            desc && desc->type == PS_JSON_STRING ? (int)(desc->len > 120 ? 120 : desc->len) : 0,
+            desc && desc->type == PS_JSON_STRING ? desc->str : "", cr->id,
+            (int)(sent_desc->len > 120 ? 120 : sent_desc->len), sent_desc->str);
     } else {
         ps_conform_pass(c, PS_CK_ROUNDTRIP_FIELDS_EXACT);
     }
     if (!sent_desc) {
         if (desc) {
-            ps_conform_fail(c, PS_CK_ROUNDTRIP_NO_INVENTED_DESCRIPTION, ex, "no description member",
-                            "category %" PRId64 " was created without description, the %s shows one (%s%.*s%s)",
-                            cr->id, where, desc->type == PS_JSON_STRING ? "\"" : "",
-                            desc->type == PS_JSON_STRING ? (int)(desc->len > 60 ? 60 : desc->len) : 4,
-                            desc->type == PS_JSON_STRING ? desc->str : ps_json_type_name(desc->type),
-                            desc->type == PS_JSON_STRING ? "\"" : "");
+            ps_conform_fail(
+                c, PS_CK_ROUNDTRIP_NO_INVENTED_DESCRIPTION, ex, "no description member",
+                "category %" PRId64 " was created without description, the %s shows one (%s%.*s%s)",
+                cr->id, where, desc->type == PS_JSON_STRING ? "\"" : "",
+                desc->type == PS_JSON_STRING ? (int)(desc->len > 60 ? 60 : desc->len) : 4,
+                desc->type == PS_JSON_STRING ? desc->str : ps_json_type_name(desc->type),
+                desc->type == PS_JSON_STRING ? "\"" : "");
         } else {
             ps_conform_pass(c, PS_CK_ROUNDTRIP_NO_INVENTED_DESCRIPTION);
         }
@@ -88,14 +91,16 @@ static void check_list(ps_conform *c, created *cats, size_t ncats)
     ps_conform_bearer(c, PS_KEY_MAIN, auth, sizeof auth);
     ps_client_request req = {"GET", "/categories", auth, NULL, 0, NULL};
     ps_exchange ex;
-    int rc = ps_conform_send(c, PS_CK_ROUNDTRIP_APPEARS_IN_LIST, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
+    int rc = ps_conform_send(c, PS_CK_ROUNDTRIP_APPEARS_IN_LIST, &req, PS_KEY_MAIN,
+                             PS_SEND_RETRY_429, &ex);
     if (rc != PS_SENT) {
         ps_conform_no_response(c, PS_CK_ROUNDTRIP_APPEARS_IN_LIST, rc, &ex);
         ps_exchange_free(&ex);
         return;
     }
     if (ex.status != 200) {
-        ps_conform_fail(c, PS_CK_LIST_STATUS_200, &ex, "200", "GET /categories answered %ld", ex.status);
+        ps_conform_fail(c, PS_CK_LIST_STATUS_200, &ex, "200", "GET /categories answered %ld",
+                        ex.status);
         ps_conform_fail(c, PS_CK_ROUNDTRIP_APPEARS_IN_LIST, &ex, "200 with the created categories",
                         "the list after creating answered %ld", ex.status);
         ps_exchange_free(&ex);
@@ -105,18 +110,21 @@ static void check_list(ps_conform *c, created *cats, size_t ncats)
     ps_suite_check_list_body(c, &ex);
     char why[300];
     if (ex.truncated) {
-        static const ps_check_id ids[] = {PS_CK_ROUNDTRIP_APPEARS_IN_LIST, PS_CK_ROUNDTRIP_IDS_UNIQUE,
-                                          PS_CK_ROUNDTRIP_FIELDS_EXACT, PS_CK_ROUNDTRIP_NO_INVENTED_DESCRIPTION};
+        static const ps_check_id ids[] = {PS_CK_ROUNDTRIP_APPEARS_IN_LIST,
+                                          PS_CK_ROUNDTRIP_IDS_UNIQUE, PS_CK_ROUNDTRIP_FIELDS_EXACT,
+                                          PS_CK_ROUNDTRIP_NO_INVENTED_DESCRIPTION};
         for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
-            ps_conform_not_run(c, ids[i], "the list is %zu bytes, more than the %zu KiB kept (raise --max-body)",
-                             ex.body_total, ex.body_cap >> 10);
+            ps_conform_not_run(
+                c, ids[i], "the list is %zu bytes, more than the %zu KiB kept (raise --max-body)",
+                ex.body_total, ex.body_cap >> 10);
         ps_exchange_free(&ex);
         return;
     }
     ps_json *list = ps_conform_parse_body(&ex, why, sizeof why);
     if (!list || list->type != PS_JSON_ARRAY) {
-        ps_conform_fail(c, PS_CK_ROUNDTRIP_APPEARS_IN_LIST, &ex, "a JSON array with the created categories",
-                        "%s", list ? "the list is not an array" : why);
+        ps_conform_fail(c, PS_CK_ROUNDTRIP_APPEARS_IN_LIST, &ex,
+                        "a JSON array with the created categories", "%s",
+                        list ? "the list is not an array" : why);
         ps_json_free(list);
         ps_exchange_free(&ex);
         return;
@@ -146,14 +154,15 @@ static void check_list(ps_conform *c, created *cats, size_t ncats)
         const ps_json *found = NULL;
         for (size_t i = 0; i < list->count && !found; i++) {
             const ps_json *id = ps_json_get(list->items[i], "id");
-            if (id && id->type == PS_JSON_NUMBER && id->is_int && id->i == cats[k].id) found = list->items[i];
+            if (id && id->type == PS_JSON_NUMBER && id->is_int && id->i == cats[k].id)
+                found = list->items[i];
         }
         if (!found) {
             char exp[64];
             snprintf(exp, sizeof exp, "an item with id %" PRId64, cats[k].id);
             ps_conform_fail(c, PS_CK_ROUNDTRIP_APPEARS_IN_LIST, &ex, exp,
-                            "category %" PRId64 " was created but is not in the list (%zu items)", cats[k].id,
-                            list->count);
+                            "category %" PRId64 " was created but is not in the list (%zu items)",
+                            cats[k].id, list->count);
             continue;
         }
         ps_conform_pass(c, PS_CK_ROUNDTRIP_APPEARS_IN_LIST);
@@ -188,11 +197,13 @@ static void client_id(ps_conform *c, const created *cats, size_t ncats)
     for (size_t k = 0; k < ncats && !old; k++)
         if (cats[k].created) old = &cats[k];
     if (!old) {
-        ps_conform_not_applicable(c, PS_CK_ROUNDTRIP_CLIENT_ID_IGNORED, "no category was created to reuse the id of");
+        ps_conform_not_applicable(c, PS_CK_ROUNDTRIP_CLIENT_ID_IGNORED,
+                                  "no category was created to reuse the id of");
         return;
     }
     char body[160];
-    snprintf(body, sizeof body, "{\"id\":%" PRId64 ",\"name\":\"c%s id\"}", old->id, ps_conform_run_token(c));
+    snprintf(body, sizeof body, "{\"id\":%" PRId64 ",\"name\":\"c%s id\"}", old->id,
+             ps_conform_run_token(c));
     ps_exchange ex;
     if (create(c, PS_CK_ROUNDTRIP_CLIENT_ID_IGNORED, body, &ex) != PS_SENT) {
         ps_exchange_free(&ex);
@@ -207,8 +218,10 @@ static void client_id(ps_conform *c, const created *cats, size_t ncats)
         const ps_json *id = got ? ps_json_get(got, "id") : NULL;
         if (id && id->type == PS_JSON_NUMBER && id->is_int && id->i == old->id)
             ps_conform_fail(c, PS_CK_ROUNDTRIP_CLIENT_ID_IGNORED, &ex, exp,
-                            "a create carrying \"id\":%" PRId64 " (an existing category's) was stored under that id: "
-                            "the id is the service's to assign, and now two categories share it", old->id);
+                            "a create carrying \"id\":%" PRId64
+                            " (an existing category's) was stored under that id: "
+                            "the id is the service's to assign, and now two categories share it",
+                            old->id);
         else
             ps_conform_pass(c, PS_CK_ROUNDTRIP_CLIENT_ID_IGNORED);
         ps_json_free(got);
@@ -225,7 +238,9 @@ static void long_name(ps_conform *c)
 {
     ps_buf name = PS_BUF_INIT, body = PS_BUF_INIT;
     ps_buf_printf(&name, "c%s long ", ps_conform_run_token(c));
-    for (int i = 0; i < 75; i++) ps_buf_puts(&name, "\xc3\xbc\xe7\x8c\xab\xf0\x9f\x90\x88" "a"); /* 4 characters, 10 bytes */
+    for (int i = 0; i < 75; i++)
+        ps_buf_puts(&name, "\xc3\xbc\xe7\x8c\xab\xf0\x9f\x90\x88"
+                           "a"); /* 4 characters, 10 bytes */
     ps_buf_printf(&body, "{\"name\":\"%s\"}", name.data);
     ps_exchange ex;
     if (create(c, PS_CK_ROUNDTRIP_LONG_NAME, body.data, &ex) == PS_SENT) {
@@ -234,17 +249,21 @@ static void long_name(ps_conform *c)
         } else if (ex.status >= 200 && ex.status < 300) {
             ps_json *got = ps_conform_parse_body(&ex, NULL, 0);
             const ps_json *n = got ? ps_json_get(got, "name") : NULL;
-            if (n && n->type == PS_JSON_STRING && n->len == name.len && memcmp(n->str, name.data, name.len) == 0)
+            if (n && n->type == PS_JSON_STRING && n->len == name.len &&
+                memcmp(n->str, name.data, name.len) == 0)
                 ps_conform_pass(c, PS_CK_ROUNDTRIP_LONG_NAME);
             else
-                ps_conform_fail(c, PS_CK_ROUNDTRIP_LONG_NAME, &ex, "the name exactly as sent, or 400",
-                                "a name of %zu bytes (315 characters) came back %s%zu bytes: a changed name (400 "
+                ps_conform_fail(c, PS_CK_ROUNDTRIP_LONG_NAME, &ex,
+                                "the name exactly as sent, or 400",
+                                "a name of %zu bytes (315 characters) came back %s%zu bytes: a "
+                                "changed name (400 "
                                 "would be allowed, length limits are not shown)",
                                 name.len, n && n->type == PS_JSON_STRING ? "as " : "as no string, ",
                                 n && n->type == PS_JSON_STRING ? n->len : 0);
             ps_json_free(got);
         } else {
-            ps_conform_fail(c, PS_CK_ROUNDTRIP_LONG_NAME, &ex, "201 with the name exactly as sent, or 400",
+            ps_conform_fail(c, PS_CK_ROUNDTRIP_LONG_NAME, &ex,
+                            "201 with the name exactly as sent, or 400",
                             "a create with a name of %zu bytes answered %ld", name.len, ex.status);
         }
     }
@@ -263,12 +282,15 @@ void ps_suite_roundtrip(ps_conform *c)
     for (size_t k = 0; k < NCATS; k++) {
         created *cr = &cats[k];
         const char *at = strstr(bodies[k], "{run}");
-        snprintf(cr->body, sizeof cr->body, "%.*s%s%s", (int)(at - bodies[k]), bodies[k], ps_conform_run_token(c), at + 5);
+        snprintf(cr->body, sizeof cr->body, "%.*s%s%s", (int)(at - bodies[k]), bodies[k],
+                 ps_conform_run_token(c), at + 5);
         cr->sent = ps_json_parse(cr->body, strlen(cr->body), NULL, NULL);
         if (!cr->sent) abort(); /* our own fixture: a bug, not a server fault */
-        ps_client_request req = {"POST", "/categories", auth, cr->body, strlen(cr->body), "application/json"};
+        ps_client_request req = {"POST",   "/categories",    auth,
+                                 cr->body, strlen(cr->body), "application/json"};
         ps_exchange ex;
-        int rc = ps_conform_send(c, PS_CK_CREATE_STATUS_201, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
+        int rc =
+            ps_conform_send(c, PS_CK_CREATE_STATUS_201, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
         if (rc != PS_SENT) {
             ps_conform_no_response(c, PS_CK_CREATE_STATUS_201, rc, &ex);
             ps_exchange_free(&ex);
@@ -281,7 +303,8 @@ void ps_suite_roundtrip(ps_conform *c)
                             "a valid create answered %ld, not 201", ex.status);
         }
         if (ex.status == 401)
-            ps_conform_fail(c, PS_CK_AUTH_VALID_KEY, &ex, "201", "the configured API key was refused on create");
+            ps_conform_fail(c, PS_CK_AUTH_VALID_KEY, &ex, "201",
+                            "the configured API key was refused on create");
         if (ex.status < 200 || ex.status >= 300) {
             ps_exchange_free(&ex);
             continue;
@@ -290,7 +313,8 @@ void ps_suite_roundtrip(ps_conform *c)
         char why[300];
         ps_json *got = ps_conform_parse_body(&ex, why, sizeof why);
         if (!got) {
-            ps_conform_fail(c, PS_CK_SCHEMA_CREATED_CATEGORY, &ex, "the created Category", "%s", why);
+            ps_conform_fail(c, PS_CK_SCHEMA_CREATED_CATEGORY, &ex, "the created Category", "%s",
+                            why);
         } else if (!ps_shape_is_category(got, why, sizeof why)) {
             ps_conform_fail(c, PS_CK_SCHEMA_CREATED_CATEGORY, &ex, "the created Category",
                             "the create reply is not a Category: %s", why);
@@ -303,8 +327,8 @@ void ps_suite_roundtrip(ps_conform *c)
                 if (cats[j].created && cats[j].id == cr->id) {
                     dup = true;
                     ps_conform_fail(c, PS_CK_ROUNDTRIP_IDS_UNIQUE, &ex, "a new id",
-                                    "create %zu got id %" PRId64 ", already given to create %zu", k + 1, cr->id,
-                                    j + 1);
+                                    "create %zu got id %" PRId64 ", already given to create %zu",
+                                    k + 1, cr->id, j + 1);
                 }
             }
             if (!dup && k > 0) ps_conform_pass(c, PS_CK_ROUNDTRIP_IDS_UNIQUE);
@@ -316,5 +340,6 @@ void ps_suite_roundtrip(ps_conform *c)
     if (ps_conform_selected(c, PS_CK_ROUNDTRIP_CLIENT_ID_IGNORED)) client_id(c, cats, NCATS);
     if (ps_conform_selected(c, PS_CK_ROUNDTRIP_LONG_NAME)) long_name(c);
     check_list(c, cats, NCATS);
-    for (size_t k = 0; k < NCATS; k++) ps_json_free(cats[k].sent);
+    for (size_t k = 0; k < NCATS; k++)
+        ps_json_free(cats[k].sent);
 }

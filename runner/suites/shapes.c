@@ -7,9 +7,12 @@
 
 static void describe_value(const ps_json *v, char *out, size_t n)
 {
-    if (v->type == PS_JSON_STRING) snprintf(out, n, "the string \"%.*s\"", (int)(v->len > 40 ? 40 : v->len), v->str);
-    else if (v->type == PS_JSON_NUMBER) snprintf(out, n, "the number %s", v->str);
-    else snprintf(out, n, "%s", ps_json_type_name(v->type));
+    if (v->type == PS_JSON_STRING)
+        snprintf(out, n, "the string \"%.*s\"", (int)(v->len > 40 ? 40 : v->len), v->str);
+    else if (v->type == PS_JSON_NUMBER)
+        snprintf(out, n, "the number %s", v->str);
+    else
+        snprintf(out, n, "%s", ps_json_type_name(v->type));
 }
 
 bool ps_shape_is_category(const ps_json *v, char *why, size_t n)
@@ -47,7 +50,8 @@ bool ps_shape_is_category(const ps_json *v, char *why, size_t n)
     const ps_json *desc = ps_json_get(v, "description");
     if (desc && desc->type != PS_JSON_STRING) {
         describe_value(desc, d, sizeof d);
-        snprintf(why, n, "description must be absent or a string, got %s (id %" PRId64 ")", d, id->i);
+        snprintf(why, n, "description must be absent or a string, got %s (id %" PRId64 ")", d,
+                 id->i);
         return false;
     }
     return true;

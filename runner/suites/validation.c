@@ -26,7 +26,8 @@ void ps_suite_validation(ps_conform *c)
     for (size_t i = 0; i < sizeof payloads / sizeof payloads[0]; i++) {
         const payload *p = &payloads[i];
         if (!ps_conform_selected(c, p->ck) && !feeds_errors) continue;
-        ps_client_request req = {"POST", "/categories", auth, p->body, strlen(p->body), "application/json"};
+        ps_client_request req = {"POST",  "/categories",   auth,
+                                 p->body, strlen(p->body), "application/json"};
         ps_exchange ex;
         int rc = ps_conform_send(c, p->ck, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
         if (rc != PS_SENT) {

@@ -39,7 +39,8 @@ static void plans_have_published_limits(void)
     CHECK(ps_plan_parse("free", &p, &err) == 0 && p.per_minute == 60 && p.per_day == 1000);
     CHECK(ps_plan_parse("Pro", &p, &err) == 0 && p.per_minute == 300 && p.per_day == 10000);
     CHECK(ps_plan_parse("business", &p, &err) == 0 && p.per_minute == 1000 && p.per_day == 100000);
-    CHECK(ps_plan_parse("enterprise", &p, &err) == 0 && p.id == PS_PLAN_ENTERPRISE && p.per_minute == 0);
+    CHECK(ps_plan_parse("enterprise", &p, &err) == 0 && p.id == PS_PLAN_ENTERPRISE &&
+          p.per_minute == 0);
     CHECK(ps_plan_parse("enterprise:5000:900000", &p, &err) == 0 && p.per_minute == 5000 &&
           p.per_day == 900000);
     CHECK(ps_plan_parse("enterprise:5000", &p, &err) == -1);

@@ -56,7 +56,8 @@ static void getopt_failures_name_the_flag(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int argc = 0;
-        while (cases[i].argv[argc]) argc++;
+        while (cases[i].argv[argc])
+            argc++;
         int c = parse(&err, argc, cases[i].argv, &port);
         CHECK(c == '?' || c == ':');
         CHECK_STR(err.message, cases[i].message);
@@ -116,7 +117,7 @@ static void color_follows_flag_then_environment(void)
     setenv("NO_COLOR", "1", 1); /* NO_COLOR beats FORCE_COLOR */
     CHECK(!ps_cli_color_enabled(PS_CLI_COLOR_AUTO, slave));
     CHECK(ps_cli_color_enabled(PS_CLI_COLOR_ALWAYS, slave)); /* the flag beats both */
-    setenv("NO_COLOR", "", 1); /* empty: as if unset */
+    setenv("NO_COLOR", "", 1);                               /* empty: as if unset */
     CHECK(ps_cli_color_enabled(PS_CLI_COLOR_AUTO, pipefd[1]));
     unsetenv("FORCE_COLOR");
     setenv("TERM", "xterm", 1);

@@ -12,7 +12,8 @@ int main(void)
     CHECK_INT(ps_clock_format_utc(0, out, sizeof out), 0);
     CHECK_STR(out, "1970-01-01T00:00:00Z");
     /* 2026-11-21T05:00:00Z = 1795237200 s; the nanoseconds are cut, not rounded */
-    CHECK_INT(ps_clock_format_utc(INT64_C(1795237200) * 1000000000 + 999999999, out, sizeof out), 0);
+    CHECK_INT(ps_clock_format_utc(INT64_C(1795237200) * 1000000000 + 999999999, out, sizeof out),
+              0);
     CHECK_STR(out, "2026-11-21T05:00:00Z");
     /* half a second before the epoch is in 23:59:59 of the day before */
     CHECK_INT(ps_clock_format_utc(-500000000, out, sizeof out), 0);

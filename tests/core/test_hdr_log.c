@@ -186,8 +186,9 @@ static void reader_names_the_bad_line(void)
     ps_hist_close(h);
 
     ps_buf log = PS_BUF_INIT;
-    ps_buf_printf(&log, "#[StartTime: 1.000 (seconds since epoch), x]\n0.000,1.000,0.042,%s\n"
-                        "1.000,1.000,%s\n",
+    ps_buf_printf(&log,
+                  "#[StartTime: 1.000 (seconds since epoch), x]\n0.000,1.000,0.042,%s\n"
+                  "1.000,1.000,%s\n",
                   good.data, good.data);
     CHECK(read_fails(log.data, "line 3: expected 4 comma-separated fields"));
     ps_buf_reset(&log);

@@ -48,8 +48,8 @@ static int run_peer(const char *mode, const char *file, ps_buf *out)
     bool timed_out = false;
     for (;;) {
         clock_gettime(CLOCK_MONOTONIC, &now);
-        long left_ms = 30000 - ((now.tv_sec - start.tv_sec) * 1000 +
-                                (now.tv_nsec - start.tv_nsec) / 1000000);
+        long left_ms =
+            30000 - ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000);
         if (left_ms <= 0) {
             timed_out = true;
             break;
@@ -141,7 +141,8 @@ static void compare_with_peer(const ps_buf *out, const ps_hist *ours)
             fprintf(stderr, "  bucket %ld: peer %lld, ours %lld\n", idx, cnt,
                     (long long)ps_hist_count_at_index(ours, (int32_t)idx));
         c = end;
-        while (*c == ' ') c++;
+        while (*c == ' ')
+            c++;
     }
     /* HdrHistogram's percentile text, byte for byte (our JAVA layout). */
     const char *spectrum = strstr(out->data, "\nspectrum\n");
@@ -187,7 +188,8 @@ static void peer_reads_our_interval_log(void)
             x ^= x >> 7;
             x ^= x << 17;
             int shift = (int)(x % 27);
-            int64_t v = (int64_t)((UINT64_C(1) << shift) + ((x >> 27) & ((UINT64_C(1) << shift) - 1)));
+            int64_t v =
+                (int64_t)((UINT64_C(1) << shift) + ((x >> 27) & ((UINT64_C(1) << shift) - 1)));
             ps_hist_record(iv, v); /* values above 60 s are clamped, in both */
             ps_hist_record(all, v < 60000000 ? v : 60000000);
         }
@@ -211,7 +213,8 @@ static void peer_reads_our_interval_log(void)
     ps_hist *merged = NULL;
     CHECK_INT(ps_hdr_log_read_merged(f, &merged, &err), 5);
     fclose(f);
-    if (merged) CHECK_INT(ps_hist_value_at_percentile(merged, 99), ps_hist_value_at_percentile(all, 99));
+    if (merged)
+        CHECK_INT(ps_hist_value_at_percentile(merged, 99), ps_hist_value_at_percentile(all, 99));
     ps_hist_close(merged);
     unlink(path);
     ps_buf_free(&out);
@@ -264,8 +267,10 @@ int main(int argc, char **argv)
     char pkg[512];
     snprintf(pkg, sizeof pkg, "%s/package.json", module_dir);
     if (access(pkg, R_OK) != 0) {
-        fprintf(stderr, "test_hdr_peer: hdr-histogram-js is not installed at %s; run "
-                        "scripts/install-deps.sh\n", module_dir);
+        fprintf(stderr,
+                "test_hdr_peer: hdr-histogram-js is not installed at %s; run "
+                "scripts/install-deps.sh\n",
+                module_dir);
         return 1;
     }
     snprintf(tmpdir, sizeof tmpdir, "/tmp/ps_hdr_peer.XXXXXX");

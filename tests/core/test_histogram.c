@@ -26,8 +26,8 @@ static ps_hist *make(int64_t lowest, int64_t highest, int sigfigs)
     ps_hist *h = NULL;
     ps_error err;
     if (ps_hist_init(lowest, highest, sigfigs, &h, &err) < 0) {
-        fprintf(stderr, "ps_hist_init(%lld, %lld, %d): %s\n", (long long)lowest,
-                (long long)highest, sigfigs, err.message);
+        fprintf(stderr, "ps_hist_init(%lld, %lld, %d): %s\n", (long long)lowest, (long long)highest,
+                sigfigs, err.message);
         exit(2);
     }
     return h;
@@ -88,7 +88,8 @@ static void layout_matches_hdrhistogram(void)
     for (int sf = 1; sf <= 5; sf++) {
         h = make(1, US_60S, sf);
         int64_t need = 2;
-        for (int i = 0; i < sf; i++) need *= 10;
+        for (int i = 0; i < sf; i++)
+            need *= 10;
         int64_t sub = ps_hist_sub_bucket_count(h);
         CHECK(sub >= need && sub / 2 < need); /* smallest power of two >= 2*10^sf */
         ps_hist_close(h);
@@ -110,7 +111,8 @@ static void uniform_values_give_exact_ranks(void)
 {
     const int64_t n = 100000;
     ps_hist *h = make(1, US_60S, 3);
-    for (int64_t v = 1; v <= n; v++) CHECK(ps_hist_record(h, v));
+    for (int64_t v = 1; v <= n; v++)
+        CHECK(ps_hist_record(h, v));
     CHECK_INT(ps_hist_total_count(h), n);
     const double ps[] = {1, 10, 25, 50, 75, 90, 99, 99.9, 99.99, 100};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
@@ -155,7 +157,8 @@ static bool near(double got, double want, double rel)
 static void rank_is_the_ceiling(void)
 {
     ps_hist *h = make(1, US_60S, 3);
-    for (int64_t v = 1; v <= 10; v++) ps_hist_record(h, v);
+    for (int64_t v = 1; v <= 10; v++)
+        ps_hist_record(h, v);
     CHECK_INT(ps_hist_value_at_percentile(h, 71), 8);
     CHECK_INT(ps_hist_value_at_percentile(h, 70), 7);
     CHECK_INT(ps_hist_value_at_percentile(h, 90.5), 10);
@@ -249,7 +252,7 @@ static void corrected_stall_adds_synthetic_values(void)
 
     /* Against the definition, one synthetic value at a time, including
      * intervals of 1 and values above the range (clamped first). */
-    const int64_t cases[][2] = {{100000, 1}, {100000, 7}, {US_60S, 3}, {59999999, 1000},
+    const int64_t cases[][2] = {{100000, 1},          {100000, 7},  {US_60S, 3}, {59999999, 1000},
                                 {US_60S * 3, 999983}, {4096, 4096}, {4097, 2048}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int64_t value = cases[c][0], interval = cases[c][1];
@@ -257,7 +260,8 @@ static void corrected_stall_adds_synthetic_values(void)
         CHECK(ps_hist_record_corrected(fast, value, interval));
         int64_t top = value < US_60S ? value : US_60S;
         ps_hist_record(slow, value);
-        for (int64_t m = top - interval; m >= interval; m -= interval) ps_hist_record(slow, m);
+        for (int64_t m = top - interval; m >= interval; m -= interval)
+            ps_hist_record(slow, m);
         if (!same_counts(fast, slow)) {
             fprintf(stderr, "  corrected %lld at interval %lld differs\n", (long long)value,
                     (long long)interval);
@@ -297,8 +301,9 @@ static void equivalence_ranges_at_three_digits(void)
         if (ps_hist_values_equivalent(h, v, hi + 1)) bad = 1;
         if (lo > 0 && ps_hist_values_equivalent(h, v, lo - 1)) bad = 1;
         if (!ps_hist_values_equivalent(h, lo, hi)) bad = 1;
-        if (bad) fprintf(stderr, "  value %lld: bucket [%lld, %lld]\n", (long long)v,
-                         (long long)lo, (long long)hi);
+        if (bad)
+            fprintf(stderr, "  value %lld: bucket [%lld, %lld]\n", (long long)v, (long long)lo,
+                    (long long)hi);
     }
     CHECK(!bad);
     ps_hist_close(h);
@@ -335,7 +340,8 @@ static void counts_restore_by_index(void)
 {
     ps_hist *recorded = make(1, US_60S, 3);
     ps_hist *restored = make(1, US_60S, 3);
-    for (int i = 0; i < 5000; i++) ps_hist_record(recorded, latency_value());
+    for (int i = 0; i < 5000; i++)
+        ps_hist_record(recorded, latency_value());
     for (int32_t i = 0; i < ps_hist_counts_len(recorded); i++)
         CHECK(ps_hist_add_at_index(restored, i, ps_hist_count_at_index(recorded, i)));
     CHECK(same_counts(recorded, restored));
@@ -359,7 +365,8 @@ static void merged_threads_equal_one_histogram(void)
     enum { THREADS = 4, PER_THREAD = 50000 };
     ps_hist *all = make(1, US_60S, 3);
     ps_hist *part[THREADS];
-    for (int t = 0; t < THREADS; t++) part[t] = make(1, US_60S, 3);
+    for (int t = 0; t < THREADS; t++)
+        part[t] = make(1, US_60S, 3);
     for (int t = 0; t < THREADS; t++)
         for (int i = 0; i < PER_THREAD; i++) {
             int64_t v = latency_value();
@@ -367,7 +374,8 @@ static void merged_threads_equal_one_histogram(void)
             ps_hist_record(part[t], v);
         }
     ps_hist *merged = make(1, US_60S, 3);
-    for (int t = 0; t < THREADS; t++) CHECK_INT(ps_hist_add(merged, part[t]), 0);
+    for (int t = 0; t < THREADS; t++)
+        CHECK_INT(ps_hist_add(merged, part[t]), 0);
     CHECK(same_counts(merged, all));
     CHECK_INT(ps_hist_total_count(merged), ps_hist_total_count(all));
     CHECK_INT(ps_hist_min(merged), ps_hist_min(all));
@@ -380,7 +388,8 @@ static void merged_threads_equal_one_histogram(void)
     /* Different ranges: a wider source's values above the destination's
      * range are clamped and counted, the rest land where they belong. */
     ps_hist *wide = make(1, INT64_C(3600000000), 3);
-    for (int i = 0; i < 1000; i++) ps_hist_record(wide, 1 + i * 997);
+    for (int i = 0; i < 1000; i++)
+        ps_hist_record(wide, 1 + i * 997);
     ps_hist_record_n(wide, 500000000, 10);
     ps_hist *narrow = make(1, US_60S, 3);
     CHECK_INT(ps_hist_add(narrow, wide), 10);
@@ -392,7 +401,8 @@ static void merged_threads_equal_one_histogram(void)
     /* Different precision: a 2-digit source into a 3-digit destination keeps
      * every count and its percentiles within the source's precision. */
     ps_hist *coarse = make(1, US_60S, 2);
-    for (int i = 0; i < 20000; i++) ps_hist_record(coarse, latency_value());
+    for (int i = 0; i < 20000; i++)
+        ps_hist_record(coarse, latency_value());
     ps_hist *fine = make(1, US_60S, 3);
     CHECK_INT(ps_hist_add(fine, coarse), 0);
     CHECK_INT(ps_hist_total_count(fine), 20000);
@@ -402,7 +412,8 @@ static void merged_threads_equal_one_histogram(void)
     ps_hist_close(fine);
     ps_hist_close(wide);
     ps_hist_close(narrow);
-    for (int t = 0; t < THREADS; t++) ps_hist_close(part[t]);
+    for (int t = 0; t < THREADS; t++)
+        ps_hist_close(part[t]);
     ps_hist_close(merged);
     ps_hist_close(all);
 }
@@ -437,7 +448,8 @@ static void threads_record_apart_and_merge_after_join(void)
         jobs[t].seed = 0x1234567u * (uint64_t)(t + 1);
         CHECK_INT(pthread_create(&tid[t], NULL, record_thread, &jobs[t]), 0);
     }
-    for (int t = 0; t < THREADS; t++) pthread_join(tid[t], NULL);
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(tid[t], NULL);
     ps_hist *merged = make(1, US_60S, 3), *serial = make(1, US_60S, 3);
     for (int t = 0; t < THREADS; t++) {
         ps_hist_add(merged, jobs[t].h);
@@ -469,14 +481,17 @@ static void memory_is_fixed_and_recording_is_cheap(void)
 {
     ps_hist *h = make(1, US_60S, 3);
     size_t reported = ps_hist_memory_size(h);
-    for (int i = 0; i < 10; i++) ps_hist_record(h, latency_value());
+    for (int i = 0; i < 10; i++)
+        ps_hist_record(h, latency_value());
     CHECK_INT(ps_hist_memory_size(h), reported);
     size_t heap_before = heap_in_use();
     const int64_t n = 10000000;
     int64_t values[1024];
-    for (int i = 0; i < 1024; i++) values[i] = latency_value();
+    for (int i = 0; i < 1024; i++)
+        values[i] = latency_value();
     double t0 = now_s();
-    for (int64_t i = 0; i < n; i++) ps_hist_record(h, values[i & 1023]);
+    for (int64_t i = 0; i < n; i++)
+        ps_hist_record(h, values[i & 1023]);
     double elapsed = now_s() - t0;
     CHECK_INT(ps_hist_memory_size(h), reported);
     CHECK_INT(heap_in_use(), heap_before); /* recording never allocates */
@@ -516,7 +531,8 @@ static int unwrap(const ps_buf *b64, unsigned char *out, size_t cap, size_t *out
 static uint64_t be(const unsigned char *p, int n)
 {
     uint64_t v = 0;
-    for (int i = 0; i < n; i++) v = v << 8 | p[i];
+    for (int i = 0; i < n; i++)
+        v = v << 8 | p[i];
     return v;
 }
 
@@ -588,7 +604,8 @@ static void encode_decode_round_trips(void)
 {
     ps_hist *h = make(1, US_60S, 3);
     round_trip(h); /* empty */
-    for (int i = 0; i < 100000; i++) ps_hist_record(h, latency_value());
+    for (int i = 0; i < 100000; i++)
+        ps_hist_record(h, latency_value());
     ps_hist_record(h, 0);
     ps_hist_record_n(h, 777, INT64_C(1000000000000)); /* a count needing 6 LEB128 bytes */
     ps_hist_record(h, US_60S);
@@ -596,12 +613,14 @@ static void encode_decode_round_trips(void)
     ps_hist_close(h);
 
     h = make(1000, INT64_C(3600000000), 5);
-    for (int i = 0; i < 50000; i++) ps_hist_record(h, latency_value() * 7);
+    for (int i = 0; i < 50000; i++)
+        ps_hist_record(h, latency_value() * 7);
     round_trip(h);
     ps_hist_close(h);
 
     h = make(1, 100, 1);
-    for (int v = 0; v <= 100; v++) ps_hist_record_n(h, v, v + 1);
+    for (int v = 0; v <= 100; v++)
+        ps_hist_record_n(h, v, v + 1);
     round_trip(h);
     ps_hist_close(h);
 }
@@ -631,7 +650,8 @@ static void decoder_rejects_bad_input(void)
     /* A good encoding, then damaged in every byte: each decode must either
      * fail with a message or produce a histogram, never crash (ASan checks). */
     ps_hist *h = make(1, US_60S, 3);
-    for (int i = 0; i < 2000; i++) ps_hist_record(h, latency_value());
+    for (int i = 0; i < 2000; i++)
+        ps_hist_record(h, latency_value());
     ps_buf text = PS_BUF_INIT, bin = PS_BUF_INIT, again = PS_BUF_INIT;
     ps_error err;
     CHECK_INT(ps_hdr_log_encode(h, &text, &err), 0);
@@ -726,7 +746,8 @@ static void parse_classic(const char *text, struct parsed *r)
 static void percentile_text_parses_back(void)
 {
     ps_hist *h = make(1, US_60S, 3);
-    for (int64_t v = 1; v <= 100000; v++) ps_hist_record(h, v);
+    for (int64_t v = 1; v <= 100000; v++)
+        ps_hist_record(h, v);
     ps_buf text = PS_BUF_INIT;
     ps_hist_percentiles_format(h, &text, 5, 1000.0, PS_HIST_FORMAT_CLASSIC);
     /* HdrHistogram_c's header, columns 12 wide, then a blank line. */

@@ -30,16 +30,18 @@ static void failures_are_classified(void)
     CHECK_INT(FAILURE("{\"a\":\"\xff\"}"), PS_JSON_BAD_UTF8);
     CHECK_INT(FAILURE("{\"a\":\"\xc0\xaf\"}"), PS_JSON_BAD_UTF8);     /* overlong */
     CHECK_INT(FAILURE("{\"a\":\"\xed\xa0\x80\"}"), PS_JSON_BAD_UTF8); /* surrogate */
-    CHECK_INT(FAILURE("{\"a\":\"x\0\"}"), PS_JSON_MALFORMED);          /* raw NUL */
+    CHECK_INT(FAILURE("{\"a\":\"x\0\"}"), PS_JSON_MALFORMED);         /* raw NUL */
     CHECK_INT(FAILURE("{\"a\":1}  \n"), PS_JSON_OK);
-    CHECK_INT(FAILURE("{\"a\":\"\\udc1f\"}"), PS_JSON_BAD_ESCAPE);      /* lone low surrogate */
-    CHECK_INT(FAILURE("{\"\\ud800\":1}"), PS_JSON_BAD_ESCAPE);           /* in a key */
-    CHECK_INT(FAILURE("{\"a\":\"\\ud83d\\udc08\"}"), PS_JSON_OK);     /* a proper pair */
-    CHECK_INT(FAILURE("{\"a\":\"\\ud83dx\"}"), PS_JSON_BAD_ESCAPE);     /* high without low */
-    CHECK_INT(FAILURE("{\"a\":\"\\\\udc1f\"}"), PS_JSON_OK);          /* escaped backslash, not an escape */
+    CHECK_INT(FAILURE("{\"a\":\"\\udc1f\"}"), PS_JSON_BAD_ESCAPE);  /* lone low surrogate */
+    CHECK_INT(FAILURE("{\"\\ud800\":1}"), PS_JSON_BAD_ESCAPE);      /* in a key */
+    CHECK_INT(FAILURE("{\"a\":\"\\ud83d\\udc08\"}"), PS_JSON_OK);   /* a proper pair */
+    CHECK_INT(FAILURE("{\"a\":\"\\ud83dx\"}"), PS_JSON_BAD_ESCAPE); /* high without low */
+    CHECK_INT(FAILURE("{\"a\":\"\\\\udc1f\"}"), PS_JSON_OK); /* escaped backslash, not an escape */
     ps_buf deep = PS_BUF_INIT;
-    for (int i = 0; i < PS_JSON_MAX_DEPTH + 1; i++) ps_buf_putc(&deep, '[');
-    for (int i = 0; i < PS_JSON_MAX_DEPTH + 1; i++) ps_buf_putc(&deep, ']');
+    for (int i = 0; i < PS_JSON_MAX_DEPTH + 1; i++)
+        ps_buf_putc(&deep, '[');
+    for (int i = 0; i < PS_JSON_MAX_DEPTH + 1; i++)
+        ps_buf_putc(&deep, ']');
     CHECK_INT(parse_failure(deep.data, deep.len), PS_JSON_TOO_DEEP);
     ps_buf_free(&deep);
 }
@@ -48,8 +50,8 @@ static void failures_are_classified(void)
  * that are not NUL-terminated (found by the fuzz target). */
 static void escapes_at_the_end_stay_in_bounds(void)
 {
-    const char *cases[] = {"\"\\u", "\"\\ud83d", "\"\\ud83d\\u", "\"\\ud83d\\udc0", "\"\\u12",
-                           "\"\\ud83d\\udc08"};
+    const char *cases[] = {"\"\\u",           "\"\\ud83d", "\"\\ud83d\\u",
+                           "\"\\ud83d\\udc0", "\"\\u12",   "\"\\ud83d\\udc08"};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         size_t n = strlen(cases[k]);
         char *exact = malloc(n); /* no terminator: ASan flags any read past n */
@@ -64,7 +66,8 @@ static void escapes_at_the_end_stay_in_bounds(void)
 
 static void utf8_floor_never_splits_a_sequence(void)
 {
-    const char s[] = "a\xc3\xa9\xf0\x9f\x90\x88" "b"; /* a, e-acute (2 bytes), cat (4 bytes), b */
+    const char s[] = "a\xc3\xa9\xf0\x9f\x90\x88"
+                     "b"; /* a, e-acute (2 bytes), cat (4 bytes), b */
     CHECK_INT(ps_utf8_floor(s, 1), 1);
     CHECK_INT(ps_utf8_floor(s, 2), 1); /* inside the e-acute */
     CHECK_INT(ps_utf8_floor(s, 3), 3);
@@ -173,13 +176,15 @@ static void repeated_names_are_found_in_large_objects(void)
     ps_buf_putc(&b, '[');
     for (int o = 0; o < 3; o++) {
         ps_buf_printf(&b, "%s{", o ? "," : "");
-        for (int i = 0; i < 40; i++) ps_buf_printf(&b, "%s\"n%d\":{\"n%d\":1}", i ? "," : "", i, i);
+        for (int i = 0; i < 40; i++)
+            ps_buf_printf(&b, "%s\"n%d\":{\"n%d\":1}", i ? "," : "", i, i);
         ps_buf_putc(&b, '}');
     }
     ps_buf_putc(&b, ']');
     ps_json *v = ps_json_parse(b.data, b.len, NULL, NULL);
     CHECK(v && v->count == 3);
-    for (size_t o = 0; v && o < v->count; o++) CHECK(!v->items[o]->duplicate_keys && v->items[o]->count == 40);
+    for (size_t o = 0; v && o < v->count; o++)
+        CHECK(!v->items[o]->duplicate_keys && v->items[o]->count == 40);
     ps_json_free(v);
     b.len = b.len - 2; /* drop "}]", then repeat the first object's first name after a child */
     ps_buf_append(&b, ",\"n0\":2}]", strlen(",\"n0\":2}]"));
@@ -201,7 +206,8 @@ static void objects_have_at_most_max_members(void)
     /* arrays are not objects: as many elements as the text holds */
     ps_buf b = PS_BUF_INIT;
     ps_buf_putc(&b, '[');
-    for (int i = 0; i < 3 * PS_JSON_MAX_MEMBERS; i++) ps_buf_printf(&b, "%s{}", i ? "," : "");
+    for (int i = 0; i < 3 * PS_JSON_MAX_MEMBERS; i++)
+        ps_buf_printf(&b, "%s{}", i ? "," : "");
     ps_buf_putc(&b, ']');
     v = ps_json_parse(b.data, b.len, &why, &err);
     CHECK(v && v->count == 3 * PS_JSON_MAX_MEMBERS);
@@ -219,8 +225,10 @@ static double cpu_seconds(void)
 static void put_member(ps_buf *b, size_t i, bool first, bool distinct)
 {
     if (!first) ps_buf_putc(b, ',');
-    if (distinct) ps_buf_printf(b, "\"%zx\":0", i);
-    else ps_buf_append(b, "\"\":0", 4);
+    if (distinct)
+        ps_buf_printf(b, "\"%zx\":0", i);
+    else
+        ps_buf_append(b, "\"\":0", 4);
 }
 
 /* Fills b with at least size bytes: one object of members all named "" or
@@ -229,21 +237,25 @@ static void put_member(ps_buf *b, size_t i, bool first, bool distinct)
 static void hostile_body(ps_buf *b, size_t size, bool distinct, int depth, bool fan)
 {
     b->len = 0;
-    for (int d = 0; d < depth; d++) ps_buf_append(b, "{\"a\":", 5);
+    for (int d = 0; d < depth; d++)
+        ps_buf_append(b, "{\"a\":", 5);
     if (fan) {
         ps_buf_putc(b, '[');
         for (size_t o = 0; b->len < size; o++) {
             ps_buf_append(b, o ? ",{" : "{", o ? 2 : 1);
-            for (size_t i = 0; i < PS_JSON_MAX_MEMBERS; i++) put_member(b, i, i == 0, distinct);
+            for (size_t i = 0; i < PS_JSON_MAX_MEMBERS; i++)
+                put_member(b, i, i == 0, distinct);
             ps_buf_putc(b, '}');
         }
         ps_buf_putc(b, ']');
     } else {
         ps_buf_putc(b, '{');
-        for (size_t i = 0; b->len < size; i++) put_member(b, i, i == 0, distinct);
+        for (size_t i = 0; b->len < size; i++)
+            put_member(b, i, i == 0, distinct);
         ps_buf_putc(b, '}');
     }
-    for (int d = 0; d < depth; d++) ps_buf_putc(b, '}');
+    for (int d = 0; d < depth; d++)
+        ps_buf_putc(b, '}');
 }
 
 /* Issue 11: 13,100 members named "" (64 KB) cost 0.24 s of CPU and 1 MB
@@ -267,7 +279,9 @@ static void worst_case_bodies_cost_little_cpu(void)
             ps_json_free(v);
             double bound = fan ? 1.0 : 0.2;
             fprintf(stderr, "  %7zu bytes, %s, %s: %.3f s of CPU (bound %.1f s)\n", b.len,
-                    fan ? "objects at the cap" : depth ? "nested" : "flat",
+                    fan     ? "objects at the cap"
+                    : depth ? "nested"
+                            : "flat",
                     distinct ? "distinct names" : "names \"\"", spent, bound);
             CHECK(spent < bound);
             CHECK_INT(why, fan ? PS_JSON_OK : PS_JSON_TOO_MANY_MEMBERS);

@@ -89,8 +89,9 @@ static void escapes_controls_and_bad_utf8(void)
     ps_jw_init(&w, &b, false);
     ps_jw_string_len(&w, raw, sizeof raw - 1);
     CHECK(ps_jw_ok(&w));
-    CHECK_STR(b.data, "\"a\\u0000\\u0001\\n\\u007f\\u0085\\u2028\\u2029\\ufffd\\ufffd\\ufffd"
-                      "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\\"\\\\\\u003c\xc3\xa9\xf0\x9f\x90\x88\"");
+    CHECK_STR(b.data,
+              "\"a\\u0000\\u0001\\n\\u007f\\u0085\\u2028\\u2029\\ufffd\\ufffd\\ufffd"
+              "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\\"\\\\\\u003c\xc3\xa9\xf0\x9f\x90\x88\"");
     ps_json *v = parse_back(&b);
     CHECK(v && v->type == PS_JSON_STRING && v->len > 0 && v->str[0] == 'a' && v->str[1] == '\0');
     ps_json_free(v);
@@ -186,8 +187,10 @@ static void misuse_is_reported(void)
 
     ps_buf_reset(&b);
     ps_jw_init(&w, &b, false);
-    for (int i = 0; i < PS_JW_MAX_DEPTH + 2; i++) ps_jw_array_open(&w);
-    for (int i = 0; i < PS_JW_MAX_DEPTH + 2; i++) ps_jw_array_close(&w);
+    for (int i = 0; i < PS_JW_MAX_DEPTH + 2; i++)
+        ps_jw_array_open(&w);
+    for (int i = 0; i < PS_JW_MAX_DEPTH + 2; i++)
+        ps_jw_array_close(&w);
     CHECK(!ps_jw_ok(&w)); /* too deep: flagged, and never out of bounds */
     ps_buf_free(&b);
 }

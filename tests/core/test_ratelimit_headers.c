@@ -39,9 +39,12 @@ static void retry_after_accepts_both_forms(void)
 static void headers_are_read_case_insensitively(void)
 {
     ps_headers h = PS_HEADERS_INIT;
-    const char *lines[] = {"HTTP/1.1 429 Too Many Requests\r\n", "x-ratelimit-limit: 60\r\n",
-                           "X-RateLimit-Remaining:0\r\n", "X-RATELIMIT-RESET: 1700000060 \r\n",
-                           "Retry-After: 30\r\n", "\r\n"};
+    const char *lines[] = {"HTTP/1.1 429 Too Many Requests\r\n",
+                           "x-ratelimit-limit: 60\r\n",
+                           "X-RateLimit-Remaining:0\r\n",
+                           "X-RATELIMIT-RESET: 1700000060 \r\n",
+                           "Retry-After: 30\r\n",
+                           "\r\n"};
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         ps_headers_add_raw_line(&h, lines[i], strlen(lines[i]));
     CHECK_INT(h.count, 4);

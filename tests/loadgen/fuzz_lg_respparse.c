@@ -25,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ps_error err;
     ps_lg_parser_start(&p, 1763700000);
     ps_lg_parse_result r = ps_lg_parser_feed(&p, text, split, &err);
-    if (r == PS_LG_PARSE_MORE && len > split) r = ps_lg_parser_feed(&p, text + split, len - split, &err);
+    if (r == PS_LG_PARSE_MORE && len > split)
+        r = ps_lg_parser_feed(&p, text + split, len - split, &err);
     if (r == PS_LG_PARSE_MORE) r = ps_lg_parser_eof(&p, &err);
     if (r == PS_LG_PARSE_DONE) {
         if (p.resp.status < 200 || p.resp.status > 599) abort();

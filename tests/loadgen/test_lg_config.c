@@ -16,7 +16,8 @@ static int parse(ps_lg_config *cfg, ps_error *err, const char *a0, ...)
     argv[argc++] = (char *)"petstore-load";
     va_list ap;
     va_start(ap, a0);
-    for (const char *a = a0; a && argc < 39; a = va_arg(ap, const char *)) argv[argc++] = (char *)a;
+    for (const char *a = a0; a && argc < 39; a = va_arg(ap, const char *))
+        argv[argc++] = (char *)a;
     va_end(ap);
     argv[argc] = NULL;
     return ps_lg_config_parse(argc, argv, "/nonexistent/bodies.json", cfg, err);
@@ -50,7 +51,8 @@ static void good_flags(void)
     CHECK_STR(c.bodies_path, "/nonexistent/bodies.json");
     ps_lg_config_free(&c);
 
-    CHECK_INT(parse(&c, &err, "--base-url", "https://[::1]/v1", "--api-key", "k", NULL), PS_LG_CONFIG_OK);
+    CHECK_INT(parse(&c, &err, "--base-url", "https://[::1]/v1", "--api-key", "k", NULL),
+              PS_LG_CONFIG_OK);
     CHECK_STR(c.host, "::1");
     CHECK_STR(c.port, "443");
     CHECK_INT(c.engine, PS_LG_ENGINE_CURL);
@@ -133,7 +135,8 @@ static void keys_file(void)
     }
     ps_lg_config_free(&c);
     /* Mixed rates need --rate for the keys without one. */
-    CHECK_INT(parse(&c, &err, "--base-url", "http://x/v1", "--keys", path, NULL), PS_LG_CONFIG_ERROR);
+    CHECK_INT(parse(&c, &err, "--base-url", "http://x/v1", "--keys", path, NULL),
+              PS_LG_CONFIG_ERROR);
     ps_lg_config_free(&c);
 
     const char *bad[] = {"k free 1 extra\n", "k\n", "k gold\n", "k free -3\n", "# nothing\n"};
@@ -143,13 +146,15 @@ static void keys_file(void)
         fputs(bad[i], f);
         fclose(f);
         err.message[0] = '\0';
-        CHECK_INT(parse(&c, &err, "--base-url", "http://x/v1", "--keys", path, NULL), PS_LG_CONFIG_ERROR);
+        CHECK_INT(parse(&c, &err, "--base-url", "http://x/v1", "--keys", path, NULL),
+                  PS_LG_CONFIG_ERROR);
         if (!strstr(err.message, want[i])) fprintf(stderr, "keys case %zu: '%s'\n", i, err.message);
         CHECK(strstr(err.message, want[i]) != NULL);
         ps_lg_config_free(&c);
     }
     unlink(path);
-    CHECK_INT(parse(&c, &err, "--base-url", "http://x/v1", "--keys", path, NULL), PS_LG_CONFIG_ERROR);
+    CHECK_INT(parse(&c, &err, "--base-url", "http://x/v1", "--keys", path, NULL),
+              PS_LG_CONFIG_ERROR);
     CHECK(strstr(err.message, "cannot read") != NULL);
     ps_lg_config_free(&c);
 }
@@ -253,7 +258,8 @@ static void mix_ratio(void)
     CHECK_INT(ps_lg_mix_op(only_create, 5), PS_LG_OP_CREATE);
     unsigned half[PS_LG_OPS] = {1, 1};
     int c = 0;
-    for (uint64_t k = 0; k < 10; k++) c += ps_lg_mix_op(half, k) == PS_LG_OP_CREATE;
+    for (uint64_t k = 0; k < 10; k++)
+        c += ps_lg_mix_op(half, k) == PS_LG_OP_CREATE;
     CHECK_INT(c, 5);
 }
 

@@ -54,7 +54,8 @@ static const char *start_server(const char *first, ...)
     argv[argc++] = "--no-seed";
     va_list ap;
     va_start(ap, first);
-    for (const char *a = first; a && argc < 39; a = va_arg(ap, const char *)) argv[argc++] = a;
+    for (const char *a = first; a && argc < 39; a = va_arg(ap, const char *))
+        argv[argc++] = a;
     va_end(ap);
     argv[argc] = NULL;
     int fds[2];
@@ -91,7 +92,8 @@ static pid_t vspawn_load(const char *first, va_list ap)
     const char *argv[60];
     int argc = 0;
     argv[argc++] = PS_LOAD_BIN;
-    for (const char *a = first; a && argc < 59; a = va_arg(ap, const char *)) argv[argc++] = a;
+    for (const char *a = first; a && argc < 59; a = va_arg(ap, const char *))
+        argv[argc++] = a;
     argv[argc] = NULL;
     pid_t pid = fork();
     if (pid == 0) {
@@ -216,9 +218,9 @@ static void lg_limits_clean(void)
  * if none of them catches it. */
 static void lg_limits_race(void)
 {
-    const char *url = start_server("--time-scale", "30", "--threads", "4", "--key",
-                                   "lim-key-0001:enterprise:10:100000", "--fault",
-                                   "over-admission-race", NULL);
+    const char *url =
+        start_server("--time-scale", "30", "--threads", "4", "--key",
+                     "lim-key-0001:enterprise:10:100000", "--fault", "over-admission-race", NULL);
     CHECK(url != NULL);
     if (!url) return;
     char *json = path_in_tmp("race.json");
@@ -256,19 +258,21 @@ static void lg_limits_race(void)
  * the model the headers showed is reported. */
 static void lg_limits_legal_modes(void)
 {
-    static const char *const modes[][2] = {{"fixed", "fixed-window"},
-                                           {"sliding-log", NULL}, /* with Retry-After honoured it looks fixed */
-                                           {"sliding-counter", NULL},
-                                           {"token-bucket", NULL}};
+    static const char *const modes[][2] = {
+        {"fixed", "fixed-window"},
+        {"sliding-log", NULL}, /* with Retry-After honoured it looks fixed */
+        {"sliding-counter", NULL},
+        {"token-bucket", NULL}};
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
-        const char *url = start_server("--time-scale", "30", "--threads", "2", "--limiter", modes[m][0], "--key",
-                                       "lim-key-0001:enterprise:10:100000", NULL);
+        const char *url =
+            start_server("--time-scale", "30", "--threads", "2", "--limiter", modes[m][0], "--key",
+                         "lim-key-0001:enterprise:10:100000", NULL);
         CHECK(url != NULL);
         if (!url) return;
         char *json = path_in_tmp("modes.json");
-        int rc = run_load(40, LOAD, "--base-url", url, "--api-key", "lim-key-0001", "--plan", "enterprise:10:100000",
-                          "--threads", "2", "--connections", "64", "--duration", "3s", "--burst", "--verify-limits",
-                          "--json", json, NULL);
+        int rc = run_load(40, LOAD, "--base-url", url, "--api-key", "lim-key-0001", "--plan",
+                          "enterprise:10:100000", "--threads", "2", "--connections", "64",
+                          "--duration", "3s", "--burst", "--verify-limits", "--json", json, NULL);
         stop_server();
         fprintf(stderr, "--limiter %s: exit %d\n", modes[m][0], rc);
         CHECK_INT(rc, 0);
@@ -286,7 +290,8 @@ static void lg_limits_legal_modes(void)
             if (modes[m][1]) CHECK_STR(model, modes[m][1]);
         }
         const ps_json *v = ps_json_path(d, "limits.violations");
-        if (v && v->count) fprintf(stderr, "  %s\n", ps_json_get_string(v->items[0], "message", ""));
+        if (v && v->count)
+            fprintf(stderr, "  %s\n", ps_json_get_string(v->items[0], "message", ""));
         ps_json_free(d);
     }
 }
@@ -295,14 +300,15 @@ static void lg_limits_legal_modes(void)
  * counted exactly, no slack. */
 static void lg_limits_off_by_one(void)
 {
-    const char *url = start_server("--time-scale", "30", "--threads", "2", "--fault", "off-by-one-admission", "--key",
-                                   "lim-key-0001:enterprise:10:100000", NULL);
+    const char *url =
+        start_server("--time-scale", "30", "--threads", "2", "--fault", "off-by-one-admission",
+                     "--key", "lim-key-0001:enterprise:10:100000", NULL);
     CHECK(url != NULL);
     if (!url) return;
     char *json = path_in_tmp("off-by-one.json");
-    int rc = run_load(40, LOAD, "--base-url", url, "--api-key", "lim-key-0001", "--plan", "enterprise:10:100000",
-                      "--threads", "2", "--connections", "64", "--duration", "1s", "--burst", "--verify-limits",
-                      "--json", json, NULL);
+    int rc = run_load(40, LOAD, "--base-url", url, "--api-key", "lim-key-0001", "--plan",
+                      "enterprise:10:100000", "--threads", "2", "--connections", "64", "--duration",
+                      "1s", "--burst", "--verify-limits", "--json", json, NULL);
     stop_server();
     CHECK_INT(rc, 1);
     ps_json *d = load_json(json);
@@ -351,9 +357,9 @@ static void lg_stall_corrected(void)
     CHECK(url != NULL);
     if (!url) return;
     char *json = path_in_tmp("stall.json");
-    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "big-key-0001", "--threads", "2",
-                      "--connections", "16", "--rate", "1000", "--duration", "3s", "--json", json,
-                      NULL);
+    int rc =
+        run_load(30, LOAD, "--base-url", url, "--api-key", "big-key-0001", "--threads", "2",
+                 "--connections", "16", "--rate", "1000", "--duration", "3s", "--json", json, NULL);
     stop_server();
     CHECK_INT(rc, 0);
     ps_json *d = load_json(json);
@@ -515,36 +521,72 @@ static void lg_json_names(void)
     if (!url) return;
     char *json = path_in_tmp("names.json"), *hdr = path_in_tmp("names.hdr"),
          *hlog = path_in_tmp("names.hlog");
-    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "big-key-0001", "--plan", "pro",
-                      "--threads", "2", "--connections", "8", "--rate", "200", "--duration", "2s",
-                      "--mix", "list=9,create=1", "--verify-limits", "--threshold", "p99<5s",
-                      "--json", json, "--hdr", hdr, "--hdr-log", hlog, "--html",
-                      path_in_tmp("names.html"), NULL);
+    int rc =
+        run_load(30, LOAD, "--base-url", url, "--api-key", "big-key-0001", "--plan", "pro",
+                 "--threads", "2", "--connections", "8", "--rate", "200", "--duration", "2s",
+                 "--mix", "list=9,create=1", "--verify-limits", "--threshold", "p99<5s", "--json",
+                 json, "--hdr", hdr, "--hdr-log", hlog, "--html", path_in_tmp("names.html"), NULL);
     stop_server();
     CHECK_INT(rc, 0);
     ps_json *d = load_json(json);
     if (!d) return;
     static const char *names[] = {
-        "tool", "version", "format", "parameters.base_url", "parameters.threads",
-        "parameters.connections", "parameters.duration_s", "parameters.requests_limit",
-        "parameters.rate", "parameters.ramp", "parameters.mix.list", "parameters.mix.create",
-        "parameters.engine", "parameters.timeout_s", "parameters.verify_limits",
-        "parameters.honour_retry_after", "parameters.keys", "parameters.plans", "started_at",
-        "requests", "duration_s", "throughput_rps", "scheduled", "answered", "failed",
-        "timed_out", "status", "errors.connect", "errors.read", "errors.timeout",
-        "operations.list.requests", "operations.list.latency_us.corrected.p99",
-        "operations.create.requests", "operations.create.latency_us.uncorrected.p50",
-        "status_classes.2xx.count", "status_classes.2xx.latency_us.corrected.p50",
-        "status_classes.4xx.count", "status_classes.5xx.count", "percentile_spectrum.corrected",
-        "percentile_spectrum.uncorrected", "intervals", "plans", "limits.verdict",
-        "limits.checked", "limits.windows", "limits.violations", "thresholds", "verdict",
+        "tool",
+        "version",
+        "format",
+        "parameters.base_url",
+        "parameters.threads",
+        "parameters.connections",
+        "parameters.duration_s",
+        "parameters.requests_limit",
+        "parameters.rate",
+        "parameters.ramp",
+        "parameters.mix.list",
+        "parameters.mix.create",
+        "parameters.engine",
+        "parameters.timeout_s",
+        "parameters.verify_limits",
+        "parameters.honour_retry_after",
+        "parameters.keys",
+        "parameters.plans",
+        "started_at",
+        "requests",
+        "duration_s",
+        "throughput_rps",
+        "scheduled",
+        "answered",
+        "failed",
+        "timed_out",
+        "status",
+        "errors.connect",
+        "errors.read",
+        "errors.timeout",
+        "operations.list.requests",
+        "operations.list.latency_us.corrected.p99",
+        "operations.create.requests",
+        "operations.create.latency_us.uncorrected.p50",
+        "status_classes.2xx.count",
+        "status_classes.2xx.latency_us.corrected.p50",
+        "status_classes.4xx.count",
+        "status_classes.5xx.count",
+        "percentile_spectrum.corrected",
+        "percentile_spectrum.uncorrected",
+        "intervals",
+        "plans",
+        "limits.verdict",
+        "limits.checked",
+        "limits.windows",
+        "limits.violations",
+        "thresholds",
+        "verdict",
         "exit_code",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (!ps_json_path(d, names[i])) fprintf(stderr, "missing %s\n", names[i]);
         CHECK(ps_json_path(d, names[i]) != NULL);
     }
-    static const char *lat[] = {"p50", "p75", "p90", "p95", "p99", "p99_9", "p99_99", "max", "mean", "count"};
+    static const char *lat[] = {"p50",   "p75",    "p90", "p95",  "p99",
+                                "p99_9", "p99_99", "max", "mean", "count"};
     for (int c = 0; c < 2; c++)
         for (size_t i = 0; i < sizeof lat / sizeof lat[0]; i++) {
             char p[64];
@@ -688,9 +730,9 @@ static void lg_intervals(void)
     if (!url) return;
     char *json = path_in_tmp("iv-open.json"), *hlog = path_in_tmp("iv-open.hlog");
     size_t rows = 0;
-    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "big-key-0001", "--connections",
-                      "1", "--rate", "0.37", "--duration", "3s", "--json", json, "--hdr-log", hlog,
-                      NULL);
+    int rc =
+        run_load(30, LOAD, "--base-url", url, "--api-key", "big-key-0001", "--connections", "1",
+                 "--rate", "0.37", "--duration", "3s", "--json", json, "--hdr-log", hlog, NULL);
     CHECK_INT(rc, 0);
     CHECK(check_intervals(json, hlog, &rows) >= 1); /* the null case was exercised */
     CHECK_INT(rows, 3);
@@ -718,9 +760,9 @@ static void lg_many_keys(void)
           f);
     fclose(f);
     char *json = path_in_tmp("keys.json");
-    int rc = run_load(30, LOAD, "--base-url", url, "--keys", keys, "--threads", "2",
-                      "--connections", "8", "--duration", "3s", "--verify-limits", "--json", json,
-                      NULL);
+    int rc =
+        run_load(30, LOAD, "--base-url", url, "--keys", keys, "--threads", "2", "--connections",
+                 "8", "--duration", "3s", "--verify-limits", "--json", json, NULL);
     stop_server();
     CHECK_INT(rc, 0);
     ps_json *d = load_json(json);
@@ -770,8 +812,8 @@ static void lg_many_keys(void)
  * ignored with --ignore-retry-after (a stream of 429s). */
 static void lg_retry_after(void)
 {
-    const char *url = start_server("--time-scale", "30", "--ban-after", "0", "--key",
-                                   "free-key-0001:free", NULL);
+    const char *url =
+        start_server("--time-scale", "30", "--ban-after", "0", "--key", "free-key-0001:free", NULL);
     CHECK(url != NULL);
     if (!url) return;
     char *polite = path_in_tmp("polite.json"), *rude = path_in_tmp("rude.json");
@@ -851,7 +893,8 @@ static void lg_https_curl(void)
                  "    ssl_certificate_key %s/key.pem;\n"
                  "    location = /v1/categories { default_type application/json;\n"
                  "      alias %s/categories.json; } } }\n",
-                 tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, port, tmpdir, tmpdir, tmpdir);
+                 tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, port, tmpdir, tmpdir,
+                 tmpdir);
         FILE *f = fopen(path_in_tmp("nginx.conf"), "w");
         fputs(conf, f);
         fclose(f);
@@ -860,7 +903,8 @@ static void lg_https_curl(void)
         if (pid == 0) {
             int devnull = open("/dev/null", O_WRONLY);
             dup2(devnull, 2);
-            execl("/usr/sbin/nginx", "nginx", "-p", tmpdir, "-c", path_in_tmp("nginx.conf"), (char *)NULL);
+            execl("/usr/sbin/nginx", "nginx", "-p", tmpdir, "-c", path_in_tmp("nginx.conf"),
+                  (char *)NULL);
             _exit(127);
         }
         usleep(400000);
@@ -972,9 +1016,9 @@ static void lg_limits_declared_plan(void)
     CHECK(url != NULL);
     if (!url) return;
     char *json = path_in_tmp("declared-free.json");
-    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "pro-key-00001", "--plan", "free",
-                      "--connections", "4", "--duration", "1s", "--verify-limits", "--json", json,
-                      NULL);
+    int rc =
+        run_load(30, LOAD, "--base-url", url, "--api-key", "pro-key-00001", "--plan", "free",
+                 "--connections", "4", "--duration", "1s", "--verify-limits", "--json", json, NULL);
     CHECK_INT(rc, 1);
     ps_json *d = load_json(json);
     if (d) {
@@ -993,7 +1037,8 @@ static void lg_limits_declared_plan(void)
                 CHECK(strstr(ps_json_get_string(x, "message", ""), "said 300") != NULL);
             } else if (strcmp(kind, "bad_headers") == 0) {
                 bad = true;
-                CHECK(strstr(ps_json_get_string(x, "message", ""), "X-RateLimit-Limit 300") != NULL);
+                CHECK(strstr(ps_json_get_string(x, "message", ""), "X-RateLimit-Limit 300") !=
+                      NULL);
             }
         }
         CHECK(over);
@@ -1001,8 +1046,9 @@ static void lg_limits_declared_plan(void)
         ps_json_free(d);
     }
     json = path_in_tmp("declared-pro.json");
-    rc = run_load(30, LOAD, "--base-url", url, "--api-key", "pro-key-00001", "--plan", "pro",
-                  "--connections", "4", "--duration", "1s", "--verify-limits", "--json", json, NULL);
+    rc =
+        run_load(30, LOAD, "--base-url", url, "--api-key", "pro-key-00001", "--plan", "pro",
+                 "--connections", "4", "--duration", "1s", "--verify-limits", "--json", json, NULL);
     stop_server();
     CHECK_INT(rc, 0);
     d = load_json(json);
@@ -1076,9 +1122,9 @@ static void lg_stalled_server(void)
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
     char *json = path_in_tmp("stalled.json");
-    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "any-key-0001", "--connections", "2",
-                      "--requests", "8", "--timeout", "500ms", "--verify-limits", "--json", json,
-                      NULL);
+    int rc =
+        run_load(30, LOAD, "--base-url", url, "--api-key", "any-key-0001", "--connections", "2",
+                 "--requests", "8", "--timeout", "500ms", "--verify-limits", "--json", json, NULL);
     kill(py, SIGKILL);
     waitpid(py, NULL, 0);
     CHECK_INT(rc, 3);
@@ -1133,8 +1179,8 @@ static void lg_mostly_failing_server(void)
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
     char *json = path_in_tmp("mostly-failing.json");
-    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "any-key-0001", "--connections", "2",
-                      "--requests", "45", "--json", json, NULL);
+    int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "any-key-0001", "--connections",
+                      "2", "--requests", "45", "--json", json, NULL);
     kill(py, SIGKILL);
     waitpid(py, NULL, 0);
     CHECK_INT(rc, 3);
@@ -1157,7 +1203,8 @@ static bool wait_for_lines(const char *path, size_t n, int limit_s)
         ps_buf text = PS_BUF_INIT;
         size_t lines = 0;
         if (ps_buf_read_file(&text, path) == 0)
-            for (size_t k = 0; k < text.len; k++) lines += text.data[k] == '\n';
+            for (size_t k = 0; k < text.len; k++)
+                lines += text.data[k] == '\n';
         ps_buf_free(&text);
         if (lines >= n) return true;
         usleep(20000);
@@ -1178,12 +1225,16 @@ static void lg_killed_server(void)
         const char *engine = run == 2 ? "curl" : "epoll";
         /* killed once the server has logged 20 answers, not after a fixed
          * 700 ms: a loaded ASan build had not connected by then */
-        char *access_log = path_in_tmp(run == 2 ? "killed-curl.log" : open ? "killed-open.log" : "killed-closed.log");
+        char *access_log = path_in_tmp(run == 2 ? "killed-curl.log"
+                                       : open   ? "killed-open.log"
+                                                : "killed-closed.log");
         const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000",
                                        "--access-log", access_log, NULL);
         CHECK(url != NULL);
         if (!url) return;
-        char *json = path_in_tmp(run == 2 ? "killed-curl.json" : open ? "killed-open.json" : "killed-closed.json");
+        char *json = path_in_tmp(run == 2 ? "killed-curl.json"
+                                 : open   ? "killed-open.json"
+                                          : "killed-closed.json");
         pid_t pid = open ? spawn_load(LOAD, "--base-url", url, "--api-key", "big-key-0001",
                                       "--connections", "4", "--rate", "200", "--duration", "2s",
                                       "--timeout", "500ms", "--json", json, NULL)
@@ -1225,9 +1276,9 @@ static void lg_interrupted(void)
     CHECK(url != NULL);
     if (!url) return;
     char *json = path_in_tmp("interrupted.json");
-    pid_t pid = spawn_load(LOAD, "--base-url", url, "--api-key", "big-key-0001", "--connections",
-                           "4", "--rate", "500", "--duration", "20s", "--verify-limits", "--json",
-                           json, NULL);
+    pid_t pid =
+        spawn_load(LOAD, "--base-url", url, "--api-key", "big-key-0001", "--connections", "4",
+                   "--rate", "500", "--duration", "20s", "--verify-limits", "--json", json, NULL);
     CHECK(wait_for_lines(access_log, 150, 15));
     kill(pid, SIGINT);
     int rc = wait_load(pid, 15);
@@ -1291,7 +1342,8 @@ static void lg_hdr_peer(void)
         return;
     }
     fprintf(stderr, "hdr-histogram-js:\n%s", out.data);
-    static const char *names[] = {"count", "p50", "p75", "p90", "p95", "p99", "p99_9", "p99_99", "max"};
+    static const char *names[] = {"count", "p50",   "p75",    "p90", "p95",
+                                  "p99",   "p99_9", "p99_99", "max"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char key[40], member[64];
         snprintf(key, sizeof key, "\n%s ", names[i]);
@@ -1301,7 +1353,8 @@ static void lg_hdr_peer(void)
         long long peer = strtoll(at + strlen(key), NULL, 10);
         snprintf(member, sizeof member, "latency_us.corrected.%s", names[i]);
         long long ours = (long long)num(d, member);
-        if (peer != ours) fprintf(stderr, "  %s: hdr-histogram-js %lld, JSON %lld\n", names[i], peer, ours);
+        if (peer != ours)
+            fprintf(stderr, "  %s: hdr-histogram-js %lld, JSON %lld\n", names[i], peer, ours);
         CHECK_INT(ours, peer);
     }
     CHECK_INT(num(d, "latency_us.corrected.count"), num(d, "answered"));
@@ -1323,7 +1376,8 @@ static void run_shards(const char *url, const char *tag, int codes[4], const cha
     int nextra = 0;
     va_list ap;
     va_start(ap, first);
-    for (const char *a = first; a && nextra < 23; a = va_arg(ap, const char *)) extra[nextra++] = a;
+    for (const char *a = first; a && nextra < 23; a = va_arg(ap, const char *))
+        extra[nextra++] = a;
     va_end(ap);
     pid_t pids[4];
     for (int i = 0; i < 4; i++) {
@@ -1333,13 +1387,16 @@ static void run_shards(const char *url, const char *tag, int codes[4], const cha
         snprintf(hname, sizeof hname, "%s%d.hlog", tag, i);
         setenv("JOB_COMPLETION_INDEX", idx, 1);
         const char *a[24] = {0};
-        for (int k = 0; k < nextra; k++) a[k] = extra[k];
-        pids[i] = spawn_load(LOAD, "--base-url", url, "--shards", "4", "--start-at", start, "--json",
-                             path_in_tmp(name), "--hdr-log", path_in_tmp(hname), a[0], a[1], a[2], a[3],
-                             a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], NULL);
+        for (int k = 0; k < nextra; k++)
+            a[k] = extra[k];
+        pids[i] =
+            spawn_load(LOAD, "--base-url", url, "--shards", "4", "--start-at", start, "--json",
+                       path_in_tmp(name), "--hdr-log", path_in_tmp(hname), a[0], a[1], a[2], a[3],
+                       a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], NULL);
         unsetenv("JOB_COMPLETION_INDEX");
     }
-    for (int i = 0; i < 4; i++) codes[i] = wait_load(pids[i], 40);
+    for (int i = 0; i < 4; i++)
+        codes[i] = wait_load(pids[i], 40);
 }
 
 /* `petstore-load merge` over files in tmp; returns its exit code. */
@@ -1350,11 +1407,13 @@ static int run_merge(const char *first, ...)
     const char *argv[20];
     int n = 0;
     argv[n++] = "merge";
-    for (const char *a = first; a && n < 19; a = va_arg(ap, const char *)) argv[n++] = a;
+    for (const char *a = first; a && n < 19; a = va_arg(ap, const char *))
+        argv[n++] = a;
     va_end(ap);
     argv[n] = NULL;
-    return run_load(30, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[7], argv[8],
-                    argv[9], argv[10], argv[11], argv[12], argv[13], argv[14], argv[15], NULL);
+    return run_load(30, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[7],
+                    argv[8], argv[9], argv[10], argv[11], argv[12], argv[13], argv[14], argv[15],
+                    NULL);
 }
 
 /* 4 shards through JOB_COMPLETION_INDEX: the merge's counts are the sums of
@@ -1365,7 +1424,8 @@ static int run_merge(const char *first, ...)
 static void lg_shards_merge(void)
 {
     if (!peer_node || !peer_js || !peer_module) {
-        fprintf(stderr, "usage: test_lg_integration lg_shards_merge NODE LG_HDR_PEER_JS MODULE_DIR\n");
+        fprintf(stderr,
+                "usage: test_lg_integration lg_shards_merge NODE LG_HDR_PEER_JS MODULE_DIR\n");
         CHECK(0);
         return;
     }
@@ -1375,15 +1435,16 @@ static void lg_shards_merge(void)
         fprintf(stderr, "skipped: needs node and %s (scripts/install-deps.sh)\n", peer_module);
         exit(77);
     }
-    const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000", "--delay",
-                                   "0.1:3ms", "--threads", "2", NULL);
+    const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000",
+                                   "--delay", "0.1:3ms", "--threads", "2", NULL);
     CHECK(url != NULL);
     if (!url) return;
     int codes[4];
     run_shards(url, "s", codes, "--api-key", "big-key-0001", "--connections", "8", "--rate", "1200",
                "--duration", "2s", NULL);
     stop_server();
-    for (int i = 0; i < 4; i++) CHECK_INT(codes[i], 0);
+    for (int i = 0; i < 4; i++)
+        CHECK_INT(codes[i], 0);
     char *s0 = strdup(path_in_tmp("s0.json")), *s1 = strdup(path_in_tmp("s1.json"));
     char *s2 = strdup(path_in_tmp("s2.json")), *s3 = strdup(path_in_tmp("s3.json"));
     char *mj = strdup(path_in_tmp("merged.json")), *mh = strdup(path_in_tmp("merged.html"));
@@ -1419,17 +1480,19 @@ static void lg_shards_merge(void)
         /* intervals on wall time: every shard's seconds fall together */
         int64_t iv_req = 0;
         const ps_json *ivs = ps_json_get(m, "intervals");
-        for (size_t i = 0; ivs && i < ivs->count; i++) iv_req += ps_json_get_int(ivs->items[i], "requests", 0);
+        for (size_t i = 0; ivs && i < ivs->count; i++)
+            iv_req += ps_json_get_int(ivs->items[i], "requests", 0);
         CHECK_INT(iv_req, sum_ans);
         CHECK(ivs && ivs->count >= 2 && ivs->count <= 3);
         char cmd[3072], *out = path_in_tmp("shards.peer");
-        snprintf(cmd, sizeof cmd, "timeout 30 '%s' '%s' '%s' '%s' '%s' '%s' '%s' >'%s'", peer_node, peer_js,
-                 peer_module, path_in_tmp("s0.hlog"), path_in_tmp("s1.hlog"), path_in_tmp("s2.hlog"),
-                 path_in_tmp("s3.hlog"), out);
+        snprintf(cmd, sizeof cmd, "timeout 30 '%s' '%s' '%s' '%s' '%s' '%s' '%s' >'%s'", peer_node,
+                 peer_js, peer_module, path_in_tmp("s0.hlog"), path_in_tmp("s1.hlog"),
+                 path_in_tmp("s2.hlog"), path_in_tmp("s3.hlog"), out);
         CHECK_INT(system(cmd), 0);
         ps_buf text = PS_BUF_INIT;
         CHECK_INT(ps_buf_read_file(&text, out), 0);
-        static const char *names[] = {"count", "p50", "p75", "p90", "p95", "p99", "p99_9", "p99_99", "max"};
+        static const char *names[] = {"count", "p50",   "p75",    "p90", "p95",
+                                      "p99",   "p99_9", "p99_99", "max"};
         for (size_t i = 0; text.data && i < sizeof names / sizeof names[0]; i++) {
             char key[40], mem[64];
             snprintf(key, sizeof key, "\n%s ", names[i]);
@@ -1454,7 +1517,8 @@ static void lg_shards_merge(void)
         const ps_json *th = ps_json_get(m, "thresholds");
         CHECK(th && th->count == 1);
         if (th && th->count == 1)
-            CHECK_INT((int64_t)ps_json_get_number(th->items[0], "actual_us", -1), num(m, "latency_us.corrected.p50"));
+            CHECK_INT((int64_t)ps_json_get_number(th->items[0], "actual_us", -1),
+                      num(m, "latency_us.corrected.p50"));
         ps_json_free(m);
     }
     CHECK_INT(run_merge(s0, s1, s2, s3, "--threshold", "p99<10s", NULL), 0);
@@ -1462,7 +1526,8 @@ static void lg_shards_merge(void)
     CHECK_INT(run_merge(s0, s1, s2, s3, s1, NULL), 2);
     CHECK_INT(run_merge(s0, s1, s3, NULL), 3);
     char *other = path_in_tmp("other.json"), cmd[1024];
-    snprintf(cmd, sizeof cmd, "sed 's/\"run_id\": \"[^\"]*\"/\"run_id\": \"another-run\"/' '%s' >'%s'", s3, other);
+    snprintf(cmd, sizeof cmd,
+             "sed 's/\"run_id\": \"[^\"]*\"/\"run_id\": \"another-run\"/' '%s' >'%s'", s3, other);
     CHECK_INT(system(cmd), 0);
     CHECK_INT(run_merge(s0, s1, s2, other, NULL), 2);
     CHECK_INT(run_merge(s0, s1, s2, path_in_tmp("nonexistent.json"), NULL), 2);
@@ -1481,16 +1546,18 @@ static void lg_shards_limits(void)
     static const char *key = "lim-key-0001:enterprise:10:100000";
     for (int faulty = 0; faulty < 2; faulty++) {
         int merged = -1;
-        for (int attempt = 1; attempt <= (faulty ? 3 : 1) && merged != (faulty ? 1 : 0); attempt++) {
-            const char *url = faulty ? start_server("--time-scale", "30", "--threads", "8", "--key", key,
-                                                    "--fault", "per-loop-counts", NULL)
-                                     : start_server("--time-scale", "30", "--threads", "8", "--key", key, NULL);
+        for (int attempt = 1; attempt <= (faulty ? 3 : 1) && merged != (faulty ? 1 : 0);
+             attempt++) {
+            const char *url =
+                faulty ? start_server("--time-scale", "30", "--threads", "8", "--key", key,
+                                      "--fault", "per-loop-counts", NULL)
+                       : start_server("--time-scale", "30", "--threads", "8", "--key", key, NULL);
             CHECK(url != NULL);
             if (!url) return;
             int codes[4];
             run_shards(url, faulty ? "f" : "c", codes, "--api-key", "lim-key-0001", "--plan",
-                       "enterprise:10:100000", "--connections", "4", "--duration", "2s", "--verify-limits",
-                       NULL);
+                       "enterprise:10:100000", "--connections", "4", "--duration", "2s",
+                       "--verify-limits", NULL);
             stop_server();
             for (int i = 0; i < 4; i++) {
                 CHECK_INT(codes[i], 0);
@@ -1506,14 +1573,16 @@ static void lg_shards_limits(void)
             char f0[16], f1[16], f2[16], f3[16];
             snprintf(f0, sizeof f0, "%s0.json", p), snprintf(f1, sizeof f1, "%s1.json", p);
             snprintf(f2, sizeof f2, "%s2.json", p), snprintf(f3, sizeof f3, "%s3.json", p);
-            char *a0 = strdup(path_in_tmp(f0)), *a1 = strdup(path_in_tmp(f1)), *a2 = strdup(path_in_tmp(f2));
+            char *a0 = strdup(path_in_tmp(f0)), *a1 = strdup(path_in_tmp(f1)),
+                 *a2 = strdup(path_in_tmp(f2));
             char *a3 = strdup(path_in_tmp(f3)), *mj = strdup(path_in_tmp("limits-merged.json"));
             merged = run_merge(a0, a1, a2, a3, "--verify-limits", "--json", mj, NULL);
-            fprintf(stderr, "%s limiter, attempt %d: merge exit %d\n", faulty ? "per-loop" : "clean", attempt,
-                    merged);
+            fprintf(stderr, "%s limiter, attempt %d: merge exit %d\n",
+                    faulty ? "per-loop" : "clean", attempt, merged);
             ps_json *m = load_json(mj);
             if (m) {
-                CHECK_STR(str(m, "limits.verdict"), faulty ? (merged == 1 ? "fail" : "pass") : "pass");
+                CHECK_STR(str(m, "limits.verdict"),
+                          faulty ? (merged == 1 ? "fail" : "pass") : "pass");
                 const ps_json *v = ps_json_path(m, "limits.violations");
                 if (merged == 1 && v && v->count > 0)
                     CHECK_STR(ps_json_get_string(v->items[0], "kind", "?"), "over_admission");

@@ -279,7 +279,8 @@ static void declared_plan_is_the_allowance(void)
 #define NS 1000000000LL
 #define T0 (1700000000LL * NS + 200000000LL)
 
-static void observe_n(ps_lg_limits *l, int n, int status, int64_t reset, int64_t from_ns, int64_t step_ns)
+static void observe_n(ps_lg_limits *l, int n, int status, int64_t reset, int64_t from_ns,
+                      int64_t step_ns)
 {
     for (int i = 0; i < n; i++) {
         ps_lg_resp r = resp(status, 60, status == 429 ? 0 : (n - 1 - i) % 60, reset);
@@ -293,7 +294,8 @@ static size_t verify(const ps_lg_limits *l, const char **model)
     ps_lg_violation *v;
     size_t n;
     size_t failing = ps_lg_limits_verify(l, &cfg, &v, &n);
-    for (size_t i = 0; i < n; i++) fprintf(stderr, "  %s\n", v[i].message);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "  %s\n", v[i].message);
     free(v);
     ps_lg_key_model *m;
     size_t nm;

@@ -57,8 +57,9 @@ static void every_split(void)
 
 static void too_many_requests(void)
 {
-    const char *r = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nX-RateLimit-Limit: 60\r\n"
-                    "X-RateLimit-Remaining: 0\r\nX-RateLimit-Reset: 1763700060\r\nContent-Length: 0\r\n\r\n";
+    const char *r =
+        "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nX-RateLimit-Limit: 60\r\n"
+        "X-RateLimit-Remaining: 0\r\nX-RateLimit-Reset: 1763700060\r\nContent-Length: 0\r\n\r\n";
     ps_lg_parser p;
     ps_lg_parser_start(&p, 1763700000);
     CHECK_INT(feed_all(&p, r, strlen(r), 5), PS_LG_PARSE_DONE);
@@ -66,8 +67,9 @@ static void too_many_requests(void)
     CHECK(p.resp.seen & PS_LG_H_RETRY_AFTER);
     CHECK_INT(p.resp.retry_after_wait_s, 7);
 
-    const char *d = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: Fri, 21 Nov 2025 04:41:30 GMT\r\n"
-                    "Content-Length: 0\r\n\r\n";
+    const char *d =
+        "HTTP/1.1 429 Too Many Requests\r\nRetry-After: Fri, 21 Nov 2025 04:41:30 GMT\r\n"
+        "Content-Length: 0\r\n\r\n";
     ps_lg_parser_start(&p, 1763700000); /* 2025-11-21T04:40:00Z */
     CHECK_INT(feed_all(&p, d, strlen(d), 3), PS_LG_PARSE_DONE);
     CHECK_INT(p.resp.bad, 0);
@@ -76,10 +78,11 @@ static void too_many_requests(void)
 
 static void malformed_and_repeated_values(void)
 {
-    const char *r = "HTTP/1.1 200 OK\r\nX-RateLimit-Limit: 60\r\nX-RateLimit-Limit: 61\r\n"
-                    "X-RateLimit-Remaining: -1\r\nX-RateLimit-Reset: 17637000600000000000000000000000000"
-                    "00000000000000000000000000000000000000000000\r\nRetry-After: soon\r\n"
-                    "Content-Length: 0\r\n\r\n";
+    const char *r =
+        "HTTP/1.1 200 OK\r\nX-RateLimit-Limit: 60\r\nX-RateLimit-Limit: 61\r\n"
+        "X-RateLimit-Remaining: -1\r\nX-RateLimit-Reset: 17637000600000000000000000000000000"
+        "00000000000000000000000000000000000000000000\r\nRetry-After: soon\r\n"
+        "Content-Length: 0\r\n\r\n";
     ps_lg_parser p;
     ps_lg_parser_start(&p, 1763700000);
     CHECK_INT(feed_all(&p, r, strlen(r), 4), PS_LG_PARSE_DONE);
@@ -147,7 +150,8 @@ static void garbage(void)
     for (int round = 0; round < 2000; round++) {
         char buf[64];
         size_t n = (size_t)(rand() % (int)sizeof buf);
-        for (size_t i = 0; i < n; i++) buf[i] = (char)(rand() & 0xff);
+        for (size_t i = 0; i < n; i++)
+            buf[i] = (char)(rand() & 0xff);
         ps_lg_parser_start(&p, 0);
         ps_lg_parser_feed(&p, ok_resp, (size_t)(rand() % 40), &err);
         ps_lg_parser_feed(&p, buf, n, &err);

@@ -57,11 +57,23 @@ static void shares_sum(void)
         }
 }
 
-static int parse(ps_lg_config *cfg, const char *shard, const char *keys, const char *conns, ps_error *err)
+static int parse(ps_lg_config *cfg, const char *shard, const char *keys, const char *conns,
+                 ps_error *err)
 {
-    const char *argv[] = {"petstore-load", "--base-url", "http://127.0.0.1:1/v1", keys ? "--keys" : "--api-key",
-                          keys ? keys : "one-key-0001", "--shard", shard, "--rate", "100",
-                          "--connections", conns, "--start-at", "1767225600", NULL};
+    const char *argv[] = {"petstore-load",
+                          "--base-url",
+                          "http://127.0.0.1:1/v1",
+                          keys ? "--keys" : "--api-key",
+                          keys ? keys : "one-key-0001",
+                          "--shard",
+                          shard,
+                          "--rate",
+                          "100",
+                          "--connections",
+                          conns,
+                          "--start-at",
+                          "1767225600",
+                          NULL};
     return ps_lg_config_parse(13, (char **)argv, "bodies.json", cfg, err);
 }
 
@@ -88,7 +100,8 @@ static void dividing(void)
     int fd = mkstemp(path);
     CHECK(fd >= 0);
     FILE *f = fdopen(fd, "w");
-    for (int k = 0; k < 7; k++) fprintf(f, "key-%04d-abcd pro\n", k);
+    for (int k = 0; k < 7; k++)
+        fprintf(f, "key-%04d-abcd pro\n", k);
     fclose(f);
     int seen[7] = {0};
     for (int s = 1; s <= 3; s++) {
@@ -96,10 +109,12 @@ static void dividing(void)
         snprintf(sh, sizeof sh, "%d/3", s);
         CHECK_INT(parse(&cfg, sh, path, "9", &err), PS_LG_CONFIG_OK);
         CHECK(!cfg.shard_keys_shared);
-        for (size_t k = 0; k < cfg.nkeys; k++) seen[atoi(cfg.keys[k].key + 4)]++;
+        for (size_t k = 0; k < cfg.nkeys; k++)
+            seen[atoi(cfg.keys[k].key + 4)]++;
         ps_lg_config_free(&cfg);
     }
-    for (int k = 0; k < 7; k++) CHECK_INT(seen[k], 1);
+    for (int k = 0; k < 7; k++)
+        CHECK_INT(seen[k], 1);
     /* errors: too few keys, connections below threads */
     CHECK_INT(parse(&cfg, "1/8", path, "16", &err), PS_LG_CONFIG_ERROR);
     CHECK(strstr(err.message, "7 keys cannot be divided among 8 shards") != NULL);
@@ -113,7 +128,8 @@ static void dividing(void)
 static void partial_views(void)
 {
     ps_lg_config cfg = {.shard_keys_shared = true};
-    ps_lg_violation v[3] = {{.kind = PS_LG_V_UNDER_ADMISSION}, {.kind = PS_LG_V_OVER_ADMISSION},
+    ps_lg_violation v[3] = {{.kind = PS_LG_V_UNDER_ADMISSION},
+                            {.kind = PS_LG_V_OVER_ADMISSION},
                             {.kind = PS_LG_V_UNDER_ADMISSION}};
     CHECK_INT(ps_lg_shard_drop_partial_views(&cfg, v, 3), 1);
     CHECK_INT(v[0].kind, PS_LG_V_OVER_ADMISSION);

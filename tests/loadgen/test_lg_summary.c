@@ -15,20 +15,38 @@ static ps_lg_stats total;
 
 static void setup(void)
 {
-    char *argv[] = {"petstore-load", "--base-url", "http://127.0.0.1:1", "--api-key", "abcdefgh\"12",
-                    "--plan", "free", "--rate", "100", "--duration", "2s", "--mix", "list=9,create=1",
-                    "--verify-limits", "--threshold", "p99<10ms", "--threshold", "error_rate<1%",
+    char *argv[] = {"petstore-load",
+                    "--base-url",
+                    "http://127.0.0.1:1",
+                    "--api-key",
+                    "abcdefgh\"12",
+                    "--plan",
+                    "free",
+                    "--rate",
+                    "100",
+                    "--duration",
+                    "2s",
+                    "--mix",
+                    "list=9,create=1",
+                    "--verify-limits",
+                    "--threshold",
+                    "p99<10ms",
+                    "--threshold",
+                    "error_rate<1%",
                     NULL};
     ps_error err = {{0}};
     int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
-    CHECK_INT(ps_lg_config_parse(argc, argv, "fixtures/create-bodies.json", &cfg, &err), PS_LG_CONFIG_OK);
+    CHECK_INT(ps_lg_config_parse(argc, argv, "fixtures/create-bodies.json", &cfg, &err),
+              PS_LG_CONFIG_OK);
     CHECK_INT(ps_lg_stats_init(&total, (1u << PS_LG_PLANS) - 1, false, &err), 0);
     for (int i = 1; i <= 90; i++)
         ps_lg_stats_answer(&total, i % 10 ? PS_LG_OP_LIST : PS_LG_OP_CREATE, PS_PLAN_FREE,
                            i % 30 ? 200 : 429, 1000 * i, 900 * i);
     total.scheduled = 100;
-    for (int i = 0; i < 4; i++) ps_lg_stats_fail(&total, PS_LG_FAIL_CONNECT);
-    for (int i = 0; i < 6; i++) ps_lg_stats_fail(&total, PS_LG_FAIL_TIMEOUT);
+    for (int i = 0; i < 4; i++)
+        ps_lg_stats_fail(&total, PS_LG_FAIL_CONNECT);
+    for (int i = 0; i < 6; i++)
+        ps_lg_stats_fail(&total, PS_LG_FAIL_TIMEOUT);
     total.connect_failures = 7;
     total.skipped_retry_after = 3;
 }
@@ -68,18 +86,42 @@ static bool is_true(const ps_json *doc, const char *path)
 static void figures_become_values(void)
 {
     ps_lg_interval_row rows[2] = {
-        {.t_s = 0, .length_s = 1, .requests = 90, .p50_us = 45000, .p90_us = 81000, .p99_us = 89000,
-         .max_us = 90000, .c2xx = 87, .c4xx = 3, .c429 = 3, .errors = 4},
+        {.t_s = 0,
+         .length_s = 1,
+         .requests = 90,
+         .p50_us = 45000,
+         .p90_us = 81000,
+         .p99_us = 89000,
+         .max_us = 90000,
+         .c2xx = 87,
+         .c4xx = 3,
+         .c429 = 3,
+         .errors = 4},
         {.t_s = 1, .length_s = 1.25, .errors = 6},
     };
-    ps_lg_violation v = {.kind = PS_LG_V_OVER_ADMISSION, .key = 0, .window = "minute", .reset = 1700000060,
-                         .admitted = 61, .limit = 60, .count = 64, .fails = true};
+    ps_lg_violation v = {.kind = PS_LG_V_OVER_ADMISSION,
+                         .key = 0,
+                         .window = "minute",
+                         .reset = 1700000060,
+                         .admitted = 61,
+                         .limit = 60,
+                         .count = 64,
+                         .fails = true};
     snprintf(v.message, sizeof v.message, "window admitted 61 \"over\" 60\n");
     ps_lg_threshold_result thr[2] = {{false, 89000}, {true, 0.1}};
     ps_lg_summary s = {
-        .cfg = &cfg, .total = &total, .rows = rows, .nrows = 2, .limits_checked = true,
-        .windows = 2, .violations = &v, .nviolations = 1, .failing_violations = 1,
-        .thresholds = thr, .duration_s = 2.0, .started_wall_ns = INT64_C(1700000000000000000),
+        .cfg = &cfg,
+        .total = &total,
+        .rows = rows,
+        .nrows = 2,
+        .limits_checked = true,
+        .windows = 2,
+        .violations = &v,
+        .nviolations = 1,
+        .failing_violations = 1,
+        .thresholds = thr,
+        .duration_s = 2.0,
+        .started_wall_ns = INT64_C(1700000000000000000),
         .exit_code = 1,
     };
     ps_json *d = summary_doc(&s);
@@ -121,7 +163,8 @@ static void figures_become_values(void)
     CHECK(viol && viol->count == 1);
     if (viol && viol->count == 1) {
         CHECK_STR(ps_json_get_string(viol->items[0], "key", ""), "ab***12");
-        CHECK_STR(ps_json_get_string(viol->items[0], "message", ""), "window admitted 61 \"over\" 60\n");
+        CHECK_STR(ps_json_get_string(viol->items[0], "message", ""),
+                  "window admitted 61 \"over\" 60\n");
         CHECK_INT(num(viol->items[0], "window_reset"), 1700000060);
     }
     const ps_json *th = ps_json_get(d, "thresholds");
@@ -141,8 +184,13 @@ static void figures_become_values(void)
 static void exit_3_names_its_reason(void)
 {
     ps_lg_threshold_result thr[2] = {{true, 900}, {true, 0}};
-    ps_lg_summary s = {.cfg = &cfg, .total = &total, .thresholds = thr, .exit_code = 3, .verdict = "interrupted",
-                       .aborted = "interrupted by SIGINT: partial results", .interrupted = true};
+    ps_lg_summary s = {.cfg = &cfg,
+                       .total = &total,
+                       .thresholds = thr,
+                       .exit_code = 3,
+                       .verdict = "interrupted",
+                       .aborted = "interrupted by SIGINT: partial results",
+                       .interrupted = true};
     ps_json *d = summary_doc(&s);
     if (!d) return;
     CHECK_STR(ps_json_get_string(d, "verdict", ""), "interrupted");

@@ -41,12 +41,15 @@ static void one(const char *body, size_t len, ps_fault_set faults)
     check(nc.code == NULL, "an accepted body has no code");
     check(nc.name != NULL, "an accepted body has a name");
     check(ps_utf8_valid(nc.name, nc.name_len), "the name is UTF-8");
-    if (nc.has_description) check(ps_utf8_valid(nc.description, nc.description_len), "the description is UTF-8");
+    if (nc.has_description)
+        check(ps_utf8_valid(nc.description, nc.description_len), "the description is UTF-8");
     ps_buf out = PS_BUF_INIT;
-    ps_render_category(&out, 1, nc.name, nc.name_len, nc.description, nc.description_len, nc.has_description);
+    ps_render_category(&out, 1, nc.name, nc.name_len, nc.description, nc.description_len,
+                       nc.has_description);
     ps_new_category again;
     check(ps_validate_new_category(out.data, out.len, 0, &again) == 0, "the rendering validates");
-    check(again.name_len == nc.name_len && memcmp(again.name, nc.name, nc.name_len) == 0, "the name round-trips");
+    check(again.name_len == nc.name_len && memcmp(again.name, nc.name, nc.name_len) == 0,
+          "the name round-trips");
     check(again.has_description == nc.has_description, "description presence round-trips");
     if (nc.has_description)
         check(again.description_len == nc.description_len &&
@@ -60,7 +63,8 @@ static void one(const char *body, size_t len, ps_fault_set faults)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const ps_fault_set lenient = /* the fault paths too */
-        (ps_fault_set)1 << PS_FAULT_MISSING_NAME_ACCEPTED | (ps_fault_set)1 << PS_FAULT_WRONG_TYPE_ACCEPTED;
+        (ps_fault_set)1 << PS_FAULT_MISSING_NAME_ACCEPTED | (ps_fault_set)1
+                                                                << PS_FAULT_WRONG_TYPE_ACCEPTED;
     one((const char *)data, size, 0);
     one((const char *)data, size, lenient);
     return 0;

@@ -1,4 +1,5 @@
-/* test_journal.c - durability of the category store: replay, torn and corrupt records, write failures, kill -9 mid-storm. */
+/* test_journal.c - durability of the category store: replay, torn and corrupt records, write
+ * failures, kill -9 mid-storm. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -60,8 +61,8 @@ static void append_raw(const char *path, const char *data, size_t len)
 static void append_record(const char *path, const char *json, bool newline)
 {
     char line[1024];
-    int n = snprintf(line, sizeof line, "%08lx %s%s", crc32(0L, (const Bytef *)json, (uInt)strlen(json)),
-                     json, newline ? "\n" : "");
+    int n = snprintf(line, sizeof line, "%08lx %s%s",
+                     crc32(0L, (const Bytef *)json, (uInt)strlen(json)), json, newline ? "\n" : "");
     append_raw(path, line, (size_t)n);
 }
 
@@ -117,12 +118,15 @@ static void check_bad_tail_dropped(const char *what, const char *tail_json, bool
     char path[4200];
     journal_path(path, sizeof path, dir);
     ps_store *s = open_journal(path);
-    for (int i = 0; i < 3; i++) create_sync(s, "a", 1, NULL, 0);
+    for (int i = 0; i < 3; i++)
+        create_sync(s, "a", 1, NULL, 0);
     char *before = list_copy(s);
     ps_store_close(s);
     off_t good_size = file_size(path);
-    if (raw) append_raw(path, tail_json, strlen(tail_json));
-    else append_record(path, tail_json, newline);
+    if (raw)
+        append_raw(path, tail_json, strlen(tail_json));
+    else
+        append_record(path, tail_json, newline);
     CHECK(file_size(path) > good_size);
 
     fprintf(stderr, "(expect a warning about a torn last record: %s)\n", what);
@@ -166,7 +170,8 @@ static void test_torn_last_record_dropped(void)
     check_bad_tail_dropped("bad checksum, no newline", "00000000 {\"id\":4,\"name\":\"x\"}", true,
                            false);
     check_bad_tail_dropped("a few bytes of the checksum", "1a2", true, false);
-    check_bad_tail_dropped("wrong shape, no newline", "{\"id\":\"4\",\"name\":\"x\"}", false, false);
+    check_bad_tail_dropped("wrong shape, no newline", "{\"id\":\"4\",\"name\":\"x\"}", false,
+                           false);
 }
 
 /* Three good records (87 bytes), then `tail`: a complete line, so whatever
@@ -179,11 +184,14 @@ static void check_complete_bad_line_refused(const char *what, const char *tail, 
     char path[4200];
     journal_path(path, sizeof path, dir);
     ps_store *s = open_journal(path);
-    for (int i = 0; i < 3; i++) create_sync(s, "a", 1, NULL, 0);
+    for (int i = 0; i < 3; i++)
+        create_sync(s, "a", 1, NULL, 0);
     ps_store_close(s);
     CHECK_INT(file_size(path), 87);
-    if (raw) append_raw(path, tail, strlen(tail));
-    else append_record(path, tail, true);
+    if (raw)
+        append_raw(path, tail, strlen(tail));
+    else
+        append_record(path, tail, true);
     off_t size = file_size(path);
     ps_store_options o = {0};
     o.journal_path = path;
@@ -209,7 +217,8 @@ static void test_complete_bad_last_record_refused(void)
     check_complete_bad_line_refused("bad JSON", "{\"id\":4,\"name\":\"x\"", false, "bad JSON");
     check_complete_bad_line_refused("wrong shape", "{\"id\":\"4\",\"name\":\"x\"}", false,
                                     "not a positive integer");
-    check_complete_bad_line_refused("empty line", "\n", true, "not a \"<crc32 hex8> <json>\" record");
+    check_complete_bad_line_refused("empty line", "\n", true,
+                                    "not a \"<crc32 hex8> <json>\" record");
     check_complete_bad_line_refused("a repeated id", "{\"id\":3,\"name\":\"x\"}", false,
                                     "id 3 is not above the previous record's id 3 (a duplicate)");
     check_complete_bad_line_refused("a decreasing id", "{\"id\":1,\"name\":\"x\"}", false,
@@ -309,8 +318,11 @@ static void test_non_regular_paths_refused(void)
     CHECK_INT(bind(sfd, (struct sockaddr *)&sa, sizeof sa), 0);
     const struct {
         const char *path, *kind;
-    } cases[] = {{"/dev/null", "a character device"}, {"/dev/full", "a character device"},
-                 {fifo, "a FIFO"}, {dir, "a directory"}, {sock, "a socket"}};
+    } cases[] = {{"/dev/null", "a character device"},
+                 {"/dev/full", "a character device"},
+                 {fifo, "a FIFO"},
+                 {dir, "a directory"},
+                 {sock, "a socket"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         open_refusal(cases[i].path, why, sizeof why);
         bool said = strstr(why, cases[i].path) && strstr(why, cases[i].kind) &&
@@ -344,7 +356,8 @@ static char *capture_stderr(void (*fn)(void *), void *arg)
 
 typedef struct lost_journal {
     const char *dir;
-    bool replace; /* move the journal aside and put another file at the path, instead of deleting it */
+    bool replace; /* move the journal aside and put another file at the path, instead of deleting it
+                   */
     int creations;
     int ok_before, failed_after, ok_after;
     double seconds; /* the failing part */
@@ -369,8 +382,10 @@ static void lose_the_journal(void *arg)
     }
     int64_t t0 = ps_clock_mono_ns();
     for (int i = 0; i < t->creations; i++) { /* one batch each: one failure each */
-        if (create_sync(s, "lost", 4, NULL, 0) < 0) t->failed_after++;
-        else t->ok_after++;
+        if (create_sync(s, "lost", 4, NULL, 0) < 0)
+            t->failed_after++;
+        else
+            t->ok_after++;
     }
     t->seconds = (double)(ps_clock_mono_ns() - t0) / 1e9;
     ps_store_close(s);
@@ -407,7 +422,8 @@ static void check_lost_journal(bool replace)
     CHECK_INT(t.ok_before, 1);
     CHECK_INT(t.failed_after, 300);
     CHECK_INT(t.ok_after, 0);
-    CHECK(strstr(log, replace ? "was replaced by another file" : "was deleted while the server runs") != NULL);
+    CHECK(strstr(log, replace ? "was replaced by another file"
+                              : "was deleted while the server runs") != NULL);
     int lines = 0;
     CHECK_INT(counted_creations(log, &lines), 300);
     /* the first at once, one a second after, one summary when the store stops */
@@ -441,7 +457,8 @@ static void test_failed_batch_rolled_back(void)
     char path[4200];
     journal_path(path, sizeof path, dir);
     ps_store *s = open_journal(path);
-    for (int i = 0; i < 3; i++) CHECK_INT(create_sync(s, "ok", 2, NULL, 0), i + 1);
+    for (int i = 0; i < 3; i++)
+        CHECK_INT(create_sync(s, "ok", 2, NULL, 0), i + 1);
     off_t good = file_size(path);
     struct rlimit old, lim;
     getrlimit(RLIMIT_FSIZE, &old);
@@ -454,13 +471,14 @@ static void test_failed_batch_rolled_back(void)
     fprintf(stderr, "(expect 'not acknowledged' messages: file size limit)\n");
     waiter w;
     waiter_init(&w);
-    for (int i = 0; i < 20; i++) ps_store_create_async(s, big, sizeof big, NULL, 0, false, waiter_done, &w);
+    for (int i = 0; i < 20; i++)
+        ps_store_create_async(s, big, sizeof big, NULL, 0, false, waiter_done, &w);
     waiter_wait(&w, 20);
     CHECK_INT(setrlimit(RLIMIT_FSIZE, &old), 0);
     CHECK_INT(w.failed, 20);
     waiter_destroy(&w);
     CHECK_INT(ps_store_count(s), 3);
-    CHECK_INT(file_size(path), good); /* the partial record was cut off */
+    CHECK_INT(file_size(path), good);                 /* the partial record was cut off */
     int64_t id = create_sync(s, "after", 5, NULL, 0); /* ids of failed creations are not reused */
     CHECK(id > 3);
     ps_store_close(s);
@@ -489,7 +507,8 @@ static void test_group_commit(void)
     CHECK_INT(ps_store_open(&o, &s, &err), 0);
     waiter w;
     waiter_init(&w);
-    for (int i = 0; i < 1000; i++) ps_store_create_async(s, "x", 1, NULL, 0, false, waiter_done, &w);
+    for (int i = 0; i < 1000; i++)
+        ps_store_create_async(s, "x", 1, NULL, 0, false, waiter_done, &w);
     waiter_wait(&w, 1000);
     CHECK_INT(w.ok, 1000);
     uint64_t syncs = ps_store_journal_syncs(s);
@@ -557,7 +576,8 @@ static void child_storm(const char *path, int pipe_fd, int64_t seq0)
     int64_t deadline = ps_clock_mono_ns() + 30 * 1000000000LL; /* the parent kills long before */
     for (int64_t seq = seq0; ps_clock_mono_ns() < deadline; seq++) {
         pthread_mutex_lock(&st.mu);
-        while (st.inflight >= 64) pthread_cond_wait(&st.cv, &st.mu);
+        while (st.inflight >= 64)
+            pthread_cond_wait(&st.cv, &st.mu);
         st.inflight++;
         pthread_mutex_unlock(&st.mu);
         child_req *r = malloc(sizeof *r);

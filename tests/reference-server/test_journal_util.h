@@ -52,13 +52,14 @@ static inline void waiter_done(void *arg, const ps_category *c, int status)
 static inline void waiter_wait(waiter *w, int n)
 {
     pthread_mutex_lock(&w->mu);
-    while (w->done < n) pthread_cond_wait(&w->cv, &w->mu);
+    while (w->done < n)
+        pthread_cond_wait(&w->cv, &w->mu);
     pthread_mutex_unlock(&w->mu);
 }
 
 /* Creates one category and waits for it: its id, or -1 when refused. */
 static inline int64_t create_sync(ps_store *s, const char *name, size_t name_len, const char *desc,
-                           size_t desc_len)
+                                  size_t desc_len)
 {
     waiter w;
     waiter_init(&w);

@@ -16,8 +16,12 @@
 static ps_limiter *make(double scale, int64_t ban_threshold, int64_t ban_seconds, size_t max_ids,
                         bool racy)
 {
-    ps_limiter_options o = {scale, ban_threshold, ban_seconds, max_ids,
-                            racy ? (ps_fault_set)1 << PS_FAULT_OVER_ADMISSION_RACE : 0, PS_LIMITER_FIXED};
+    ps_limiter_options o = {scale,
+                            ban_threshold,
+                            ban_seconds,
+                            max_ids,
+                            racy ? (ps_fault_set)1 << PS_FAULT_OVER_ADMISSION_RACE : 0,
+                            PS_LIMITER_FIXED};
     ps_limiter *l = NULL;
     ps_error err;
     if (ps_limiter_create(&o, &l, &err) != 0) {
@@ -40,7 +44,8 @@ static ps_limiter *make_mode(ps_limiter_mode mode, ps_fault_set faults)
 }
 
 #define F(f) ((ps_fault_set)1 << (f))
-#define ALL_MODES for (ps_limiter_mode mode = PS_LIMITER_FIXED; mode <= PS_LIMITER_TOKEN_BUCKET; mode++)
+#define ALL_MODES                                                                                  \
+    for (ps_limiter_mode mode = PS_LIMITER_FIXED; mode <= PS_LIMITER_TOKEN_BUCKET; mode++)
 
 /* Sends one request at t and expects the verdict (and, when admitted, the
  * remaining); returns the decision. */
@@ -133,7 +138,8 @@ static void test_token_bucket_sequence(void)
         ps_limit_decision d = at(l, 6, 0, T0);
         CHECK_INT(d.verdict, PS_ADMITTED);
         CHECK_INT(d.remaining, 5 - i);
-        CHECK_INT(d.reset_unix_s, (T0 + (i + 1) * 10 * S + S - 1) / S); /* moves with every request */
+        CHECK_INT(d.reset_unix_s,
+                  (T0 + (i + 1) * 10 * S + S - 1) / S); /* moves with every request */
     }
     ps_limit_decision d = at(l, 6, 0, T0);
     CHECK_INT(d.verdict, PS_LIMITED);
@@ -174,7 +180,8 @@ static void test_every_mode_shows_fewest_remaining(void)
         CHECK_STR(d.window, "minute");
         CHECK_INT(d.limit, 5);
         CHECK_INT(d.remaining, 3);
-        for (int i = 0; i < 3; i++) d = at(l, 5, 100, T0);
+        for (int i = 0; i < 3; i++)
+            d = at(l, 5, 100, T0);
         CHECK_INT(d.verdict, PS_ADMITTED);
         CHECK_INT(d.remaining, 0);
         d = at(l, 5, 100, T0 + 1);
@@ -195,7 +202,8 @@ static void test_refund_frees_the_place(void)
     {
         ps_limiter *l = make_mode(mode, 0);
         ps_limit_decision d;
-        for (int i = 0; i < 3; i++) d = at(l, 3, 1000, T0 + i * 1000);
+        for (int i = 0; i < 3; i++)
+            d = at(l, 3, 1000, T0 + i * 1000);
         CHECK_INT(d.remaining, 0);
         CHECK_INT(at(l, 3, 1000, T0 + 5000).verdict, PS_LIMITED);
         ps_limiter_refund(l, "k", 1, 3, 1000, T0 + 2000);
@@ -316,7 +324,7 @@ static void test_headers_describe_fewest_remaining(void)
         CHECK_INT(d.remaining, 9 - i);
     }
     ps_limiter_admit(l, "k", 1, 10, 12, T0 + 61 * S, &d); /* new minute window */
-    CHECK_STR(d.window, "day");                            /* day: 1 left, minute: 9 */
+    CHECK_STR(d.window, "day");                           /* day: 1 left, minute: 9 */
     CHECK_INT(d.remaining, 1);
     CHECK_INT(d.limit, 12);
     ps_limiter_admit(l, "k", 1, 10, 12, T0 + 62 * S, &d);
@@ -328,7 +336,8 @@ static void test_headers_describe_fewest_remaining(void)
     /* both windows exhausted: the day one refuses (admission waits for it) */
     ps_limiter_destroy(l);
     l = make(1, 0, 0, 0, false);
-    for (int i = 0; i < 3; i++) ps_limiter_admit(l, "k", 1, 3, 3, T0, &d);
+    for (int i = 0; i < 3; i++)
+        ps_limiter_admit(l, "k", 1, 3, 3, T0, &d);
     ps_limiter_admit(l, "k", 1, 3, 3, T0, &d);
     CHECK_INT(d.verdict, PS_LIMITED);
     CHECK_STR(d.window, "day");
@@ -401,7 +410,8 @@ static void test_ban_after_threshold_and_its_end(void)
     /* scale 60: minute window 1 s, ban 600 s -> 10 s */
     ps_limiter *l = make(60, 3, 600, 0, false);
     ps_limit_decision d;
-    for (int i = 0; i < 2; i++) ps_limiter_admit(l, "k", 1, 2, 0, T0, &d);
+    for (int i = 0; i < 2; i++)
+        ps_limiter_admit(l, "k", 1, 2, 0, T0, &d);
     for (int i = 0; i < 3; i++) { /* three refusals are tolerated */
         ps_limiter_admit(l, "k", 1, 2, 0, T0 + 100 + i, &d);
         CHECK_INT(d.verdict, PS_LIMITED);
@@ -435,7 +445,8 @@ static void test_ban_after_threshold_and_its_end(void)
 
     /* threshold 0: never banned however long the key keeps sending */
     l = make(60, 0, 600, 0, false);
-    for (int i = 0; i < 500; i++) ps_limiter_admit(l, "k", 1, 2, 0, T0 + i, &d);
+    for (int i = 0; i < 500; i++)
+        ps_limiter_admit(l, "k", 1, 2, 0, T0 + i, &d);
     CHECK_INT(d.verdict, PS_LIMITED);
     ps_limiter_destroy(l);
 }
@@ -528,8 +539,10 @@ static int run_storm(bool racy, storm *s)
     memset(s, 0, sizeof *s);
     s->l = make(1, 0, 0, 0, racy);
     pthread_t t[8];
-    for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, storm_thread, s);
-    for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 8; i++)
+        pthread_create(&t[i], NULL, storm_thread, s);
+    for (int i = 0; i < 8; i++)
+        pthread_join(t[i], NULL);
     ps_limiter_destroy(s->l);
     return atomic_load(&s->admitted);
 }
@@ -540,7 +553,8 @@ static void test_concurrent_admission_is_atomic(void)
     CHECK_INT(run_storm(false, &s), 100);
     CHECK_INT(atomic_load(&s.bad), 0);
     /* every Remaining value from 99 down to 0 was handed out exactly once */
-    for (int i = 0; i < 100; i++) CHECK_INT(atomic_load(&s.remaining_seen[i]), 1);
+    for (int i = 0; i < 100; i++)
+        CHECK_INT(atomic_load(&s.remaining_seen[i]), 1);
 }
 
 static void test_concurrent_admission_is_atomic_in_every_mode(void)
@@ -552,13 +566,17 @@ static void test_concurrent_admission_is_atomic_in_every_mode(void)
         s.l = make_mode(mode, 0);
         s.fixed_now = T0;
         pthread_t t[8];
-        for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, storm_thread, &s);
-        for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
+        for (int i = 0; i < 8; i++)
+            pthread_create(&t[i], NULL, storm_thread, &s);
+        for (int i = 0; i < 8; i++)
+            pthread_join(t[i], NULL);
         ps_limiter_destroy(s.l);
-        fprintf(stderr, "%s: %d admitted of 8000 (limit 100)\n", ps_limiter_mode_name(mode), atomic_load(&s.admitted));
+        fprintf(stderr, "%s: %d admitted of 8000 (limit 100)\n", ps_limiter_mode_name(mode),
+                atomic_load(&s.admitted));
         CHECK_INT(atomic_load(&s.admitted), 100);
         CHECK_INT(atomic_load(&s.bad), 0);
-        for (int i = 0; i < 100; i++) CHECK_INT(atomic_load(&s.remaining_seen[i]), 1);
+        for (int i = 0; i < 100; i++)
+            CHECK_INT(atomic_load(&s.remaining_seen[i]), 1);
     }
 }
 

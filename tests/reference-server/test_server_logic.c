@@ -67,7 +67,8 @@ static void keys_file_errors_name_line_and_field(void)
 {
     ps_error err;
     ps_keyring *r = ps_keyring_create();
-    const char *p = write_temp("# comment\n\nalpha free   # trailing comment\nbeta enterprise 10 20\n");
+    const char *p =
+        write_temp("# comment\n\nalpha free   # trailing comment\nbeta enterprise 10 20\n");
     CHECK_INT(ps_keyring_load_file(r, p, &err), 0);
     CHECK_INT(ps_keyring_count(r), 2);
     const ps_key_entry *e = ps_keyring_find(r, "beta", 4);
@@ -121,7 +122,8 @@ static void authorization_header_is_classified(void)
     CHECK_INT(parse(NULL, 0, false, tok, sizeof tok), PS_CRED_NONE);
     CHECK_INT(parse("Bearer abc", 1, false, tok, sizeof tok), PS_CRED_TOKEN);
     CHECK_STR(tok, "abc");
-    CHECK_INT(parse("bearer abc", 1, false, tok, sizeof tok), PS_CRED_TOKEN); /* RFC 9110: case-insensitive */
+    CHECK_INT(parse("bearer abc", 1, false, tok, sizeof tok),
+              PS_CRED_TOKEN); /* RFC 9110: case-insensitive */
     CHECK_INT(parse("BEARER a.b-c_d~e+f/g==", 1, false, tok, sizeof tok), PS_CRED_TOKEN);
     CHECK_STR(tok, "a.b-c_d~e+f/g==");
     CHECK_INT(parse("Bearer   abc  ", 1, false, tok, sizeof tok), PS_CRED_TOKEN);
@@ -160,7 +162,8 @@ static const char *code_of(const char *body, size_t len, ps_fault_set faults)
 static void every_invalid_body_has_its_code(void)
 {
     CHECK_STR(CODE("{\"name\":\"dog\"}"), "ok");
-    CHECK_STR(CODE("{\"name\":\"dog\",\"description\":\"d\",\"extra\":[1,{}]}"), "ok"); /* unknown members ignored */
+    CHECK_STR(CODE("{\"name\":\"dog\",\"description\":\"d\",\"extra\":[1,{}]}"),
+              "ok"); /* unknown members ignored */
     CHECK_STR(CODE(""), "empty_body");
     CHECK_STR(CODE("  \n"), "empty_body");
     CHECK_STR(CODE("{\"name\":"), "malformed_json");
@@ -181,16 +184,20 @@ static void every_invalid_body_has_its_code(void)
     CHECK_STR(CODE("{\"name\":\"x\",\"description\":null}"), "description_not_string");
     CHECK_STR(CODE("{\"name\":\"x\",\"name\":\"y\"}"), "duplicate_member");
     CHECK_STR(CODE("{\"name\":\"\\udc1f\"}"), "invalid_unicode_escape");
-    CHECK_STR(CODE("{\"name\":\"x\",\"description\":\"\\ud75d\\udc1f\"}"), "invalid_unicode_escape");
+    CHECK_STR(CODE("{\"name\":\"x\",\"description\":\"\\ud75d\\udc1f\"}"),
+              "invalid_unicode_escape");
     CHECK_STR(CODE("{\"name\":\"\\ud83d\\udc1f\"}"), "ok"); /* a proper pair */
     ps_buf deep = PS_BUF_INIT;
-    for (int i = 0; i < 200; i++) ps_buf_putc(&deep, '[');
-    for (int i = 0; i < 200; i++) ps_buf_putc(&deep, ']');
+    for (int i = 0; i < 200; i++)
+        ps_buf_putc(&deep, '[');
+    for (int i = 0; i < 200; i++)
+        ps_buf_putc(&deep, ']');
     CHECK_STR(code_of(deep.data, deep.len, 0), "too_deep");
     ps_buf_free(&deep);
     ps_buf wide = PS_BUF_INIT; /* issue 11: {"":0,...} cost O(n^2) CPU */
     ps_buf_putc(&wide, '{');
-    for (int i = 0; i <= PS_JSON_MAX_MEMBERS; i++) ps_buf_append(&wide, i ? ",\"\":0" : "\"\":0", i ? 5 : 4);
+    for (int i = 0; i <= PS_JSON_MAX_MEMBERS; i++)
+        ps_buf_append(&wide, i ? ",\"\":0" : "\"\":0", i ? 5 : 4);
     ps_buf_putc(&wide, '}');
     CHECK_STR(code_of(wide.data, wide.len, 0), "too_many_members");
     ps_buf_free(&wide);
@@ -266,28 +273,34 @@ static void fault_catalogue_matches_docs(void)
         if (!name_end || name_end >= eol) continue;
         ps_fault f = fault_named(name, (size_t)(name_end - name));
         if (f == PS_FAULT_COUNT) {
-            fprintf(stderr, "docs/faults.md documents '%.*s', which faults.def lacks\n", (int)(name_end - name), name);
+            fprintf(stderr, "docs/faults.md documents '%.*s', which faults.def lacks\n",
+                    (int)(name_end - name), name);
             CHECK(0);
             continue;
         }
         documented[f]++;
         /* the last cell: between the last two '|' of the row */
         const char *last = eol;
-        while (last > name && last[-1] != '|') last--; /* last: after the closing '|' */
+        while (last > name && last[-1] != '|')
+            last--; /* last: after the closing '|' */
         const char *cell_end = last - 1, *cell = cell_end;
-        while (cell > name && cell[-1] != '|') cell--;
-        while (cell < cell_end && *cell == ' ') cell++;
-        while (cell_end > cell && cell_end[-1] == ' ') cell_end--;
+        while (cell > name && cell[-1] != '|')
+            cell--;
+        while (cell < cell_end && *cell == ' ')
+            cell++;
+        while (cell_end > cell && cell_end[-1] == ' ')
+            cell_end--;
         const char *want = ps_fault_caught_by(f);
         if (strlen(want) != (size_t)(cell_end - cell) || memcmp(want, cell, strlen(want)) != 0) {
-            fprintf(stderr, "docs/faults.md: %s caught by '%.*s', faults.def says '%s'\n", ps_fault_name(f),
-                    (int)(cell_end - cell), cell, want);
+            fprintf(stderr, "docs/faults.md: %s caught by '%.*s', faults.def says '%s'\n",
+                    ps_fault_name(f), (int)(cell_end - cell), cell, want);
             CHECK(0);
         }
     }
     for (int i = 0; i < PS_FAULT_COUNT; i++) {
         if (documented[i] != 1)
-            fprintf(stderr, "docs/faults.md has %d rows for %s\n", documented[i], ps_fault_name((ps_fault)i));
+            fprintf(stderr, "docs/faults.md has %d rows for %s\n", documented[i],
+                    ps_fault_name((ps_fault)i));
         CHECK_INT(documented[i], 1);
     }
     ps_buf_free(&doc);
@@ -297,7 +310,8 @@ static void error_bodies_and_their_faults(void)
 {
     ps_buf b = PS_BUF_INIT;
     ps_render_error(&b, 404, "not_found", "no \"such\" thing", 0);
-    CHECK_STR(b.data, "{\"code\":\"not_found\",\"message\":\"no \\\"such\\\" thing\",\"status\":404}");
+    CHECK_STR(b.data,
+              "{\"code\":\"not_found\",\"message\":\"no \\\"such\\\" thing\",\"status\":404}");
     ps_buf_reset(&b);
     ps_render_error(&b, 401, "invalid_key", "m", (ps_fault_set)1 << PS_FAULT_ERROR_STATUS_MISMATCH);
     CHECK_STR(b.data, "{\"code\":\"invalid_key\",\"message\":\"m\",\"status\":400}");
@@ -318,7 +332,8 @@ static void error_bodies_and_their_faults(void)
 
 static ps_rate_headers rh(int status, ps_admission v, ps_fault_set faults, uint64_t seq)
 {
-    ps_limit_decision d = {v, 60, v == PS_ADMITTED ? 10 : 0, 1000060, v == PS_ADMITTED ? 0 : 40, "minute"};
+    ps_limit_decision d = {
+        v, 60, v == PS_ADMITTED ? 10 : 0, 1000060, v == PS_ADMITTED ? 0 : 40, "minute"};
     ps_rate_headers h;
     ps_rate_headers_compute(&d, status, 1000020, 60, seq, faults, &h);
     return h;
@@ -353,14 +368,17 @@ static void rate_headers_follow_the_decision_and_faults(void)
     ps_buf b = PS_BUF_INIT;
     h = rh(429, PS_LIMITED, 0, 0);
     ps_rate_headers_render(&b, &h);
-    CHECK_STR(b.data, "X-RateLimit-Limit: 60\r\nX-RateLimit-Remaining: 0\r\nX-RateLimit-Reset: 1000060\r\n"
-                      "Retry-After: 40\r\n");
+    CHECK_STR(b.data,
+              "X-RateLimit-Limit: 60\r\nX-RateLimit-Remaining: 0\r\nX-RateLimit-Reset: 1000060\r\n"
+              "Retry-After: 40\r\n");
     /* the integers are formatted without printf: negatives and the extremes as %lld gives them */
     ps_buf_reset(&b);
     h = rh(429, PS_LIMITED, F(PS_FAULT_REMAINING_NEGATIVE) | F(PS_FAULT_RESET_MILLISECONDS), 0);
     ps_rate_headers_render(&b, &h);
-    CHECK_STR(b.data, "X-RateLimit-Limit: 60\r\nX-RateLimit-Remaining: -1\r\nX-RateLimit-Reset: 1000060000\r\n"
-                      "Retry-After: 40\r\n");
+    CHECK_STR(
+        b.data,
+        "X-RateLimit-Limit: 60\r\nX-RateLimit-Remaining: -1\r\nX-RateLimit-Reset: 1000060000\r\n"
+        "Retry-After: 40\r\n");
     ps_buf_reset(&b);
     ps_buf_put_int(&b, 0);
     ps_buf_putc(&b, ' ');
@@ -377,7 +395,8 @@ static int parse_args(ps_server_config *cfg, ps_error *err, ...)
     int argc = 1;
     va_list ap;
     va_start(ap, err);
-    for (char *a; (a = va_arg(ap, char *)) != NULL && argc < 31;) argv[argc++] = a;
+    for (char *a; (a = va_arg(ap, char *)) != NULL && argc < 31;)
+        argv[argc++] = a;
     va_end(ap);
     FILE *devnull = fopen("/dev/null", "w");
     int rc = ps_server_config_parse(argc, argv, cfg, devnull, err);
@@ -389,9 +408,9 @@ static void flags_parse_and_errors_name_the_flag(void)
 {
     ps_server_config cfg;
     ps_error err;
-    CHECK_INT(parse_args(&cfg, &err, "--key", "a:pro", "--port", "0", "--threads=3", "--max-body", "1K",
-                         "--delay", "0.25:50ms", "--stall", "2s:1s", "--fault", "no-auth", "--time-scale", "60",
-                         "--base-path", "/api/v1", "--no-seed", NULL),
+    CHECK_INT(parse_args(&cfg, &err, "--key", "a:pro", "--port", "0", "--threads=3", "--max-body",
+                         "1K", "--delay", "0.25:50ms", "--stall", "2s:1s", "--fault", "no-auth",
+                         "--time-scale", "60", "--base-path", "/api/v1", "--no-seed", NULL),
               0);
     CHECK_INT(cfg.port, 0);
     CHECK_INT(cfg.threads, 3);
@@ -410,19 +429,25 @@ static void flags_parse_and_errors_name_the_flag(void)
     struct {
         const char *flag, *value, *expect;
     } bad[] = {
-        {"--port", "70000", "--port"},        {"--threads", "0", "--threads"},
-        {"--max-body", "lots", "--max-body"}, {"--delay", "2:5ms", "--delay"},
-        {"--delay", "0.5", "--delay"},        {"--stall", "x:1s", "--stall"},
-        {"--fault", "nope", "nope"},          {"--time-scale", "0.5", "--time-scale"},
-        {"--base-path", "v1/", "--base-path"}, {"--key", "k", "--key"},
-        {"--keys-file", "/nonexistent", "/nonexistent"}, {"--frobnicate", "1", "--frobnicate"},
+        {"--port", "70000", "--port"},
+        {"--threads", "0", "--threads"},
+        {"--max-body", "lots", "--max-body"},
+        {"--delay", "2:5ms", "--delay"},
+        {"--delay", "0.5", "--delay"},
+        {"--stall", "x:1s", "--stall"},
+        {"--fault", "nope", "nope"},
+        {"--time-scale", "0.5", "--time-scale"},
+        {"--base-path", "v1/", "--base-path"},
+        {"--key", "k", "--key"},
+        {"--keys-file", "/nonexistent", "/nonexistent"},
+        {"--frobnicate", "1", "--frobnicate"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = parse_args(&cfg, &err, "--key", "a:pro", bad[i].flag, bad[i].value, NULL);
         CHECK_INT(rc, 2);
         if (!strstr(err.message, bad[i].expect)) {
-            fprintf(stderr, "message for %s %s lacks '%s': %s\n", bad[i].flag, bad[i].value, bad[i].expect,
-                    err.message);
+            fprintf(stderr, "message for %s %s lacks '%s': %s\n", bad[i].flag, bad[i].value,
+                    bad[i].expect, err.message);
             CHECK(0);
         }
         ps_server_config_free(&cfg);

@@ -1,4 +1,5 @@
-/* test_store.c - the category store: ids, exact JSON round trip, cached snapshots, seeds, faults, concurrency. */
+/* test_store.c - the category store: ids, exact JSON round trip, cached snapshots, seeds, faults,
+ * concurrency. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -41,8 +42,9 @@ static void test_ids_increase_from_one(void)
     ps_store_snapshot *snap = ps_store_list(s);
     size_t len;
     const char *json = ps_store_snapshot_json(snap, &len);
-    const char *want = "[{\"id\":1,\"name\":\"dog\"},{\"id\":2,\"name\":\"cat\",\"description\":\"meow\"},"
-                       "{\"id\":3,\"name\":\"dog\"}]";
+    const char *want =
+        "[{\"id\":1,\"name\":\"dog\"},{\"id\":2,\"name\":\"cat\",\"description\":\"meow\"},"
+        "{\"id\":3,\"name\":\"dog\"}]";
     CHECK_STR(json, want);
     CHECK_INT(len, strlen(want));
     ps_store_snapshot_release(snap);
@@ -89,8 +91,10 @@ static void check_tricky_list(ps_store *s, int64_t first_id)
         if (!c) continue;
         CHECK(bytes_eq(ps_json_get(c, "name"), tricky[i].name, tricky[i].name_len));
         const ps_json *d = ps_json_get(c, "description");
-        if (tricky[i].desc) CHECK(bytes_eq(d, tricky[i].desc, tricky[i].desc_len));
-        else CHECK(d == NULL);
+        if (tricky[i].desc)
+            CHECK(bytes_eq(d, tricky[i].desc, tricky[i].desc_len));
+        else
+            CHECK(d == NULL);
         CHECK_INT(c->count, tricky[i].desc ? 3 : 2);
     }
     ps_json_free(list);
@@ -100,9 +104,9 @@ static void test_json_round_trip_is_exact(void)
 {
     ps_store *s = open_store(NULL, NULL, false);
     for (size_t i = 0; i < NTRICKY; i++) {
-        CHECK_INT(create_sync(s, tricky[i].name, tricky[i].name_len, tricky[i].desc,
-                              tricky[i].desc_len),
-                  (int64_t)i + 1);
+        CHECK_INT(
+            create_sync(s, tricky[i].name, tricky[i].name_len, tricky[i].desc, tricky[i].desc_len),
+            (int64_t)i + 1);
     }
     check_tricky_list(s, 1);
     /* nothing in the rendering could close an HTML script block */
@@ -155,8 +159,9 @@ static void test_seed_file(void)
     CHECK(dog && bytes_eq(ps_json_get(dog, "name"), "dog", 3));
     const ps_json *hamster = find_id(list, 5);
     CHECK(hamster && ps_json_get(hamster, "description") == NULL);
-    const char *gold = "Poissons rouges \xc3\xa9l\xc3\xa9gants \xe2\x80\x94 \xe9\x87\x91\xe9\xad\x9a "
-                       "(goldfish) \xf0\x9f\x90\x9f";
+    const char *gold =
+        "Poissons rouges \xc3\xa9l\xc3\xa9gants \xe2\x80\x94 \xe9\x87\x91\xe9\xad\x9a "
+        "(goldfish) \xf0\x9f\x90\x9f";
     const ps_json *fish = find_id(list, 6);
     CHECK(fish && bytes_eq(ps_json_get(fish, "description"), gold, strlen(gold)));
     ps_json_free(list);
@@ -192,8 +197,10 @@ static void test_bad_seed_files_named(void)
 {
     char *dir = make_temp_dir();
     expect_seed_error(dir, "{\"name\":\"dog\"}", "expected a JSON array");
-    expect_seed_error(dir, "[{\"name\":\"dog\"},{\"description\":\"x\"}]", "item 1: \"name\" is missing");
-    expect_seed_error(dir, "[{\"name\":\"dog\",\"description\":7}]", "item 0: \"description\" is not a string");
+    expect_seed_error(dir, "[{\"name\":\"dog\"},{\"description\":\"x\"}]",
+                      "item 1: \"name\" is missing");
+    expect_seed_error(dir, "[{\"name\":\"dog\",\"description\":7}]",
+                      "item 0: \"description\" is not a string");
     expect_seed_error(dir, "[{\"name\":\"dog\"}, 3]", "item 1 is number");
     expect_seed_error(dir, "[{\"name\":\"dog\",\"id\":4}]", "unknown member \"id\"");
     expect_seed_error(dir, "[{\"name\":\"dog\"", "seed.json");
@@ -231,7 +238,8 @@ static void test_fault_duplicate_ids(void)
 {
     ps_store *s = open_store(NULL, NULL, true);
     int64_t ids[6];
-    for (int i = 0; i < 6; i++) ids[i] = create_sync(s, "x", 1, NULL, 0);
+    for (int i = 0; i < 6; i++)
+        ids[i] = create_sync(s, "x", 1, NULL, 0);
     CHECK_INT(ids[0], 1);
     CHECK_INT(ids[1], 1);
     CHECK_INT(ids[2], 2);
@@ -303,12 +311,16 @@ static void run_race(const char *journal)
     waiter_init(&r.w);
     r.s = open_store(journal, NULL, false);
     pthread_t t[6];
-    for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, race_writer, &r);
-    for (int i = 4; i < 6; i++) pthread_create(&t[i], NULL, race_reader, &r);
-    for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, race_writer, &r);
+    for (int i = 4; i < 6; i++)
+        pthread_create(&t[i], NULL, race_reader, &r);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
     waiter_wait(&r.w, 1200);
     atomic_store(&r.stop, 1);
-    for (int i = 4; i < 6; i++) pthread_join(t[i], NULL);
+    for (int i = 4; i < 6; i++)
+        pthread_join(t[i], NULL);
     CHECK_INT(r.w.ok, 1200);
     CHECK_INT(atomic_load(&r.bad), 0);
     CHECK_INT(ps_store_count(r.s), 1200);

@@ -20,11 +20,12 @@ int main(int argc, char **argv)
     int rc = 1;
 
     const char *kind = argc == 4 ? argv[1] : "";
-    int (*writer)(const ps_json *, FILE *, ps_error *) = strcmp(kind, "conform") == 0 ? ps_report_html_conform
-                                                         : strcmp(kind, "load") == 0  ? ps_report_html_load
-                                                         : strcmp(kind, "tap") == 0   ? ps_report_tap_conform
-                                                         : strcmp(kind, "junit") == 0 ? ps_report_junit_conform
-                                                                                      : NULL;
+    int (*writer)(const ps_json *, FILE *, ps_error *) =
+        strcmp(kind, "conform") == 0 ? ps_report_html_conform
+        : strcmp(kind, "load") == 0  ? ps_report_html_load
+        : strcmp(kind, "tap") == 0   ? ps_report_tap_conform
+        : strcmp(kind, "junit") == 0 ? ps_report_junit_conform
+                                     : NULL;
     if (!writer) {
         fprintf(stderr, "usage: render_report conform|load|tap|junit IN.json OUT\n");
         return 2;

@@ -18,19 +18,23 @@ static char *render(const char *aborted, const char *incomplete, const char *ver
     char *text = NULL;
     size_t tlen = 0;
     FILE *t = open_memstream(&text, &tlen);
-    fprintf(t,
-            "{\"tool\":\"petstore-conform\",\"version\":\"0.1.0\",\"format\":1,"
-            "\"target\":{\"base_url\":\"http://127.0.0.1:1/v1\",\"plan\":\"pro\",\"limit_plan\":\"pro\","
-            "\"strict\":false},\"started_at\":\"2026-11-21T05:00:00Z\",\"duration_s\":0.5,"
-            "\"summary\":{\"total\":2,\"passed\":1,\"failed\":0,\"warnings\":0,\"not_run\":1,\"not_applicable\":0},"
-            "\"verdict\":\"%s\",\"exit_code\":%d,\"aborted\":%s,\"incomplete\":%s,"
-            "\"suites\":[{\"name\":\"ratelimit\",\"checks\":["
-            "{\"id\":\"ratelimit.headers-present\",\"title\":\"t\",\"level\":\"spec\",\"clause\":\"c\","
-            "\"tags\":[\"ratelimit\"],\"status\":\"passed\",\"duration_ms\":1},"
-            "{\"id\":\"ratelimit.limit-matches-plan\",\"title\":\"t\",\"level\":\"spec\",\"clause\":\"c\","
-            "\"tags\":[\"ratelimit\"],\"status\":\"not_run\",\"applicable\":false,\"duration_ms\":0,"
-            "\"message\":\"the key's plan is not known: give --plan\"}]}]}",
-            verdict, exit_code, aborted ? aborted : "null", incomplete ? incomplete : "null");
+    fprintf(
+        t,
+        "{\"tool\":\"petstore-conform\",\"version\":\"0.1.0\",\"format\":1,"
+        "\"target\":{\"base_url\":\"http://127.0.0.1:1/"
+        "v1\",\"plan\":\"pro\",\"limit_plan\":\"pro\","
+        "\"strict\":false},\"started_at\":\"2026-11-21T05:00:00Z\",\"duration_s\":0.5,"
+        "\"summary\":{\"total\":2,\"passed\":1,\"failed\":0,\"warnings\":0,\"not_run\":1,\"not_"
+        "applicable\":0},"
+        "\"verdict\":\"%s\",\"exit_code\":%d,\"aborted\":%s,\"incomplete\":%s,"
+        "\"suites\":[{\"name\":\"ratelimit\",\"checks\":["
+        "{\"id\":\"ratelimit.headers-present\",\"title\":\"t\",\"level\":\"spec\",\"clause\":\"c\","
+        "\"tags\":[\"ratelimit\"],\"status\":\"passed\",\"duration_ms\":1},"
+        "{\"id\":\"ratelimit.limit-matches-plan\",\"title\":\"t\",\"level\":\"spec\",\"clause\":"
+        "\"c\","
+        "\"tags\":[\"ratelimit\"],\"status\":\"not_run\",\"applicable\":false,\"duration_ms\":0,"
+        "\"message\":\"the key's plan is not known: give --plan\"}]}]}",
+        verdict, exit_code, aborted ? aborted : "null", incomplete ? incomplete : "null");
     fclose(t);
     ps_error err;
     ps_json *doc = ps_json_parse(text, tlen, NULL, &err);
@@ -57,15 +61,19 @@ static const char *after(const char *hay, const char *needle)
 
 static void aborted_run_says_why(void)
 {
-    char *html = render("\"could not reach <b>host</b> & \\\"port\\\": Connection refused\"", NULL, "aborted", 3);
+    char *html = render("\"could not reach <b>host</b> & \\\"port\\\": Connection refused\"", NULL,
+                        "aborted", 3);
     if (!html) return;
     const char *banner = strstr(html, "data-banner=\"aborted\"");
     CHECK(banner != NULL);
     CHECK(strstr(html, "role=\"alert\"") != NULL);
     CHECK(strstr(after(banner, ""), "The run was aborted") != NULL);
     /* the reason, escaped: markup from the JSON stays text */
-    CHECK(strstr(html, "could not reach &lt;b&gt;host&lt;/b&gt; &amp; &quot;port&quot;: Connection refused") !=
-          NULL);
+    CHECK(
+        strstr(
+            html,
+            "could not reach &lt;b&gt;host&lt;/b&gt; &amp; &quot;port&quot;: Connection refused") !=
+        NULL);
     CHECK(strstr(html, "<b>host</b>") == NULL);
     /* prominent: before the summary counts */
     const char *summary = strstr(html, "<section class=\"summary\">");
@@ -76,17 +84,21 @@ static void aborted_run_says_why(void)
 
 static void incomplete_run_says_why(void)
 {
-    char *html = render(NULL,
-                        "\"32 of 41 selected checks could not be tested: the service answered 429 "
-                        "(it asked to wait up to 50 s, more than --max-wait 3.0 s) <script>x</script>\"",
-                        "incomplete", 3);
+    char *html =
+        render(NULL,
+               "\"32 of 41 selected checks could not be tested: the service answered 429 "
+               "(it asked to wait up to 50 s, more than --max-wait 3.0 s) <script>x</script>\"",
+               "incomplete", 3);
     if (!html) return;
     const char *banner = strstr(html, "data-banner=\"incomplete\"");
     CHECK(banner != NULL);
     CHECK(strstr(after(banner, ""), "The run is incomplete") != NULL);
     CHECK(strstr(after(banner, ""), "No check failed") != NULL);
-    CHECK(strstr(html, "32 of 41 selected checks could not be tested: the service answered 429 (it asked to "
-                       "wait up to 50 s, more than --max-wait 3.0 s) &lt;script&gt;x&lt;/script&gt;") != NULL);
+    CHECK(strstr(
+              html,
+              "32 of 41 selected checks could not be tested: the service answered 429 (it asked to "
+              "wait up to 50 s, more than --max-wait 3.0 s) &lt;script&gt;x&lt;/script&gt;") !=
+          NULL);
     CHECK(strstr(html, "<script>x</script>") == NULL);
     const char *summary = strstr(html, "<section class=\"summary\">");
     CHECK(summary != NULL && banner != NULL && banner < summary);

@@ -300,8 +300,8 @@ static void check_intervals(const char *html, const ps_json *doc)
         }
         /* the time axis spans the whole run: from 0 to the end of the last interval */
         if (g.xmin > 0 || g.xmax < run_end)
-            fprintf(stderr, "%s: x axis [%g, %g] does not cover the run [0, %g]\n",
-                    series[s].plot, g.xmin, g.xmax, run_end);
+            fprintf(stderr, "%s: x axis [%g, %g] does not cover the run [0, %g]\n", series[s].plot,
+                    g.xmin, g.xmax, run_end);
         CHECK(g.xmin <= 0 && g.xmax >= run_end);
         /* and ends there (a tight axis), not at the next nice tick */
         CHECK(fabs(g.xmax - run_end) < 1e-9);
@@ -376,8 +376,10 @@ static void check_latency_table(const char *html, const ps_json *doc)
 
 static void check_conform_counts(const char *html, const ps_json *doc)
 {
-    static const char *const cards[] = {"passed", "failed", "warnings", "not_run", "not_applicable"};
-    static const char *const card_ids[] = {"passed", "failed", "warning", "not_run", "not_applicable"};
+    static const char *const cards[] = {"passed", "failed", "warnings", "not_run",
+                                        "not_applicable"};
+    static const char *const card_ids[] = {"passed", "failed", "warning", "not_run",
+                                           "not_applicable"};
     for (int i = 0; i < 5; i++) {
         char want[96];
         double n = ps_json_get_number(ps_json_get(doc, "summary"), cards[i], -1);
@@ -395,7 +397,8 @@ static void check_conform_counts(const char *html, const ps_json *doc)
             const char *st = ps_json_get_string(cs->items[j], "status", "");
             const ps_json *applicable = ps_json_get(cs->items[j], "applicable");
             /* a not-run check with nothing to judge is a row of its own kind */
-            if (strcmp(st, "not_run") == 0 && applicable && applicable->type == PS_JSON_BOOL && !applicable->boolean)
+            if (strcmp(st, "not_run") == 0 && applicable && applicable->type == PS_JSON_BOOL &&
+                !applicable->boolean)
                 st = "not_applicable";
             char want[512], want_open[512];
             ps_buf esc = PS_BUF_INIT;
@@ -437,11 +440,14 @@ static void check_cards_and_thresholds(const char *html, const ps_json *doc)
     const char *model = ps_json_get_string(ps_json_get(doc, "parameters"), "model", "");
     double dur = ps_json_get_number(doc, "duration_s", 0);
     if (strcmp(model, "open") == 0 && dur > 0) {
-        CHECK(fabs(card_value(html, "sent_rps") - ps_json_get_number(doc, "scheduled", -1) / dur) < 1e-6);
-        CHECK(card_value(html, "skipped_retry_after") == ps_json_get_number(doc, "skipped_retry_after", -1));
+        CHECK(fabs(card_value(html, "sent_rps") - ps_json_get_number(doc, "scheduled", -1) / dur) <
+              1e-6);
+        CHECK(card_value(html, "skipped_retry_after") ==
+              ps_json_get_number(doc, "skipped_retry_after", -1));
         CHECK(strstr(html, "data-rate-note") != NULL);
     }
-    CHECK(card_value(html, "status_429") == ps_json_get_number(ps_json_get(doc, "status"), "429", 0));
+    CHECK(card_value(html, "status_429") ==
+          ps_json_get_number(ps_json_get(doc, "status"), "429", 0));
     const ps_json *th = ps_json_get(doc, "thresholds");
     const char *row = strstr(html, "<table class=\"thresholds\">");
     for (size_t i = 0; th && i < th->count; i++) {
@@ -457,8 +463,10 @@ static void check_cards_and_thresholds(const char *html, const ps_json *doc)
         const char *b = a ? strstr(a + 1, us ? "data-us=" : "data-fraction=") : NULL;
         CHECK(a && b);
         if (!a || !b) continue;
-        CHECK(strtod(strchr(a, '"') + 1, NULL) == ps_json_get_number(t, us ? "actual_us" : "actual", NAN));
-        CHECK(strtod(strchr(b, '"') + 1, NULL) == ps_json_get_number(t, us ? "bound_us" : "bound", NAN));
+        CHECK(strtod(strchr(a, '"') + 1, NULL) ==
+              ps_json_get_number(t, us ? "actual_us" : "actual", NAN));
+        CHECK(strtod(strchr(b, '"') + 1, NULL) ==
+              ps_json_get_number(t, us ? "bound_us" : "bound", NAN));
     }
     /* log axis rule, from the corrected spectrum */
     const ps_json *rows = ps_json_get(ps_json_get(doc, "percentile_spectrum"), "corrected");
@@ -470,7 +478,8 @@ static void check_cards_and_thresholds(const char *html, const ps_json *doc)
     }
     plot_geo g;
     if (isfinite(median) && find_plot(html, "spectrum", &g)) {
-        if (max > 10 * median) fprintf(stderr, "spectrum: max %g > 10 x median %g: log axis\n", max, median);
+        if (max > 10 * median)
+            fprintf(stderr, "spectrum: max %g > 10 x median %g: log axis\n", max, median);
         CHECK_STR(g.yscale, max > 10 * median ? "log" : "linear");
     }
 }

@@ -149,15 +149,24 @@ static void test_load_sample_has_every_section(void)
                                  "<td class=\"n\">990</td><td class=\"n\">2</td>"
                                  "<td><span class=\"badge st-failed\">violated</span>") != NULL);
     /* parameters: every member shown, under a human label, the JSON name kept */
-    CHECK(strstr(html, "<span title=\"honour_retry_after\">Honour Retry-After</span><code>yes</code>") != NULL);
-    CHECK(strstr(html, "<span title=\"requests_limit\">Request limit</span><code>none</code>") != NULL);
-    CHECK(strstr(html, "<span title=\"mix\">Operation mix</span><code>list 9, create 1</code>") != NULL);
+    CHECK(strstr(html,
+                 "<span title=\"honour_retry_after\">Honour Retry-After</span><code>yes</code>") !=
+          NULL);
+    CHECK(strstr(html, "<span title=\"requests_limit\">Request limit</span><code>none</code>") !=
+          NULL);
+    CHECK(strstr(html, "<span title=\"mix\">Operation mix</span><code>list 9, create 1</code>") !=
+          NULL);
     CHECK(strstr(html, "<span title=\"plans\">Plans</span><code>pro</code>") != NULL);
     CHECK(strstr(html, "<span title=\"timeout_s\">Timeout</span><code>10 s</code>") != NULL);
-    CHECK(strstr(html, "<span title=\"rate\">Target rate</span><code>2000 requests/s</code>") != NULL);
-    CHECK(strstr(html, "<span>timeout_s</span>") == NULL && strstr(html, "<span>requests_limit</span>") == NULL);
+    CHECK(strstr(html, "<span title=\"rate\">Target rate</span><code>2000 requests/s</code>") !=
+          NULL);
+    CHECK(strstr(html, "<span>timeout_s</span>") == NULL &&
+          strstr(html, "<span>requests_limit</span>") == NULL);
     /* the URL gets two columns instead of wrapping mid-word; short values one */
-    CHECK(strstr(html, "<div class=\"wide\" data-key=\"base_url\"><span title=\"base_url\">Target</span>") != NULL);
+    CHECK(strstr(
+              html,
+              "<div class=\"wide\" data-key=\"base_url\"><span title=\"base_url\">Target</span>") !=
+          NULL);
     CHECK(strstr(html, "<div data-key=\"threads\"><span title=\"threads\">Threads</span>") != NULL);
     /* the verdict line does not repeat "checked true" */
     CHECK(strstr(html, "checked true") == NULL && strstr(html, "windows observed 12") != NULL);
@@ -411,8 +420,9 @@ static void test_null_interval_breaks_latency_line(void)
             CHECK_INT(count_of(svg, want), 2);
         }
         /* the first piece holds the two seconds before the gap, the second the one after */
-        CHECK(strstr(svg, "data-series=\"p50_us\"") &&
-              strstr(strstr(svg, "data-series=\"p50_us\""), "data-x=\"0.5 1.5\" data-y=\"100 110\""));
+        CHECK(
+            strstr(svg, "data-series=\"p50_us\"") &&
+            strstr(strstr(svg, "data-series=\"p50_us\""), "data-x=\"0.5 1.5\" data-y=\"100 110\""));
         CHECK(strstr(svg, "data-x=\"3.5\" data-y=\"120\"") != NULL);
         CHECK(strstr(svg, "data-x=\"0.5 1.5 2.5") == NULL && strstr(svg, " 2.5 ") == NULL);
         /* the lone point after the gap is marked, as a line of one point shows nothing */
@@ -420,7 +430,8 @@ static void test_null_interval_breaks_latency_line(void)
         free(svg);
     }
     /* and the page says why the lines stop */
-    CHECK(strstr(html, "No request was answered in 1 interval (2\xE2\x80\x93" "3 s): the latency "
+    CHECK(strstr(html, "No request was answered in 1 interval (2\xE2\x80\x93"
+                       "3 s): the latency "
                        "lines break there.") != NULL);
     /* throughput has a real 0 in that interval: one unbroken line through it */
     const char *thr = strstr(html, "data-plot=\"throughput\"");
@@ -442,20 +453,22 @@ static char *row_of(const char *html, const char *name)
  * latencies, not "0 µs" (loadgen writes 0s, or nulls, for them). */
 static void test_empty_classes_show_dash(void)
 {
-    static const char lat5[] = "{\"corrected\": {\"p50\": 70, \"p90\": 90, \"p99\": 99, \"max\": 120,"
-                               " \"count\": 5}, \"uncorrected\": {\"p99\": 80, \"count\": 5}}";
+    static const char lat5[] =
+        "{\"corrected\": {\"p50\": 70, \"p90\": 90, \"p99\": 99, \"max\": 120,"
+        " \"count\": 5}, \"uncorrected\": {\"p99\": 80, \"count\": 5}}";
     static const char lat0[] = "{\"corrected\": {\"p50\": 0, \"p90\": 0, \"p99\": 0, \"max\": 0,"
                                " \"count\": 0}, \"uncorrected\": {\"p99\": 0, \"count\": 0}}";
     static const char latnull[] = "{\"corrected\": {\"p50\": null, \"p90\": null, \"p99\": null,"
                                   " \"max\": null}, \"uncorrected\": {\"p99\": null}}";
     char doc[2048];
-    snprintf(doc, sizeof doc,
-             "{\"operations\": {\"list\": {\"requests\": 5, \"latency_us\": %s},"
-             " \"create\": {\"requests\": 0, \"latency_us\": %s}},"
-             " \"status_classes\": {\"2xx\": {\"count\": 5, \"latency_us\": %s},"
-             " \"3xx\": {\"count\": 0, \"latency_us\": %s}, \"5xx\": {\"count\": 0, \"latency_us\": %s},"
-             " \"4xx\": {\"count\": 2, \"latency_us\": %s}}}",
-             lat5, lat0, lat5, lat0, latnull, latnull);
+    snprintf(
+        doc, sizeof doc,
+        "{\"operations\": {\"list\": {\"requests\": 5, \"latency_us\": %s},"
+        " \"create\": {\"requests\": 0, \"latency_us\": %s}},"
+        " \"status_classes\": {\"2xx\": {\"count\": 5, \"latency_us\": %s},"
+        " \"3xx\": {\"count\": 0, \"latency_us\": %s}, \"5xx\": {\"count\": 0, \"latency_us\": %s},"
+        " \"4xx\": {\"count\": 2, \"latency_us\": %s}}}",
+        lat5, lat0, lat5, lat0, latnull, latnull);
     char *html = render_text(ps_report_html_load, doc, NULL, NULL);
     CHECK(html != NULL);
     if (!html) return;
@@ -471,7 +484,8 @@ static void test_empty_classes_show_dash(void)
     }
     /* counted rows keep their numbers; a null value in a counted row is a dash too */
     char *row = row_of(html, "list");
-    CHECK(row && strstr(row, "data-us=\"70\">70\xC2\xA0\xC2\xB5s<") && !strstr(row, "\xE2\x80\x93"));
+    CHECK(row && strstr(row, "data-us=\"70\">70\xC2\xA0\xC2\xB5s<") &&
+          !strstr(row, "\xE2\x80\x93"));
     free(row);
     row = row_of(html, "4xx");
     CHECK(row && count_of(row, ">\xE2\x80\x93<") == 5);
@@ -497,27 +511,37 @@ static void test_empty_classes_show_dash(void)
  * comma lists, numbers in their shortest form, no JSON punctuation. */
 static void test_parameters_are_readable(void)
 {
-    char *html = render_text(
-        ps_report_html_load,
-        "{\"parameters\": {\"mix\": {\"list\": 9, \"create\": 1}, \"plans\": [\"enterprise\", \"pro\"],"
-        " \"rate\": 1000.000, \"duration_s\": 4.5, \"ramp\": {\"from\": 10, \"to\": 20, \"steps\": [1, 2]},"
-        " \"tags\": [], \"empty\": {}, \"odd\": [{\"a\": \"<b>\"}, [3, null]], \"requests_limit\": null,"
-        " \"verify_limits\": false}}",
-        NULL, NULL);
+    char *html = render_text(ps_report_html_load,
+                             "{\"parameters\": {\"mix\": {\"list\": 9, \"create\": 1}, \"plans\": "
+                             "[\"enterprise\", \"pro\"],"
+                             " \"rate\": 1000.000, \"duration_s\": 4.5, \"ramp\": {\"from\": 10, "
+                             "\"to\": 20, \"steps\": [1, 2]},"
+                             " \"tags\": [], \"empty\": {}, \"odd\": [{\"a\": \"<b>\"}, [3, "
+                             "null]], \"requests_limit\": null,"
+                             " \"verify_limits\": false}}",
+                             NULL, NULL);
     CHECK(html != NULL);
     if (!html) return;
-    CHECK(strstr(html, "<span title=\"mix\">Operation mix</span><code>list 9, create 1</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"mix\">Operation mix</span><code>list 9, create 1</code>") !=
+          NULL);
     CHECK(strstr(html, "<span title=\"plans\">Plans</span><code>enterprise, pro</code>") != NULL);
-    CHECK(strstr(html, "<span title=\"rate\">Target rate</span><code>1000 requests/s</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"rate\">Target rate</span><code>1000 requests/s</code>") !=
+          NULL);
     CHECK(strstr(html, "<span title=\"duration_s\">Duration</span><code>4.5 s</code>") != NULL);
     /* a ramp object of another shape is still shown whole, without a unit */
-    CHECK(strstr(html, "<span title=\"ramp\">Rate ramp</span><code>from 10, to 20, steps (1, 2)</code>") != NULL);
+    CHECK(
+        strstr(html,
+               "<span title=\"ramp\">Rate ramp</span><code>from 10, to 20, steps (1, 2)</code>") !=
+        NULL);
     /* members without a label keep their JSON name */
     CHECK(strstr(html, "<span title=\"tags\">tags</span><code>none</code>") != NULL);
     CHECK(strstr(html, "<span title=\"empty\">empty</span><code>none</code>") != NULL);
-    CHECK(strstr(html, "<span title=\"odd\">odd</span><code>(a &lt;b&gt;), (3, none)</code>") != NULL);
-    CHECK(strstr(html, "<span title=\"requests_limit\">Request limit</span><code>none</code>") != NULL);
-    CHECK(strstr(html, "<span title=\"verify_limits\">Verify limits</span><code>no</code>") != NULL);
+    CHECK(strstr(html, "<span title=\"odd\">odd</span><code>(a &lt;b&gt;), (3, none)</code>") !=
+          NULL);
+    CHECK(strstr(html, "<span title=\"requests_limit\">Request limit</span><code>none</code>") !=
+          NULL);
+    CHECK(strstr(html, "<span title=\"verify_limits\">Verify limits</span><code>no</code>") !=
+          NULL);
     const char *p = strstr(html, "<h2>Parameters</h2>");
     const char *e = p ? strstr(p + 4, "<h2>") : NULL;
     CHECK(p && e);
@@ -583,21 +607,26 @@ static void test_threshold_rows_show_actual_and_bound(void)
     char *html = render_text(
         ps_report_html_load,
         "{\"thresholds\": [{\"expression\": \"error_rate<1%\", \"passed\": true, \"actual\": 0,"
-        " \"bound\": 0.01}, {\"expression\": \"p99<200ms\", \"passed\": false, \"actual_us\": 250000,"
+        " \"bound\": 0.01}, {\"expression\": \"p99<200ms\", \"passed\": false, \"actual_us\": "
+        "250000,"
         " \"bound_us\": 200000}]}",
         NULL, NULL);
     CHECK(html != NULL);
     if (!html) return;
     const char *t = strstr(html, "<table class=\"thresholds\">");
     CHECK(t != NULL);
-    CHECK(t && strstr(t, "<tr data-passed=\"true\"><td><span class=\"badge st-passed\">\xE2\x9C\x93 passed"
-                         "</span></td><td class=\"mono\">error_rate&lt;1%</td>"
-                         "<td class=\"n\" data-fraction=\"0\">0.00%</td>"
-                         "<td class=\"n\" data-fraction=\"0.01\">1.00%</td></tr>") != NULL);
-    CHECK(t && strstr(t, "<tr data-passed=\"false\"><td><span class=\"badge st-failed\">\xE2\x9C\x97 failed"
-                         "</span></td><td class=\"mono\">p99&lt;200ms</td>"
-                         "<td class=\"n\" data-us=\"250000\">250\xC2\xA0ms</td>"
-                         "<td class=\"n\" data-us=\"200000\">200\xC2\xA0ms</td></tr>") != NULL);
+    CHECK(t &&
+          strstr(t,
+                 "<tr data-passed=\"true\"><td><span class=\"badge st-passed\">\xE2\x9C\x93 passed"
+                 "</span></td><td class=\"mono\">error_rate&lt;1%</td>"
+                 "<td class=\"n\" data-fraction=\"0\">0.00%</td>"
+                 "<td class=\"n\" data-fraction=\"0.01\">1.00%</td></tr>") != NULL);
+    CHECK(t &&
+          strstr(t,
+                 "<tr data-passed=\"false\"><td><span class=\"badge st-failed\">\xE2\x9C\x97 failed"
+                 "</span></td><td class=\"mono\">p99&lt;200ms</td>"
+                 "<td class=\"n\" data-us=\"250000\">250\xC2\xA0ms</td>"
+                 "<td class=\"n\" data-us=\"200000\">200\xC2\xA0ms</td></tr>") != NULL);
     CHECK(t && strstr(t, ">n/a<") == NULL);
     free(html);
 }
@@ -607,40 +636,60 @@ static void test_threshold_rows_show_actual_and_bound(void)
  * sentence add the figures up, so 135.8 sent/s against 400 is explained. */
 static void test_rate_limited_run_explains_send_rate(void)
 {
-    char *html = render_text(
-        ps_report_html_load,
-        "{\"parameters\": {\"rate\": 400, \"model\": \"open\", \"ramp\": null}, \"duration_s\": 8.0,"
-        " \"scheduled\": 1086, \"answered\": 1086, \"skipped_retry_after\": 2114,"
-        " \"throughput_rps\": 135.8, \"status\": {\"200\": 1029, \"429\": 57}}",
-        NULL, NULL);
+    char *html =
+        render_text(ps_report_html_load,
+                    "{\"parameters\": {\"rate\": 400, \"model\": \"open\", \"ramp\": null}, "
+                    "\"duration_s\": 8.0,"
+                    " \"scheduled\": 1086, \"answered\": 1086, \"skipped_retry_after\": 2114,"
+                    " \"throughput_rps\": 135.8, \"status\": {\"200\": 1029, \"429\": 57}}",
+                    NULL, NULL);
     CHECK(html != NULL);
     if (!html) return;
-    CHECK(strstr(html, "data-card=\"sent_rps\" data-value=\"135.75\"><b>135.8</b><span>sent/s</span>") != NULL);
-    CHECK(strstr(html, "data-card=\"target_rps\" data-value=\"400\"><b>400</b><span>target/s</span>") != NULL);
-    CHECK(strstr(html, "data-card=\"skipped_retry_after\" data-value=\"2114\"><b>2\xE2\x80\x89" "114</b>"
+    CHECK(strstr(html,
+                 "data-card=\"sent_rps\" data-value=\"135.75\"><b>135.8</b><span>sent/s</span>") !=
+          NULL);
+    CHECK(strstr(html,
+                 "data-card=\"target_rps\" data-value=\"400\"><b>400</b><span>target/s</span>") !=
+          NULL);
+    CHECK(strstr(html, "data-card=\"skipped_retry_after\" data-value=\"2114\"><b>2\xE2\x80\x89"
+                       "114</b>"
                        "<span>skipped for Retry-After</span>") != NULL);
-    CHECK(strstr(html, "data-card=\"status_429\" data-value=\"57\"><b>57</b><span>429 responses</span>") != NULL);
-    CHECK(strstr(html, "Open model at 400 requests/s: 3\xE2\x80\x89" "200 requests were due; 2\xE2\x80\x89"
+    CHECK(
+        strstr(html,
+               "data-card=\"status_429\" data-value=\"57\"><b>57</b><span>429 responses</span>") !=
+        NULL);
+    CHECK(strstr(html, "Open model at 400 requests/s: 3\xE2\x80\x89"
+                       "200 requests were due; 2\xE2\x80\x89"
                        "114 (66.1%) were skipped because their key was waiting out a Retry-After, "
-                       "1\xE2\x80\x89" "086 were sent (135.8/s over 8.00 s) and 1\xE2\x80\x89"
+                       "1\xE2\x80\x89"
+                       "086 were sent (135.8/s over 8.00 s) and 1\xE2\x80\x89"
                        "086 answered, 57 of them with 429.") != NULL);
     free(html);
 
     /* a ramp names both ends; a closed-model run has no target and no rate cards */
-    html = render_text(ps_report_html_load,
-                       "{\"parameters\": {\"rate\": null, \"ramp\": [10, 400], \"model\": \"open\"},"
-                       " \"duration_s\": 2, \"scheduled\": 410, \"skipped_retry_after\": 0}",
-                       NULL, NULL);
-    CHECK(html && strstr(html, "Open model at a ramp from 10 to 400 requests/s: 410 requests were due; "
-                               "none was skipped for Retry-After, 410 were sent (205.0/s over 2.00 s).") != NULL);
-    CHECK(html && strstr(html, "<span title=\"ramp\">Rate ramp</span><code>10 \xE2\x86\x92 400 requests/s</code>") != NULL);
+    html =
+        render_text(ps_report_html_load,
+                    "{\"parameters\": {\"rate\": null, \"ramp\": [10, 400], \"model\": \"open\"},"
+                    " \"duration_s\": 2, \"scheduled\": 410, \"skipped_retry_after\": 0}",
+                    NULL, NULL);
+    CHECK(html &&
+          strstr(html,
+                 "Open model at a ramp from 10 to 400 requests/s: 410 requests were due; "
+                 "none was skipped for Retry-After, 410 were sent (205.0/s over 2.00 s).") != NULL);
+    CHECK(html &&
+          strstr(
+              html,
+              "<span title=\"ramp\">Rate ramp</span><code>10 \xE2\x86\x92 400 requests/s</code>") !=
+              NULL);
     CHECK(html && strstr(html, "data-card=\"target_rps\"") == NULL);
     free(html);
-    html = render_text(ps_report_html_load,
-                       "{\"parameters\": {\"rate\": null, \"ramp\": null, \"model\": \"closed\"},"
-                       " \"duration_s\": 2, \"scheduled\": 410, \"skipped_retry_after\": 0, \"status\": {}}",
-                       NULL, NULL);
-    CHECK(html && strstr(html, "data-card=\"sent_rps\"") == NULL && strstr(html, "data-rate-note") == NULL);
+    html = render_text(
+        ps_report_html_load,
+        "{\"parameters\": {\"rate\": null, \"ramp\": null, \"model\": \"closed\"},"
+        " \"duration_s\": 2, \"scheduled\": 410, \"skipped_retry_after\": 0, \"status\": {}}",
+        NULL, NULL);
+    CHECK(html && strstr(html, "data-card=\"sent_rps\"") == NULL &&
+          strstr(html, "data-rate-note") == NULL);
     CHECK(html && strstr(html, "data-card=\"status_429\" data-value=\"0\"") != NULL);
     free(html);
 }
@@ -651,23 +700,28 @@ static void test_rate_limited_run_explains_send_rate(void)
 static void test_spectrum_goes_log_under_an_outlier(void)
 {
     static const char wide[] =
-        "{\"percentile_spectrum\": {\"corrected\": [[100, 0.0, 1], [200, 0.5, 500], [300, 0.99, 990],"
+        "{\"percentile_spectrum\": {\"corrected\": [[100, 0.0, 1], [200, 0.5, 500], [300, 0.99, "
+        "990],"
         " [350, 0.998, 998], [50000, 1.0, 1000]], \"uncorrected\": [[100, 0.0, 1], [200, 0.5, 500],"
         " [48000, 1.0, 1000]]}}";
     char *html = render_text(ps_report_html_load, wide, NULL, NULL);
     CHECK(html && strstr(html, "data-plot=\"spectrum\" data-x-scale=\"percentile\"") != NULL);
     const char *sp = html ? strstr(html, "data-plot=\"spectrum\"") : NULL;
-    CHECK(sp && strstr(sp, "data-y-scale=\"log\"") && strstr(sp, "data-y-scale=\"log\"") < strstr(sp, ">"));
+    CHECK(sp && strstr(sp, "data-y-scale=\"log\"") &&
+          strstr(sp, "data-y-scale=\"log\"") < strstr(sp, ">"));
     CHECK(html && strstr(html, ">latency, log scale (ms)<") != NULL);
-    CHECK(html && strstr(html, "data-spectrum-axis=\"log\">Latency on a log scale: the maximum (50.0\xC2\xA0ms)"
-                               " is over 10 times the median (200\xC2\xA0\xC2\xB5s)") != NULL);
+    CHECK(html &&
+          strstr(html,
+                 "data-spectrum-axis=\"log\">Latency on a log scale: the maximum (50.0\xC2\xA0ms)"
+                 " is over 10 times the median (200\xC2\xA0\xC2\xB5s)") != NULL);
     free(html);
-    static const char narrow[] =
-        "{\"percentile_spectrum\": {\"corrected\": [[100, 0.0, 1], [200, 0.5, 500], [900, 1.0, 1000]],"
-        " \"uncorrected\": []}}";
+    static const char narrow[] = "{\"percentile_spectrum\": {\"corrected\": [[100, 0.0, 1], [200, "
+                                 "0.5, 500], [900, 1.0, 1000]],"
+                                 " \"uncorrected\": []}}";
     html = render_text(ps_report_html_load, narrow, NULL, NULL);
     sp = html ? strstr(html, "data-plot=\"spectrum\"") : NULL;
-    CHECK(sp && strstr(sp, "data-y-scale=\"linear\"") && strstr(sp, "data-y-scale=\"linear\"") < strstr(sp, ">"));
+    CHECK(sp && strstr(sp, "data-y-scale=\"linear\"") &&
+          strstr(sp, "data-y-scale=\"linear\"") < strstr(sp, ">"));
     CHECK(html && strstr(html, "data-spectrum-axis") == NULL);
     free(html);
 }

@@ -15,12 +15,15 @@
 static const char rate_limited[] =
     "{\"parameters\": {\"rate\": 400, \"ramp\": null, \"model\": \"open\", \"engine\": \"epoll\","
     " \"verify_limits\": true},"
-    " \"duration_s\": 8.0, \"scheduled\": 1086, \"answered\": 1080, \"failed\": 0, \"timed_out\": 6,"
+    " \"duration_s\": 8.0, \"scheduled\": 1086, \"answered\": 1080, \"failed\": 0, \"timed_out\": "
+    "6,"
     " \"skipped_retry_after\": 2114, \"status\": {\"200\": 1023, \"429\": 57},"
     " \"errors\": {\"connect\": 0, \"read\": 0, \"timeout\": 6},"
-    " \"latency_us\": {\"corrected\": {\"p50\": 210, \"p90\": 400, \"p99\": 12345, \"p99_9\": 20000,"
+    " \"latency_us\": {\"corrected\": {\"p50\": 210, \"p90\": 400, \"p99\": 12345, \"p99_9\": "
+    "20000,"
     " \"max\": 1500000, \"count\": 1080}, \"uncorrected\": {}},"
-    " \"limits\": {\"verdict\": \"pass\", \"windows\": 9, \"violations\": [{\"severity\": \"warning\","
+    " \"limits\": {\"verdict\": \"pass\", \"windows\": 9, \"violations\": [{\"severity\": "
+    "\"warning\","
     " \"message\": \"under by 3\"}]},"
     " \"thresholds\": [{\"expression\": \"p99<200ms\", \"passed\": true, \"actual_us\": 12345,"
     " \"bound_us\": 200000}, {\"expression\": \"error_rate<1%\", \"passed\": true, \"actual\": 0,"
@@ -62,9 +65,10 @@ static void test_thresholds_show_mark_and_actual(void)
 
     /* no UTF-8: words, and "us" for microseconds */
     o.utf8 = false;
-    t = render("{\"thresholds\": [{\"expression\": \"p50<1ms\", \"passed\": true, \"actual_us\": 850},"
-               " {\"expression\": \"p99<1ms\", \"passed\": false, \"actual_us\": 2500}]}",
-               &o);
+    t = render(
+        "{\"thresholds\": [{\"expression\": \"p50<1ms\", \"passed\": true, \"actual_us\": 850},"
+        " {\"expression\": \"p99<1ms\", \"passed\": false, \"actual_us\": 2500}]}",
+        &o);
     CHECK(t && strstr(t, "    PASS p50<1ms  p50=850us\n    FAIL p99<1ms  p99=2.50ms\n") != NULL);
     CHECK(t && strstr(t, "\xE2\x9C") == NULL);
     free(t);
@@ -75,9 +79,12 @@ static void test_send_rate_is_explained(void)
     char *t = render(rate_limited, NULL);
     CHECK(t != NULL);
     if (!t) return;
-    CHECK(strstr(t, "petstore-load: 1086 requests in 8.00 s, 135.0 answered/s (open model, epoll engine)\n") != NULL);
-    CHECK(strstr(t, "  send rate: 135.8/s sent of 400/s target; 3200 due, 2114 skipped for Retry-After "
-                    "(66.1%), 1086 sent\n") != NULL);
+    CHECK(strstr(t, "petstore-load: 1086 requests in 8.00 s, 135.0 answered/s (open model, epoll "
+                    "engine)\n") != NULL);
+    CHECK(
+        strstr(t,
+               "  send rate: 135.8/s sent of 400/s target; 3200 due, 2114 skipped for Retry-After "
+               "(66.1%), 1086 sent\n") != NULL);
     CHECK(strstr(t, "answered 1080, failed 0, timed out 6; 429 responses 57;") != NULL);
     CHECK(strstr(t, "  warning: under by 3\n  limits: pass (9 windows checked)\n") != NULL);
     /* an empty histogram prints dashes, not zeros */
@@ -86,13 +93,15 @@ static void test_send_rate_is_explained(void)
     free(t);
 
     /* a closed-model run has no target: no rate line */
-    t = render("{\"parameters\": {\"model\": \"closed\"}, \"scheduled\": 5, \"duration_s\": 1}", NULL);
+    t = render("{\"parameters\": {\"model\": \"closed\"}, \"scheduled\": 5, \"duration_s\": 1}",
+               NULL);
     CHECK(t && strstr(t, "send rate") == NULL && strstr(t, "429 responses 0") != NULL);
     free(t);
 
     /* exit 3 says why */
     ps_load_console_options o = {.first_failure = "connect: refused"};
-    t = render("{\"verdict\": \"unreachable\", \"aborted\": \"no connection\", \"exit_code\": 3}", &o);
+    t = render("{\"verdict\": \"unreachable\", \"aborted\": \"no connection\", \"exit_code\": 3}",
+               &o);
     CHECK(t && strstr(t, "  first failure: connect: refused\n") &&
           strstr(t, "  verdict: unreachable (exit 3): no connection\n"));
     free(t);
@@ -108,8 +117,8 @@ static void test_locale_decides_utf8(void)
         {NULL, NULL, "en_US.UTF-8", true},
         {NULL, NULL, "C.utf8", true},
         {NULL, NULL, "C", false},
-        {"C", NULL, "en_US.UTF-8", false}, /* LC_ALL wins */
-        {"", "de_DE.utf-8@euro", "C", true},  /* empty is unset */
+        {"C", NULL, "en_US.UTF-8", false},   /* LC_ALL wins */
+        {"", "de_DE.utf-8@euro", "C", true}, /* empty is unset */
         {NULL, "POSIX", "en_US.UTF-8", false},
         {NULL, NULL, "en_US.ISO-8859-1", false},
     };

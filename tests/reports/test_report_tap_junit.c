@@ -23,15 +23,18 @@ static const char incomplete_doc[] =
     "\"target\":{\"base_url\":\"https://bob:s3cret@h.example/v1?token=abc&x=1\",\"plan\":\"pro\","
     "\"limit_plan\":\"free\",\"strict\":false},"
     "\"started_at\":\"2026-11-21T05:00:00Z\",\"duration_s\":2.5,"
-    "\"summary\":{\"total\":4,\"passed\":1,\"failed\":1,\"warnings\":0,\"not_run\":2,\"not_applicable\":1},"
+    "\"summary\":{\"total\":4,\"passed\":1,\"failed\":1,\"warnings\":0,\"not_run\":2,\"not_"
+    "applicable\":1},"
     "\"verdict\":\"fail\",\"exit_code\":1,\"aborted\":null,"
     "\"incomplete\":\"1 of 4 selected checks could not be tested: raise --max-wait\","
     "\"suites\":[{\"name\":\"limit429\",\"checks\":["
-    "{\"id\":\"limit429.status\",\"title\":\"429\",\"level\":\"spec\",\"clause\":\"spec 7\",\"status\":\"passed\"},"
+    "{\"id\":\"limit429.status\",\"title\":\"429\",\"level\":\"spec\",\"clause\":\"spec "
+    "7\",\"status\":\"passed\"},"
     "{\"id\":\"limit429.recovers\",\"title\":\"recovers\",\"level\":\"spec\",\"clause\":\"spec 7\","
     "\"status\":\"not_run\",\"applicable\":true,"
     "\"message\":\"waited\\u2028too\\u2029long\\u0085now\\u001b[31m \\uffff # here\"},"
-    "{\"id\":\"ratelimit.limit-matches-plan\",\"title\":\"plan\",\"level\":\"spec\",\"clause\":\"spec 7\","
+    "{\"id\":\"ratelimit.limit-matches-plan\",\"title\":\"plan\",\"level\":\"spec\",\"clause\":"
+    "\"spec 7\","
     "\"status\":\"not_run\",\"applicable\":false,\"message\":\"plan unknown\"},"
     "{\"id\":\"schema.list-is-array\",\"title\":\"array\",\"level\":\"spec\",\"clause\":\"spec 4\","
     "\"status\":\"failed\",\"message\":\"body said \\u2028 after\","
@@ -41,10 +44,12 @@ static const char incomplete_doc[] =
 /* Aborted after its last check ran: nothing is left untested, yet the run
  * must not read green. */
 static const char aborted_doc[] =
-    "{\"tool\":\"petstore-conform\",\"version\":\"0.1.0\",\"target\":{\"base_url\":\"http://h/v1\"},"
+    "{\"tool\":\"petstore-conform\",\"version\":\"0.1.0\",\"target\":{\"base_url\":\"http://h/"
+    "v1\"},"
     "\"summary\":{\"total\":1,\"passed\":1},\"verdict\":\"aborted\",\"exit_code\":3,"
     "\"aborted\":\"interrupted by a signal\",\"incomplete\":null,"
-    "\"suites\":[{\"name\":\"schema\",\"checks\":[{\"id\":\"schema.a\",\"title\":\"a\",\"status\":\"passed\"}]}]}";
+    "\"suites\":[{\"name\":\"schema\",\"checks\":[{\"id\":\"schema.a\",\"title\":\"a\",\"status\":"
+    "\"passed\"}]}]}";
 
 static char *render(bool tap, const char *text)
 {
@@ -64,7 +69,8 @@ static char *render(bool tap, const char *text)
 static int count_of(const char *hay, const char *needle)
 {
     int n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
     return n;
 }
 
@@ -90,12 +96,15 @@ static void tap_untested_is_not_ok_with_reason(void)
 {
     char *t = render(true, incomplete_doc);
     CHECK(strstr(t, "ok 1 - limit429.status: 429\n") != NULL);
-    CHECK(strstr(t, "not ok 2 - limit429.recovers: recovers (could not be tested: waited too long now [31m \xef\xbf\xbf \\# here)\n"
+    CHECK(strstr(t, "not ok 2 - limit429.recovers: recovers (could not be tested: waited too long "
+                    "now [31m \xef\xbf\xbf \\# here)\n"
                     "  ---\n") != NULL);
     CHECK(strstr(t, "  severity: not_tested\n") != NULL);
     CHECK(strstr(t, "ok 3 - ratelimit.limit-matches-plan: plan # SKIP plan unknown\n") != NULL);
     CHECK(strstr(t, "not ok 4 - schema.list-is-array: array\n") != NULL);
-    CHECK(strstr(t, "# incomplete: 1 of 4 selected checks could not be tested: raise --max-wait\n") != NULL);
+    CHECK(
+        strstr(t, "# incomplete: 1 of 4 selected checks could not be tested: raise --max-wait\n") !=
+        NULL);
     CHECK(strstr(t, "# verdict: fail, exit code 1\n") != NULL);
     CHECK(strstr(t, "Bail out!") == NULL);
     free(t);
@@ -109,7 +118,9 @@ static void tap_yaml_escapes_every_line_breaker(void)
     CHECK(strstr(t, "  message: \"body said \\u2028 after\"\n") != NULL);
     CHECK(strstr(t, "x\\u2029y\\u0080z") != NULL);
     /* the credentials in the base URL stay out of the comment line */
-    CHECK(strstr(t, "# petstore-conform 0.1.0 against https://***@h.example/v1?token=***&x=***\n") != NULL);
+    CHECK(
+        strstr(t, "# petstore-conform 0.1.0 against https://***@h.example/v1?token=***&x=***\n") !=
+        NULL);
     CHECK(strstr(t, "s3cret") == NULL && strstr(t, "abc") == NULL);
     free(t);
 }
@@ -124,9 +135,13 @@ static void tap_aborted_bails_out(void)
 static void junit_untested_is_an_error_and_counts_add_up(void)
 {
     char *x = render(false, incomplete_doc);
-    CHECK(strstr(x, "<testsuites name=\"petstore-conform\" tests=\"4\" failures=\"1\" errors=\"1\" time=\"2.500\">") !=
-          NULL);
-    CHECK(strstr(x, "<testsuite name=\"limit429\" tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\"") != NULL);
+    CHECK(strstr(x, "<testsuites name=\"petstore-conform\" tests=\"4\" failures=\"1\" errors=\"1\" "
+                    "time=\"2.500\">") != NULL);
+    CHECK(
+        strstr(
+            x,
+            "<testsuite name=\"limit429\" tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\"") !=
+        NULL);
     CHECK(strstr(x, "<error message=\"could not be tested: waited") != NULL);
     CHECK(strstr(x, "type=\"not_tested\">") != NULL);
     CHECK(strstr(x, "<skipped message=\"plan unknown\"/>") != NULL);
@@ -141,7 +156,8 @@ static void junit_untested_is_an_error_and_counts_add_up(void)
 static void junit_properties_name_the_run_without_credentials(void)
 {
     char *x = render(false, incomplete_doc);
-    CHECK(strstr(x, "<property name=\"base_url\" value=\"https://***@h.example/v1?token=***&amp;x=***\"/>") != NULL);
+    CHECK(strstr(x, "<property name=\"base_url\" "
+                    "value=\"https://***@h.example/v1?token=***&amp;x=***\"/>") != NULL);
     CHECK(strstr(x, "<property name=\"version\" value=\"0.1.0\"/>") != NULL);
     CHECK(strstr(x, "<property name=\"plan\" value=\"pro\"/>") != NULL);
     CHECK(strstr(x, "<property name=\"verdict\" value=\"fail\"/>") != NULL);
@@ -159,9 +175,12 @@ static void junit_properties_name_the_run_without_credentials(void)
 static void junit_aborted_run_is_an_error_even_with_nothing_untested(void)
 {
     char *x = render(false, aborted_doc);
-    CHECK(strstr(x, "<testsuites name=\"petstore-conform\" tests=\"2\" failures=\"0\" errors=\"1\"") != NULL);
+    CHECK(strstr(x,
+                 "<testsuites name=\"petstore-conform\" tests=\"2\" failures=\"0\" errors=\"1\"") !=
+          NULL);
     CHECK(strstr(x, "<testcase classname=\"petstore-conform.run\" name=\"run\"") != NULL);
-    CHECK(strstr(x, "<error message=\"aborted: interrupted by a signal\" type=\"aborted\"/>") != NULL);
+    CHECK(strstr(x, "<error message=\"aborted: interrupted by a signal\" type=\"aborted\"/>") !=
+          NULL);
     CHECK(strstr(x, "<property name=\"aborted\" value=\"interrupted by a signal\"/>") != NULL);
     free(x);
 }

@@ -61,7 +61,8 @@ static void make_exchange(const char *r, size_t len, int i, ps_exchange *ex)
     ex->elapsed_ms = 1.0;
     long status = 0;
     size_t p = 0;
-    while (p < len && p < 3 && r[p] >= '0' && r[p] <= '9') status = status * 10 + (r[p++] - '0');
+    while (p < len && p < 3 && r[p] >= '0' && r[p] <= '9')
+        status = status * 10 + (r[p++] - '0');
     if (status == 0) { /* a transport failure, its message from the input */
         snprintf(ex->error, sizeof ex->error, "%.*s", (int)(len < 100 ? len : 100), r);
         return;
@@ -91,7 +92,8 @@ static void render_all(const ps_json *doc)
     check(null != NULL, "/dev/null opens");
     ps_error err;
     ps_console_options o = {true, true};
-    check(ps_report_console_conform(doc, null, &o, &err) == 0, "the console writer renders the document");
+    check(ps_report_console_conform(doc, null, &o, &err) == 0,
+          "the console writer renders the document");
     check(ps_report_tap_conform(doc, null, &err) == 0, "the TAP writer renders the document");
     check(ps_report_junit_conform(doc, null, &err) == 0, "the JUnit writer renders the document");
     fclose(null);
@@ -123,13 +125,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t n = sep ? (size_t)(sep - in) : left;
         ps_exchange ex;
         make_exchange(in, n, i, &ex);
-        static const ps_key_role roles[] = {PS_KEY_MAIN, PS_KEY_LIMIT, PS_KEY_NONE, PS_KEY_MANGLED_MAIN};
+        static const ps_key_role roles[] = {PS_KEY_MAIN, PS_KEY_LIMIT, PS_KEY_NONE,
+                                            PS_KEY_MANGLED_MAIN};
         if (ex.responded) {
             ps_conform_observe(c, &ex, roles[i % 4]);
             ps_suite_check_list_body(c, &ex);
             /* a message quoting raw reply bytes, as several checks do */
             ps_conform_fail(c, PS_CK_CREATE_STATUS_201, &ex, "201", "answered %ld: %.*s", ex.status,
-                            (int)(ex.body.len < 60 ? ex.body.len : 60), ex.body.data ? ex.body.data : "");
+                            (int)(ex.body.len < 60 ? ex.body.len : 60),
+                            ex.body.data ? ex.body.data : "");
         } else {
             ps_conform_no_response(c, PS_CK_LIST_STATUS_200, PS_SEND_FAILED, &ex);
         }
@@ -193,9 +197,12 @@ static int replay(const char *path)
 int main(int argc, char **argv)
 {
     int rc = 0;
-    for (int i = 1; i < argc; i++) rc |= replay(argv[i]);
-    if (argc < 2) fprintf(stderr, "usage: fuzz_replies CORPUS_DIR...\n");
-    else if (!rc) fprintf(stderr, "fuzz_replies: corpus replayed, invariants hold\n");
+    for (int i = 1; i < argc; i++)
+        rc |= replay(argv[i]);
+    if (argc < 2)
+        fprintf(stderr, "usage: fuzz_replies CORPUS_DIR...\n");
+    else if (!rc)
+        fprintf(stderr, "fuzz_replies: corpus replayed, invariants hold\n");
     return argc < 2 ? 2 : rc;
 }
 #endif

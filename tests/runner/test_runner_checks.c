@@ -8,8 +8,9 @@
 
 static void catalogue_ids_unique_and_suited(void)
 {
-    static const char *const suites[] = {"base", "list", "create", "schema", "errors", "auth",
-                                         "validation", "roundtrip", "ratelimit", "limit429", "http"};
+    static const char *const suites[] = {"base",      "list",     "create",     "schema",
+                                         "errors",    "auth",     "validation", "roundtrip",
+                                         "ratelimit", "limit429", "http"};
     for (int i = 0; i < PS_CK_COUNT; i++) {
         const ps_check_def *d = ps_check_def_get((ps_check_id)i);
         CHECK(d->ck == (ps_check_id)i);
@@ -17,9 +18,11 @@ static void catalogue_ids_unique_and_suited(void)
         char suite[32];
         ps_check_suite(d, suite, sizeof suite);
         bool known = false;
-        for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) known |= strcmp(suite, suites[s]) == 0;
+        for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++)
+            known |= strcmp(suite, suites[s]) == 0;
         CHECK(known);
-        for (int j = i + 1; j < PS_CK_COUNT; j++) CHECK(strcmp(d->id, ps_check_def_get((ps_check_id)j)->id) != 0);
+        for (int j = i + 1; j < PS_CK_COUNT; j++)
+            CHECK(strcmp(d->id, ps_check_def_get((ps_check_id)j)->id) != 0);
     }
     /* Levels come from where the rule is written: WWW-Authenticate, the
      * case of the scheme (RFC 9110 11.1; the document shows 'Bearer' only)
@@ -34,7 +37,8 @@ static void catalogue_ids_unique_and_suited(void)
 static int count_selected(const ps_checks *c)
 {
     int n = 0;
-    for (int i = 0; i < PS_CK_COUNT; i++) n += ps_checks_selected(c, (ps_check_id)i);
+    for (int i = 0; i < PS_CK_COUNT; i++)
+        n += ps_checks_selected(c, (ps_check_id)i);
     return n;
 }
 

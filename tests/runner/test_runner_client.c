@@ -90,10 +90,11 @@ static void failed_exchange_still_records_redacted_evidence(void)
     ps_client *c = ps_client_create("http://127.0.0.1:1/v1", 2000000000LL, NULL, &err);
     ps_client_add_secret(c, KEY, "PETSTORE_API_KEY");
     const char *body = "{\"name\":\"it's $(touch /nonexistent/x) `id` \\\"q\\\" \\\\ !\"}";
-    ps_client_request req = {"POST", "/categories", "Bearer " KEY, body, strlen(body), "application/json"};
+    ps_client_request req = {"POST", "/categories", "Bearer " KEY,
+                             body,   strlen(body),  "application/json"};
     ps_exchange ex;
     int rc = ps_client_perform(c, &req, &ex);
-    CHECK_INT(rc, -1);                 /* nothing listens on port 1 */
+    CHECK_INT(rc, -1); /* nothing listens on port 1 */
     CHECK(!ex.responded);
     CHECK(ex.unreachable);
     CHECK(strstr(ex.error, "could not connect") != NULL);
@@ -104,10 +105,11 @@ static void failed_exchange_still_records_redacted_evidence(void)
     /* the shell gives back exactly the request: key from the environment,
      * body and URL untouched */
     char expect[2048];
-    snprintf(expect, sizeof expect,
-             "[-X]\n[POST]\n[-H]\n[Authorization: Bearer %s]\n[-H]\n[Content-Type: application/json]\n"
-             "[--data-binary]\n[%s]\n[http://127.0.0.1:1/v1/categories]\n",
-             KEY, body);
+    snprintf(
+        expect, sizeof expect,
+        "[-X]\n[POST]\n[-H]\n[Authorization: Bearer %s]\n[-H]\n[Content-Type: application/json]\n"
+        "[--data-binary]\n[%s]\n[http://127.0.0.1:1/v1/categories]\n",
+        KEY, body);
     CHECK_STR(replay(ex.curl), expect);
     ps_exchange_free(&ex);
 
@@ -121,7 +123,8 @@ static void failed_exchange_still_records_redacted_evidence(void)
     /* POST with no Content-Type is replayed with curl's default removed */
     ps_client_request bare = {"POST", "/categories", NULL, "", 0, NULL};
     CHECK_INT(ps_client_perform(c, &bare, &ex), -1);
-    CHECK_STR(replay(ex.curl), "[-X]\n[POST]\n[-H]\n[Content-Type:]\n[--data-binary]\n[]\n[http://127.0.0.1:1/v1/categories]\n");
+    CHECK_STR(replay(ex.curl), "[-X]\n[POST]\n[-H]\n[Content-Type:]\n[--data-binary]\n[]\n[http://"
+                               "127.0.0.1:1/v1/categories]\n");
     ps_exchange_free(&ex);
     ps_client_destroy(c);
 }

@@ -14,11 +14,14 @@
 static int parse(ps_conform_config *cfg, const char *limit_key, char **argv, ps_error *err)
 {
     int argc = 0;
-    while (argv[argc]) argc++;
+    while (argv[argc])
+        argc++;
     setenv("PETSTORE_API_KEY", "main-key-123456", 1);
     unsetenv("PETSTORE_BASE_URL");
-    if (limit_key) setenv("PETSTORE_LIMIT_KEY", limit_key, 1);
-    else unsetenv("PETSTORE_LIMIT_KEY");
+    if (limit_key)
+        setenv("PETSTORE_LIMIT_KEY", limit_key, 1);
+    else
+        unsetenv("PETSTORE_LIMIT_KEY");
     return ps_conform_config_parse(cfg, argc, argv, err);
 }
 
@@ -26,19 +29,21 @@ static void limit_plan_defaults_to_plan(void)
 {
     ps_conform_config cfg;
     ps_error err;
-    char *own_key[] = {"petstore-conform", "--base-url", "http://127.0.0.1:1/v1", "--plan", "pro", NULL};
+    char *own_key[] = {"petstore-conform", "--base-url", "http://127.0.0.1:1/v1",
+                       "--plan",           "pro",        NULL};
     CHECK_INT(parse(&cfg, "limit-key-654321", own_key, &err), 0);
     CHECK(cfg.limit_key_given);
     CHECK_INT(cfg.limit_plan.id, PS_PLAN_PRO);
     CHECK_INT(cfg.limit_plan.per_minute, cfg.plan.per_minute);
 
-    char *flag_key[] = {"petstore-conform", "--base-url", "http://127.0.0.1:1/v1", "--plan", "enterprise:70:900",
-                        "--limit-key", "limit-key-654321", NULL};
+    char *flag_key[] = {"petstore-conform",  "--base-url",  "http://127.0.0.1:1/v1", "--plan",
+                        "enterprise:70:900", "--limit-key", "limit-key-654321",      NULL};
     CHECK_INT(parse(&cfg, NULL, flag_key, &err), 0);
     CHECK_INT(cfg.limit_plan.id, PS_PLAN_ENTERPRISE);
     CHECK_INT(cfg.limit_plan.per_minute, 70);
 
-    char *same_key[] = {"petstore-conform", "--base-url", "http://127.0.0.1:1/v1", "--plan", "free", NULL};
+    char *same_key[] = {"petstore-conform", "--base-url", "http://127.0.0.1:1/v1",
+                        "--plan",           "free",       NULL};
     CHECK_INT(parse(&cfg, NULL, same_key, &err), 0);
     CHECK(!cfg.limit_key_given);
     CHECK_INT(cfg.limit_plan.id, PS_PLAN_FREE);
@@ -52,7 +57,13 @@ static void limit_plan_given(void)
 {
     ps_conform_config cfg;
     ps_error err;
-    char *both[] = {"petstore-conform", "--base-url", "http://127.0.0.1:1/v1", "--plan", "pro", "--limit-plan", "free",
+    char *both[] = {"petstore-conform",
+                    "--base-url",
+                    "http://127.0.0.1:1/v1",
+                    "--plan",
+                    "pro",
+                    "--limit-plan",
+                    "free",
                     NULL};
     CHECK_INT(parse(&cfg, "limit-key-654321", both, &err), 0);
     CHECK_INT(cfg.plan.id, PS_PLAN_PRO);

@@ -30,7 +30,8 @@ static void no_indication_backs_off_exponentially(void)
     CHECK_INT(ps_politeness_note_429(p, "k", now, 0), now + 2 * S);
     now += 2 * S;
     CHECK_INT(ps_politeness_note_429(p, "k", now, 0), now + 4 * S);
-    for (int i = 0; i < 10; i++) ps_politeness_note_429(p, "k", now, 0);
+    for (int i = 0; i < 10; i++)
+        ps_politeness_note_429(p, "k", now, 0);
     CHECK_INT(ps_politeness_blocked_until(p, "k"), now + 64 * S); /* capped */
     /* an answer that is not a 429 starts the backoff again */
     ps_politeness_note_ok(p, "k");

@@ -16,24 +16,31 @@
  * '#' in its message; a warning; a check not run; a pass. */
 static const char doc_text[] =
     "{\"tool\":\"petstore-conform\",\"version\":\"0.1.0\",\"format\":1,"
-    "\"target\":{\"base_url\":\"http://h/v1\",\"plan\":\"pro\",\"limit_plan\":\"free\",\"strict\":false},"
+    "\"target\":{\"base_url\":\"http://h/"
+    "v1\",\"plan\":\"pro\",\"limit_plan\":\"free\",\"strict\":false},"
     "\"started_at\":\"2026-11-21T05:00:00Z\",\"duration_s\":1.5,"
     "\"summary\":{\"total\":4,\"passed\":1,\"failed\":1,\"warnings\":1,\"not_run\":1},"
     "\"verdict\":\"fail\",\"exit_code\":1,\"aborted\":null,"
     "\"suites\":[{\"name\":\"schema\",\"checks\":["
-    "{\"id\":\"schema.list-is-array\",\"title\":\"list is an array\",\"level\":\"spec\",\"clause\":\"spec 4\","
-    "\"tags\":[\"schema\"],\"status\":\"failed\",\"duration_ms\":2.0,\"message\":\"got an object # not <array>\","
+    "{\"id\":\"schema.list-is-array\",\"title\":\"list is an "
+    "array\",\"level\":\"spec\",\"clause\":\"spec 4\","
+    "\"tags\":[\"schema\"],\"status\":\"failed\",\"duration_ms\":2.0,\"message\":\"got an object # "
+    "not <array>\","
     "\"evidence\":{\"request\":{\"method\":\"GET\",\"url\":\"http://h/v1/categories\","
     "\"headers\":[[\"Authorization\",\"Bearer ***\"]],\"body\":\"\"},"
     "\"response\":{\"status\":200,\"headers\":[[\"Content-Type\",\"application/json\"]],"
     "\"body\":\"{\\\"evil\\\":\\\"\\u001b[31m</failure>&\\\"}\"},"
-    "\"expected\":\"a JSON array\",\"curl\":\"curl -i -H \\\"Authorization: Bearer ${PETSTORE_API_KEY}\\\" 'http://h/v1/categories'\"}},"
-    "{\"id\":\"schema.content-type-json\",\"title\":\"json\",\"level\":\"spec\",\"clause\":\"spec 4\","
+    "\"expected\":\"a JSON array\",\"curl\":\"curl -i -H \\\"Authorization: Bearer "
+    "${PETSTORE_API_KEY}\\\" 'http://h/v1/categories'\"}},"
+    "{\"id\":\"schema.content-type-json\",\"title\":\"json\",\"level\":\"spec\",\"clause\":\"spec "
+    "4\","
     "\"tags\":[\"schema\"],\"status\":\"passed\",\"duration_ms\":1.0}]},"
     "{\"name\":\"auth\",\"checks\":["
-    "{\"id\":\"auth.www-authenticate\",\"title\":\"challenge\",\"level\":\"http\",\"clause\":\"RFC 9110\","
+    "{\"id\":\"auth.www-authenticate\",\"title\":\"challenge\",\"level\":\"http\",\"clause\":\"RFC "
+    "9110\","
     "\"tags\":[\"auth\"],\"status\":\"warning\",\"duration_ms\":1.0,\"message\":\"no header\"},"
-    "{\"id\":\"auth.bearer-error-attribute\",\"title\":\"error attr\",\"level\":\"advice\",\"clause\":\"RFC 6750\","
+    "{\"id\":\"auth.bearer-error-attribute\",\"title\":\"error "
+    "attr\",\"level\":\"advice\",\"clause\":\"RFC 6750\","
     "\"tags\":[\"auth\"],\"status\":\"not_run\",\"duration_ms\":0,\"message\":\"no 401 seen\"}]}]}";
 
 static ps_json *doc; /* the fixture, parsed once in main */
@@ -41,7 +48,8 @@ static ps_json *doc; /* the fixture, parsed once in main */
 static size_t count_of(const char *hay, const char *needle)
 {
     size_t n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
     return n;
 }
 
@@ -80,17 +88,25 @@ static void junit_structure_and_escaping(void)
     char *x = render(2, doc, false);
     CHECK(strstr(x, "<testsuites name=\"petstore-conform\" tests=\"4\" failures=\"1\"") != NULL);
     CHECK(strstr(x, "<testsuite name=\"schema\" tests=\"2\" failures=\"1\"") != NULL);
-    CHECK(strstr(x, "<testsuite name=\"auth\" tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"1\"") != NULL);
-    CHECK(strstr(x, "<failure message=\"got an object # not &lt;array&gt;\" type=\"spec\">") != NULL);
-    CHECK(strstr(x, "&lt;/failure&gt;&amp;") != NULL);  /* the server's markup stays text */
-    CHECK(strstr(x, "reproduce: curl -i -H &quot;Authorization: Bearer ${PETSTORE_API_KEY}&quot;") != NULL);
+    CHECK(
+        strstr(x,
+               "<testsuite name=\"auth\" tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"1\"") !=
+        NULL);
+    CHECK(strstr(x, "<failure message=\"got an object # not &lt;array&gt;\" type=\"spec\">") !=
+          NULL);
+    CHECK(strstr(x, "&lt;/failure&gt;&amp;") != NULL); /* the server's markup stays text */
+    CHECK(
+        strstr(x, "reproduce: curl -i -H &quot;Authorization: Bearer ${PETSTORE_API_KEY}&quot;") !=
+        NULL);
     CHECK(strstr(x, "<skipped message=\"no 401 seen\"/>") != NULL);
     CHECK(strstr(x, "<system-out>WARNING") != NULL);
     CHECK(strstr(x, "\033") == NULL);
     /* exactly one closing tag per opened testcase */
     int open = 0, close = 0;
-    for (const char *p = x; (p = strstr(p, "<testcase ")); p++) open++;
-    for (const char *p = x; (p = strstr(p, "</testcase>")); p++) close++;
+    for (const char *p = x; (p = strstr(p, "<testcase ")); p++)
+        open++;
+    for (const char *p = x; (p = strstr(p, "</testcase>")); p++)
+        close++;
     CHECK_INT(open, 4);
     CHECK_INT(close, 4);
     free(x);
@@ -117,15 +133,18 @@ static void console_colour_only_when_asked(void)
  * bytes in the reason neutralised), and a not-applicable check shows N/A. */
 static void console_incomplete_and_not_applicable(void)
 {
-    static const char text[] =
-        "{\"summary\":{\"total\":2,\"passed\":0,\"failed\":0,\"warnings\":0,\"not_run\":1,\"not_applicable\":1},"
-        "\"verdict\":\"incomplete\",\"exit_code\":3,\"aborted\":null,"
-        "\"incomplete\":\"1 of 2 selected checks could not be tested: \\u001b[31mwait; raise --max-wait\","
-        "\"suites\":[{\"name\":\"ratelimit\",\"checks\":["
-        "{\"id\":\"ratelimit.limit-matches-plan\",\"title\":\"t\",\"status\":\"not_run\",\"applicable\":false,"
-        "\"message\":\"plan unknown\"},"
-        "{\"id\":\"ratelimit.reset-stable\",\"title\":\"t\",\"status\":\"not_run\",\"applicable\":true,"
-        "\"message\":\"waited too long\"}]}]}";
+    static const char text[] = "{\"summary\":{\"total\":2,\"passed\":0,\"failed\":0,\"warnings\":0,"
+                               "\"not_run\":1,\"not_applicable\":1},"
+                               "\"verdict\":\"incomplete\",\"exit_code\":3,\"aborted\":null,"
+                               "\"incomplete\":\"1 of 2 selected checks could not be tested: "
+                               "\\u001b[31mwait; raise --max-wait\","
+                               "\"suites\":[{\"name\":\"ratelimit\",\"checks\":["
+                               "{\"id\":\"ratelimit.limit-matches-plan\",\"title\":\"t\","
+                               "\"status\":\"not_run\",\"applicable\":false,"
+                               "\"message\":\"plan unknown\"},"
+                               "{\"id\":\"ratelimit.reset-stable\",\"title\":\"t\",\"status\":"
+                               "\"not_run\",\"applicable\":true,"
+                               "\"message\":\"waited too long\"}]}]}";
     ps_error err;
     ps_json *d = ps_json_parse(text, strlen(text), NULL, &err);
     CHECK(d != NULL);
@@ -133,11 +152,15 @@ static void console_incomplete_and_not_applicable(void)
     char *plain = render(0, d, false);
     CHECK(strstr(plain, "N/A  ratelimit.limit-matches-plan") != NULL);
     CHECK(strstr(plain, "SKIP ratelimit.reset-stable") != NULL);
-    CHECK(strstr(plain, "-> incomplete\nincomplete: 1 of 2 selected checks could not be tested: ") != NULL);
+    CHECK(
+        strstr(plain, "-> incomplete\nincomplete: 1 of 2 selected checks could not be tested: ") !=
+        NULL);
     CHECK(strstr(plain, "raise --max-wait\n") != NULL);
     CHECK(strstr(plain, "\033") == NULL);
     /* each check counted once: the not-applicable one is not "not run" */
-    CHECK(strstr(plain, "2 checks: 0 passed, 0 failed, 0 warnings, 1 not run, 1 not applicable in ") != NULL);
+    CHECK(strstr(plain,
+                 "2 checks: 0 passed, 0 failed, 0 warnings, 1 not run, 1 not applicable in ") !=
+          NULL);
     free(plain);
     /* the HTML page counts and labels them apart too */
     char *html = render(3, d, false);
@@ -167,7 +190,8 @@ static void html_neutralises_control_characters(void)
         "\"suites\":[{\"name\":\"errors\",\"checks\":["
         "{\"id\":\"errors.shape\",\"title\":\"t\",\"status\":\"failed\","
         "\"message\":\"said \\u001b]0;pwned\\u0007 \\u0085 \\u2028 \\u2029 \\u007f end\","
-        "\"evidence\":{\"request\":{\"method\":\"GET\",\"url\":\"http://h/v1/categories\",\"headers\":[],\"body\":\"\"},"
+        "\"evidence\":{\"request\":{\"method\":\"GET\",\"url\":\"http://h/v1/"
+        "categories\",\"headers\":[],\"body\":\"\"},"
         "\"response\":{\"status\":400,\"headers\":[[\"X-Evil\",\"\\u001b[31mred\"]],"
         "\"body\":\"\\u001b[31m</pre><script>\"},\"expected\":\"\",\"curl\":\"curl\"}}]}]}";
     ps_error err;
@@ -186,7 +210,8 @@ static void html_neutralises_control_characters(void)
         CHECK(strstr(pages[i], "\xC2\x85") == NULL);
         CHECK(strstr(pages[i], "\xE2\x80\xA8") == NULL && strstr(pages[i], "\xE2\x80\xA9") == NULL);
     }
-    CHECK(strstr(pages[0], "said \xE2\x90\x9B]0;pwned\xE2\x90\x87 \xEF\xBF\xBD &#x2028; &#x2029; \xE2\x90\xA1 end") != NULL);
+    CHECK(strstr(pages[0], "said \xE2\x90\x9B]0;pwned\xE2\x90\x87 \xEF\xBF\xBD &#x2028; &#x2029; "
+                           "\xE2\x90\xA1 end") != NULL);
     CHECK(strstr(pages[0], "\xE2\x90\x9B[31m&lt;/pre&gt;&lt;script&gt;") != NULL);
     CHECK(strstr(pages[1], "\xE2\x90\x9B[31m&lt;/failure&gt;&amp;") != NULL);
     free(pages[0]);
