@@ -338,8 +338,7 @@ static void judge_pair(ps_conform *c, key_seq *tr, ps_key_role role, const resp_
                         "X-RateLimit-Reset went back from %" PRId64 " to %" PRId64 " at %" PRId64
                         ", before %" PRId64 " had come, while Remaining went from %" PRId64
                         " to %" PRId64 ": no limiter moves its reset earlier (a fixed window, "
-                                       "sliding log or counter holds it, a "
-                        "token bucket only moves it later)",
+                        "sliding log or counter holds it, a token bucket only moves it later)",
                         a->reset, b->reset, b_sent_s, a->reset, a->remaining, b->remaining);
     } else if (d >= 1) {
         /* moved later while Remaining fell: a token bucket, if its Reset
