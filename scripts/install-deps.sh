@@ -10,6 +10,7 @@ packages=(build-essential cmake pkg-config libcurl4-openssl-dev libyajl-dev libe
           libhttp-parser-dev zlib1g-dev clang libclang-rt-14-dev wrk nginx-light chromium
           curl ca-certificates python3
           perl libxml2-utils   # prove (TAP) and xmllint (JUnit XSD): readers of our reports in the peer tests
+          clang-format         # scripts/check-format.sh: test.sh fails on a layout deviation
           strace               # runner_hostile_verbose_writes counts the runner's write(2) calls
           python3-yaml         # deploy_kubernetes parses the Kubernetes manifests
           help2man man-db dpkg-dev file)  # man pages, man -l in tests/install, cpack -G DEB (dpkg-shlibdeps)

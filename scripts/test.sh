@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# test.sh - the project's test command: builds the normal, ASan+UBSan and TSan
-# trees with warnings as errors and runs ctest in each; the normal tree runs
+# test.sh - the project's test command: checks the C layout (.clang-format),
+# builds the normal, ASan+UBSan and TSan trees with warnings as errors and
+# runs ctest in each; the normal tree runs
 # last so the output ends with its ctest summary. Exit status is non-zero if
 # any tree failed.
 set -uo pipefail
@@ -10,6 +11,9 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh || echo "test.sh: install-deps.sh failed (see above); going on with what is installed" >&2
 status=0
 jobs=$(nproc)
+
+echo "== Layout: every C source and header as .clang-format says =="
+scripts/check-format.sh || status=1
 
 echo "== ThreadSanitizer build (threaded code) =="
 if scripts/build.sh build-tsan -DPETSTORE_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
