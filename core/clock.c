@@ -49,3 +49,9 @@ void ps_clock_sleep_ns(int64_t ns)
     while (nanosleep(&req, &rem) != 0 && errno == EINTR)
         req = rem;
 }
+
+int64_t ps_clock_s_to_ns(int64_t s)
+{
+    const int64_t century_s = 100LL * 366 * 86400;
+    return (s < 0 ? 0 : s > century_s ? century_s : s) * 1000000000LL;
+}

@@ -19,5 +19,9 @@ int64_t ps_clock_wall_s(void);
 int ps_clock_format_utc(int64_t wall_ns, char *out, size_t size);
 /* Sleeps for ns nanoseconds (resumes after signals). */
 void ps_clock_sleep_ns(int64_t ns);
+/* Seconds a service sent (a delay or a Unix time, however huge or negative)
+ * as nanoseconds: 0 below 0, at most a century's worth, so never an
+ * overflow and never a wait anyone would make. */
+int64_t ps_clock_s_to_ns(int64_t s);
 
 #endif

@@ -399,15 +399,6 @@ static const char *politeness_key(const ps_conform *c, ps_key_role role)
     }
 }
 
-/* Seconds a service named (Retry-After) in ns, saturated: a hostile value
- * such as 1796795363313 would overflow int64 (UB); a century is "too long"
- * for --max-wait all the same. */
-static int64_t secs_to_ns(int64_t s)
-{
-    const int64_t century_s = 100LL * 366 * 86400;
-    return (s < 0 ? 0 : s > century_s ? century_s : s) * 1000000000LL;
-}
-
 /* Which of wait_why a key's 429s are noted in. */
 static int wait_slot(const ps_conform *c, const char *key)
 {
@@ -513,7 +504,7 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req,
             char *why = c->wait_why[wait_slot(c, key)];
             snprintf(why, sizeof c->wait_why[0], "no Retry-After or reset time: backing off");
             if (rl.retry_after_state == PS_RL_OK) {
-                until = secs_to_ns(rl.retry_after_unix_s);
+                until = ps_clock_s_to_ns(rl.retry_after_unix_s);
                 const char *text = ps_headers_get(&ex->resp_headers, "Retry-After");
                 snprintf(why, sizeof c->wait_why[0], "Retry-After %.30s", text ? text : "");
             } else if (rl.reset_state == PS_RL_OK && rl.reset > now / 1000000000 &&
@@ -524,7 +515,7 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req,
             /* A delay counted from a whole-second clock: never resend early. */
             if (until && rl.retry_after_state == PS_RL_OK &&
                 rl.retry_after_form == PS_RETRY_AFTER_DELAY)
-                until = ex->done_wall_ns + secs_to_ns(rl.retry_after_s);
+                until = ex->done_wall_ns + ps_clock_s_to_ns(rl.retry_after_s);
             ps_politeness_note_429(c->polite, key, now, until);
         } else {
             ps_politeness_note_ok(c->polite, key);

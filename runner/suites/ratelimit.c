@@ -28,16 +28,6 @@
 /* Beyond this many requests the limit is not exhausted (use a smaller plan). */
 #define MAX_EXHAUST 5000
 
-/* Seconds a service wrote (a Reset, a Retry-After: milliseconds and other
- * huge values included) as nanoseconds, saturating instead of overflowing
- * (a wall-clock time plus the result still fits): such a time is never
- * waited for (beyond --max-wait). */
-static int64_t service_s_to_ns(int64_t s)
-{
-    if (s <= 0) return 0;
-    return s > INT64_MAX / 1000000000LL / 2 ? INT64_MAX / 2 : s * 1000000000LL;
-}
-
 /* Waits until the wall clock reaches until_ns; false when that is more than
  * --max-wait away or the run is interrupted. */
 static bool wait_until(ps_conform *c, int64_t until_ns)
@@ -213,10 +203,10 @@ static void count_burst(const ps_exchange *exs, int n, int64_t probe_reset, burs
             int64_t until = 0;
             if (rl.retry_after_state == PS_RL_OK)
                 until = rl.retry_after_form == PS_RETRY_AFTER_DELAY
-                            ? ex->done_wall_ns + service_s_to_ns(rl.retry_after_s)
-                            : service_s_to_ns(rl.retry_after_unix_s);
+                            ? ex->done_wall_ns + ps_clock_s_to_ns(rl.retry_after_s)
+                            : ps_clock_s_to_ns(rl.retry_after_unix_s);
             else if (rl.reset_state == PS_RL_OK)
-                until = service_s_to_ns(rl.reset);
+                until = ps_clock_s_to_ns(rl.reset);
             if (until > bc->retry_until_ns) bc->retry_until_ns = until;
         } else {
             bc->other++;
@@ -291,7 +281,7 @@ void ps_suite_limit429(ps_conform *c)
         bool fresh = rl.remaining_state == PS_RL_OK && rl.limit_state == PS_RL_OK &&
                      rl.remaining >= rl.limit - 1;
         if (fresh || tries == 3 || rl.reset_state != PS_RL_OK) break;
-        int64_t until = service_s_to_ns(rl.reset) + 50000000;
+        int64_t until = ps_clock_s_to_ns(rl.reset) + 50000000;
         if (until < ps_clock_wall_ns() || !wait_until(c, until)) break;
         ps_exchange_free(&ex);
     }
