@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install-deps.sh - installs what building and testing need: Debian packages
 # (as root, only those missing) and the npm peers used by tests (Prism,
-# Redocly, hdr-histogram-js, tap-parser, junit2json, ajv) into
+# Redocly, hdr-histogram-js, tap-parser, junit2json, ajv, and the express and
+# fastify rate-limit plugins of tests/frameworks) into
 # tools/npm/node_modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,7 @@ packages=(build-essential cmake pkg-config libcurl4-openssl-dev libyajl-dev libe
           clang-format         # scripts/check-format.sh: test.sh fails on a layout deviation
           strace               # runner_hostile_verbose_writes counts the runner's write(2) calls
           python3-yaml         # deploy_kubernetes parses the Kubernetes manifests
+          python3-flask python3-flask-limiter  # tests/frameworks: a Flask + Flask-Limiter service the runner judges
           help2man man-db dpkg-dev file)  # man pages, man -l in tests/install, cpack -G DEB (dpkg-shlibdeps)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
