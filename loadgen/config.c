@@ -20,11 +20,13 @@ void ps_lg_config_usage(FILE *out)
           "         [--threads N] [--connections C] [--duration D | --requests N]\n"
           "         [--rate R] [--ramp R1:R2] [--mix list=9,create=1] [--bodies FILE]\n"
           "         [--timeout D] [--verify-limits] [--burst] [--ignore-retry-after]\n"
+          "         [--limited-ops auto|all|list|create] [--limited-errors auto|yes|no]\n"
           "         [--engine epoll|curl] [--cacert FILE | --insecure] [--threshold EXPR]...\n"
           "         [--json FILE] [--hdr FILE] [--hdr-log FILE] [--html FILE] [--quiet]\n"
           "         [--shard I/N | --shards N] [--start-at TIME] [--run-id ID]\n"
           "       petstore-load merge SHARD.json... [--json F] [--hdr F] [--hdr-log F] [--html F]\n"
-          "         [--threshold EXPR]... [--verify-limits] [--quiet]\n"
+          "         [--threshold EXPR]... [--verify-limits] [--limited-ops O]\n"
+          "         [--limited-errors E] [--quiet]\n"
           "       petstore-load --help | --version\n"
           "\n"
           "  --base-url URL        target, ending in the version segment (http://host:port/v1)\n"
@@ -39,6 +41,9 @@ void ps_lg_config_usage(FILE *out)
           "  --mix list=W,create=W operation weights (default list=1)\n"
           "  --timeout D           per request (default 10s)\n"
           "  --verify-limits       count admitted responses per key and rate-limit window\n"
+          "  --limited-ops O       which operations the limits count: auto (default: inferred\n"
+          "                        from 429s and Remaining), all, list or create\n"
+          "  --limited-errors E    whether admitted 4xx answers count: auto (default), yes, no\n"
           "  --burst               release all connections at once just after a window reset\n"
           "  --ignore-retry-after  keep sending on a key after a 429 (default: wait)\n"
           "  --cacert FILE         https: verify the server with this CA (--insecure: don't)\n"
@@ -328,6 +333,8 @@ enum {
     OPT_SHARDS,
     OPT_START_AT,
     OPT_RUN_ID,
+    OPT_LIMITED_OPS,
+    OPT_LIMITED_ERRORS,
 };
 
 static const struct option options[] = {
@@ -364,8 +371,32 @@ static const struct option options[] = {
     {"shards", required_argument, NULL, OPT_SHARDS},
     {"start-at", required_argument, NULL, OPT_START_AT},
     {"run-id", required_argument, NULL, OPT_RUN_ID},
+    {"limited-ops", required_argument, NULL, OPT_LIMITED_OPS},
+    {"limited-errors", required_argument, NULL, OPT_LIMITED_ERRORS},
     {NULL, 0, NULL, 0},
 };
+
+int ps_lg_limited_ops_parse(const char *text, ps_lg_limited_ops *out, ps_error *err)
+{
+    static const char *const names[] = {"auto", "all", "list", "create"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(text, names[i]) == 0) {
+            *out = (ps_lg_limited_ops)i;
+            return 0;
+        }
+    return ps_error_set(err, "--limited-ops: expected auto, all, list or create, got '%s'", text);
+}
+
+int ps_lg_limited_errors_parse(const char *text, ps_lg_limited_errors *out, ps_error *err)
+{
+    static const char *const names[] = {"auto", "yes", "no"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(text, names[i]) == 0) {
+            *out = (ps_lg_limited_errors)i;
+            return 0;
+        }
+    return ps_error_set(err, "--limited-errors: expected auto, yes or no, got '%s'", text);
+}
 
 static int set_path(char **slot, const char *value, const char *flag, ps_error *err)
 {
@@ -449,6 +480,13 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         }
         case OPT_MIX:
             if (parse_mix(optarg, cfg, err) != 0) return PS_LG_CONFIG_ERROR;
+            break;
+        case OPT_LIMITED_OPS:
+            if (ps_lg_limited_ops_parse(optarg, &cfg->limited_ops, err)) return PS_LG_CONFIG_ERROR;
+            break;
+        case OPT_LIMITED_ERRORS:
+            if (ps_lg_limited_errors_parse(optarg, &cfg->limited_errors, err))
+                return PS_LG_CONFIG_ERROR;
             break;
         case OPT_BODIES:
             if (set_path(&cfg->bodies_path, optarg, "--bodies", err)) return PS_LG_CONFIG_ERROR;

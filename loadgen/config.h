@@ -24,6 +24,24 @@ typedef enum ps_lg_engine {
 
 typedef enum ps_lg_op { PS_LG_OP_LIST, PS_LG_OP_CREATE, PS_LG_OPS } ps_lg_op;
 
+/* Which operations the service's limits count (--limited-ops): the spec
+ * (section 8 rule 4) leaves it open, so AUTO (0) infers it from the
+ * responses (loadgen/limits.h). */
+typedef enum ps_lg_limited_ops {
+    PS_LG_LIMITED_AUTO,
+    PS_LG_LIMITED_ALL,
+    PS_LG_LIMITED_LIST,
+    PS_LG_LIMITED_CREATE,
+} ps_lg_limited_ops;
+
+/* Whether admitted requests answered 4xx count (--limited-errors); AUTO (0)
+ * infers it. */
+typedef enum ps_lg_limited_errors {
+    PS_LG_ERRORS_AUTO,
+    PS_LG_ERRORS_YES,
+    PS_LG_ERRORS_NO,
+} ps_lg_limited_errors;
+
 typedef struct ps_lg_key {
     char *key;
     ps_plan plan;
@@ -66,6 +84,8 @@ typedef struct ps_lg_config {
     ps_lg_threshold *thresholds;
     size_t nthresholds;
     bool verify_limits, burst, honour_retry_after, quiet;
+    ps_lg_limited_ops limited_ops;       /* --limited-ops, default auto */
+    ps_lg_limited_errors limited_errors; /* --limited-errors, default auto */
     char *cacert;                 /* https: CA bundle to verify the server with (curl engine) */
     bool insecure;                /* https: no certificate verification */
     ps_lg_engine engine;          /* resolved: never AUTO after parsing */
@@ -102,6 +122,11 @@ int ps_lg_threshold_parse(const char *text, ps_lg_threshold *out, ps_error *err)
 /* Key as it may appear in reports: first 2 + "***" + last 2 characters
  * ("***" alone for keys shorter than 8). out needs 8 bytes. */
 void ps_lg_redact(const char *key, char out[8]);
+
+/* Parses --limited-ops (auto|all|list|create) and --limited-errors
+ * (auto|yes|no) values; petstore-load merge takes the same flags. */
+int ps_lg_limited_ops_parse(const char *text, ps_lg_limited_ops *out, ps_error *err);
+int ps_lg_limited_errors_parse(const char *text, ps_lg_limited_errors *out, ps_error *err);
 
 /* True when the run uses the open model (a rate on the command line or
  * in the keys file). */

@@ -1,6 +1,7 @@
 /* limits.c - per-key, per-window admission counts and their verdict. */
 #include "loadgen/limits.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,17 @@ void ps_lg_limits_observe_at(ps_lg_limits *l, size_t key, const ps_lg_resp *r, i
 
 void ps_lg_limits_observe_ns(ps_lg_limits *l, size_t key, const ps_lg_resp *r, int64_t now_ns)
 {
+    ps_lg_limits_observe_op(l, key, PS_LG_OP_LIST, r, now_ns);
+}
+
+static void max_into(int64_t *dst, int64_t v)
+{
+    if (v > *dst) *dst = v;
+}
+
+void ps_lg_limits_observe_op(ps_lg_limits *l, size_t key, ps_lg_op op, const ps_lg_resp *r,
+                             int64_t now_ns)
+{
     int64_t now_s = now_ns == INT64_MIN ? INT64_MIN : now_ns / 1000000000LL;
     ps_lg_key_checks *k = &l->keys[key];
     const unsigned all = PS_LG_H_LIMIT | PS_LG_H_REMAINING | PS_LG_H_RESET;
@@ -118,23 +130,33 @@ void ps_lg_limits_observe_ns(ps_lg_limits *l, size_t key, const ps_lg_resp *r, i
     }
     const unsigned id = PS_LG_H_LIMIT | PS_LG_H_RESET;
     if ((r->seen & id) != id || (r->bad & id)) return;
+    if ((unsigned)op >= PS_LG_OPS) op = PS_LG_OP_LIST;
     ps_lg_window *w = find_or_add(l, (uint32_t)key, r->limit, r->reset);
     if (now_s != INT64_MIN && r->reset - now_s < w->min_ahead_s) w->min_ahead_s = r->reset - now_s;
     bool timed = now_ns != INT64_MIN && now_ns > 0;
     if (timed) min_known(&w->first_ns, now_ns);
     if (r->status == 429) {
         w->limited++;
+        w->limited_by[op]++;
         if (timed) min_known(&w->first_limited_ns, now_ns);
         return;
     }
+    ps_lg_kind kind = ps_lg_kind_of(op, r->status);
     w->admitted++;
+    w->admitted_by[kind]++;
     if (timed) {
-        if (now_ns > w->last_admit_ns) w->last_admit_ns = now_ns;
-        if (r->reset * 1000000000LL - now_ns > w->max_ahead_ns)
-            w->max_ahead_ns = r->reset * 1000000000LL - now_ns;
-        add_admit_time(w, now_ns);
+        int64_t ahead = r->reset * 1000000000LL - now_ns;
+        max_into(&w->last_admit_ns, now_ns);
+        max_into(&w->max_ahead_ns, ahead);
+        min_known(&w->first_admit_ns_by[kind], now_ns);
+        max_into(&w->last_admit_ns_by[kind], now_ns);
+        max_into(&w->max_ahead_ns_by[kind], ahead);
+        add_admit_time(w, (now_ns & ~(int64_t)3) | (int64_t)kind);
     }
     if ((r->seen & PS_LG_H_REMAINING) && !(r->bad & PS_LG_H_REMAINING)) {
+        /* below the limit: a service telling a fresh state says Remaining L */
+        if (r->remaining < w->limit && (w->min_remaining < 0 || r->remaining < w->min_remaining))
+            w->fell_by[kind]++;
         if (r->remaining > w->max_remaining) w->max_remaining = r->remaining;
         if (w->min_remaining < 0 || r->remaining < w->min_remaining)
             w->min_remaining = r->remaining;
@@ -162,6 +184,15 @@ void ps_lg_limits_merge(ps_lg_limits *dst, const ps_lg_limits *src)
         min_known(&d->first_limited_ns, s->first_limited_ns);
         if (s->last_admit_ns > d->last_admit_ns) d->last_admit_ns = s->last_admit_ns;
         if (s->max_ahead_ns > d->max_ahead_ns) d->max_ahead_ns = s->max_ahead_ns;
+        for (int k = 0; k < PS_LG_KINDS; k++) {
+            d->admitted_by[k] += s->admitted_by[k];
+            d->fell_by[k] += s->fell_by[k];
+            min_known(&d->first_admit_ns_by[k], s->first_admit_ns_by[k]);
+            max_into(&d->last_admit_ns_by[k], s->last_admit_ns_by[k]);
+            max_into(&d->max_ahead_ns_by[k], s->max_ahead_ns_by[k]);
+        }
+        for (int o = 0; o < PS_LG_OPS; o++)
+            d->limited_by[o] += s->limited_by[o];
         for (uint32_t t = 0; t < s->nadmit_ns; t++)
             add_admit_time(d, s->admit_ns[t]);
     }
@@ -181,6 +212,16 @@ void ps_lg_limits_add_window(ps_lg_limits *l, const ps_lg_window *w)
 {
     ps_lg_window slot = *w;
     slot.used = true;
+    int64_t by = 0, lby = 0;
+    for (int k = 0; k < PS_LG_KINDS; k++)
+        by += slot.admitted_by[k];
+    for (int o = 0; o < PS_LG_OPS; o++)
+        lby += slot.limited_by[o];
+    /* counts without kinds (a report from before they were kept): lists
+     * whose Remaining fell, i.e. counted as every answer used to be */
+    if (by == 0 && slot.admitted > 0)
+        slot.admitted_by[PS_LG_KIND_LIST] = slot.fell_by[PS_LG_KIND_LIST] = slot.admitted;
+    if (lby == 0) slot.limited_by[PS_LG_OP_LIST] = slot.limited;
     ps_lg_limits one = {.slots = &slot, .cap = 1, .count = 1};
     ps_lg_limits_merge(l, &one);
 }
@@ -301,8 +342,10 @@ static int by_time(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Most admissions of ws[a..b) arriving within any span of span_ns. */
-static int64_t densest(const ps_lg_window *const *ws, size_t a, size_t b, int64_t span_ns)
+/* Most admissions of the kinds in mask of ws[a..b) arriving within any
+ * span of span_ns. */
+static int64_t densest(const ps_lg_window *const *ws, size_t a, size_t b, int64_t span_ns,
+                       unsigned mask)
 {
     size_t n = 0;
     for (size_t j = a; j < b; j++)
@@ -312,7 +355,7 @@ static int64_t densest(const ps_lg_window *const *ws, size_t a, size_t b, int64_
     n = 0;
     for (size_t j = a; j < b; j++)
         for (uint32_t k = 0; k < ws[j]->nadmit_ns; k++)
-            t[n++] = ws[j]->admit_ns[k];
+            if (mask & (1u << (ws[j]->admit_ns[k] & 3))) t[n++] = ws[j]->admit_ns[k] & ~(int64_t)3;
     qsort(t, n, sizeof *t, by_time);
     int64_t best = 0;
     for (size_t lo = 0, hi = 0; hi < n; hi++) {
@@ -324,6 +367,234 @@ static int64_t densest(const ps_lg_window *const *ws, size_t a, size_t b, int64_
     return best;
 }
 
+const char *ps_lg_count_state_name(ps_lg_count_state s)
+{
+    switch (s) {
+    case PS_LG_COUNTED:
+        return "counted";
+    case PS_LG_NOT_COUNTED:
+        return "not_counted";
+    case PS_LG_NOT_SEEN:
+        return "not_seen";
+    }
+    return "unknown";
+}
+
+/* One key's evidence, summed over its windows. */
+typedef struct evidence {
+    bool seen;
+    bool below_limit; /* some admission said Remaining below the limit */
+    int64_t admitted[PS_LG_KINDS], fell[PS_LG_KINDS], limited[PS_LG_OPS];
+} evidence;
+
+static const char *const op_word[PS_LG_OPS] = {"list", "create"};
+
+/* Appends to c->reason (truncated, never overflowing). */
+static void say(ps_lg_counting *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(ps_lg_counting *c, const char *fmt, ...)
+{
+    size_t len = strlen(c->reason);
+    if (len + 1 >= sizeof c->reason) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->reason + len, sizeof c->reason - len, fmt, ap);
+    va_end(ap);
+}
+
+/* The counting rule for one key: the flags when given, else the evidence.
+ * A refusal proves an operation counts; Remaining falling on most of its
+ * admissions shows it too. An operation that was never refused and left
+ * Remaining where it was is not counted: this is what lets a service that
+ * counts only lists (or does not count 4xx answers) pass, while an
+ * over-admission of what it does count still fails. */
+static void decide(const evidence *e, const ps_lg_config *cfg, size_t key, ps_lg_counting *c)
+{
+    memset(c, 0, sizeof *c);
+    c->key = key;
+    c->inferred =
+        cfg->limited_ops == PS_LG_LIMITED_AUTO || cfg->limited_errors == PS_LG_ERRORS_AUTO;
+    for (int o = 0; o < PS_LG_OPS; o++) {
+        int ok = o * 2, err = o * 2 + 1;
+        int64_t adm = e->admitted[ok] + e->admitted[err];
+        if (cfg->limited_ops != PS_LG_LIMITED_AUTO) {
+            bool on = cfg->limited_ops == PS_LG_LIMITED_ALL ||
+                      (cfg->limited_ops == PS_LG_LIMITED_LIST && o == PS_LG_OP_LIST) ||
+                      (cfg->limited_ops == PS_LG_LIMITED_CREATE && o == PS_LG_OP_CREATE);
+            c->ops[o] = on ? PS_LG_COUNTED : PS_LG_NOT_COUNTED;
+            say(c, "%s%s: %s (--limited-ops)", c->reason[0] ? "; " : "", op_word[o],
+                on ? "counted" : "not counted");
+            continue;
+        }
+        /* the 2xx admissions tell best: 4xx ones may be taken back */
+        int64_t a = e->admitted[ok] ? e->admitted[ok] : e->admitted[err];
+        int64_t f = e->admitted[ok] ? e->fell[ok] : e->fell[err];
+        const char *sep = c->reason[0] ? "; " : "";
+        if (e->limited[o] > 0) {
+            c->ops[o] = PS_LG_COUNTED;
+            say(c, "%s%s: counted (%lld refused with 429)", sep, op_word[o],
+                (long long)e->limited[o]);
+        } else if (adm == 0) {
+            c->ops[o] = PS_LG_NOT_SEEN;
+            say(c, "%s%s: none admitted", sep, op_word[o]);
+        } else if (f * 2 > a) {
+            c->ops[o] = PS_LG_COUNTED;
+            say(c, "%s%s: counted (never refused, but Remaining fell on %lld of %lld)", sep,
+                op_word[o], (long long)f, (long long)a);
+        } else {
+            c->ops[o] = PS_LG_NOT_COUNTED;
+            say(c, "%s%s: not counted (never refused, Remaining fell on only %lld of %lld)", sep,
+                op_word[o], (long long)f, (long long)a);
+        }
+    }
+    /* No operation shown counted, yet Remaining went below the limit: the
+     * service counted something, and nothing tells what was not counted:
+     * every operation seen counts (the server's default). Only Remaining
+     * held at the limit shows a service counting none of them. */
+    if (cfg->limited_ops == PS_LG_LIMITED_AUTO && c->ops[0] != PS_LG_COUNTED &&
+        c->ops[1] != PS_LG_COUNTED && e->below_limit) {
+        for (int o = 0; o < PS_LG_OPS; o++)
+            if (c->ops[o] == PS_LG_NOT_COUNTED) c->ops[o] = PS_LG_COUNTED;
+        say(c, "; no operation was refused or made Remaining fall steadily, but Remaining went "
+               "below the limit: all counted");
+    }
+    int64_t ea = 0, ef = 0;
+    for (int o = 0; o < PS_LG_OPS; o++)
+        if (c->ops[o] == PS_LG_COUNTED) {
+            ea += e->admitted[o * 2 + 1];
+            ef += e->fell[o * 2 + 1];
+        }
+    if (cfg->limited_errors != PS_LG_ERRORS_AUTO) {
+        c->errors = cfg->limited_errors == PS_LG_ERRORS_YES ? PS_LG_COUNTED : PS_LG_NOT_COUNTED;
+        say(c, "; 4xx answers: %s (--limited-errors)",
+            c->errors == PS_LG_COUNTED ? "counted" : "not counted");
+    } else if (ea == 0) {
+        c->errors = PS_LG_NOT_SEEN;
+        say(c, "; 4xx answers: none admitted on a counted operation");
+    } else if (ef * 2 > ea) {
+        c->errors = PS_LG_COUNTED;
+        say(c, "; 4xx answers: counted (Remaining fell on %lld of %lld)", (long long)ef,
+            (long long)ea);
+    } else {
+        c->errors = PS_LG_NOT_COUNTED;
+        say(c, "; 4xx answers: not counted (Remaining fell on only %lld of %lld)", (long long)ef,
+            (long long)ea);
+    }
+    for (int o = 0; o < PS_LG_OPS; o++) {
+        if (c->ops[o] == PS_LG_NOT_COUNTED) continue;
+        c->mask |= 1u << (o * 2);
+        if (c->errors != PS_LG_NOT_COUNTED) c->mask |= 1u << (o * 2 + 1);
+    }
+}
+
+/* The counting rule of every key of cfg (cfg->nkeys entries; keys without a
+ * window have seen = false in ev, when ev is wanted). */
+static ps_lg_counting *counting_table(const ps_lg_limits *l, const ps_lg_config *cfg,
+                                      bool *seen_out)
+{
+    evidence *ev = calloc(cfg->nkeys + 1, sizeof *ev);
+    ps_lg_counting *c = calloc(cfg->nkeys + 1, sizeof *c);
+    if (!ev || !c) abort();
+    for (size_t i = 0; i < l->cap; i++) {
+        const ps_lg_window *w = &l->slots[i];
+        if (!w->used || w->key >= cfg->nkeys) continue;
+        evidence *e = &ev[w->key];
+        e->seen = true;
+        if (w->min_remaining >= 0 && w->min_remaining < w->limit) e->below_limit = true;
+        for (int k = 0; k < PS_LG_KINDS; k++) {
+            e->admitted[k] += w->admitted_by[k];
+            e->fell[k] += w->fell_by[k];
+        }
+        /* a window that admitted nothing may be a ban's (every request
+         * refused, counted or not): its refusals prove nothing */
+        if (w->admitted > 0)
+            for (int o = 0; o < PS_LG_OPS; o++)
+                e->limited[o] += w->limited_by[o];
+    }
+    for (size_t k = 0; k < cfg->nkeys; k++) {
+        decide(&ev[k], cfg, k, &c[k]);
+        if (seen_out) seen_out[k] = ev[k].seen;
+    }
+    free(ev);
+    return c;
+}
+
+void ps_lg_limits_counting(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_counting **out,
+                           size_t *n)
+{
+    bool *seen = calloc(cfg->nkeys + 1, sizeof *seen);
+    if (!seen) abort();
+    ps_lg_counting *c = counting_table(l, cfg, seen);
+    *n = 0;
+    for (size_t k = 0; k < cfg->nkeys; k++)
+        if (seen[k]) c[(*n)++] = c[k];
+    free(seen);
+    *out = c;
+}
+
+/* The windows as the counting rule sees them: copies (sharing admit_ns)
+ * whose admissions and times cover only counted kinds; a window left with no
+ * counted admission and no 429 (an uncounted answer telling a state) is left
+ * out. Returns the copies in *store (the caller frees it) and pointers to
+ * them in (key, limit, reset) order. */
+static const ps_lg_window **counted_view(const ps_lg_limits *l, const ps_lg_config *cfg,
+                                         const ps_lg_counting *cnt, ps_lg_window **store,
+                                         size_t *nw)
+{
+    *store = calloc(l->count + 1, sizeof **store);
+    const ps_lg_window **ws = calloc(l->count + 1, sizeof *ws);
+    if (!*store || !ws) abort();
+    *nw = 0;
+    for (size_t i = 0; i < l->cap; i++) {
+        const ps_lg_window *w = &l->slots[i];
+        if (!w->used || w->key >= cfg->nkeys) continue;
+        unsigned mask = cnt[w->key].mask;
+        ps_lg_window v = *w;
+        v.admitted = 0;
+        v.first_ns = w->first_limited_ns;
+        v.last_admit_ns = v.max_ahead_ns = 0;
+        for (int k = 0; k < PS_LG_KINDS; k++) {
+            if (!(mask & (1u << k))) continue;
+            v.admitted += w->admitted_by[k];
+            min_known(&v.first_ns, w->first_admit_ns_by[k]);
+            max_into(&v.last_admit_ns, w->last_admit_ns_by[k]);
+            max_into(&v.max_ahead_ns, w->max_ahead_ns_by[k]);
+        }
+        if (v.admitted == 0 && v.limited == 0) continue;
+        (*store)[*nw] = v;
+        ws[*nw] = &(*store)[*nw];
+        (*nw)++;
+    }
+    qsort(ws, *nw, sizeof *ws, by_window);
+    return ws;
+}
+
+/* "lists and creates", "lists", ..., with ", 4xx answers not" when those
+ * are left out: what a verdict's count covered. */
+static const char *counted_label(const ps_lg_counting *c, char *buf, size_t size)
+{
+    bool list = c->ops[PS_LG_OP_LIST] == PS_LG_COUNTED,
+         create = c->ops[PS_LG_OP_CREATE] == PS_LG_COUNTED;
+    snprintf(buf, size, "%s%s",
+             list && create ? "lists and creates"
+             : list         ? "lists"
+             : create       ? "creates"
+                            : "nothing",
+             c->errors == PS_LG_NOT_COUNTED ? ", 4xx answers not" : "");
+    return buf;
+}
+
+size_t ps_lg_limits_counted_windows(const ps_lg_limits *l, const ps_lg_config *cfg)
+{
+    ps_lg_counting *cnt = counting_table(l, cfg, NULL);
+    ps_lg_window *store;
+    size_t nw;
+    const ps_lg_window **ws = counted_view(l, cfg, cnt, &store, &nw);
+    free(ws);
+    free(store);
+    free(cnt);
+    return nw;
+}
+
 size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_violation **out,
                            size_t *n)
 {
@@ -333,12 +604,10 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
     /* In (key, limit, reset) order, so each window knows whether an earlier
      * window of the same key and limit was seen: then it began while this
      * run was watching. */
-    const ps_lg_window **ws = calloc(l->count + 1, sizeof *ws);
-    if (!ws) abort();
-    size_t nw = 0;
-    for (size_t i = 0; i < l->cap; i++)
-        if (l->slots[i].used && l->slots[i].key < cfg->nkeys) ws[nw++] = &l->slots[i];
-    qsort(ws, nw, sizeof *ws, by_window);
+    ps_lg_counting *cnt = counting_table(l, cfg, NULL);
+    ps_lg_window *store;
+    size_t nw;
+    const ps_lg_window **ws = counted_view(l, cfg, cnt, &store, &nw);
     ps_lg_model model = PS_LG_MODEL_FIXED;
     bool run_fits = true; /* every window of this key and limit within its allowance */
     int64_t run_allowed = 0;
@@ -400,35 +669,51 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
         if (model != PS_LG_MODEL_FIXED) {
             /* a moving limiter: its announced windows are not its windows;
              * held to its model over intervals once the key's last is seen */
-            if (run_ends && !run_fits) {
-                int64_t wn = implied_window_ns(ws, run_start, i + 1);
-                int64_t span = wn / 10 * 9;
-                if (span > 0) {
-                    int64_t most = densest(ws, run_start, i + 1, span);
-                    int64_t allow = run_allowed;
-                    if (model ==
-                        PS_LG_MODEL_TOKEN) /* plus the refill: allowed per wn, rounded up */
-                        allow += (int64_t)((double)span * (double)run_allowed / (double)wn) + 1;
-                    if (most > allow) {
-                        ps_lg_violation *v = push(out, n, &cap);
-                        v->kind = PS_LG_V_OVER_ADMISSION;
-                        v->fails = true;
-                        v->key = w->key;
-                        v->window = wname;
-                        v->model = model;
-                        v->admitted = most;
-                        v->limit = allow;
-                        v->count = most - allow;
-                        snprintf(
-                            v->message, sizeof v->message,
-                            "key %s (%s): %lld admissions arrived within %lld ms, over the %lld a "
-                            "%s "
-                            "limiter of limit %lld allows there (window %lld ms, as Reset implies)",
-                            red, ps_plan_name(key->plan.id), (long long)most,
-                            (long long)(span / 1000000), (long long)allow, ps_lg_model_name(model),
-                            (long long)run_allowed, (long long)(wn / 1000000));
-                        failing++;
+            bool token = model == PS_LG_MODEL_TOKEN;
+            int64_t wn = run_ends ? implied_window_ns(ws, run_start, i + 1) : 0;
+            /* A sliding counter may pass its limit in an interval (it
+             * estimates), so a sliding model is held to intervals only once
+             * an announced window was over; a token bucket always is, since
+             * its Reset moves with each request and no announced window
+             * holds its burst. */
+            if (wn / 10 * 9 > 0 && (token || !run_fits)) {
+                int64_t most = 0, allow = 0, span = 0;
+                /* token: spans from 25 ms up (the burst a full bucket lets
+                 * through shows in the shortest), each allowed the bucket
+                 * plus what refills in it and in 100 ms more (arrival jitter) */
+                for (int64_t s = token ? NS / 40 : wn / 10 * 9;; s *= 2) {
+                    if (s > wn / 10 * 9) s = wn / 10 * 9;
+                    int64_t m = densest(ws, run_start, i + 1, s, cnt[w->key].mask);
+                    int64_t a = run_allowed;
+                    if (token)
+                        a += (int64_t)((double)(s + NS / 10) * (double)run_allowed / (double)wn);
+                    if (m - a > most - allow) {
+                        most = m;
+                        allow = a;
+                        span = s;
                     }
+                    if (s == wn / 10 * 9) break;
+                }
+                if (most > allow) {
+                    ps_lg_violation *v = push(out, n, &cap);
+                    v->kind = PS_LG_V_OVER_ADMISSION;
+                    v->fails = true;
+                    v->key = w->key;
+                    v->window = wname;
+                    v->model = model;
+                    v->admitted = most;
+                    v->limit = allow;
+                    v->count = most - allow;
+                    char lab[48];
+                    snprintf(v->message, sizeof v->message,
+                             "key %s (%s): %lld admissions (%s counted) arrived within %lld ms, "
+                             "over the %lld a %s limiter of limit %lld allows there (window %lld "
+                             "ms, as Reset implies)",
+                             red, ps_plan_name(key->plan.id), (long long)most,
+                             counted_label(&cnt[w->key], lab, sizeof lab),
+                             (long long)(span / 1000000), (long long)allow, ps_lg_model_name(model),
+                             (long long)run_allowed, (long long)(wn / 1000000));
+                    failing++;
                 }
             }
             continue;
@@ -437,19 +722,21 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
             ps_lg_violation *v = push(out, n, &cap);
             v->kind = PS_LG_V_OVER_ADMISSION;
             v->fails = true;
+            char lab[48];
+            counted_label(&cnt[w->key], lab, sizeof lab);
             if (allowed != w->limit)
                 snprintf(v->message, sizeof v->message,
-                         "key %s (%s): the %s window ending at %lld admitted %lld requests, over "
-                         "the plan's %lld (the server's X-RateLimit-Limit said %lld)",
+                         "key %s (%s): the %s window ending at %lld admitted %lld requests (%s "
+                         "counted), over the plan's %lld (the server's X-RateLimit-Limit said "
+                         "%lld)",
                          red, ps_plan_name(key->plan.id), wname, (long long)w->reset,
-                         (long long)w->admitted, (long long)allowed, (long long)w->limit);
+                         (long long)w->admitted, lab, (long long)allowed, (long long)w->limit);
             else
-                snprintf(
-                    v->message, sizeof v->message,
-                    "key %s (%s): the %s window ending at %lld admitted %lld requests, over its "
-                    "limit of %lld",
-                    red, ps_plan_name(key->plan.id), wname, (long long)w->reset,
-                    (long long)w->admitted, (long long)w->limit);
+                snprintf(v->message, sizeof v->message,
+                         "key %s (%s): the %s window ending at %lld admitted %lld requests (%s "
+                         "counted), over its limit of %lld",
+                         red, ps_plan_name(key->plan.id), wname, (long long)w->reset,
+                         (long long)w->admitted, lab, (long long)w->limit);
         } else if (w->limited > 0 && w->admitted < allowed && watched_from_start &&
                    l->keys[w->key].failures == 0) {
             ps_lg_violation *v = push(out, n, &cap);
@@ -474,6 +761,8 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
         if (v->fails) failing++;
     }
     free(ws);
+    free(store);
+    free(cnt);
     for (size_t k = 0; k < l->nkeys && k < cfg->nkeys; k++) {
         const ps_lg_key_checks *c = &l->keys[k];
         char red[8];
@@ -511,14 +800,13 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
 void ps_lg_limits_models(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_key_model **out,
                          size_t *n)
 {
-    const ps_lg_window **ws = calloc(l->count + 1, sizeof *ws);
+    ps_lg_counting *cnt = counting_table(l, cfg, NULL);
+    ps_lg_window *store;
+    size_t nw;
+    const ps_lg_window **ws = counted_view(l, cfg, cnt, &store, &nw);
     *out = calloc(l->count + 1, sizeof **out);
-    if (!ws || !*out) abort();
-    size_t nw = 0;
+    if (!*out) abort();
     *n = 0;
-    for (size_t i = 0; i < l->cap; i++)
-        if (l->slots[i].used && l->slots[i].key < cfg->nkeys) ws[nw++] = &l->slots[i];
-    qsort(ws, nw, sizeof *ws, by_window);
     for (size_t i = 0; i < nw;) {
         size_t end = i;
         while (end < nw && ws[end]->key == ws[i]->key && ws[end]->limit == ws[i]->limit)
@@ -531,4 +819,6 @@ void ps_lg_limits_models(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_k
         i = end;
     }
     free(ws);
+    free(store);
+    free(cnt);
 }

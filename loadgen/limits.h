@@ -33,9 +33,27 @@
 #include "loadgen/config.h"
 #include "loadgen/respparse.h"
 
+/* What an admission was, for the counting rule the spec (section 8 rule 4)
+ * leaves open: its operation, and whether it was answered 4xx (an "error":
+ * a service may take those back). ps_lg_kind_of makes one. */
+typedef enum ps_lg_kind {
+    PS_LG_KIND_LIST,
+    PS_LG_KIND_LIST_4XX,
+    PS_LG_KIND_CREATE,
+    PS_LG_KIND_CREATE_4XX,
+    PS_LG_KINDS
+} ps_lg_kind;
+
+static inline ps_lg_kind ps_lg_kind_of(ps_lg_op op, int status)
+{
+    return (ps_lg_kind)((op == PS_LG_OP_CREATE ? 2 : 0) + (status >= 400 && status < 500));
+}
+
 /* The responses of one key that named one (X-RateLimit-Limit, -Reset)
  * pair: under fixed windows, one window. Times are the client's wall clock
- * when the response arrived, in ns; 0 = not known. */
+ * when the response arrived, in ns; 0 = not known. The totals (admitted,
+ * first_ns, ...) cover every kind; the _by arrays let the verdict count only
+ * the kinds the service counts. */
 typedef struct ps_lg_window {
     int64_t limit, reset;
     int64_t admitted, limited;
@@ -47,8 +65,18 @@ typedef struct ps_lg_window {
     int64_t first_limited_ns; /* first 429 naming it */
     int64_t last_admit_ns;    /* last admission naming it */
     int64_t max_ahead_ns;     /* most Reset - arrival seen on an admission (0: none) */
-    int64_t *admit_ns;        /* arrival of each admission (up to PS_LG_ADMIT_TIMES), owned */
+    /* arrival of each admission (up to PS_LG_ADMIT_TIMES), owned; the low
+     * two bits hold its ps_lg_kind (a 3 ns error on the time) */
+    int64_t *admit_ns;
     uint32_t nadmit_ns, cap_admit_ns;
+    int64_t admitted_by[PS_LG_KINDS];
+    /* admissions whose Remaining fell below every Remaining this window had
+     * shown (per thread): what a counted admission does and an uncounted
+     * one, which tells the state as it stands, does not */
+    int64_t fell_by[PS_LG_KINDS];
+    int64_t limited_by[PS_LG_OPS]; /* 429s per operation: refused, so counted */
+    int64_t first_admit_ns_by[PS_LG_KINDS], last_admit_ns_by[PS_LG_KINDS];
+    int64_t max_ahead_ns_by[PS_LG_KINDS];
 } ps_lg_window;
 
 /* Admission times kept per window, for the interval check of moving
@@ -73,6 +101,30 @@ typedef struct ps_lg_key_model {
 
 /* "fixed-window", "sliding-window", "token-bucket". */
 const char *ps_lg_model_name(ps_lg_model m);
+
+/* What one key's limits were taken to count, and why: from --limited-ops
+ * and --limited-errors, or (auto) inferred from the responses. An operation
+ * refused with 429 is counted; one never refused is counted when Remaining
+ * fell on most of its admissions (a service that does not count a request
+ * answers it with the state as it stands), else not. The same majority
+ * decides for admitted 4xx answers of counted operations. */
+typedef enum ps_lg_count_state {
+    PS_LG_COUNTED,
+    PS_LG_NOT_COUNTED,
+    PS_LG_NOT_SEEN, /* no admission of that kind: nothing to count */
+} ps_lg_count_state;
+
+typedef struct ps_lg_counting {
+    size_t key; /* index into the config's keys */
+    ps_lg_count_state ops[PS_LG_OPS];
+    ps_lg_count_state errors; /* 4xx answers of counted operations */
+    bool inferred;            /* false: both from the flags */
+    unsigned mask;            /* bit per ps_lg_kind counted */
+    char reason[384];
+} ps_lg_counting;
+
+/* "counted", "not_counted", "not_seen". */
+const char *ps_lg_count_state_name(ps_lg_count_state s);
 
 typedef struct ps_lg_key_checks {
     int64_t responses, missing_headers, bad_headers, missing_retry_after, bad_retry_after;
@@ -102,13 +154,16 @@ typedef struct ps_lg_violation {
     int64_t admitted, limit, count;
     bool fails;        /* false for warnings (under-admission) */
     ps_lg_model model; /* the model inferred for the key and limit */
-    char message[256];
+    char message[384];
 } ps_lg_violation;
 
 int ps_lg_limits_init(ps_lg_limits *l, size_t nkeys);
 void ps_lg_limits_free(ps_lg_limits *l);
 /* Counts one response on key, received at now_ns (wall clock, Unix ns). */
 void ps_lg_limits_observe_ns(ps_lg_limits *l, size_t key, const ps_lg_resp *r, int64_t now_ns);
+/* The same for an answer to operation op (what the counting rule needs). */
+void ps_lg_limits_observe_op(ps_lg_limits *l, size_t key, ps_lg_op op, const ps_lg_resp *r,
+                             int64_t now_ns);
 /* The same at now_s (Unix seconds: no interval check on these times). */
 void ps_lg_limits_observe_at(ps_lg_limits *l, size_t key, const ps_lg_resp *r, int64_t now_s);
 /* The same without a receive time (the window is then told by L alone). */
@@ -123,7 +178,9 @@ void ps_lg_limits_add_window(ps_lg_limits *l, const ps_lg_window *w);
 /* Checks every window and key. Fills a new array the caller frees (*out,
  * *n) and returns the number of violations that fail the run.
  *
- * No limiter algorithm is assumed. Per key and limit the model is inferred
+ * Only the admissions of the kinds the key's limits count
+ * (ps_lg_limits_counting) are counted; windows holding none of those and no
+ * 429 are left out. No limiter algorithm is assumed. Per key and limit the model is inferred
  * (ps_lg_limits_models): when every announced window admitted no more than
  * its allowance, that is the verdict, whatever the model (a token bucket or
  * sliding counter stays within it too). When one admitted more, a fixed
@@ -135,6 +192,12 @@ void ps_lg_limits_add_window(ps_lg_limits *l, const ps_lg_window *w);
  * allowance plus what refilled in that interval for a token bucket. */
 size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_violation **out,
                            size_t *n);
+/* What each key with a window was taken to count (ps_lg_counting), in key
+ * order: a new array the caller frees. verify and models use the same. */
+void ps_lg_limits_counting(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_counting **out,
+                           size_t *n);
+/* The windows verify judged: those with a counted admission or a 429. */
+size_t ps_lg_limits_counted_windows(const ps_lg_limits *l, const ps_lg_config *cfg);
 /* The inferred model per (key, limit) seen, in key then limit order: a new
  * array the caller frees. */
 void ps_lg_limits_models(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_key_model **out,

@@ -45,6 +45,10 @@ typedef struct merge {
     ps_lg_limits limits;
     ps_lg_violation *violations;
     size_t nviolations, failing;
+    ps_lg_key_model *models;
+    size_t nmodels;
+    ps_lg_counting *counting;
+    size_t ncounting, windows_checked;
     ps_lg_threshold_result *thresholds;
     ps_buf json;
     ps_error err;
@@ -53,7 +57,8 @@ typedef struct merge {
 static void usage(FILE *out)
 {
     fputs("usage: petstore-load merge SHARD.json... [--json F] [--hdr F] [--hdr-log F] [--html F]\n"
-          "         [--threshold EXPR]... [--verify-limits] [--quiet]\n"
+          "         [--threshold EXPR]... [--verify-limits] [--limited-ops auto|all|list|create]\n"
+          "         [--limited-errors auto|yes|no] [--quiet]\n"
           "  merges the --json reports of every shard of one run (petstore-load --shard I/N or\n"
           "  --shards N) as if one process had run, and judges it: limits on the sums per key\n"
           "  and window, thresholds on the merged latencies.\n"
@@ -63,7 +68,18 @@ static void usage(FILE *out)
           out);
 }
 
-enum { M_JSON = 256, M_HDR, M_HDR_LOG, M_HTML, M_THRESHOLD, M_VERIFY, M_QUIET, M_HELP };
+enum {
+    M_JSON = 256,
+    M_HDR,
+    M_HDR_LOG,
+    M_HTML,
+    M_THRESHOLD,
+    M_VERIFY,
+    M_QUIET,
+    M_HELP,
+    M_LIMITED_OPS,
+    M_LIMITED_ERRORS
+};
 
 static const struct option merge_options[] = {
     {"json", required_argument, NULL, M_JSON},
@@ -73,6 +89,8 @@ static const struct option merge_options[] = {
     {"threshold", required_argument, NULL, M_THRESHOLD},
     {"verify-limits", no_argument, NULL, M_VERIFY},
     {"quiet", no_argument, NULL, M_QUIET},
+    {"limited-ops", required_argument, NULL, M_LIMITED_OPS},
+    {"limited-errors", required_argument, NULL, M_LIMITED_ERRORS},
     {"help", no_argument, NULL, M_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -121,6 +139,12 @@ static int parse_args(merge *m, int argc, char **argv, int *first_file)
             break;
         case M_QUIET:
             m->quiet = true;
+            break;
+        case M_LIMITED_OPS:
+            if (ps_lg_limited_ops_parse(optarg, &cfg->limited_ops, &m->err) != 0) return -1;
+            break;
+        case M_LIMITED_ERRORS:
+            if (ps_lg_limited_errors_parse(optarg, &cfg->limited_errors, &m->err) != 0) return -1;
             break;
         case 'h':
         case M_HELP:
@@ -613,12 +637,17 @@ static void print_summary(const merge *m, int code)
     for (size_t i = 0; i < m->nviolations; i++)
         fprintf(stderr, "  %s: %s\n", m->violations[i].fails ? "LIMIT VIOLATION" : "warning",
                 m->violations[i].message);
+    for (size_t i = 0; i < m->ncounting; i++) {
+        char red[8];
+        ps_lg_redact(m->cfg.keys[m->counting[i].key].key, red);
+        fprintf(stderr, "  limits counted for key %s: %s\n", red, m->counting[i].reason);
+    }
     if (m->verify_limits)
         fprintf(stderr, "  limits: %s (%zu windows checked, admissions summed over the shards)\n",
-                m->failing             ? "FAIL"
-                : m->limits.count == 0 ? "not checked"
-                                       : "pass",
-                m->limits.count);
+                m->failing                ? "FAIL"
+                : m->windows_checked == 0 ? "not checked"
+                                          : "pass",
+                m->windows_checked);
     for (size_t i = 0; i < m->cfg.nthresholds; i++)
         fprintf(stderr, "  threshold %s: %s\n", m->cfg.thresholds[i].expression,
                 m->thresholds[i].passed ? "passed" : "FAILED");
@@ -642,6 +671,8 @@ static void merge_free(merge *m)
     free(m->row_h);
     if (m->limits.slots) ps_lg_limits_free(&m->limits);
     free(m->violations);
+    free(m->models);
+    free(m->counting);
     free(m->thresholds);
     ps_buf_free(&m->json);
     ps_lg_config_free(&m->cfg);
@@ -674,8 +705,12 @@ int ps_lg_merge_main(int argc, char **argv)
     if (build_config(&m) != 0 || merge_stats(&m) != 0 || merge_intervals(&m) != 0 ||
         merge_limits(&m) != 0)
         goto fail;
-    if (m.verify_limits)
+    if (m.verify_limits) {
         m.failing = ps_lg_limits_verify(&m.limits, &m.cfg, &m.violations, &m.nviolations);
+        ps_lg_limits_models(&m.limits, &m.cfg, &m.models, &m.nmodels);
+        ps_lg_limits_counting(&m.limits, &m.cfg, &m.counting, &m.ncounting);
+        m.windows_checked = ps_lg_limits_counted_windows(&m.limits, &m.cfg);
+    }
     m.thresholds = calloc(m.cfg.nthresholds + 1, sizeof *m.thresholds);
     if (!m.thresholds) abort();
     bool thr_failed = false;
@@ -690,10 +725,14 @@ int ps_lg_merge_main(int argc, char **argv)
         .rows = m.rows,
         .nrows = m.nrows,
         .limits_checked = m.verify_limits,
-        .windows = m.limits.count,
+        .windows = m.windows_checked,
         .violations = m.violations,
         .nviolations = m.nviolations,
         .failing_violations = m.failing,
+        .models = m.models,
+        .nmodels = m.nmodels,
+        .counting = m.counting,
+        .ncounting = m.ncounting,
         .thresholds = m.thresholds,
         .duration_s = m.duration_s,
         .started_wall_ns = (int64_t)llround(m.start_unix_s * 1e9),

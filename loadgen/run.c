@@ -477,6 +477,8 @@ typedef struct load_run {
     size_t nviolations, failing_violations;
     ps_lg_key_model *models;
     size_t nmodels;
+    ps_lg_counting *counting;
+    size_t ncounting;
     ps_lg_threshold_result *thresholds;
     char why[400];
     ps_lg_summary sum;
@@ -656,6 +658,7 @@ static int judge_results(load_run *R)
         R->failing_violations =
             ps_lg_limits_verify(&R->limits, cfg, &R->violations, &R->nviolations);
         ps_lg_limits_models(&R->limits, cfg, &R->models, &R->nmodels);
+        ps_lg_limits_counting(&R->limits, cfg, &R->counting, &R->ncounting);
         R->nviolations = ps_lg_shard_drop_partial_views(cfg, R->violations, R->nviolations);
     }
     bool thr_failed = false;
@@ -675,12 +678,14 @@ static int judge_results(load_run *R)
         .rows = R->col.rows,
         .nrows = R->col.nrows,
         .limits_checked = cfg->verify_limits,
-        .windows = R->limits.count,
+        .windows = cfg->verify_limits ? ps_lg_limits_counted_windows(&R->limits, cfg) : 0,
         .violations = R->violations,
         .nviolations = R->nviolations,
         .failing_violations = R->failing_violations,
         .models = R->models,
         .nmodels = R->nmodels,
+        .counting = R->counting,
+        .ncounting = R->ncounting,
         .thresholds = R->thresholds,
         .duration_s = R->duration_s,
         .started_wall_ns = R->sh->start_wall_ns,
@@ -778,6 +783,7 @@ static void run_free(load_run *R)
     if (R->limits.slots) ps_lg_limits_free(&R->limits);
     free(R->violations);
     free(R->models);
+    free(R->counting);
     free(R->thresholds);
     ps_buf_free(&R->json);
     for (int i = 0; i < cfg->threads; i++)

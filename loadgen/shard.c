@@ -217,6 +217,17 @@ const ps_lg_field ps_lg_window_fields[PS_LG_WINDOW_FIELDS] = {
     {"limited", offsetof(ps_lg_window, limited), 0},
     {"max_remaining", offsetof(ps_lg_window, max_remaining), -1},
     {"min_remaining", offsetof(ps_lg_window, min_remaining), -1},
+    /* per kind (ps_lg_kind) and operation: what the merge's counting rule needs */
+    {"admitted_list", offsetof(ps_lg_window, admitted_by[PS_LG_KIND_LIST]), 0},
+    {"admitted_list_4xx", offsetof(ps_lg_window, admitted_by[PS_LG_KIND_LIST_4XX]), 0},
+    {"admitted_create", offsetof(ps_lg_window, admitted_by[PS_LG_KIND_CREATE]), 0},
+    {"admitted_create_4xx", offsetof(ps_lg_window, admitted_by[PS_LG_KIND_CREATE_4XX]), 0},
+    {"fell_list", offsetof(ps_lg_window, fell_by[PS_LG_KIND_LIST]), 0},
+    {"fell_list_4xx", offsetof(ps_lg_window, fell_by[PS_LG_KIND_LIST_4XX]), 0},
+    {"fell_create", offsetof(ps_lg_window, fell_by[PS_LG_KIND_CREATE]), 0},
+    {"fell_create_4xx", offsetof(ps_lg_window, fell_by[PS_LG_KIND_CREATE_4XX]), 0},
+    {"limited_list", offsetof(ps_lg_window, limited_by[PS_LG_OP_LIST]), 0},
+    {"limited_create", offsetof(ps_lg_window, limited_by[PS_LG_OP_CREATE]), 0},
 };
 
 static int hist_member(ps_jw *w, const char *key, const ps_hist *h, ps_error *err)

@@ -335,6 +335,22 @@ static void limits(ps_jw *w, const ps_lg_summary *s)
         ps_jw_object_close(w);
     }
     ps_jw_array_close(w);
+    ps_jw_key(w, "counting"); /* which answers the windows' admissions counted, and why */
+    ps_jw_array_open(w);
+    for (size_t i = 0; i < s->ncounting; i++) {
+        const ps_lg_counting *c = &s->counting[i];
+        char red[8];
+        ps_lg_redact(cfg->keys[c->key].key, red);
+        ps_jw_object_open(w);
+        ps_jw_kstring(w, "key", red);
+        ps_jw_kstring(w, "list", ps_lg_count_state_name(c->ops[PS_LG_OP_LIST]));
+        ps_jw_kstring(w, "create", ps_lg_count_state_name(c->ops[PS_LG_OP_CREATE]));
+        ps_jw_kstring(w, "errors_4xx", ps_lg_count_state_name(c->errors));
+        ps_jw_kbool(w, "inferred", c->inferred);
+        ps_jw_kstring(w, "reason", c->reason);
+        ps_jw_object_close(w);
+    }
+    ps_jw_array_close(w);
     ps_jw_object_close(w);
 }
 

@@ -57,6 +57,8 @@ typedef struct ps_lg_summary {
     size_t nviolations, failing_violations;
     const ps_lg_key_model *models; /* the limiter model inferred per key and limit */
     size_t nmodels;
+    const ps_lg_counting *counting; /* what each key's limits were taken to count, and why */
+    size_t ncounting;
     const ps_lg_threshold_result *thresholds; /* cfg->nthresholds of them */
     double duration_s;                        /* first request to last answer */
     int64_t started_wall_ns;

@@ -234,7 +234,8 @@ void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_l
         t->latest_reset_s = resp->reset;
     ps_lg_stats_answer(&t->stats, r->op, cfg->keys[r->key].plan.id, resp->status,
                        (now - r->due_ns) / 1000, (now - r->sent_ns) / 1000);
-    if (cfg->verify_limits) ps_lg_limits_observe_ns(&t->limits, r->key, resp, ps_clock_wall_ns());
+    if (cfg->verify_limits)
+        ps_lg_limits_observe_op(&t->limits, r->key, r->op, resp, ps_clock_wall_ns());
     if (resp->status == 429 && cfg->honour_retry_after) {
         int64_t wait_ns = INT64_C(1000000000);
         if ((resp->seen & PS_LG_H_RETRY_AFTER) && !(resp->bad & PS_LG_H_RETRY_AFTER))

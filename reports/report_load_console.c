@@ -180,6 +180,12 @@ int ps_report_console_load(const ps_json *doc, FILE *out, const ps_load_console_
                       : !strcmp(v, "pass") ? "pass"
                                            : "not checked",
                       (long long)ps_json_get_int(lim, "windows", 0));
+        /* which answers counted (spec section 8 rule 4 leaves it open), and why */
+        const ps_json *cnt = ps_json_get(lim, "counting");
+        for (size_t i = 0; cnt && cnt->type == PS_JSON_ARRAY && i < cnt->count; i++)
+            ps_buf_printf(&b, "    counted for key %s: %s\n",
+                          ps_json_get_string(cnt->items[i], "key", "?"),
+                          ps_json_get_string(cnt->items[i], "reason", "?"));
     }
 
     const ps_json *th = ps_json_get(doc, "thresholds");

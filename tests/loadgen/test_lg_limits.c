@@ -371,6 +371,96 @@ static void fixed_window_exact_with_times(void)
     ps_lg_limits_free(&b);
 }
 
+/* A fixed window of a service counting only lists (--count-ops list):
+ * lists fall 59..0 and then get 429; creates, interleaved and after the
+ * refusals, tell the state as it stands (Remaining not falling). extra
+ * lists over the 60 (an off-by-one says Remaining 0 again). */
+static void window_counting_lists(ps_lg_limits *l, int extra, int create_status)
+{
+    int64_t reset = 1700000061, t = T0;
+    for (int i = 0; i < 60 + extra; i++) {
+        int64_t rem = i < 60 ? 59 - i : 0;
+        ps_lg_resp r = resp(200, 60, rem, reset);
+        ps_lg_limits_observe_op(l, 0, PS_LG_OP_LIST, &r, t += 1000000);
+        ps_lg_resp c = resp(create_status, 60, rem, reset);
+        ps_lg_limits_observe_op(l, 0, PS_LG_OP_CREATE, &c, t += 1000000);
+    }
+    for (int i = 0; i < 20; i++) {
+        ps_lg_resp r = resp(429, 60, 0, reset);
+        ps_lg_limits_observe_op(l, 0, PS_LG_OP_LIST, &r, t += 1000000);
+        ps_lg_resp c = resp(create_status, 60, 0, reset);
+        ps_lg_limits_observe_op(l, 0, PS_LG_OP_CREATE, &c, t += 1000000);
+    }
+}
+
+static size_t verify_counting(const ps_lg_limits *l, ps_lg_limited_ops ops,
+                              ps_lg_limited_errors errors, ps_lg_counting *out)
+{
+    ps_lg_config cfg = cfg_with_keys();
+    cfg.limited_ops = ops;
+    cfg.limited_errors = errors;
+    ps_lg_violation *v;
+    size_t n;
+    size_t failing = ps_lg_limits_verify(l, &cfg, &v, &n);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "  %s\n", v[i].message);
+    free(v);
+    ps_lg_counting *c;
+    size_t nc;
+    ps_lg_limits_counting(l, &cfg, &c, &nc);
+    CHECK_INT(nc, 1);
+    if (nc) *out = c[0];
+    free(c);
+    return failing;
+}
+
+/* Which operations count is inferred: 140 creates admitted beside 60 lists
+ * is legal when creates do not count, and the report says so; one list too
+ * many still fails; --limited-ops all (wrongly) would fail the legal one. */
+static void counting_rule_inferred(void)
+{
+    ps_lg_limits l;
+    ps_lg_counting c;
+    ps_lg_limits_init(&l, 2);
+    window_counting_lists(&l, 0, 201);
+    CHECK_INT(verify_counting(&l, PS_LG_LIMITED_AUTO, PS_LG_ERRORS_AUTO, &c), 0);
+    CHECK_STR(ps_lg_count_state_name(c.ops[PS_LG_OP_LIST]), "counted");
+    CHECK_STR(ps_lg_count_state_name(c.ops[PS_LG_OP_CREATE]), "not_counted");
+    CHECK(c.inferred);
+    CHECK(strstr(c.reason, "create: not counted") != NULL);
+    CHECK_INT(verify_counting(&l, PS_LG_LIMITED_ALL, PS_LG_ERRORS_AUTO, &c), 1);
+    CHECK_INT(verify_counting(&l, PS_LG_LIMITED_LIST, PS_LG_ERRORS_YES, &c), 0);
+    CHECK(!c.inferred);
+    ps_lg_limits_free(&l);
+    ps_lg_limits_init(&l, 2);
+    window_counting_lists(&l, 1, 201);
+    CHECK_INT(verify_counting(&l, PS_LG_LIMITED_AUTO, PS_LG_ERRORS_AUTO, &c), 1);
+    CHECK_STR(ps_lg_count_state_name(c.ops[PS_LG_OP_CREATE]), "not_counted");
+    ps_lg_limits_free(&l);
+    /* creates answered 400 whose Remaining does not fall: with every
+     * operation counted (creates were refused too), the 4xx are left out */
+    ps_lg_limits_init(&l, 2);
+    window_counting_lists(&l, 0, 400);
+    ps_lg_resp refused = resp(429, 60, 0, 1700000061);
+    ps_lg_limits_observe_op(&l, 0, PS_LG_OP_CREATE, &refused, T0 + NS);
+    CHECK_INT(verify_counting(&l, PS_LG_LIMITED_AUTO, PS_LG_ERRORS_AUTO, &c), 0);
+    CHECK_STR(ps_lg_count_state_name(c.ops[PS_LG_OP_CREATE]), "counted");
+    CHECK_STR(ps_lg_count_state_name(c.errors), "not_counted");
+    CHECK_INT(verify_counting(&l, PS_LG_LIMITED_AUTO, PS_LG_ERRORS_YES, &c), 1);
+    ps_lg_limits_free(&l);
+    /* a service counting nothing (Remaining held at the limit) is not held
+     * to a count; one whose Remaining fell, unsteadily, is */
+    ps_lg_limits_init(&l, 2);
+    for (int i = 0; i < 100; i++) {
+        ps_lg_resp r = resp(200, 60, 60, 1700000061);
+        ps_lg_limits_observe_op(&l, 0, PS_LG_OP_LIST, &r, T0 + i * 1000000);
+    }
+    CHECK_INT(verify_counting(&l, PS_LG_LIMITED_AUTO, PS_LG_ERRORS_AUTO, &c), 0);
+    CHECK_STR(ps_lg_count_state_name(c.ops[PS_LG_OP_LIST]), "not_counted");
+    CHECK_INT(verify_counting(&l, PS_LG_LIMITED_LIST, PS_LG_ERRORS_AUTO, &c), 1);
+    ps_lg_limits_free(&l);
+}
+
 int main(void)
 {
     RUN(declared_plan_is_the_allowance);
@@ -382,5 +472,6 @@ int main(void)
     RUN(sliding_log_is_not_over_admission);
     RUN(token_bucket_moving_reset);
     RUN(fixed_window_exact_with_times);
+    RUN(counting_rule_inferred);
     return TEST_EXIT();
 }
