@@ -112,6 +112,18 @@ bool ps_ratelimit_reset_lenient(const char *raw, int64_t *out)
     return true;
 }
 
+bool ps_ratelimit_reset_time(const ps_rl_info *rl, int64_t sent_s, int64_t *out)
+{
+    int64_t v = rl->reset;
+    if (rl->reset_state != PS_RL_OK && !ps_ratelimit_reset_lenient(rl->reset_raw, &v)) return false;
+    if (v < 1000000000LL)
+        v += sent_s; /* seconds left (before 2001: no Unix time a service sends) */
+    else if (v > 100000000000LL)
+        v /= 1000; /* milliseconds (after 5138) */
+    *out = v;
+    return true;
+}
+
 /* ---- the rules of one response ------------------------------------------ */
 
 typedef struct fields {

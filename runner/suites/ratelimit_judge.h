@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "core/json_writer.h"
+#include "core/ratelimit_headers.h"
 #include "runner/conform.h"
 
 /* The observer (an entry of ps_suite_observers): its function and the
@@ -60,6 +61,14 @@ int64_t ps_ratelimit_judge_window_s(const ps_conform *c, ps_key_role role, int64
  * number. ratelimit.reset-unix-seconds fails the form; the rules built on
  * the time still use it. */
 bool ps_ratelimit_reset_lenient(const char *raw, int64_t *out);
+
+/* The Unix second an X-RateLimit-Reset names, for deciding whether a
+ * window can have ended (it ends after that second minus one, Reset being
+ * rounded up): whole or fractional Unix seconds, and the forms
+ * ratelimit.reset-unix-seconds fails that still name a time (seconds left,
+ * counted from sent_s, the client's second when the request went out;
+ * milliseconds). False when it names no time. */
+bool ps_ratelimit_reset_time(const ps_rl_info *rl, int64_t sent_s, int64_t *out);
 
 /* Ends the run's judgement (checks that need the whole run: Remaining
  * never fell); idempotent. ps_ratelimit_judge_report then writes the
