@@ -264,6 +264,8 @@ typedef struct window_probe {
     int64_t reset_s;   /* the Unix second Reset names (ps_ratelimit_reset_time), 0: none */
     int64_t skew_s;    /* how far the service's Date is ahead of the client's clock */
     bool fresh;        /* nothing but this request counted in the window yet */
+    bool reset_plan;   /* reset_s is the probe's time plus the plan's window: the
+                          service's Reset named no time ahead (never a legal limiter) */
 } window_probe;
 
 /* 1: a fresh window (nothing counted yet on the key), within --max-wait.
@@ -303,7 +305,15 @@ static bool probe_window(ps_conform *c, const ps_client_request *req, window_pro
     }
     p->announced = rl.remaining_state == PS_RL_OK ? rl.remaining : -1;
     p->limit = rl.limit_state == PS_RL_OK ? rl.limit : -1;
-    if (!timed) p->reset_s = 0;
+    /* A Reset naming no time ahead claims no window: the plan's (the spec's
+     * minute or day for the figure Limit equals), from the probe on. */
+    int64_t sent_s = ex.sent_wall_ns / 1000000000, end_s = ex.done_wall_ns / 1000000000;
+    p->reset_plan = false;
+    if (!timed || p->reset_s < sent_s - 2 || p->reset_s > end_s + 86400 + 2) {
+        int64_t w = p->limit >= 0 ? ps_ratelimit_judge_window_s(c, PS_KEY_LIMIT, p->limit) : 0;
+        p->reset_s = w ? sent_s + w : 0;
+        p->reset_plan = w != 0;
+    }
     /* A service whose clock is ahead names a Reset that comes later by the
      * client's clock than the window's end: its Date (whole seconds) says
      * by how much, roughly. */
@@ -343,10 +353,13 @@ static bool within_probed_window(const window_probe *p, int64_t until_ns, char *
     if (until_ns >= deadline_ns) {
         snprintf(why, why_size,
                  "the last answer came %.3f s after X-RateLimit-Reset %" PRId64
-                 " minus the second it is rounded up by%s: the window may have ended (a logged "
-                 "request left, a token came back) while the requests ran",
+                 " minus the second it is rounded up by%s%s: the window may have ended (a "
+                 "logged request left, a token came back) while the requests ran",
                  (double)(until_ns - deadline_ns) / 1e9, p->reset_s,
-                 p->skew_s ? " and the service's clock lead" : "");
+                 p->skew_s ? " and the service's clock lead" : "",
+                 p->reset_plan ? " (the plan's window from the probe: its X-RateLimit-Reset "
+                                 "named no time ahead)"
+                               : "");
         return false;
     }
     return true;
