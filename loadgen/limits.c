@@ -154,9 +154,13 @@ void ps_lg_limits_observe_op(ps_lg_limits *l, size_t key, ps_lg_op op, const ps_
         add_admit_time(w, (now_ns & ~(int64_t)3) | (int64_t)kind);
     }
     if ((r->seen & PS_LG_H_REMAINING) && !(r->bad & PS_LG_H_REMAINING)) {
-        /* below the limit: a service telling a fresh state says Remaining L */
-        if (r->remaining < w->limit && (w->min_remaining < 0 || r->remaining < w->min_remaining))
-            w->fell_by[kind]++;
+        /* below what was shown before (a window's first answer: below the
+         * key's last, else the limit, as a fresh state says Remaining L) */
+        int64_t before = w->min_remaining >= 0 ? w->min_remaining
+                         : k->last_remaining_1 ? k->last_remaining_1 - 1
+                                               : w->limit;
+        if (r->remaining < before) w->fell_by[kind]++;
+        k->last_remaining_1 = r->remaining + 1;
         if (r->remaining > w->max_remaining) w->max_remaining = r->remaining;
         if (w->min_remaining < 0 || r->remaining < w->min_remaining)
             w->min_remaining = r->remaining;
@@ -470,14 +474,15 @@ static void decide(const evidence *e, const ps_lg_config *cfg, size_t key, ps_lg
     } else if (ea == 0) {
         c->errors = PS_LG_NOT_SEEN;
         say(c, "; 4xx answers: none admitted on a counted operation");
-    } else if (ef * 2 > ea) {
+    } else if (ef * 2 > ea && ef >= 2) { /* one may be answers reordered */
         c->errors = PS_LG_COUNTED;
         say(c, "; 4xx answers: counted (Remaining fell on %lld of %lld)", (long long)ef,
             (long long)ea);
     } else {
         c->errors = PS_LG_NOT_COUNTED;
-        say(c, "; 4xx answers: not counted (Remaining fell on only %lld of %lld)", (long long)ef,
-            (long long)ea);
+        say(c,
+            "; 4xx answers: not counted (Remaining fell on only %lld of %lld, not most or under 2)",
+            (long long)ef, (long long)ea);
     }
     for (int o = 0; o < PS_LG_OPS; o++) {
         if (c->ops[o] == PS_LG_NOT_COUNTED) continue;

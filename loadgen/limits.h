@@ -129,6 +129,9 @@ const char *ps_lg_count_state_name(ps_lg_count_state s);
 typedef struct ps_lg_key_checks {
     int64_t responses, missing_headers, bad_headers, missing_retry_after, bad_retry_after;
     int64_t failures; /* requests on the key that got no response */
+    /* this thread's last Remaining on an admission + 1 (0: none), what a
+     * window's first admission must go below to count as falling */
+    int64_t last_remaining_1;
 } ps_lg_key_checks;
 
 typedef struct ps_lg_limits {
