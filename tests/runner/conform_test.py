@@ -7,7 +7,7 @@ asserts one behaviour. Every child is killed on the way out; every wait is
 bounded. Exit 0 = the behaviour holds; otherwise the reasons are printed.
 
   conform_test.py --conform BIN --server BIN reference | each
-  conform_test.py --conform BIN --server BIN fault NAME EXPECTED_ID [--strict]
+  conform_test.py --conform BIN --server BIN fault NAME EXPECTED_ID [--strict | --advice]
   conform_test.py --conform BIN --prism BIN --spec openapi.yaml prism
   conform_test.py --conform BIN unreachable | usage
   conform_test.py --conform BIN fake garbage|nonjson|huge|close|slow|latin1|chaos
@@ -257,6 +257,20 @@ def fault_once(a, tmp):
                                                {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY})
     finally:
         srv.stop()
+    if a.advice:
+        # advice (docs/conformance-checks.md): named as a warning, nothing fails; the
+        # run passes, or is incomplete when the fault asks for a wait beyond --max-wait
+        # (retry-after-mismatch's 3600 s leaves limit429.recovers untested)
+        check(rc in (0, 3), "fault %s: exit %d, expected 0 or 3 (an advice check warns only)" % (a.name, rc))
+        if not check(doc is not None, "no JSON report"):
+            return
+        assert_contract(doc)
+        by_status = checks_by_status(doc)
+        check(a.expected in by_status.get("warning", set()),
+              "fault %s: %s not among the warnings %s" % (a.name, a.expected, sorted(by_status.get("warning", set()))))
+        check(not by_status.get("failed"), "fault %s: checks failed: %s" % (a.name, sorted(by_status.get("failed", set()))))
+        check(a.expected in out, "the console does not name the warning")
+        return
     check(rc == 1, "fault %s: exit %d, expected 1" % (a.name, rc))
     if not check(doc is not None, "no JSON report"):
         return
@@ -860,8 +874,8 @@ def mode_reset_forms(a, tmp):
     ratelimit.reset-unix-seconds and nothing else: the other rate-limit
     checks are judged (the checks built on Reset are not applicable), and
     the run is complete (exit 1, verdict fail). Seconds left fail with the
-    "looks like seconds left" hint in reset-unix-seconds and in
-    limit429.retry-after-agrees."""
+    "looks like seconds left" hint in reset-unix-seconds, and the advice
+    limit429.retry-after-agrees warns with it."""
     for form in ("fraction", "seconds-left"):
         # A 3 s window: a burst of 31 through this fake can outlive it on a loaded machine
         # (once, ctest -j4 beside a CPU hog); the runner then sends it again at the next
@@ -897,10 +911,11 @@ def mode_reset_forms(a, tmp):
             msg = checks["ratelimit.reset-unix-seconds"].get("message", "")
             check("1795" in msg or "." in msg, "fraction: message does not quote the Reset: %r" % msg)
         else:
-            for cid in ("ratelimit.reset-unix-seconds", "limit429.retry-after-agrees"):
+            # retry-after-agrees is advice: it warns
+            for cid, status in (("ratelimit.reset-unix-seconds", "failed"), ("limit429.retry-after-agrees", "warning")):
                 c = checks.get(cid, {})
-                check(c.get("status") == "failed" and "looks like seconds left" in c.get("message", ""),
-                      "seconds-left: %s is %s: %r" % (cid, c.get("status"), c.get("message")))
+                check(c.get("status") == status and "looks like seconds left" in c.get("message", ""),
+                      "seconds-left: %s is %s, expected %s: %r" % (cid, c.get("status"), status, c.get("message")))
 
 
 def mode_maxwait(a, tmp):
@@ -1181,6 +1196,7 @@ def main():
     f.add_argument("name")
     f.add_argument("expected")
     f.add_argument("--strict", action="store_true")
+    f.add_argument("--advice", action="store_true", help="EXPECTED_ID is advice: warned, the run passes")
     lm = sub.add_parser("limiter")
     lm.add_argument("name", choices=sorted(LIMITER_MODES))
     st = sub.add_parser("straddle")
