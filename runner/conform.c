@@ -405,6 +405,41 @@ static int wait_slot(const ps_conform *c, const char *key)
     return key && key != c->cfg->api_key && key == c->cfg->limit_key;
 }
 
+/* Records a 429 on key, received at now (wall ns): nothing is sent on key
+ * before the time it indicates (Retry-After, else an X-RateLimit-Reset
+ * ahead, else exponential backoff), and wait_why says which. */
+static void note_429(ps_conform *c, const char *key, const ps_exchange *ex, int64_t now)
+{
+    ps_rl_info rl;
+    ps_rl_read(&ex->resp_headers, now / 1000000000, &rl);
+    int64_t until = 0;
+    char *why = c->wait_why[wait_slot(c, key)];
+    snprintf(why, sizeof c->wait_why[0], "no Retry-After or reset time: backing off");
+    if (rl.retry_after_state == PS_RL_OK) {
+        until = ps_clock_s_to_ns(rl.retry_after_unix_s);
+        const char *text = ps_headers_get(&ex->resp_headers, "Retry-After");
+        snprintf(why, sizeof c->wait_why[0], "Retry-After %.30s", text ? text : "");
+    } else if (rl.reset_state == PS_RL_OK && rl.reset > now / 1000000000 &&
+               rl.reset < now / 1000000000 + 86400 + 60) {
+        until = rl.reset * 1000000000LL;
+        snprintf(why, sizeof c->wait_why[0], "X-RateLimit-Reset %lld", (long long)rl.reset);
+    }
+    /* A delay counted from a whole-second clock: never resend early. */
+    if (until && rl.retry_after_state == PS_RL_OK && rl.retry_after_form == PS_RETRY_AFTER_DELAY)
+        until = ex->done_wall_ns + ps_clock_s_to_ns(rl.retry_after_s);
+    ps_politeness_note_429(c->polite, key, now, until);
+}
+
+void ps_conform_note_refusal(ps_conform *c, const ps_exchange *ex, ps_key_role role)
+{
+    note_429(c, politeness_key(c, role), ex, ex->done_wall_ns);
+}
+
+int64_t ps_conform_key_free_at(const ps_conform *c, ps_key_role role)
+{
+    return ps_politeness_blocked_until(c->polite, politeness_key(c, role));
+}
+
 /* Waits until key may be used again; false (with skip_reason) when that
  * would take longer than --max-wait or the run is interrupted. Each wait
  * is announced on stderr (unless --quiet): a run that waits 75 s in
@@ -496,30 +531,10 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req,
         }
         c->consecutive_transport_failures = 0;
         c->consecutive_connect_failures = 0;
-        if (ex->status == 429) {
-            int64_t now = ps_clock_wall_ns();
-            ps_rl_info rl;
-            ps_rl_read(&ex->resp_headers, now / 1000000000, &rl);
-            int64_t until = 0;
-            char *why = c->wait_why[wait_slot(c, key)];
-            snprintf(why, sizeof c->wait_why[0], "no Retry-After or reset time: backing off");
-            if (rl.retry_after_state == PS_RL_OK) {
-                until = ps_clock_s_to_ns(rl.retry_after_unix_s);
-                const char *text = ps_headers_get(&ex->resp_headers, "Retry-After");
-                snprintf(why, sizeof c->wait_why[0], "Retry-After %.30s", text ? text : "");
-            } else if (rl.reset_state == PS_RL_OK && rl.reset > now / 1000000000 &&
-                       rl.reset < now / 1000000000 + 86400 + 60) {
-                until = rl.reset * 1000000000LL;
-                snprintf(why, sizeof c->wait_why[0], "X-RateLimit-Reset %lld", (long long)rl.reset);
-            }
-            /* A delay counted from a whole-second clock: never resend early. */
-            if (until && rl.retry_after_state == PS_RL_OK &&
-                rl.retry_after_form == PS_RETRY_AFTER_DELAY)
-                until = ex->done_wall_ns + ps_clock_s_to_ns(rl.retry_after_s);
-            ps_politeness_note_429(c->polite, key, now, until);
-        } else {
+        if (ex->status == 429)
+            note_429(c, key, ex, ps_clock_wall_ns());
+        else
             ps_politeness_note_ok(c->polite, key);
-        }
         ps_conform_observe(c, ex, role);
         if (ex->status == 429 && (flags & PS_SEND_RETRY_429)) {
             if (attempt < 5) continue;

@@ -107,6 +107,14 @@ void ps_conform_tally_get(const ps_conform *c, ps_conform_tally *out);
 int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req, ps_key_role role,
                     unsigned flags, ps_exchange *ex);
 
+/* Records a 429 that came back outside ps_conform_send (a concurrent
+ * burst's), received at ex->done_wall_ns: the key's next request through
+ * ps_conform_send waits as it indicated, or backs off (1 s, 2 s, ...) when
+ * it indicated nothing. A burst's refusals are one attempt: note one. */
+void ps_conform_note_refusal(ps_conform *c, const ps_exchange *ex, ps_key_role role);
+/* The wall time (ns) before which nothing may be sent on a role's key, 0 when free. */
+int64_t ps_conform_key_free_at(const ps_conform *c, ps_key_role role);
+
 /* Hands one response to every observer. ps_conform_send does this for
  * every response; exposed for the fuzz target. */
 void ps_conform_observe(ps_conform *c, const ps_exchange *ex, ps_key_role role);

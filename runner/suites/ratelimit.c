@@ -174,8 +174,10 @@ static void check_refusal(ps_conform *c, const ps_exchange *ex)
 typedef struct burst_count {
     int64_t sent, admitted, refused, other;
     int first_429, last_admitted; /* indexes, -1 when none */
+    int last_429;                 /* the 429 read last, -1 when none */
     bool reset_moved;             /* an admitted reply named another Reset than the probe */
     int64_t retry_until_ns;       /* the latest moment a 429 asked to wait for */
+    bool named_wait;              /* a 429 named a time ahead (Retry-After, a Reset ahead) */
     double elapsed_s;
     int stacked_a, stacked_b; /* a reply saying more remain than another's Limit allows */
     int64_t last_done_ns;     /* when the last reply was read */
@@ -185,7 +187,7 @@ typedef struct burst_count {
 static void count_burst(const ps_exchange *exs, int n, int64_t probe_reset, burst_count *bc)
 {
     memset(bc, 0, sizeof *bc);
-    bc->first_429 = bc->last_admitted = bc->stacked_a = bc->stacked_b = -1;
+    bc->first_429 = bc->last_429 = bc->last_admitted = bc->stacked_a = bc->stacked_b = -1;
     int64_t first_sent = 0, last_done = 0;
     for (int i = 0; i < n; i++) {
         const ps_exchange *ex = &exs[i];
@@ -208,6 +210,8 @@ static void count_burst(const ps_exchange *exs, int n, int64_t probe_reset, burs
         } else if (ex->status == 429) {
             bc->refused++;
             if (bc->first_429 < 0) bc->first_429 = i;
+            if (bc->last_429 < 0 || ex->done_wall_ns > exs[bc->last_429].done_wall_ns)
+                bc->last_429 = i;
             int64_t until = 0;
             if (rl.retry_after_state == PS_RL_OK)
                 until = rl.retry_after_form == PS_RETRY_AFTER_DELAY
@@ -216,6 +220,7 @@ static void count_burst(const ps_exchange *exs, int n, int64_t probe_reset, burs
             else if (rl.reset_state == PS_RL_OK)
                 until = ps_clock_s_to_ns(rl.reset);
             if (until > bc->retry_until_ns) bc->retry_until_ns = until;
+            if (rl.retry_after_state == PS_RL_OK || until > ex->done_wall_ns) bc->named_wait = true;
         } else {
             bc->other++;
         }
@@ -450,6 +455,11 @@ void ps_suite_limit429(ps_conform *c)
             return;
         }
         count_burst(exs, got, probe.reset_s, &bc);
+        /* The burst's refusals, one attempt: the key's next request waits as
+         * they asked, or backs off when they named no time (the sequential
+         * run's went through ps_conform_send already). */
+        if (concurrent && bc.last_429 >= 0)
+            ps_conform_note_refusal(c, &exs[bc.last_429], PS_KEY_LIMIT);
         /* Admissions beyond Remaining are judged only when the burst was
          * answered within the probed window; otherwise (a window ended, a
          * slot left, a token came back) the burst is sent again at the next
@@ -599,6 +609,15 @@ void ps_suite_limit429(ps_conform *c)
     ps_rl_read(&refusal.resp_headers, refusal.done_wall_ns / 1000000000, &rl);
     if (rl.reset_state == PS_RL_OK) reset_before = rl.reset;
     int64_t asked_s = rl.retry_after_state == PS_RL_OK ? rl.retry_after_s : -1;
+    /* Without a time named by any 429 the runner backs off (1 s, 2 s, ...,
+     * politeness.h): a refusal after that contradicts nothing the service
+     * said (limit429.retry-after already fails the missing Retry-After). */
+    bool named_wait =
+        bc.named_wait || rl.retry_after_state == PS_RL_OK ||
+        (rl.reset_state == PS_RL_OK && ps_clock_s_to_ns(rl.reset) > refusal.done_wall_ns);
+    int64_t refused_at_ns = refusal.done_wall_ns; /* the last 429 read */
+    if (bc.last_429 >= 0 && exs[bc.last_429].done_wall_ns > refused_at_ns)
+        refused_at_ns = exs[bc.last_429].done_wall_ns;
     for (int i = 0; i < got; i++)
         ps_exchange_free(&exs[i]);
     free(exs);
@@ -632,7 +651,14 @@ void ps_suite_limit429(ps_conform *c)
     } else {
         int64_t sent_s = ex.sent_wall_ns / 1000000000;
         ps_rl_read(&ex.resp_headers, sent_s, &rl);
-        if (ex.status == 429 && reset_before && sent_s < reset_before && asked_s >= 0)
+        if (ex.status == 429 && !named_wait)
+            ps_conform_not_applicable(
+                c, PS_CK_LIMIT429_RECOVERS,
+                "no 429 named a time to wait for (no Retry-After, no X-RateLimit-Reset ahead: "
+                "limit429.retry-after fails that); after backing off %.1f s the next request "
+                "answered 429 again, which contradicts no time the service named",
+                (double)(ex.sent_wall_ns - refused_at_ns) / 1e9);
+        else if (ex.status == 429 && reset_before && sent_s < reset_before && asked_s >= 0)
             ps_conform_fail(
                 c, PS_CK_LIMIT429_RECOVERS, &ex, "2xx after waiting as Retry-After said",
                 "after waiting the %" PRId64

@@ -48,6 +48,7 @@ typedef struct judge {
     const ps_conform *owner;
     bool concurrent;
     bool finished;
+    bool observed, any_header; /* a response was seen; one carried an X-RateLimit-* header */
     key_seq main, limit;
 } judge;
 
@@ -128,6 +129,7 @@ bool ps_ratelimit_reset_time(const ps_rl_info *rl, int64_t sent_s, int64_t *out)
 
 typedef struct fields {
     bool limit_ok, remaining_ok, reset_usable, reset_sane;
+    bool any_header; /* at least one of the three was sent */
     int64_t limit, remaining, reset;
 } fields;
 
@@ -154,6 +156,7 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
     } else {
         ps_conform_pass(c, PS_CK_RATELIMIT_HEADERS_PRESENT);
     }
+    f->any_header = nmissing < 3;
 
     f->limit_ok = rl.limit_state == PS_RL_OK;
     f->limit = rl.limit;
@@ -397,6 +400,8 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
     key_seq *tr = seq_for(c, j, o->role);
     fields f;
     judge_fields(c, tr, o->role, ex, &f);
+    j->observed = true;
+    if (f.any_header) j->any_header = true;
     if (!tr || ex->status == 401) return; /* a 401 is not about our key: its sequence goes on */
     tr->seen = true;
     if (j->concurrent || !f.limit_ok || !f.remaining_ok) {
@@ -489,6 +494,19 @@ void ps_ratelimit_judge_finish(const ps_conform *c)
     judge *j = judge_of(c);
     if (!j || j->finished) return;
     j->finished = true;
+    if (j->observed && !j->any_header) {
+        /* Nothing to judge them on: not applicable, as the rule they build
+         * on failed (the run is not incomplete for them). */
+        static const ps_check_id on_headers[] = {
+            PS_CK_RATELIMIT_HEADERS_INTEGERS,   PS_CK_RATELIMIT_REMAINING_BOUNDS,
+            PS_CK_RATELIMIT_LIMIT_MATCHES_PLAN, PS_CK_RATELIMIT_RESET_UNIX_SECONDS,
+            PS_CK_RATELIMIT_RESET_CONSISTENT,   PS_CK_RATELIMIT_REMAINING_DECREMENTS,
+            PS_CK_RATELIMIT_NO_EARLY_REFUSAL,   PS_CK_RATELIMIT_HEADERS_CONSISTENT};
+        for (size_t i = 0; i < sizeof on_headers / sizeof on_headers[0]; i++)
+            ps_conform_not_applicable((ps_conform *)c, on_headers[i],
+                                      "no response carried X-RateLimit-Limit, -Remaining or -Reset "
+                                      "(ratelimit.headers-present failed)");
+    }
     bool any_fall = j->main.falls || j->limit.falls;
     finish_key(c, &j->main, any_fall);
     if (ps_conform_cfg(c)->limit_key_given) finish_key(c, &j->limit, any_fall);

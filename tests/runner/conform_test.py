@@ -12,6 +12,7 @@ bounded. Exit 0 = the behaviour holds; otherwise the reasons are printed.
   conform_test.py --conform BIN unreachable | usage
   conform_test.py --conform BIN fake garbage|nonjson|huge|close|slow|latin1|chaos
   conform_test.py --conform BIN politeness | maxwait | all429 | interrupt | colour | liberties | reset_forms
+  conform_test.py --conform BIN no_headers
   conform_test.py --conform BIN --server BIN notapplicable
   conform_test.py --conform BIN --server BIN https
   conform_test.py --conform BIN docs docs/conformance-checks.md
@@ -717,7 +718,7 @@ class LimitingFake(threading.Thread):
     so a request sent too early after a 429 is caught to the millisecond."""
 
     def __init__(self, limit, window_s, retry_after_s=None, count_errors=True, unique_names=False, max_name=0,
-                 reset_form="unix"):
+                 reset_form="unix", headers=True, retry_after_form="ceil"):
         super().__init__(daemon=True)
         import http.server
 
@@ -729,6 +730,15 @@ class LimitingFake(threading.Thread):
         # document's form), "fraction" (Unix time with 4 decimals, as some
         # framework plugins write it), "seconds-left" (a delay, not a time).
         self.reset_form = reset_form
+        # headers=False: no X-RateLimit-* and no Retry-After at all (Flask-Limiter's
+        # default headers_enabled=False); the client must back off 1 s after a 429.
+        # retry_after_form "ceil": whole seconds to the window's end, rounded up (legal);
+        # "truncated": Flask-Limiter's delay-seconds, int(reset - now) with reset the
+        # window end's second + 1, which runs out before the window ends whenever the
+        # 429 falls earlier in its second than the window opened in its own.
+        self.headers, self.retry_after_form = headers, retry_after_form
+        self.arrivals = {}     # key -> [(arrival time, status)]
+        self.last_429 = {}     # key -> arrival time of its last refused request
         self.lock = threading.Lock()
         self.windows = {}      # key -> [window_end, count]
         self.not_before = {}   # key -> time before which nothing may arrive
@@ -765,6 +775,12 @@ class LimitingFake(threading.Thread):
                     if key and now < fake.not_before.get(key, 0) - 0.05:
                         fake.violations.append("%s sent %.3f s before the indicated time" % (
                             key[:8], fake.not_before[key] - now))
+                    last429 = fake.last_429.get(key)
+                    if key and not fake.headers and last429 and last429 + 0.5 < now < last429 + 0.95:
+                        # sent within the 1 s backoff (a concurrent burst's requests in flight, read
+                        # late by this server's small accept queue, came up to 0.2 s after its 429)
+                        fake.violations.append("%s sent %.3f s after a 429 that named no wait (backoff: 1 s)" % (
+                            key[:8], now - last429))
                     w = fake.windows.get(key)
                     if not w or now >= w[0]:
                         w = fake.windows[key] = [now + fake.window_s, 0]
@@ -772,10 +788,17 @@ class LimitingFake(threading.Thread):
                     refused = w[1] >= fake.limit
                     if refused:
                         fake.refusals += 1
-                        ra = fake.fixed_retry_after or max(1, reset - int(now))
-                        fake.not_before[key] = max(fake.not_before.get(key, 0), int(now) + ra)
+                        fake.last_429[key] = now
+                        if not fake.headers:
+                            pass  # no time named: the client's backoff is checked on arrival
+                        elif fake.retry_after_form == "truncated":
+                            ra = int(int(w[0]) + 1 - now)
+                            fake.not_before[key] = max(fake.not_before.get(key, 0), now + ra)
+                        else:
+                            ra = fake.fixed_retry_after or max(1, reset - int(now))
+                            fake.not_before[key] = max(fake.not_before.get(key, 0), int(now) + ra)
                         status, body, extra = 429, {"code": "rate_limited", "message": "slow down", "status": 429}, \
-                            [("Retry-After", str(ra))]
+                            [("Retry-After", str(ra))] if fake.headers else []
                     else:
                         status, body, extra = fake.outcome(self.command, key, raw)
                         if status < 400 or fake.count_errors:
@@ -783,7 +806,8 @@ class LimitingFake(threading.Thread):
                     reset_text = {"unix": str(reset), "fraction": "%.4f" % w[0],
                                   "seconds-left": str(max(0, reset - int(now)))}[fake.reset_form]
                     rl = [("X-RateLimit-Limit", str(fake.limit)), ("X-RateLimit-Remaining", str(fake.limit - w[1])),
-                          ("X-RateLimit-Reset", reset_text)]
+                          ("X-RateLimit-Reset", reset_text)] if fake.headers else []
+                    fake.arrivals.setdefault(key, []).append((now, status))
                 return self.answer(status, body, rl + extra)
 
             do_GET = do_POST = handle_any
@@ -844,6 +868,53 @@ def mode_politeness(a, tmp):
                    "validation.missing-name"):
             check(ok in by.get("passed", set()), "%s did not pass against the limiting fake: %s" % (
                 ok, [s for s, ids in by.items() if ok in ids]))
+
+
+def mode_no_headers(a, tmp):
+    """A limiter that sends no X-RateLimit-* headers and no Retry-After
+    (Flask-Limiter's default): after a 429 that names no wait the runner
+    backs off 1 s before the key's next request (measured on the fake's
+    side), limit429.recovers is not failed for a wait nobody asked for, and
+    the header-sequence checks are not applicable because
+    ratelimit.headers-present failed: the run is complete (verdict fail, not
+    incomplete)."""
+    fake = LimitingFake(limit=15, window_s=3.0, headers=False)
+    fake.start()
+    try:
+        rc, out, err, doc, _ = run_conform(
+            ["--base-url", "http://127.0.0.1:%d/v1" % fake.port, "--plan", "enterprise:15:100000",
+             "--max-wait", "10s", "--timeout", "2s"], a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY}, timeout=120)
+    finally:
+        fake.stop()
+    check(not fake.violations, "impolite: %s" % fake.violations[:5])
+    # the run's last request is limit429's recovery; the 429 before it the limit burst's
+    arrivals = fake.arrivals.get(MAIN_KEY, [])
+    refused = [t for t, st in arrivals[:-1] if st == 429]
+    if check(refused, "no 429 before the last request: %d requests" % len(arrivals)):
+        gap = arrivals[-1][0] - refused[-1]
+        check(gap >= 1.0, "the recovery request came %.3f s after the last 429, not after a 1 s backoff" % gap)
+    if fake.violations:
+        t0 = arrivals[0][0] if arrivals else 0
+        print("main key: " + " ".join("%.3f:%d" % (t - t0, st) for t, st in arrivals), file=sys.stderr)
+    check(rc == 1, "exit %d, expected 1" % rc)
+    if not check(doc is not None, "no JSON report"):
+        return
+    assert_contract(doc)
+    checks = {c["id"]: c for s in doc["suites"] for c in s["checks"]}
+    for cid in ("ratelimit.headers-present", "limit429.retry-after", "limit429.enforced"):
+        check(checks.get(cid, {}).get("status") == ("passed" if cid == "limit429.enforced" else "failed"),
+              "%s is %s: %r" % (cid, checks.get(cid, {}).get("status"), checks.get(cid, {}).get("message")))
+    rec = checks.get("limit429.recovers", {})
+    check(rec.get("status") in ("passed", "not_run") and "as the 429 asked" not in rec.get("message", ""),
+          "limit429.recovers is %s: %r" % (rec.get("status"), rec.get("message")))
+    untested = {i: c.get("message") for i, c in checks.items() if c["status"] == "not_run" and c.get("applicable")}
+    check(not untested and doc["verdict"] == "fail" and doc["incomplete"] is None,
+          "untested %s, verdict %s, incomplete %r" % (untested, doc["verdict"], doc["incomplete"]))
+    check("incomplete" not in out, "the console says incomplete:\n" + out[-600:])
+    for cid in ("ratelimit.headers-integers", "ratelimit.reset-consistent", "ratelimit.headers-consistent"):
+        c = checks.get(cid, {})
+        check(c.get("status") == "not_run" and c.get("applicable") is False and
+              "ratelimit.headers-present failed" in c.get("message", ""), "%s: %r" % (cid, c))
 
 
 def mode_liberties(a, tmp):
@@ -1211,6 +1282,7 @@ def main():
     sub.add_parser("all429")
     sub.add_parser("not_applicable")
     sub.add_parser("liberties")
+    sub.add_parser("no_headers")
     sub.add_parser("reset_forms")
     sub.add_parser("interrupt")
     sub.add_parser("colour")
