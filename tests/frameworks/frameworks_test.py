@@ -141,7 +141,10 @@ def run_case(a, name, tmp):
     failed, warned, not_run = by.get("failed", {}), by.get("warning", {}), by.get("not_run", {})
     untested = {cid: c for cid, c in not_run.items() if c.get("applicable") is not False}
     print("%s: runner exit %d, failed: %s" % (name, run.returncode, ", ".join(sorted(failed)) or "none"))
-    pstest.check(not warned, "warnings: " + describe(warned))
+    # a warning is allowed only where the deviation explains it (advice checks such as
+    # limit429.retry-after-agrees warn on a seconds-left Reset)
+    unexplained = {cid: c for cid, c in warned.items() if cid not in may_fail}
+    pstest.check(not unexplained, "warnings: " + describe(unexplained))
     if not must_fail:
         pstest.check(not untested, "a legal config left checks untested: " + describe(untested))
         pstest.check(run.returncode == 0, "a legal config: runner exit %d, expected 0" % run.returncode)
