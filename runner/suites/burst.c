@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "runner/suites/burst.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -104,66 +105,167 @@ static void record_request(const ps_burst_request *req, const target *t, ps_exch
     ps_buf_free(&red);
 }
 
-/* Decodes a chunked body in place; false when it is malformed. */
-static bool dechunk(ps_buf *b)
+/* Where the line starting at `from` ends in d[0..len): the index of its
+ * '\n', or len while no line end has come. A line ends in CRLF or, as RFC
+ * 9112 2.2 lets a recipient accept (and libcurl does), in a bare LF; the CR
+ * left before the LF is trimmed by whoever reads the line. */
+static size_t line_end(const char *d, size_t from, size_t len)
 {
-    size_t r = 0, w = 0;
-    for (;;) {
-        char *end;
-        if (r >= b->len) return false;
-        unsigned long n = strtoul(b->data + r, &end, 16);
-        char *crlf = memmem(b->data + r, b->len - r, "\r\n", 2);
-        if (!crlf || end == b->data + r) return false;
-        r = (size_t)(crlf - b->data) + 2;
-        if (n == 0) break;
-        if (n > b->len - r) return false;
-        memmove(b->data + w, b->data + r, n);
-        w += n, r += n + 2;
-    }
-    b->len = w;
-    if (b->data) b->data[w] = '\0';
-    return true;
+    const char *nl = from < len ? memchr(d + from, '\n', len - from) : NULL;
+    return nl ? (size_t)(nl - d) : len;
 }
 
-/* Splits a whole reply (read until close) into status, headers and body. */
+/* The line [from, eol) is empty (nothing, or a lone CR). */
+static bool line_empty(const char *d, size_t from, size_t eol)
+{
+    return eol == from || (eol == from + 1 && d[from] == '\r');
+}
+
+/* The head of the final response in a reply. */
+typedef struct reply_head {
+    size_t start;              /* its status line */
+    size_t end;                /* the empty line that ends it */
+    size_t body;               /* just past that line */
+    long status;               /* 101 or 200..999 */
+    bool chunked;              /* Transfer-Encoding names chunked */
+    bool has_length;           /* Content-Length given */
+    unsigned long long length; /* its value */
+} reply_head;
+
+/* Finds the final response's head in d[0..len). Interim 1xx responses
+ * before it (103 Early Hints, an unsolicited 100 Continue) are skipped, as
+ * RFC 9110 15.2 asks of a client; 101 is final (no upgrade is asked for, so
+ * a 101 ends the exchange and is judged as the answer it is). Returns 1 with
+ * *h filled, 0 while the head has not all come, -1 when the bytes are not an
+ * HTTP/1.x response. */
+static int find_head(const char *d, size_t len, reply_head *h)
+{
+    size_t at = 0;
+    for (;;) {
+        if (len - at < 13) return 0; /* "HTTP/1.1 200" and a line end */
+        const char *s = d + at;
+        if (memcmp(s, "HTTP/1.", 7) != 0 || (s[7] != '0' && s[7] != '1') || s[8] != ' ' ||
+            s[9] < '1' || s[9] > '9' || s[10] < '0' || s[10] > '9' || s[11] < '0' || s[11] > '9' ||
+            (s[12] != ' ' && s[12] != '\r' && s[12] != '\n'))
+            return -1;
+        memset(h, 0, sizeof *h);
+        h->start = at;
+        h->status = (s[9] - '0') * 100 + (s[10] - '0') * 10 + (s[11] - '0');
+        size_t line = line_end(d, at, len) + 1;
+        for (;;) {
+            if (line > len) return 0;
+            size_t eol = line_end(d, line, len);
+            if (eol == len) return 0;
+            if (line_empty(d, line, eol)) {
+                h->end = line;
+                h->body = eol + 1;
+                break;
+            }
+            size_t n = eol - line;
+            if (n > 15 && strncasecmp(d + line, "Content-Length:", 15) == 0) {
+                h->has_length = true;
+                h->length = strtoull(d + line + 15, NULL, 10);
+            } else if (n > 18 && strncasecmp(d + line, "Transfer-Encoding:", 18) == 0 &&
+                       memmem(d + line + 18, n - 18, "chunked", 7)) {
+                h->chunked = true;
+            }
+            line = eol + 1;
+        }
+        if (h->status >= 200 || h->status == 101) return 1;
+        at = h->body; /* an interim response: the final one follows */
+    }
+}
+
+/* Walks a chunked body in d[from, len) (sizes in hex, CRLF or bare LF line
+ * ends), appending its data to out when out is not NULL. Returns the offset
+ * just past its last chunk and trailers, 0 while it has not all come, -1
+ * when it is malformed. */
+static long long walk_chunks(const char *d, size_t from, size_t len, ps_buf *out)
+{
+    size_t r = from;
+    for (;;) {
+        size_t eol = line_end(d, r, len);
+        if (eol == len) return 0;
+        unsigned long long n = 0;
+        size_t k = r;
+        for (; k < eol && isxdigit((unsigned char)d[k]); k++) {
+            if (n >> 60) return -1; /* no chunk is that large */
+            n = n * 16 + (unsigned long long)(isdigit((unsigned char)d[k])
+                                                  ? d[k] - '0'
+                                                  : (tolower((unsigned char)d[k]) - 'a' + 10));
+        }
+        if (k == r) return -1;
+        r = eol + 1;
+        if (n == 0) break;
+        if (n > len - r) return 0;
+        if (out) ps_buf_append(out, d + r, (size_t)n);
+        r += (size_t)n;
+        if (r < len && d[r] == '\r') r++;
+        if (r >= len) return 0;
+        if (d[r] != '\n') return -1;
+        r++;
+    }
+    for (;;) { /* trailers, up to an empty line */
+        size_t eol = line_end(d, r, len);
+        if (eol == len) return 0;
+        bool empty = line_empty(d, r, eol);
+        r = eol + 1;
+        if (empty) return (long long)r;
+    }
+}
+
+/* Whether a reply has all come: its final response's body is complete
+ * (Content-Length, the last chunk, none for 101, 204 and 304), or its bytes
+ * are no HTTP response at all. Otherwise it ends when the connection
+ * closes: the burst then does not wait on a server that keeps the
+ * connection open despite Connection: close. */
+static bool reply_complete(const ps_buf *in)
+{
+    reply_head h;
+    const char *d = in->data ? in->data : "";
+    int found = find_head(d, in->len, &h);
+    if (found < 0) return true;
+    if (found == 0) return false;
+    if (h.status < 200 || h.status == 204 || h.status == 304) return true;
+    if (h.chunked) return walk_chunks(d, h.body, in->len, NULL) != 0;
+    return h.has_length && in->len - h.body >= h.length;
+}
+
+/* Splits a reply into the final response's status, headers and body. */
 static void parse_reply(const ps_buf *in, ps_exchange *ex)
 {
     const char *d = in->data ? in->data : "";
-    const char *head_end = memmem(d, in->len, "\r\n\r\n", 4);
-    long status = 0;
-    if (!head_end || sscanf(d, "HTTP/1.%*1[01] %3ld", &status) != 1 || status < 100 ||
-        status > 999) {
-        snprintf(ex->error, sizeof ex->error, "the reply is not HTTP/1.1 (%zu bytes)", in->len);
+    reply_head h;
+    int found = find_head(d, in->len, &h);
+    if (found <= 0) {
+        snprintf(ex->error, sizeof ex->error,
+                 found < 0 ? "the reply is not HTTP/1.x (%zu bytes)"
+                           : "the reply's head did not all come (%zu bytes)",
+                 in->len);
         return;
     }
-    const char *line = strstr(d, "\r\n") + 2;
-    bool chunked = false;
-    while (line < head_end) {
-        const char *eol = strstr(line, "\r\n");
-        if (!eol || eol > head_end) eol = head_end;
-        const char *colon = memchr(line, ':', (size_t)(eol - line));
-        if (colon) {
-            ps_headers_add(&ex->resp_headers, line, (size_t)(colon - line), colon + 1,
-                           (size_t)(eol - colon - 1));
-            if ((size_t)(colon - line) == 17 && strncasecmp(line, "Transfer-Encoding", 17) == 0 &&
-                memmem(colon, (size_t)(eol - colon), "chunked", 7))
-                chunked = true;
+    for (size_t line = line_end(d, h.start, in->len) + 1; line < h.end;) {
+        size_t eol = line_end(d, line, in->len);
+        const char *colon = memchr(d + line, ':', eol - line);
+        if (colon && colon != d + line)
+            ps_headers_add(&ex->resp_headers, d + line, (size_t)(colon - (d + line)), colon + 1,
+                           (size_t)(d + eol - colon - 1));
+        line = eol + 1;
+    }
+    if (h.status < 200 || h.status == 204 || h.status == 304) {
+        /* no body */
+    } else if (h.chunked) {
+        if (walk_chunks(d, h.body, in->len, &ex->body) <= 0) {
+            ps_buf_free(&ex->body);
+            snprintf(ex->error, sizeof ex->error, "the chunked body is malformed or cut short");
+            return;
         }
-        line = eol + 2;
+    } else {
+        size_t blen = in->len - h.body;
+        if (h.has_length && h.length < blen) blen = (size_t)h.length;
+        ps_buf_append(&ex->body, d + h.body, blen);
     }
-    const char *body = head_end + 4;
-    size_t blen = in->len - (size_t)(body - d);
-    const char *cl = ps_headers_get(&ex->resp_headers, "Content-Length");
-    if (!chunked && cl) {
-        unsigned long long n = strtoull(cl, NULL, 10);
-        if (n < blen) blen = (size_t)n;
-    }
-    ps_buf_append(&ex->body, body, blen);
-    if (chunked && !dechunk(&ex->body)) {
-        snprintf(ex->error, sizeof ex->error, "the chunked body is malformed");
-        return;
-    }
-    ex->status = status;
+    ex->status = h.status;
     ex->body_total = ex->body.len;
     ex->body_cap = BURST_REPLY_MAX;
     ex->responded = true;
@@ -205,7 +307,12 @@ static void collect(conn *cs, size_t from, size_t to, ps_exchange *out, struct p
             char buf[16384];
             ssize_t got = recv(cn->fd, buf, sizeof buf, 0);
             if (got > 0) {
-                if (cn->in.len < BURST_REPLY_MAX) ps_buf_append(&cn->in, buf, (size_t)got);
+                ps_buf_append(&cn->in, buf, (size_t)got);
+                /* whole, or as much as is kept: no need to wait for the close */
+                if (cn->in.len >= BURST_REPLY_MAX || reply_complete(&cn->in)) {
+                    cn->done = true;
+                    out[idx[k]].done_wall_ns = ps_clock_wall_ns();
+                }
             } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
                 cn->done = true;
                 out[idx[k]].done_wall_ns = ps_clock_wall_ns();
@@ -247,80 +354,99 @@ static bool start_connect(conn *cn, const struct addrinfo *a)
     return true;
 }
 
-/* Opens cs[0..n) to the first address of ai that takes them, trying the next
- * address for those that fail; what is not connected by deadline is closed.
- * out[i].error says why a connection could not be opened. Returns how many
- * are open (blocking again, with TCP_NODELAY). */
+/* Waits for cn's connect to complete: 0 when it did, the error when it
+ * failed, EAGAIN when it had not within wait_ns (0: until the deadline),
+ * ETIMEDOUT at the deadline. */
+static int await_connect(conn *cn, int64_t wait_ns, int64_t deadline)
+{
+    int64_t until = wait_ns ? ps_clock_mono_ns() + wait_ns : deadline;
+    if (until > deadline) until = deadline;
+    for (;;) {
+        int64_t left = until - ps_clock_mono_ns();
+        if (left <= 0) return until == deadline ? ETIMEDOUT : EAGAIN;
+        struct pollfd pf = {cn->fd, POLLOUT, 0};
+        int rc = poll(&pf, 1, (int)(left / 1000000 + 1));
+        if (rc < 0 && errno != EINTR) return errno;
+        if (rc <= 0) continue;
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (getsockopt(cn->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+        return err;
+    }
+}
+
+/* Opens cn to a, one handshake at a time (see open_all). A connect not
+ * done within *retry_ns is started again on a new socket (twice as patient
+ * each time) rather than left to the kernel's SYN retransmission (1 s, 3 s,
+ * 7 s, ...); *retry_ns learns from the first connection (0: not yet known).
+ * Returns 0, or the error (errno value) of the last attempt. */
+static int open_one(conn *cn, const struct addrinfo *a, int64_t *retry_ns, int64_t deadline)
+{
+    int64_t wait_ns = *retry_ns;
+    for (;;) {
+        int64_t t0 = ps_clock_mono_ns();
+        if (!start_connect(cn, a)) return errno;
+        int err = await_connect(cn, wait_ns, deadline);
+        if (!err) {
+            if (!*retry_ns) { /* four times the handshake, within [5 ms, 250 ms] */
+                int64_t took = 4 * (ps_clock_mono_ns() - t0);
+                *retry_ns = took < 5000000 ? 5000000 : took > 250000000 ? 250000000 : took;
+            }
+            return 0;
+        }
+        close(cn->fd);
+        cn->fd = -1;
+        if (err != EAGAIN) return err;
+        wait_ns = wait_ns < 1000000000 ? 2 * wait_ns : wait_ns;
+    }
+}
+
+/* Opens cs[0..n) to the first address of ai that takes them, trying the
+ * next address for those that fail, within the deadline; out[i].error says
+ * why a connection could not be opened. Returns how many are open
+ * (blocking, with TCP_NODELAY).
+ *
+ * One handshake at a time: a listener whose accept queue is full (Python's
+ * default backlog is 5) drops the last ACK of a handshake it answered
+ * (Linux, tcp_abort_on_overflow 0), so a connect that completed for us may
+ * be unknown to the server until its SYN-ACK is retransmitted seconds later,
+ * and the request sent on it goes unanswered within the burst. Started one
+ * at a time, the queue cannot fill between a SYN being answered and its ACK
+ * arriving: a full queue drops the SYN instead, which we see (no connect)
+ * and try again, so every connection we count as open is one the server
+ * holds before the burst is released. On loopback this costs a few tens of
+ * microseconds per connection. */
 static size_t open_all(conn *cs, size_t n, struct addrinfo *ai, int64_t deadline, ps_exchange *out)
 {
-    bool *ok = calloc(n ? n : 1, sizeof *ok);
-    struct pollfd *pf = calloc(n ? n : 1, sizeof *pf);
-    size_t *idx = calloc(n ? n : 1, sizeof *idx);
-    if (!ok || !pf || !idx) abort();
+    size_t opened = 0;
+    int64_t retry_ns = 0;
+    const struct addrinfo *good = ai; /* the address the last connection took */
     for (size_t i = 0; i < n; i++) {
         memset(&out[i], 0, sizeof out[i]);
         cs[i].fd = -1;
-        snprintf(out[i].error, sizeof out[i].error, "could not connect: no address");
-    }
-    size_t opened = 0;
-    for (const struct addrinfo *a = ai; a && opened < n; a = a->ai_next) {
-        for (size_t i = 0; i < n; i++) {
-            if (ok[i]) continue;
-            if (!start_connect(&cs[i], a))
-                snprintf(out[i].error, sizeof out[i].error, "could not connect: %s",
-                         strerror(errno));
-        }
-        for (;;) { /* until every started connect has completed or the time is up */
-            size_t np = 0;
-            for (size_t i = 0; i < n; i++) {
-                if (ok[i] || cs[i].fd < 0) continue;
-                pf[np] = (struct pollfd){cs[i].fd, POLLOUT, 0};
-                idx[np++] = i;
-            }
-            int64_t left = deadline - ps_clock_mono_ns();
-            if (!np) break;
-            if (left <= 0) {
-                for (size_t k = 0; k < np; k++) {
-                    close(cs[idx[k]].fd);
-                    cs[idx[k]].fd = -1;
-                    snprintf(out[idx[k]].error, sizeof out[idx[k]].error,
-                             "could not connect: no connection within the burst's time");
-                }
+        int err = ENOENT;
+        for (const struct addrinfo *a = good; a; a = a->ai_next) {
+            err = open_one(&cs[i], a, &retry_ns, deadline);
+            if (!err) {
+                good = a;
                 break;
             }
-            int rc = poll(pf, np, (int)(left / 1000000 + 1));
-            if (rc < 0 && errno != EINTR)
-                deadline = 0; /* closes what is pending on the next turn */
-            for (size_t k = 0; k < np && rc > 0; k++) {
-                if (!pf[k].revents) continue;
-                conn *cn = &cs[idx[k]];
-                int err = 0;
-                socklen_t len = sizeof err;
-                if (getsockopt(cn->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-                if (err) {
-                    close(cn->fd);
-                    cn->fd = -1;
-                    snprintf(out[idx[k]].error, sizeof out[idx[k]].error, "could not connect: %s",
-                             strerror(err));
-                    continue;
-                }
-                int one = 1;
-                setsockopt(cn->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-                fcntl(cn->fd, F_SETFL, fcntl(cn->fd, F_GETFL) & ~O_NONBLOCK);
-                out[idx[k]].error[0] = '\0';
-                ok[idx[k]] = true;
-                opened++;
-            }
+            if (err == ETIMEDOUT) break;
         }
+        if (err) {
+            snprintf(out[i].error, sizeof out[i].error, "could not connect: %s",
+                     err == ETIMEDOUT ? "no connection within the burst's time"
+                     : err == ENOENT  ? "no address"
+                                      : strerror(err));
+            out[i].unreachable = true;
+            cs[i].done = true;
+            continue;
+        }
+        int one = 1;
+        setsockopt(cs[i].fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        fcntl(cs[i].fd, F_SETFL, fcntl(cs[i].fd, F_GETFL) & ~O_NONBLOCK);
+        opened++;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (ok[i]) continue;
-        out[i].unreachable = true;
-        cs[i].done = true;
-    }
-    free(ok);
-    free(pf);
-    free(idx);
     return opened;
 }
 
@@ -351,10 +477,11 @@ int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exch
     ps_buf_puts(&wire, "Connection: close\r\n\r\n");
     if (req->body) ps_buf_puts(&wire, req->body);
 
-    /* 1: every connection open before anything is sent, within the burst's
-     * time: a blocking connect to a listener whose backlog is full waits out
-     * SYN retransmissions (over a minute against a server that accepts one
-     * connection at a time), far past --timeout */
+    /* 1: every connection open (and held by the server, see open_all)
+     * before anything is sent, within the burst's time: a blocking connect
+     * to a listener whose backlog is full waits out SYN retransmissions (over
+     * a minute against a server that accepts one connection at a time), far
+     * past --timeout */
     size_t opened = open_all(cs, n, ai, ps_clock_mono_ns() + req->timeout_ns, out);
     for (size_t i = 0; i < n; i++)
         record_request(req, &t, &out[i]);

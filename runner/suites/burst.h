@@ -7,6 +7,11 @@
  *
  * Plain http:// only (raw sockets on pre-opened connections); for https://
  * ps_burst_supported says no and the suite sends sequentially instead.
+ * A reply is read as libcurl would: interim 1xx responses before the final
+ * one skipped, bare-LF line ends accepted, done at its Content-Length or
+ * last chunk (or the close). Connections are opened one handshake at a time
+ * so each is held by the server, not just by our kernel, before the burst
+ * is released (a small accept backlog slows the set-up, not the burst).
  * Each reply becomes a ps_exchange (request redacted: the Authorization
  * value's token is "***", the curl line names ${key_env}) that the caller
  * frees with ps_exchange_free. */
