@@ -182,6 +182,7 @@ typedef struct burst_count {
     int stacked_a, stacked_b; /* a reply saying more remain than another's Limit allows */
     int64_t last_done_ns;     /* when the last reply was read */
     int64_t unanswered;       /* requests sent but not answered: the service may count them */
+    int64_t unopened;         /* requests never sent: their connection never opened */
 } burst_count;
 
 static void count_burst(const ps_exchange *exs, int n, int64_t probe_reset, burst_count *bc)
@@ -193,6 +194,7 @@ static void count_burst(const ps_exchange *exs, int n, int64_t probe_reset, burs
         const ps_exchange *ex = &exs[i];
         if (!ex->responded) {
             if (ex->sent_wall_ns) bc->unanswered++;
+            if (ex->unreachable) bc->unopened++;
             continue;
         }
         bc->sent++;
@@ -246,6 +248,23 @@ static void count_burst(const ps_exchange *exs, int n, int64_t probe_reset, burs
     }
 }
 
+/* Whether a burst of n (or a sequential run) reached the limit in full:
+ * every request sent and answered 2xx or 429, or the run stopped at a 429.
+ * Otherwise it cannot show that no more than Remaining were admitted (a
+ * request never answered, or answered 1xx or 5xx, may or may not have been
+ * counted): false with why. */
+static bool burst_whole(const burst_count *bc, int n, char *why, size_t why_size)
+{
+    if (!bc->unopened && !bc->unanswered && !bc->other && (bc->refused || bc->admitted >= n))
+        return true;
+    snprintf(why, why_size,
+             "not answered in full: of %d requests %" PRId64 " admitted, %" PRId64
+             " refused, %" PRId64 " answered neither 2xx nor 429, %" PRId64
+             " sent without a reply, %" PRId64 " never sent (their connection never opened)",
+             n, bc->admitted, bc->refused, bc->other, bc->unanswered, bc->unopened);
+    return false;
+}
+
 /* The request the limit is exhausted with: a list, unless the run showed
  * lists uncounted and creates counted (spec 8 rule 4 leaves it open). */
 static ps_client_request limit_request(ps_conform *c, const char *auth, char *body,
@@ -262,6 +281,32 @@ static ps_client_request limit_request(ps_conform *c, const char *auth, char *bo
     return (ps_client_request){"GET", "/categories", auth, NULL, 0, NULL};
 }
 
+/* Waits, once the key may be used again, until the wall clock is phase_ms
+ * into a second: where a window opens decides how much of it a burst can
+ * use before "Reset minus a second", and where in a second a 429 falls
+ * decides whether a truncated delay-seconds Retry-After ends early. */
+static void wait_phase(ps_conform *c, int phase_ms)
+{
+    int64_t start = ps_clock_wall_ns(), free_at = ps_conform_key_free_at(c, PS_KEY_LIMIT);
+    if (free_at > start) start = free_at;
+    int64_t second = start / 1000000000 * 1000000000, at = second + (int64_t)phase_ms * 1000000;
+    if (at < start) at += 1000000000;
+    if (at - start > 20000000) wait_until(c, at); /* within 20 ms of it is close enough */
+}
+
+/* Phases (ms into a second) the probe is sent at. Half a second: a window
+ * that leaves room waits for the next whole second before the burst, so its
+ * 429s fall early in a second after the window opened late in one (a
+ * Retry-After truncated like int(ceil(end) - now) then always ends before
+ * the window does, and int(end - now) about half a second before), and a
+ * window ending within the second still leaves the burst half of it. Just
+ * after a whole second: a burst that did not fit is given the whole second. */
+#define PROBE_PHASE_MS 500
+#define PROBE_PHASE_EARLY_MS 2
+/* The burst waits for the next whole second only when at least this much
+ * of the window is left after it (a 3 s window keeps its burst's 2.5 s). */
+#define ALIGN_ROOM_NS 2500000000LL
+
 /* What the request before a burst found on the limit key. */
 typedef struct window_probe {
     int64_t announced; /* X-RateLimit-Remaining, -1 when not an integer */
@@ -275,12 +320,13 @@ typedef struct window_probe {
 
 /* 1: a fresh window (nothing counted yet on the key), within --max-wait.
  * False when the suite cannot go on (already reported). */
-static bool probe_window(ps_conform *c, const ps_client_request *req, window_probe *p)
+static bool probe_window(ps_conform *c, const ps_client_request *req, int phase_ms, window_probe *p)
 {
     ps_exchange ex;
     ps_rl_info rl;
     bool timed;
     for (int tries = 0;; tries++) {
+        wait_phase(c, phase_ms);
         int rc =
             ps_conform_send(c, PS_CK_LIMIT429_ENFORCED, req, PS_KEY_LIMIT, PS_SEND_RETRY_429, &ex);
         if (rc != PS_SENT) {
@@ -386,14 +432,25 @@ void ps_suite_limit429(ps_conform *c)
     bool concurrent = ps_burst_supported(ps_conform_base_url(c));
 
     window_probe probe;
+    bool whole = true; /* the last burst over-admitted or reached the limit in full */
+    char partial[400] = "";
     int64_t budget = 0;
     int n = 0, got = 0, attempt;
     ps_exchange *exs = NULL;
     burst_count bc;
-    bool held = true; /* the last burst was answered within the probed window */
+    bool held = true;     /* the last burst was answered within the probed window */
+    bool aligned = false; /* the last burst waited for a whole second after its probe */
     char rolled[400] = "";
     for (attempt = 1;; attempt++) {
-        if (!probe_window(c, &req, &probe)) return;
+        if (!probe_window(c, &req, attempt == 1 || aligned ? PROBE_PHASE_MS : PROBE_PHASE_EARLY_MS,
+                          &probe))
+            return;
+        /* Room left in the window after the next whole second: with enough,
+         * the burst starts there (see PROBE_PHASE_MS). */
+        int64_t next_s = (ps_clock_wall_ns() / 1000000000 + 1) * 1000000000;
+        aligned = probe.fresh && probe.reset_s &&
+                  ps_clock_s_to_ns(probe.reset_s - 1 - probe.skew_s) - next_s >= ALIGN_ROOM_NS;
+        if (aligned) wait_until(c, next_s + 2000000);
         budget = probe.announced >= 0 ? probe.announced
                  : ps_conform_cfg(c)->limit_plan.per_minute > 0
                      ? ps_conform_cfg(c)->limit_plan.per_minute
@@ -466,6 +523,11 @@ void ps_suite_limit429(ps_conform *c)
          * fresh window, so a legal limiter is never failed for them. */
         bool over = probe.announced >= 0 && bc.admitted > probe.announced;
         held = !over || within_probed_window(&probe, bc.last_done_ns, rolled, sizeof rolled);
+        /* admissions beyond Remaining show however many answers are missing;
+         * their absence shows only when every answer came */
+        whole = over || burst_whole(&bc, n, partial, sizeof partial);
+        if (ps_conform_cfg(c)->verbose && !whole)
+            fprintf(stderr, "petstore-conform: the burst was %s\n", partial);
         if (ps_conform_cfg(c)->verbose)
             fprintf(stderr,
                     "petstore-conform: %s of %d on the limit key at Remaining %" PRId64
@@ -475,7 +537,7 @@ void ps_suite_limit429(ps_conform *c)
                     attempt, bc.admitted, bc.refused, bc.other, bc.elapsed_s * 1e3,
                     bc.reset_moved ? " (X-RateLimit-Reset moved)" : "",
                     held ? "" : "; not judged: ", held ? "" : rolled);
-        if (held || attempt == BURST_ATTEMPTS) break;
+        if ((held && whole) || attempt == BURST_ATTEMPTS) break;
         /* the burst's own 429s are waited out before the key is used again */
         if (bc.retry_until_ns && !wait_until(c, bc.retry_until_ns)) break;
         for (int i = 0; i < got; i++)
@@ -495,6 +557,11 @@ void ps_suite_limit429(ps_conform *c)
                            "before them (last: %" PRId64 " of %" PRId64 " at Remaining %" PRId64
                            "), but none was judged: %s",
                            attempt, n, bc.admitted, bc.sent, announced, rolled);
+    } else if (!whole) {
+        ps_conform_not_run(c, PS_CK_LIMIT429_NO_OVER_ADMISSION,
+                           "%d bursts of %d at X-RateLimit-Remaining %" PRId64
+                           ", none judged: the last was %s",
+                           attempt, n, announced, partial);
     } else {
         if (bc.admitted > announced) {
             char exp[160];

@@ -12,7 +12,8 @@ bounded. Exit 0 = the behaviour holds; otherwise the reasons are printed.
   conform_test.py --conform BIN unreachable | usage
   conform_test.py --conform BIN fake garbage|nonjson|huge|close|slow|latin1|chaos
   conform_test.py --conform BIN politeness | maxwait | all429 | interrupt | colour | liberties | reset_forms
-  conform_test.py --conform BIN no_headers
+  conform_test.py --conform BIN no_headers | truncated_retry_after
+  conform_test.py --conform BIN burst_wire early_hints|continue100|bare_lf|backlog|backlog_off_by_one|hangup|unavailable
   conform_test.py --conform BIN --server BIN notapplicable
   conform_test.py --conform BIN --server BIN https
   conform_test.py --conform BIN docs docs/conformance-checks.md
@@ -917,6 +918,38 @@ def mode_no_headers(a, tmp):
               "ratelimit.headers-present failed" in c.get("message", ""), "%s: %r" % (cid, c))
 
 
+def mode_truncated_retry_after(a, tmp):
+    """Flask-Limiter's delay-seconds Retry-After, int(reset - now) with reset
+    the window end's second + 1, over a fixed window opened at a fractional
+    time: it runs out before the window ends whenever the 429 falls earlier
+    in its second than the window opened in its own. The runner opens the
+    window half a second into a second and sends the burst after the next
+    whole second, then retries exactly when the 429 said: limit429.recovers
+    fails every time (5 runs), saying the Retry-After was rounded down, and
+    the runner never sends before the indicated time."""
+    runs = 5
+    for run in range(runs):
+        fake = LimitingFake(limit=30, window_s=5.0, retry_after_form="truncated")
+        fake.start()
+        try:
+            rc, out, err, doc, _ = run_conform(
+                ["--base-url", "http://127.0.0.1:%d/v1" % fake.port, "--plan", "enterprise:30:100000",
+                 "--only", "limit429.*", "--max-wait", "10s", "--timeout", "2s"], a.conform, tmp,
+                {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY}, timeout=60)
+        finally:
+            fake.stop()
+        check(not fake.violations, "run %d: impolite: %s" % (run + 1, fake.violations[:5]))
+        if not check(doc is not None, "run %d: no JSON report (exit %d)" % (run + 1, rc)):
+            continue
+        checks = {c["id"]: c for s in doc["suites"] for c in s["checks"]}
+        rec = checks.get("limit429.recovers", {})
+        check(rc == 1 and rec.get("status") == "failed" and "rounded down" in rec.get("message", ""),
+              "run %d: exit %d, limit429.recovers %s: %r" % (run + 1, rc, rec.get("status"), rec.get("message")))
+        for ok in ("limit429.enforced", "limit429.no-over-admission", "limit429.retry-after"):
+            check(checks.get(ok, {}).get("status") == "passed", "run %d: %s is %s: %r" % (
+                run + 1, ok, checks.get(ok, {}).get("status"), checks.get(ok, {}).get("message")))
+
+
 def mode_liberties(a, tmp):
     """What the spec leaves "not shown" never fails a run: a service that
     does not count errors against the limit, enforces unique names (409) and
@@ -1220,6 +1253,216 @@ def mode_colour(a, tmp):
     check(b"SKIP" in plain and b"\033[" not in plain, "colour despite NO_COLOR: %r" % plain[:200])
 
 
+class WireFake(threading.Thread):
+    """A Categories service on a raw socket, a fixed-window limiter per key,
+    serving the runner's own HTTP/1.1 client (the limit429 burst) what a stock
+    server would not: interim responses before every final one ("103" Early
+    Hints, "100" an unsolicited Continue: legal, RFC 9110 15.2), bare-LF line
+    ends (a recipient may accept them, RFC 9112 2.2), a tiny accept backlog
+    (Python's default 5) drained slowly (accept_delay_s between accepts, as a
+    busy server's), and off-by-one admission (limit + 1 per window: a
+    deviation). Each connection gets its own thread, as in ThreadingHTTPServer."""
+
+    def __init__(self, limit, window_s, interim=None, bare_lf=False, backlog=128, accept_delay_s=0.0,
+                 off_by_one=False, spoil_every=0, spoil="hangup"):
+        super().__init__(daemon=True)
+        self.accept_delay_s = accept_delay_s
+        # Every spoil_every-th burst request (the limit key's Connection: close
+        # ones, after being counted) is spoiled: "hangup" closes without a
+        # reply, "503" answers Service Unavailable.
+        self.spoil_every, self.spoil, self.burst_requests = spoil_every, spoil, 0
+        self.limit, self.window_s, self.interim, self.bare_lf = limit, window_s, interim, bare_lf
+        self.off_by_one = off_by_one
+        self.lock = threading.Lock()
+        self.windows = {}  # key -> [window end, count]
+        self.created = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(backlog)
+        self.sock.settimeout(0.1)
+        self.port = self.sock.getsockname()[1]
+        self.stopping = False
+
+    def run(self):
+        while not self.stopping:
+            try:
+                c, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self.serve, args=(c,), daemon=True).start()
+            if self.accept_delay_s:
+                time.sleep(self.accept_delay_s)
+
+    def stop(self):
+        self.stopping = True
+        self.join(5)
+        self.sock.close()
+
+    def decide(self, key):
+        """(admitted, remaining, reset) for one request on key, counted."""
+        now = time.time()
+        with self.lock:
+            w = self.windows.get(key)
+            if not w or now >= w[0]:
+                w = self.windows[key] = [now + self.window_s, 0]
+            cap = self.limit + (1 if self.off_by_one else 0)
+            admitted = w[1] < cap
+            if admitted:
+                w[1] += 1
+            return admitted, max(0, self.limit - w[1]), int(w[0]) + 1
+
+    def reply(self, key, method, path, body):
+        """(status, reason, headers, body bytes)."""
+        valid = key in (MAIN_KEY, LIMIT_KEY)
+        admitted, remaining, reset = self.decide(key if valid else "client address")
+        rl = [("X-RateLimit-Limit", str(self.limit)), ("X-RateLimit-Remaining", str(remaining)),
+              ("X-RateLimit-Reset", str(reset))]
+        if not valid:
+            return 401, "Unauthorized", rl + [("WWW-Authenticate", 'Bearer realm="fake"')], \
+                {"code": "unauthorized", "message": "no", "status": 401}
+        if not admitted:
+            return 429, "Too Many Requests", rl + [("Retry-After", str(max(1, reset - int(time.time()))))], \
+                {"code": "rate_limited", "message": "slow down", "status": 429}
+        if path != "/v1/categories":
+            return 404, "Not Found", rl, {"code": "not_found", "message": "no", "status": 404}
+        if method == "GET":
+            with self.lock:
+                return 200, "OK", rl, list(self.created)
+        try:
+            doc = json.loads(body)
+            ok = (isinstance(doc, dict) and isinstance(doc.get("name"), str) and
+                  isinstance(doc.get("description", ""), str))
+        except ValueError:
+            ok = False
+        if not ok:
+            return 400, "Bad Request", rl, {"code": "invalid", "message": "bad body", "status": 400}
+        with self.lock:
+            item = {"id": len(self.created) + 1, "name": doc["name"]}
+            if "description" in doc:
+                item["description"] = doc["description"]
+            self.created.append(item)
+        return 201, "Created", rl, item
+
+    def serve(self, c):
+        c.settimeout(30)
+        buf = b""
+        nl = b"\n" if self.bare_lf else b"\r\n"
+        try:
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    d = c.recv(65536)
+                    if not d:
+                        return
+                    buf += d
+                head, buf = buf.split(b"\r\n\r\n", 1)
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = lines[0].split(" ", 2)
+                hd = {}
+                for line in lines[1:]:
+                    k, _, v = line.partition(":")
+                    hd[k.strip().lower()] = v.strip()
+                n = int(hd.get("content-length") or 0)
+                while len(buf) < n:
+                    d = c.recv(65536)
+                    if not d:
+                        return
+                    buf += d
+                body, buf = buf[:n], buf[n:]
+                auth = hd.get("authorization", "")
+                key = auth[7:] if auth.lower().startswith("bearer ") else None
+                status, reason, headers, doc = self.reply(key, method, path, body)
+                if self.spoil_every and key == LIMIT_KEY and hd.get("connection", "").lower() == "close":
+                    with self.lock:
+                        self.burst_requests += 1
+                        spoiled = self.burst_requests % self.spoil_every == 0
+                    if spoiled and self.spoil == "hangup":
+                        return
+                    if spoiled:
+                        status, reason, doc = 503, "Service Unavailable", {
+                            "code": "unavailable", "message": "busy", "status": 503}
+                data = json.dumps(doc).encode()
+                pre = b""
+                if self.interim == "103":
+                    pre = b"HTTP/1.1 103 Early Hints" + nl + b"Link: </v1/categories>; rel=preload" + nl + nl
+                elif self.interim == "100":
+                    pre = b"HTTP/1.1 100 Continue" + nl + nl
+                headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))] + headers
+                close = hd.get("connection", "").lower() == "close"
+                if close:
+                    headers.append(("Connection", "close"))
+                msg = b"HTTP/1.1 %d %s" % (status, reason.encode()) + nl + b"".join(
+                    b"%s: %s" % (k.encode(), v.encode()) + nl for k, v in headers) + nl + data
+                c.sendall(pre + msg)
+                if close:
+                    return
+        except (OSError, ValueError) as e:
+            print("wire fake: connection error %r" % e, file=sys.stderr)
+        finally:
+            c.close()
+
+
+WIRE_CASES = {
+    # kind: (WireFake options, legal)
+    "early_hints": (dict(interim="103"), True),
+    "continue100": (dict(interim="100"), True),
+    "bare_lf": (dict(bare_lf=True), True),
+    "backlog": (dict(backlog=5, accept_delay_s=0.005), True),
+    "backlog_off_by_one": (dict(backlog=5, accept_delay_s=0.005, off_by_one=True), False),
+    # legal limiters whose bursts lose answers: no-over-admission untested, never passed
+    "hangup": (dict(spoil_every=10, spoil="hangup"), None),
+    "unavailable": (dict(spoil_every=10, spoil="503"), None),
+}
+
+
+def mode_burst_wire(a, tmp):
+    """The limit429 burst reads replies with the runner's own HTTP/1.1 client
+    (runner/suites/burst.c): what a legal server may send it (interim 1xx
+    responses, bare-LF line ends) and a tiny accept backlog (connections the
+    client thinks open but the server does not know yet) never bring a false
+    alarm; an off-by-one limiter behind that backlog is failed, or left
+    untested saying why, never passed (its missing replies once let it pass);
+    a burst whose answers do not all come back (a hang-up, a 503) is sent
+    again and then left untested, never passed."""
+    opts, legal = WIRE_CASES[a.kind]
+    fake = WireFake(limit=60, window_s=4.0, **opts)
+    fake.start()
+    try:
+        rc, out, err, doc, _ = run_conform(
+            ["--base-url", "http://127.0.0.1:%d/v1" % fake.port, "--plan", "enterprise:60:100000",
+             "--only", "ratelimit,limit429,schema", "--max-wait", "15s", "--timeout", "3s", "--verbose"],
+            a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY}, timeout=150)
+    finally:
+        fake.stop()
+    if not check(doc is not None, "no JSON report (exit %d)" % rc):
+        return
+    checks = {c["id"]: c for s in doc["suites"] for c in s["checks"]}
+    burst = [line for line in err.splitlines() if "concurrent burst of" in line]
+    check(burst, "no concurrent burst was sent (is burst.c still used?)")
+    print("\n".join(burst), file=sys.stderr)
+    noa = checks.get("limit429.no-over-admission", {})
+    if legal is None:
+        check(noa.get("status") == "not_run" and "not answered in full" in noa.get("message", ""),
+              "limit429.no-over-admission is %s: %r" % (noa.get("status"), noa.get("message")))
+        check(len(burst) == 3, "%d bursts sent, not 3 attempts" % len(burst))
+    elif legal:
+        failed = sorted(i for i, c in checks.items() if c.get("status") == "failed")
+        check(rc == 0 and not failed, "exit %d, failed: %s" % (rc, [(i, checks[i].get("message")) for i in failed]))
+        for ok in ("limit429.no-over-admission", "limit429.enforced", "ratelimit.headers-present",
+                   "ratelimit.no-early-refusal", "ratelimit.headers-consistent", "schema.content-type-json"):
+            check(checks.get(ok, {}).get("status") == "passed", "%s is %s: %r" % (
+                ok, checks.get(ok, {}).get("status"), checks.get(ok, {}).get("message")))
+        # every burst request answered in full: 59 of 60 admitted, one refused
+        check(any(" 59 admitted, 1 refused, 0 other" in line for line in burst),
+              "no burst was answered in full: %s" % burst)
+    else:
+        check(noa.get("status") in ("failed", "not_run"),
+              "limit429.no-over-admission is %s: %r" % (noa.get("status"), noa.get("message")))
+        hc = checks.get("ratelimit.headers-consistent", {})
+        check(hc.get("status") != "failed", "ratelimit.headers-consistent false alarm: %r" % hc.get("message"))
+
+
 def mode_docs_current(a, tmp):
     """docs/conformance-checks.md lists every check --list shows."""
     text = open(a.doc, encoding="utf-8").read()
@@ -1283,10 +1526,13 @@ def main():
     sub.add_parser("not_applicable")
     sub.add_parser("liberties")
     sub.add_parser("no_headers")
+    sub.add_parser("truncated_retry_after")
     sub.add_parser("reset_forms")
     sub.add_parser("interrupt")
     sub.add_parser("colour")
     sub.add_parser("https")
+    bw = sub.add_parser("burst_wire")
+    bw.add_argument("kind", choices=sorted(WIRE_CASES))
     d = sub.add_parser("docs_current")
     d.add_argument("doc")
     e = sub.add_parser("docs_exit_codes")
