@@ -10,11 +10,19 @@ nothing untested); a stock deviation fails (exit 1) with the check that names
 it, and no check outside the ones that deviation explains. Exit 77 (skip) only
 when the framework or plugin is not installed.
 
-  frameworks_test.py --conform BIN --node BIN --node-modules DIR --flask-python BIN CASE
+With --load, CASE (one of LOAD_CASES) is judged by petstore-load instead: a few
+seconds of load on a free-plan key far above the limit, lists and creates
+mixed, Retry-After ignored, with --verify-limits; a legal config must pass with
+its windows checked and no violation, a deviation must fail (exit 1) with the
+violation kind that names it.
+
+  frameworks_test.py (--conform BIN | --load BIN) --node BIN --node-modules DIR --flask-python BIN CASE
 """
 import argparse
+import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -70,6 +78,31 @@ CASES = {
                                {"ratelimit.reset-consistent", "ratelimit.no-early-refusal"}),
 }
 
+# CASE of --load: (app, app flags, petstore-load's load flags, the model its
+# --verify-limits must infer, the violation kind that must fail the run (None:
+# legal)). The apps' windows are 5 s: 9 s of load spans at least two. The node
+# apps get the closed model (8 connections sending back to back); Flask, a
+# thread per connection and slower, the open model at 300 req/s (25 times the
+# 60 per 5 s). "moving" is any model but fixed-window. A moving window (a
+# sliding log) under a steady rate looks exactly like a fixed one: each
+# request arrives as one counted 5 s earlier leaves, so the window refills
+# all at once and then refuses. A rising rate (--ramp) shows it: the second
+# window's requests come faster than the first's leave, so refusals and
+# admissions alternate under one Reset.
+CLOSED = ["--duration", "9s"]
+OPEN = ["--duration", "9s", "--rate", "300"]
+RAMP = ["--duration", "9s", "--ramp", "100:400"]
+LOAD_CASES = {
+    "express_legal": ("express", [], CLOSED, "fixed-window", None),
+    "express_admits_61": ("express", ["--deviation", "admits-61"], CLOSED, "fixed-window", "over_admission"),
+    "fastify_legal": ("fastify", [], CLOSED, "fixed-window", None),
+    "flask_fixed_window": ("flask", FLASK + ["--strategy", "fixed-window"], OPEN, "fixed-window", None),
+    "flask_moving_window": ("flask", FLASK + ["--strategy", "moving-window"], RAMP, "moving", None),
+}
+
+# a werkzeug access log line: 127.0.0.1 - - [22/Nov/2026 18:07:25] "GET /v1/categories HTTP/1.1" 429 -
+ACCESS_LOG = re.compile(r'^\S+ - - \[[^]]*\] "')
+
 NODE_PACKAGES = {"express": ("express", "express-rate-limit"), "fastify": ("fastify", "@fastify/rate-limit")}
 
 
@@ -103,6 +136,33 @@ def describe(checks):
     return "; ".join("%s: %s" % (cid, (c.get("message") or "")[:300]) for cid, c in sorted(checks.items()))
 
 
+@contextlib.contextmanager
+def running_app(app, argv, env, tmp):
+    """Runs the app argv until the block ends and yields its base URL (None
+    when it printed none within 20 s); prints its stderr after it stopped."""
+    err_path = os.path.join(tmp, "app.err")
+    with open(err_path, "wb") as err:
+        proc, url = pstest.start_server(argv, timeout=20, stderr=err, env=env)
+    try:
+        yield url
+    finally:
+        pstest.stop_process(proc)
+        with open(err_path, encoding="utf-8", errors="replace") as f:
+            app_err = f.read()
+        # werkzeug's access log (a line per request) would bury anything else
+        app_err = "".join(line for line in app_err.splitlines(True) if not ACCESS_LOG.match(line))
+        if app_err:
+            print("--- %s stderr ---\n%s" % (app, app_err[-2000:]))
+
+
+def tool_env(**keys):
+    """The environment of a tool run: the keys given, and no base URL or NO_COLOR from outside."""
+    env = dict(os.environ, **keys)
+    for k in ("PETSTORE_BASE_URL", "NO_COLOR"):
+        env.pop(k, None)
+    return env
+
+
 def run_case(a, name, tmp):
     app, flags, must_fail, may_fail = CASES[name]
     cmd, why = app_command(a, app, flags)
@@ -110,29 +170,18 @@ def run_case(a, name, tmp):
         print("skip: " + why)
         return SKIP
     argv, env = cmd
-    err_path = os.path.join(tmp, "app.err")
-    with open(err_path, "wb") as err:
-        proc, url = pstest.start_server(argv, timeout=20, stderr=err, env=env)
-    try:
+    report = os.path.join(tmp, "report.json")
+    with running_app(app, argv, env, tmp) as url:
         if not pstest.check(url is not None, "%s did not print its base URL" % app):
             return 1
-        report = os.path.join(tmp, "report.json")
-        renv = dict(os.environ, PETSTORE_API_KEY=MAIN_KEY, PETSTORE_LIMIT_KEY=LIMIT_KEY)
-        for k in ("PETSTORE_BASE_URL", "NO_COLOR"):
-            renv.pop(k, None)
         # the apps' windows are 5 s: --max-wait 20s covers every wait a legal limiter asks for
         run = subprocess.run([a.conform, "--base-url", url, "--plan", "free", "--max-wait", "20s", "--timeout", "5s",
                               "--quiet", "--color", "never", "--json", report],
-                             env=renv, capture_output=True, timeout=120)
-    finally:
-        pstest.stop_process(proc)
+                             env=tool_env(PETSTORE_API_KEY=MAIN_KEY, PETSTORE_LIMIT_KEY=LIMIT_KEY),
+                             capture_output=True, timeout=120)
     out = run.stdout.decode("utf-8", "replace")
     print(out[-6000:])
     sys.stderr.write(run.stderr.decode("utf-8", "replace")[-2000:])
-    with open(err_path, encoding="utf-8", errors="replace") as f:
-        app_err = f.read()
-    if app_err:
-        print("--- %s stderr ---\n%s" % (app, app_err[-2000:]))
     if not pstest.check(os.path.exists(report) and os.path.getsize(report) > 0, "no JSON report written"):
         return 1
     with open(report, encoding="utf-8") as f:
@@ -160,16 +209,78 @@ def run_case(a, name, tmp):
     return pstest.exit_status()
 
 
+def run_load_case(a, name, tmp):
+    app, flags, load_flags, model, must_fail = LOAD_CASES[name]
+    cmd, why = app_command(a, app, flags)
+    if cmd is None:
+        print("skip: " + why)
+        return SKIP
+    argv, env = cmd
+    report = os.path.join(tmp, "load.json")
+    with running_app(app, argv, env, tmp) as url:
+        if not pstest.check(url is not None, "%s did not print its base URL" % app):
+            return 1
+        # far above the limit on one free key from 2 threads; --ignore-retry-after keeps every
+        # window refusing, so each is filled to what the limiter admits
+        run = subprocess.run([a.load, "--base-url", url, "--plan", "free", "--threads", "2", "--connections", "8",
+                              "--mix", "list=3,create=1", "--ignore-retry-after", "--verify-limits", "--timeout", "5s",
+                              "--progress-interval", "0", "--color", "never", "--json", report] + load_flags,
+                             env=tool_env(PETSTORE_API_KEY=MAIN_KEY), capture_output=True, timeout=40)
+    sys.stderr.write(run.stderr.decode("utf-8", "replace")[-4000:])
+    if not pstest.check(os.path.exists(report) and os.path.getsize(report) > 0, "no JSON report written"):
+        return 1
+    with open(report, encoding="utf-8") as f:
+        doc = json.load(f)
+    limits = doc.get("limits") or {}
+    violations = limits.get("violations", [])
+    errors = [v for v in violations if v.get("severity") == "error"]
+    print("%s: petstore-load exit %d, limits %s, %s windows, models %s, violations: %s" % (
+        name, run.returncode, limits.get("verdict"), limits.get("windows"),
+        [m.get("model") for m in limits.get("models", [])],
+        "; ".join("%s (%s): %s" % (v.get("kind"), v.get("severity"), v.get("message")) for v in violations) or "none"))
+    pstest.check(doc.get("accounting_exact") is True, "accounting not exact")
+    pstest.check(limits.get("checked") is True and (limits.get("windows") or 0) >= 2,
+                 "limits not verified over at least two windows: checked %s, windows %s" % (
+                     limits.get("checked"), limits.get("windows")))
+    # the apps count every operation on one counter per key: the inference must see that
+    for c in limits.get("counting", []):
+        pstest.check(c.get("list") == "counted" and c.get("create") == "counted",
+                     "lists and creates both count, inferred: " + str(c.get("reason")))
+    models = [m.get("model") for m in limits.get("models", [])]
+    pstest.check(len(models) == 1, "one model for the one key and limit: %s" % models)
+    if model == "moving":
+        pstest.check(all(m != "fixed-window" for m in models), "a moving window inferred as %s" % models)
+    else:
+        pstest.check(models == [model], "model %s inferred, expected %s" % (models, model))
+    if must_fail is None:
+        pstest.check(run.returncode == 0, "a legal config: petstore-load exit %d, expected 0" % run.returncode)
+        pstest.check(limits.get("verdict") == "pass", "a legal config: limits %s" % limits.get("verdict"))
+        # a warning (under_admission) on a legal limiter would be a false alarm too
+        pstest.check(not violations, "a legal config: violations reported")
+    else:
+        pstest.check(run.returncode == 1, "a deviation: petstore-load exit %d, expected 1" % run.returncode)
+        pstest.check(limits.get("verdict") == "fail", "a deviation: limits %s" % limits.get("verdict"))
+        pstest.check(any(v.get("kind") == must_fail for v in errors), "the deviation is not named: no %s" % must_fail)
+        extra = [v for v in errors if v.get("kind") != must_fail]
+        pstest.check(not extra, "violations the deviation does not explain: %s" % [v.get("message") for v in extra])
+    return pstest.exit_status()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--conform", required=True)
+    tool = ap.add_mutually_exclusive_group(required=True)
+    tool.add_argument("--conform", help="petstore-conform: judge CASE (one of CASES) with the runner")
+    tool.add_argument("--load", help="petstore-load: judge CASE (one of LOAD_CASES) with --verify-limits")
     ap.add_argument("--node", default="")
     ap.add_argument("--node-modules", default=os.path.join(HERE, "..", "..", "tools", "npm", "node_modules"))
     ap.add_argument("--flask-python", default="/usr/bin/python3")
-    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("case", choices=sorted(set(CASES) | set(LOAD_CASES)))
     a = ap.parse_args()
+    cases = LOAD_CASES if a.load else CASES
+    if a.case not in cases:
+        ap.error("case %s: not one of %s" % (a.case, ", ".join(sorted(cases))))
     with tempfile.TemporaryDirectory(prefix="ps-frameworks-") as tmp:
-        return run_case(a, a.case, tmp)
+        return (run_load_case if a.load else run_case)(a, a.case, tmp)
 
 
 if __name__ == "__main__":
