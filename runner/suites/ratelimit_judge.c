@@ -29,19 +29,54 @@ typedef struct resp_rec {
     bool reset_sane; /* reset is a plausible Unix time */
     long status;
     bool list; /* a GET (listCategories), else a POST */
-    int64_t sent_ns;
+    int64_t sent_ns, done_ns;
 } resp_rec;
+
+/* Remaining values a concurrent burst's admissions showed, to tell whether
+ * its requests were counted (see burst_end). */
+#define BURST_SEEN_MAX 1024
+
+/* What tells the limiter models apart (see model_name). Only responses
+ * carrying the Limit of the first one count: a day window's headers say
+ * nothing of the minute's algorithm. Times in ns of the wall clock. */
+typedef struct model_clues {
+    int64_t limit;
+    /* the current period: responses naming one Reset, and the counted
+     * requests (falls, Reset held) seen in it */
+    int64_t period_reset, first_fall_done_ns, last_fall_sent_ns;
+    unsigned period_falls, max_period_falls;
+    /* the largest (Reset - 1 - done) / (Limit - Remaining) of a response
+     * (seconds per used request); unbounded: Reset ahead with nothing used */
+    double max_lead_per_used;
+    bool lead_unbounded;
+    /* evidence seen, each excluding the other models but perhaps a bucket */
+    unsigned fixed_returns; /* the whole limit back sooner than a log or counter allow */
+    unsigned log_returns;   /* part back at Reset, sooner than a counter's next window */
+    unsigned counter_rises; /* Remaining rose while no log entry could leave */
+} model_clues;
+
+/* One concurrent burst on a key. */
+typedef struct burst_clues {
+    bool active, mixed, list, duplicate;
+    int64_t limit;
+    unsigned admitted;
+    int64_t min_remaining, max_remaining;
+    unsigned char seen[BURST_SEEN_MAX / 8];
+} burst_clues;
 
 /* One key's sequence and what it showed. */
 typedef struct key_seq {
     resp_rec last;
     bool seen;                 /* any response on this key */
     bool remaining_valid_seen; /* any integer Remaining */
-    unsigned held, moved_later, rose_midwindow, rollover_full, rollover_partial;
+    unsigned held, moved_later;
     unsigned counted[2][2], uncounted[2][2]; /* [list, create][success, error] */
     unsigned falls, static_admitted_pairs, within_pairs;
     char *static_evidence; /* the last static pair, for the report */
     char static_msg[200];
+    model_clues clues;
+    burst_clues burst;
+    unsigned burst_counted[2]; /* bursts whose admissions showed [list, create] counted */
 } key_seq;
 
 typedef struct judge {
@@ -313,16 +348,7 @@ static void judge_pair(ps_conform *c, key_seq *tr, ps_key_role role, const resp_
         tr->falls++;
         ps_conform_pass(c, PS_CK_RATELIMIT_REMAINING_DECREMENTS);
     }
-    if (!within) {
-        /* a new window: what Remaining came back to tells the models apart */
-        if (a->reset_sane && b->status >= 200 && b->status < 300 && d < 0) {
-            if (b->remaining >= b->limit - 1)
-                tr->rollover_full++;
-            else
-                tr->rollover_partial++;
-        }
-        return;
-    }
+    if (!within) return; /* a new window (what came back: note_pair) */
     tr->within_pairs++;
     if (d == 0) {
         tr->uncounted[op][cls]++;
@@ -337,8 +363,6 @@ static void judge_pair(ps_conform *c, key_seq *tr, ps_key_role role, const resp_
                      "Remaining %" PRId64 " of %" PRId64 " (Reset %" PRId64 ")", b->remaining,
                      b->limit, b->reset);
         }
-    } else if (d < 0) {
-        tr->rose_midwindow++;
     }
 
     /* Reset: only what some model allows */
@@ -385,6 +409,137 @@ static void judge_pair(ps_conform *c, key_seq *tr, ps_key_role role, const resp_
     }
 }
 
+/* ---- what tells the models apart --------------------------------------- */
+
+/* The bounds below hold for each model as docs/rate-limits.md describes
+ * them, whatever its window length W (under a time scale it is not the
+ * plan's): Reset is rounded up, so the true time lies in (Reset - 1, Reset];
+ * a request is admitted between its sent and done times. A counted request
+ * b showing Reset R in the period it opened at first_done gives W >
+ * R - 1 - first_done for a fixed window (it began no later), a log (its
+ * oldest entry is no younger) and a counter (its window began no later). */
+static double s_of(int64_t ns)
+{
+    return (double)ns / 1e9;
+}
+
+static void note_response(model_clues *m, const resp_rec *b)
+{
+    /* A token bucket's Reset is when it is full again: no further ahead
+     * than Limit - Remaining requests' worth of refill. */
+    double lead = (double)b->reset - 1.0 - s_of(b->done_ns);
+    int64_t used = b->limit - b->remaining;
+    if (lead <= 0) return;
+    if (used <= 0)
+        m->lead_unbounded = true;
+    else if (lead / (double)used > m->max_lead_per_used)
+        m->max_lead_per_used = lead / (double)used;
+}
+
+static void note_pair(model_clues *m, const resp_rec *a, const resp_rec *b)
+{
+    int64_t d = a->remaining - b->remaining;
+    if (b->reset == a->reset && d >= 1 && b->sent_ns < (a->reset - 1) * 1000000000LL) {
+        /* a counted request in the window (or log) Reset names */
+        if (m->period_reset != a->reset || !m->period_falls) {
+            m->period_reset = a->reset;
+            m->period_falls = 0;
+            m->first_fall_done_ns = b->done_ns;
+        }
+        m->period_falls++;
+        if (m->period_falls > m->max_period_falls) m->max_period_falls = m->period_falls;
+        m->last_fall_sent_ns = b->sent_ns;
+        return;
+    }
+    if (b->reset == a->reset && d < 0 && b->done_ns < (a->reset - 1) * 1000000000LL) {
+        /* Remaining rose with b admitted before the log's oldest entry could
+         * leave (it leaves at its Reset) and before a fixed window ends:
+         * only a sliding window counter (or a bucket refilling) does that */
+        m->counter_rises++;
+        return;
+    }
+    /* b after the Reset of a period that showed counted requests: what came back */
+    if (m->period_reset != a->reset || !m->period_falls || b->reset <= a->reset || d >= 0 ||
+        b->status < 200 || b->status >= 300 || b->sent_ns < a->reset * 1000000000LL)
+        return;
+    double w_lo = (double)a->reset - 1.0 - s_of(m->first_fall_done_ns);
+    if (w_lo <= 0) return; /* the period too short to bound W */
+    if (b->remaining >= b->limit - 1) {
+        /* A log gives all back only when its last entry is W old; a counter
+         * only when the last window's count, weighed by its overlap, is
+         * below one request. */
+        bool not_log = s_of(b->done_ns) - s_of(m->last_fall_sent_ns) < w_lo;
+        double overlap = 1.0 - (s_of(b->done_ns) - ((double)a->reset - 1.0)) / w_lo;
+        bool not_counter = (double)m->period_falls * overlap >= 1.0;
+        if (not_log && not_counter) m->fixed_returns++;
+    } else {
+        /* Part came back after Reset: no fixed window (it gives all back),
+         * no bucket (full at its Reset); a counter's next window ends W
+         * after the last, a log's Reset is its next oldest entry's. */
+        if ((double)(b->reset - a->reset) <= w_lo - 1.0) m->log_returns++;
+    }
+}
+
+/* No token bucket shows this: n counted requests with one Reset mean its
+ * refill period T < 1 / (n - 1) (each moves "full again" T later), while
+ * a Reset further ahead than (Limit - Remaining) * T is no bucket's. */
+static bool not_bucket(const model_clues *m)
+{
+    if (m->lead_unbounded) return true;
+    return m->max_period_falls >= 2 &&
+           m->max_lead_per_used >= 1.0 / (double)(m->max_period_falls - 1);
+}
+
+static void note_model(key_seq *tr, const resp_rec *b)
+{
+    model_clues *m = &tr->clues;
+    if (b->status == 429 || !b->reset_sane) return;
+    if (!m->limit) m->limit = b->limit;
+    if (b->limit != m->limit) return;
+    note_response(m, b);
+    const resp_rec *a = &tr->last;
+    if (a->have && a->status != 429 && a->reset_sane && a->limit == m->limit) note_pair(m, a, b);
+}
+
+/* A concurrent burst's admissions: one of n pairwise different Remaining
+ * values each, together a run of consecutive values, says its requests were
+ * counted (uncounted ones all tell the state as it stands; only releases
+ * timed between every two answers could fake it). */
+static void burst_note(key_seq *tr, const ps_exchange *ex, const fields *f)
+{
+    burst_clues *bc = &tr->burst;
+    bool list = ex->method && ex->method[0] == 'G';
+    if (!bc->active) {
+        memset(bc, 0, sizeof *bc);
+        bc->active = true;
+        bc->list = list;
+        bc->min_remaining = INT64_MAX;
+        bc->max_remaining = -1;
+    }
+    if (list != bc->list) bc->mixed = true;
+    if (ex->status < 200 || ex->status >= 300 || !f->limit_ok || !f->remaining_ok) return;
+    if (!bc->admitted) bc->limit = f->limit;
+    if (f->limit != bc->limit || f->remaining < 0 || f->remaining >= BURST_SEEN_MAX) {
+        bc->mixed = true;
+        return;
+    }
+    unsigned char bit = (unsigned char)(1u << (f->remaining % 8));
+    if (bc->seen[f->remaining / 8] & bit) bc->duplicate = true;
+    bc->seen[f->remaining / 8] |= bit;
+    bc->admitted++;
+    if (f->remaining < bc->min_remaining) bc->min_remaining = f->remaining;
+    if (f->remaining > bc->max_remaining) bc->max_remaining = f->remaining;
+}
+
+static void burst_end(key_seq *tr)
+{
+    burst_clues *bc = &tr->burst;
+    if (bc->active && !bc->mixed && !bc->duplicate && bc->admitted >= 3 &&
+        bc->max_remaining - bc->min_remaining + 1 == (int64_t)bc->admitted)
+        tr->burst_counted[bc->list ? 0 : 1]++;
+    bc->active = false;
+}
+
 _Static_assert(sizeof(judge) <= PS_RATELIMIT_JUDGE_STATE_SIZE,
                "PS_RATELIMIT_JUDGE_STATE_SIZE too small");
 
@@ -404,6 +559,7 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
     if (f.any_header) j->any_header = true;
     if (!tr || ex->status == 401) return; /* a 401 is not about our key: its sequence goes on */
     tr->seen = true;
+    if (j->concurrent) burst_note(tr, ex, &f);
     if (j->concurrent || !f.limit_ok || !f.remaining_ok) {
         tr->last.have = false;
         return;
@@ -419,15 +575,22 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
                   f.reset_usable && f.reset_sane,
                   ex->status,
                   ex->method && ex->method[0] == 'G',
-                  ex->sent_wall_ns};
+                  ex->sent_wall_ns,
+                  ex->done_wall_ns};
     if (tr->last.have) judge_pair(c, tr, o->role, &tr->last, &b, ex);
+    note_model(tr, &b);
     tr->last = b;
 }
 
 void ps_ratelimit_judge_concurrent(const ps_conform *c, bool on)
 {
     judge *j = judge_of(c);
-    if (j) j->concurrent = on;
+    if (!j) return;
+    if (j->concurrent && !on) {
+        burst_end(&j->main);
+        burst_end(&j->limit);
+    }
+    j->concurrent = on;
 }
 
 /* ---- what the judge learned ---------------------------------------------- */
@@ -441,7 +604,7 @@ static ps_rl_model model_of(const key_seq *k)
 
 static ps_rl_counted counted_of(const key_seq *k, int op)
 {
-    unsigned yes = k->counted[op][0], no = k->uncounted[op][0];
+    unsigned yes = k->counted[op][0] + k->burst_counted[op], no = k->uncounted[op][0];
     if (yes) return PS_RL_COUNTED_YES;
     /* a bucket refilling between requests also shows an unchanged Remaining */
     if (no >= 2 && model_of(k) != PS_RL_MODEL_BUCKET) return PS_RL_COUNTED_NO;
@@ -512,16 +675,42 @@ void ps_ratelimit_judge_finish(const ps_conform *c)
     if (ps_conform_cfg(c)->limit_key_given) finish_key(c, &j->limit, any_fall);
 }
 
+/* The window model the clues single out, or NULL when none or several
+ * do: a name is given only when what was seen excludes the other three. */
+static const char *steady_model(const key_seq *k, const char **evidence)
+{
+    const model_clues *m = &k->clues;
+    bool bucket_out = not_bucket(m);
+    bool fixed = m->fixed_returns && bucket_out, log = m->log_returns > 0,
+         counter = m->counter_rises && bucket_out;
+    if (fixed + log + counter != 1) return NULL;
+    if (fixed) {
+        *evidence = "Reset held while Remaining fell, and the whole limit came back at Reset "
+                    "sooner than a sliding log or counter gives it back, with Reset further ahead "
+                    "than a token bucket's: fixed window";
+        return "fixed-window";
+    }
+    if (log) {
+        *evidence = "Reset held while Remaining fell, and after Reset only part of the limit came "
+                    "back, with a Reset sooner than a counter's next window: sliding log";
+        return "sliding-log";
+    }
+    *evidence = "Reset held while Remaining fell, and Remaining rose before any counted request "
+                "could leave a log, with Reset further ahead than a token bucket's: sliding window "
+                "counter";
+    return "sliding-counter";
+}
+
 static const char *model_name(const key_seq *k)
 {
+    const char *evidence;
     switch (model_of(k)) {
     case PS_RL_MODEL_BUCKET:
         return "token-bucket";
-    case PS_RL_MODEL_STEADY:
-        if (k->rose_midwindow) return "sliding-counter";
-        if (k->rollover_partial) return "sliding-log";
-        if (k->rollover_full) return "fixed-window";
-        return "window";
+    case PS_RL_MODEL_STEADY: {
+        const char *name = steady_model(k, &evidence);
+        return name ? name : "window";
+    }
     case PS_RL_MODEL_UNKNOWN:
         break;
     }
@@ -530,23 +719,20 @@ static const char *model_name(const key_seq *k)
 
 static const char *model_evidence(const key_seq *k)
 {
+    const char *evidence = NULL;
     switch (model_of(k)) {
     case PS_RL_MODEL_BUCKET:
         return "X-RateLimit-Reset moved later with each counted request (when the bucket is full "
                "again): "
                "token bucket or GCRA";
     case PS_RL_MODEL_STEADY:
-        if (k->rose_midwindow)
-            return "Reset held while Remaining fell, and Remaining rose before Reset: sliding "
-                   "window counter";
-        if (k->rollover_partial)
-            return "Reset held while Remaining fell, and after Reset only part of the limit came "
-                   "back: sliding log";
-        if (k->rollover_full)
-            return "Reset held while Remaining fell, and the whole limit came back at Reset: fixed "
-                   "window";
+        if (steady_model(k, &evidence)) return evidence;
+        if (not_bucket(&k->clues))
+            return "Reset held while Remaining fell: fixed window, sliding log or sliding window "
+                   "counter, not told apart by what was seen";
         return "Reset held while Remaining fell: fixed window, sliding log or sliding window "
-               "counter";
+               "counter, or a token bucket whose Reset moved less than a second per request; not "
+               "told apart by what was seen";
     case PS_RL_MODEL_UNKNOWN:
         break;
     }
@@ -571,8 +757,10 @@ void ps_ratelimit_judge_report(const ps_conform *c, ps_jw *w)
         ps_jw_kstring(w, "evidence", model_evidence(k));
         ps_jw_key(w, "counted");
         ps_jw_object_open(w);
-        ps_jw_kstring(w, "listCategories", counted_name(k->counted[0][0], k->uncounted[0][0]));
-        ps_jw_kstring(w, "createCategory", counted_name(k->counted[1][0], k->uncounted[1][0]));
+        ps_jw_kstring(w, "listCategories",
+                      counted_name(k->counted[0][0] + k->burst_counted[0], k->uncounted[0][0]));
+        ps_jw_kstring(w, "createCategory",
+                      counted_name(k->counted[1][0] + k->burst_counted[1], k->uncounted[1][0]));
         ps_jw_kstring(w, "errors",
                       counted_name(k->counted[0][1] + k->counted[1][1],
                                    k->uncounted[0][1] + k->uncounted[1][1]));

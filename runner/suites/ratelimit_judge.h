@@ -21,7 +21,7 @@
 
 /* The observer (an entry of ps_suite_observers): its function and the
  * size of its per-run state (an upper bound, checked where it is defined). */
-#define PS_RATELIMIT_JUDGE_STATE_SIZE 1024
+#define PS_RATELIMIT_JUDGE_STATE_SIZE 2048
 void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation *o);
 
 typedef enum ps_rl_model {
