@@ -301,6 +301,11 @@ LIMITER_MODES = {
 }
 
 
+# The model each --limiter mode is reported as, when named (the others run `fixed`).
+LIMITER_MODELS = {"fixed": "fixed-window", "sliding_log": "sliding-log", "sliding_counter": "sliding-counter",
+                  "token_bucket": "token-bucket"}
+
+
 def mode_limiter(a, tmp):
     """A legal limiter: exit 0, nothing failed, no check left untested, no
     warning, and the report names the model and what was counted. A second
@@ -321,14 +326,18 @@ def mode_limiter(a, tmp):
           "limiter %s: %s" % (a.name, {k: sorted(v) for k, v in by.items() if k != "passed"}))
     models = {k["key"]: k for k in doc.get("ratelimit", [])}
     check("main" in models and "limit" in models, "report ratelimit member: %r" % doc.get("ratelimit"))
-    if a.name == "token_bucket" and "main" in models:
-        # Under --time-scale its Reset is at most a second ahead, a whole second: a bucket
-        # that is full again at Reset shows the very headers of a window (Reset held while
-        # Remaining fell, the whole limit back at Reset), so at that resolution any window
-        # model is a legal reading and a loaded machine produces each. The model is
-        # information, never a verdict: it must only be one the judge knows.
-        check(models["main"]["model"] in ("token-bucket", "unknown", "window", "fixed-window", "sliding-log",
-                                          "sliding-counter"), "model reported %r" % models["main"])
+    # The model is information, never a verdict, but it must be honest: the limiter's own
+    # name or a generic one, never another algorithm's. Under --time-scale Reset is a whole
+    # second about a second ahead, so a bucket full again at Reset shows a window's headers
+    # and the generic names are the usual answer.
+    right = LIMITER_MODELS.get(a.name, "fixed-window")
+    for key, entry in models.items():
+        check(entry["model"] in (right, "window", "unknown"),
+              "limiter %s, key %s: model %r, expected %s or a generic one" % (a.name, key, entry["model"], right))
+    # The limit burst's admissions (lists, or creates once lists showed uncounted) were counted.
+    if "limit" in models:
+        op = "createCategory" if a.name == "count_create" else "listCategories"
+        check(models["limit"]["counted"][op] == "counted", "limit key counting reported %r" % models["limit"])
     if a.name == "count_list" and "main" in models:
         check(models["main"]["counted"]["createCategory"] == "not counted", "counting reported %r" % models["main"])
     print("limiter %s: %s" % (a.name, json.dumps(doc.get("ratelimit"))), file=sys.stderr)

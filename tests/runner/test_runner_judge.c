@@ -1,0 +1,219 @@
+/* test_runner_judge.c - the rate-limit judge's report (information, not
+ * verdicts): the limiter model it names from synthetic header sequences of
+ * each algorithm, and what it reports counted on the limit key after a
+ * concurrent burst. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/json.h"
+#include "harness.h"
+#include "runner/checks.h"
+#include "runner/conform.h"
+#include "runner/run.h"
+#include "runner/suites/ratelimit_judge.h"
+#include "runner/suites/suites.h"
+
+/* A Unix second well inside the range the judge takes for a Reset. */
+#define T0 1800000000LL
+#define MS 1000000LL
+
+typedef struct run {
+    ps_conform_config cfg;
+    ps_checks *checks;
+    ps_conform *c;
+} run;
+
+static void run_open(run *r, bool limit_key)
+{
+    memset(r, 0, sizeof *r);
+    r->cfg.base_url = "http://127.0.0.1:1/v1";
+    r->cfg.api_key = "unit-main-key";
+    r->cfg.limit_key = limit_key ? "unit-limit-key" : NULL;
+    r->cfg.limit_key_given = limit_key;
+    r->cfg.plan.id = PS_PLAN_FREE, r->cfg.plan.per_minute = 60, r->cfg.plan.per_day = 1000;
+    r->cfg.limit_plan = r->cfg.plan;
+    r->cfg.timeout_ns = 1000000000LL;
+    r->cfg.max_wait_ns = 1000000000LL;
+    r->cfg.max_body = 4096;
+    r->checks = ps_checks_create();
+    ps_error err;
+    r->c = ps_conform_create(&r->cfg, r->checks, ps_suite_observers, ps_suite_observer_count, &err);
+    CHECK(r->c != NULL);
+}
+
+/* One response: sent at ms milliseconds after T0, answered 1 ms later. */
+static void see(run *r, ps_key_role role, const char *method, long status, int64_t remaining,
+                int64_t reset, int64_t ms)
+{
+    ps_exchange ex;
+    memset(&ex, 0, sizeof ex);
+    ex.method = strdup(method);
+    ex.url = strdup("http://127.0.0.1:1/v1/categories");
+    ex.curl = strdup("curl");
+    ex.responded = true;
+    ex.status = status;
+    ex.body_cap = 4096;
+    ex.sent_wall_ns = T0 * 1000000000LL + ms * MS;
+    ex.done_wall_ns = ex.sent_wall_ns + MS;
+    char v[32];
+    ps_headers_add(&ex.resp_headers, "Content-Type", 12, "application/json", 16);
+    ps_headers_add(&ex.resp_headers, "X-RateLimit-Limit", 17, "60", 2);
+    snprintf(v, sizeof v, "%lld", (long long)remaining);
+    ps_headers_add(&ex.resp_headers, "X-RateLimit-Remaining", 21, v, strlen(v));
+    snprintf(v, sizeof v, "%lld", (long long)(T0 + reset));
+    ps_headers_add(&ex.resp_headers, "X-RateLimit-Reset", 17, v, strlen(v));
+    ps_buf_append(&ex.body, "[]", 2);
+    ex.body_total = 2;
+    ps_conform_observe(r->c, &ex, role);
+    ps_exchange_free(&ex);
+}
+
+/* The report's "ratelimit" entry of a key ("main", "limit"): member's value. */
+static char *report_of(run *r, const char *key, const char *member)
+{
+    ps_buf doc = PS_BUF_INIT;
+    ps_conform_report_doc(r->c, 0, &doc);
+    ps_error err;
+    ps_json *tree = ps_json_parse(doc.data, doc.len, NULL, &err);
+    CHECK(tree != NULL);
+    char *out = NULL;
+    const ps_json *rl = tree ? ps_json_get(tree, "ratelimit") : NULL;
+    for (size_t i = 0; rl && i < rl->count; i++) {
+        const ps_json *k = rl->items[i];
+        if (strcmp(ps_json_get_string(k, "key", ""), key) != 0) continue;
+        const char *v = strchr(member, '.') ? ps_json_get_string(ps_json_path(k, "counted"),
+                                                                 strchr(member, '.') + 1, NULL)
+                                            : ps_json_get_string(k, member, NULL);
+        if (v) out = strdup(v);
+    }
+    ps_json_free(tree);
+    ps_buf_free(&doc);
+    ps_conform_destroy(r->c);
+    ps_checks_destroy(r->checks);
+    return out ? out : strdup("(absent)");
+}
+
+static void check_report(run *r, const char *key, const char *member, const char *want)
+{
+    char *got = report_of(r, key, member);
+    CHECK_STR(got, want);
+    free(got);
+}
+
+/* Ten quick lists at 100..190 ms, each counted, Reset held at reset_s. */
+static void quick_falls(run *r, int64_t reset_s)
+{
+    for (int i = 0; i < 10; i++)
+        see(r, PS_KEY_MAIN, "GET", 200, 59 - i, reset_s, 100 + 10 * i);
+}
+
+/* A window of 4 s starting at the first request: later, all 60 back. */
+static void fixed_window_named(void)
+{
+    run r;
+    run_open(&r, false);
+    quick_falls(&r, 5);
+    see(&r, PS_KEY_MAIN, "GET", 200, 49, 5, 3500);
+    see(&r, PS_KEY_MAIN, "GET", 200, 59, 10, 5050);
+    check_report(&r, "main", "model", "fixed-window");
+}
+
+/* A 4 s log: at 5.05 s the entries of 0.1 s have left, the one of 2 s not;
+ * Reset moves to when that one leaves. Read as a fixed window before. */
+static void sliding_log_named(void)
+{
+    run r;
+    run_open(&r, false);
+    quick_falls(&r, 5);
+    see(&r, PS_KEY_MAIN, "GET", 200, 49, 5, 2000);
+    see(&r, PS_KEY_MAIN, "GET", 200, 58, 6, 5050);
+    check_report(&r, "main", "model", "sliding-log");
+}
+
+/* A counter of 4 s windows aligned on the clock: part back at 4 s with the
+ * next window's end as Reset (read as a sliding log before: it must not be
+ * named one), and then Remaining rising as the last window weighs less. */
+static void sliding_counter_not_log(void)
+{
+    run r;
+    run_open(&r, false);
+    quick_falls(&r, 4);
+    see(&r, PS_KEY_MAIN, "GET", 200, 49, 8, 4050);
+    check_report(&r, "main", "model", "window");
+
+    run_open(&r, false);
+    quick_falls(&r, 4);
+    see(&r, PS_KEY_MAIN, "GET", 200, 49, 8, 4050);
+    see(&r, PS_KEY_MAIN, "GET", 200, 53, 8, 6000);
+    check_report(&r, "main", "model", "sliding-counter");
+}
+
+/* A bucket of 60 refilled in 1 s (a time scale), its Reset when full
+ * again rounded up: a quick run holds Reset while Remaining falls, and all
+ * comes back at Reset, as a window would. Nothing tells it from one: the
+ * generic name, never a specific window. */
+static void bucket_at_second_resolution_generic(void)
+{
+    run r;
+    run_open(&r, false);
+    const double t_refill = 1.0 / 60;
+    double tat = 0;
+    for (int i = 0; i < 41; i++) {
+        int64_t ms = i < 40 ? 900 + 2 * i : 2050;
+        double now = (double)ms / 1000;
+        tat = (tat > now ? tat : now) + t_refill;
+        int64_t tokens = (int64_t)((now + 1.0 - tat) / t_refill + 1e-9);
+        int64_t reset = (int64_t)tat + 1;
+        see(&r, PS_KEY_MAIN, "GET", 200, tokens, reset, ms);
+    }
+    char *model = report_of(&r, "main", "model");
+    CHECK(strcmp(model, "window") == 0 || strcmp(model, "unknown") == 0 ||
+          strcmp(model, "token-bucket") == 0);
+    free(model);
+}
+
+/* The limit burst: 61 lists at once on the limit key, 60 admitted with
+ * Remaining 59..0 (in any order) and one 429. Lists are counted there
+ * ("not seen" before); createCategory was never sent. */
+static void limit_key_burst_counted(void)
+{
+    run r;
+    run_open(&r, true);
+    see(&r, PS_KEY_MAIN, "GET", 200, 59, 50, 0);
+    ps_ratelimit_judge_concurrent(r.c, true);
+    for (int i = 0; i < 60; i++)
+        see(&r, PS_KEY_LIMIT, "GET", 200, (i * 7) % 60, 60, 1000 + i);
+    see(&r, PS_KEY_LIMIT, "GET", 429, 0, 60, 1070);
+    ps_ratelimit_judge_concurrent(r.c, false);
+    char *list = report_of(&r, "limit", "counted.listCategories");
+    CHECK_STR(list, "counted");
+    free(list);
+
+    run_open(&r, true);
+    see(&r, PS_KEY_MAIN, "GET", 200, 59, 50, 0);
+    ps_ratelimit_judge_concurrent(r.c, true);
+    for (int i = 0; i < 60; i++)
+        see(&r, PS_KEY_LIMIT, "GET", 200, (i * 7) % 60, 60, 1000 + i);
+    ps_ratelimit_judge_concurrent(r.c, false);
+    check_report(&r, "limit", "counted.createCategory", "not seen");
+
+    /* uncounted lists all tell the state as it stands: no evidence */
+    run_open(&r, true);
+    see(&r, PS_KEY_MAIN, "GET", 200, 59, 50, 0);
+    ps_ratelimit_judge_concurrent(r.c, true);
+    for (int i = 0; i < 20; i++)
+        see(&r, PS_KEY_LIMIT, "GET", 200, 30, 60, 1000 + i);
+    ps_ratelimit_judge_concurrent(r.c, false);
+    check_report(&r, "limit", "counted.listCategories", "not seen");
+}
+
+int main(void)
+{
+    RUN(fixed_window_named);
+    RUN(sliding_log_named);
+    RUN(sliding_counter_not_log);
+    RUN(bucket_at_second_resolution_generic);
+    RUN(limit_key_burst_counted);
+    return TEST_EXIT();
+}
