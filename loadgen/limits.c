@@ -306,13 +306,18 @@ const char *ps_lg_model_name(ps_lg_model m)
         return "sliding-window";
     case PS_LG_MODEL_TOKEN:
         return "token-bucket";
+    case PS_LG_MODEL_MOVING:
+        return "moving-window";
+    case PS_LG_MODEL_WINDOW:
+        return "window";
     }
     return "unknown";
 }
 
 #define NS 1000000000LL
 
-/* The model the windows ws[a..b) (one key and limit, by Reset) show. A fixed
+/* The bound the verdict holds the windows ws[a..b) (one key and limit, by
+ * Reset) to, never a label (infer_label names the algorithm). A fixed
  * window's successor starts only after it ended: a Reset that moves ahead
  * while the previous one is more than a second (its rounding) off is a
  * token bucket's. An admission under a Reset that had already refused (50 ms
@@ -369,6 +374,65 @@ static int64_t densest(const ps_lg_window *const *ws, size_t a, size_t b, int64_
     }
     free(t);
     return best;
+}
+
+/* A window's first admission of the kinds in mask (0: none timed). */
+static int64_t first_admit_ns(const ps_lg_window *w, unsigned mask)
+{
+    int64_t first = 0;
+    for (int k = 0; k < PS_LG_KINDS; k++)
+        if (mask & (1u << k)) min_known(&first, w->first_admit_ns_by[k]);
+    return first;
+}
+
+/* The label ps_lg_limits_models reports for ws[a..b) (one key and limit, by
+ * Reset; mask: the kinds counted). Every model's Reset lies at most a
+ * window and a rounding second after an admission, so the implied window
+ * (most Reset - arrival, less that second) never exceeds the true one: the
+ * bounds below hold whatever the algorithm. */
+static ps_lg_model infer_label(const ps_lg_window *const *ws, size_t a, size_t b, unsigned mask)
+{
+    int64_t wn = implied_window_ns(ws, a, b), limit = ws[a]->limit;
+    bool moved_early = false, refill = false, rose = false, partial = false, whole = false;
+    for (size_t j = a; j < b; j++) {
+        const ps_lg_window *w = ws[j];
+        /* room back under a Reset that had refused (50 ms: reordering) */
+        if (w->first_limited_ns && w->last_admit_ns > w->first_limited_ns + NS / 20) rose = true;
+        /* A bucket's Reset (when it is full again) is near while it is
+         * nearly full; a window's, sliding or not, is a window off then. In
+         * one window Reset is one, so its earliest admission (of any kind,
+         * as max_remaining covers all) is the farthest from it. */
+        int64_t ahead = 0;
+        for (int k = 0; k < PS_LG_KINDS; k++)
+            max_into(&ahead, w->max_ahead_ns_by[k]);
+        if (wn >= 4 * NS && ahead > 0 && ahead < wn / 2 && w->max_remaining >= 0 &&
+            4 * w->max_remaining >= 3 * limit)
+            refill = true;
+        if (j == a) continue;
+        const ps_lg_window *p = ws[j - 1];
+        if (w->first_ns && w->first_ns < p->reset * NS - NS - NS / 10) {
+            moved_early = true;
+            continue;
+        }
+        /* w began once p's Reset came: what came back (p must have held
+         * something, w must show it) */
+        int64_t f = first_admit_ns(w, mask);
+        if (!f || w->max_remaining < 0 || p->admitted == 0) continue;
+        if (w->max_remaining < limit - 1) partial = true;
+        /* all back while p's latest admission was younger than a window
+         * (p's implied one: never longer than the true one): a sliding log
+         * would still have counted it */
+        else if (p->last_admit_ns && p->max_ahead_ns > NS &&
+                 f < p->last_admit_ns + p->max_ahead_ns - NS - NS / 20)
+            whole = true;
+    }
+    if (moved_early) {
+        /* no sliding log admits more than its limit in under a window */
+        if (!refill && wn / 10 * 9 > 0) refill = densest(ws, a, b, wn / 10 * 9, mask) > limit;
+        return refill ? PS_LG_MODEL_TOKEN : PS_LG_MODEL_MOVING;
+    }
+    if (rose || partial) return PS_LG_MODEL_SLIDING;
+    return whole ? PS_LG_MODEL_FIXED : PS_LG_MODEL_WINDOW;
 }
 
 const char *ps_lg_count_state_name(ps_lg_count_state s)
@@ -710,14 +774,20 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
                     v->limit = allow;
                     v->count = most - allow;
                     char lab[48];
+                    /* the bound applied, not a claim of the algorithm
+                     * (limits.models[] says what the responses showed) */
                     snprintf(v->message, sizeof v->message,
                              "key %s (%s): %lld admissions (%s counted) arrived within %lld ms, "
-                             "over the %lld a %s limiter of limit %lld allows there (window %lld "
+                             "over the %lld allowed there by limit %lld held to %s (window %lld "
                              "ms, as Reset implies)",
                              red, ps_plan_name(key->plan.id), (long long)most,
                              counted_label(&cnt[w->key], lab, sizeof lab),
-                             (long long)(span / 1000000), (long long)allow, ps_lg_model_name(model),
-                             (long long)run_allowed, (long long)(wn / 1000000));
+                             (long long)(span / 1000000), (long long)allow, (long long)run_allowed,
+                             token ? "a token bucket's bound (Reset moved ahead before the "
+                                     "previous one passed)"
+                                   : "a sliding window's bound (room came back under a Reset "
+                                     "that had refused)",
+                             (long long)(wn / 1000000));
                     failing++;
                 }
             }
@@ -819,7 +889,7 @@ void ps_lg_limits_models(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_k
         ps_lg_key_model *m = &(*out)[(*n)++];
         m->key = ws[i]->key;
         m->limit = ws[i]->limit;
-        m->model = infer_model(ws, i, end);
+        m->model = infer_label(ws, i, end, cnt[ws[i]->key].mask);
         m->window_ms = implied_window_ns(ws, i, end) / 1000000;
         i = end;
     }

@@ -83,23 +83,32 @@ typedef struct ps_lg_window {
  * limiters (beyond it the window's count still counts, its times do not). */
 #define PS_LG_ADMIT_TIMES 65536
 
-/* The limiter model --verify-limits inferred for one key and limit. */
+/* A limiter model for one key and limit. The verdict (ps_lg_limits_verify)
+ * treats the limiter as FIXED, SLIDING or TOKEN, whichever bound its
+ * responses call for; the report's label (ps_lg_limits_models) may also be
+ * MOVING or WINDOW, and names an algorithm only when the responses rule the
+ * others out (see ps_lg_limits_models). */
 typedef enum ps_lg_model {
-    PS_LG_MODEL_FIXED,   /* Reset steady while Remaining falls: exact count per announced window */
-    PS_LG_MODEL_SLIDING, /* admissions resume under a Reset that already refused (sliding
-                            log/counter) */
-    PS_LG_MODEL_TOKEN,   /* Reset moves ahead while the previous one is still far off (token bucket,
-                            GCRA) */
+    PS_LG_MODEL_FIXED,   /* verdict: Reset steady, exact count per announced window; label: and the
+                            whole limit came back at Reset while a sliding log still held some */
+    PS_LG_MODEL_SLIDING, /* room came back under a Reset that had refused, or only part of the
+                            limit after Reset (sliding log or counter) */
+    PS_LG_MODEL_TOKEN,   /* verdict: Reset moved ahead while the previous one was still far off;
+                            label: and a bucket's refill showed (token bucket, GCRA) */
+    PS_LG_MODEL_MOVING,  /* label only: Reset moved ahead with requests, no refill shown (a sliding
+                            log naming its newest request's expiry, or an unpushed bucket) */
+    PS_LG_MODEL_WINDOW,  /* label only: Reset held; fixed window or sliding log not told apart */
 } ps_lg_model;
 
 typedef struct ps_lg_key_model {
     size_t key; /* index into the config's keys */
     int64_t limit;
-    ps_lg_model model;
+    ps_lg_model model; /* the label: what the responses showed */
     int64_t window_ms; /* window length the headers imply (0: not known) */
 } ps_lg_key_model;
 
-/* "fixed-window", "sliding-window", "token-bucket". */
+/* "fixed-window", "sliding-window", "token-bucket", "moving-window",
+ * "window". */
 const char *ps_lg_model_name(ps_lg_model m);
 
 /* What one key's limits were taken to count, and why: from --limited-ops
@@ -201,8 +210,18 @@ void ps_lg_limits_counting(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
                            size_t *n);
 /* The windows verify judged: those with a counted admission or a 429. */
 size_t ps_lg_limits_counted_windows(const ps_lg_limits *l, const ps_lg_config *cfg);
-/* The inferred model per (key, limit) seen, in key then limit order: a new
- * array the caller frees. */
+/* The model label per (key, limit) seen, in key then limit order: a new
+ * array the caller frees. Information only: a label names an algorithm
+ * only when the responses rule the others out. token-bucket: Reset moved
+ * ahead while the previous one was far off, and a bucket's refill showed
+ * (more than the limit admitted within 0.9 x the implied window, which no
+ * sliding log does, or Reset under half a window off while 3/4 of the limit
+ * was left, which no window whose Reset follows its requests does); else
+ * moving-window. With Reset held: sliding-window when room came back under
+ * a Reset that had refused or only part of the limit came back after Reset;
+ * fixed-window when the whole limit came back after Reset while the last
+ * window's latest admission was less than a window old (a sliding log would
+ * still count it); else window (fixed or sliding: not told apart). */
 void ps_lg_limits_models(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_key_model **out,
                          size_t *n);
 const char *ps_lg_violation_kind_name(ps_lg_violation_kind k);

@@ -258,11 +258,14 @@ static void lg_limits_race(void)
  * the model the headers showed is reported. */
 static void lg_limits_legal_modes(void)
 {
-    static const char *const modes[][2] = {
-        {"fixed", "fixed-window"},
-        {"sliding-log", NULL}, /* with Retry-After honoured it looks fixed */
-        {"sliding-counter", NULL},
-        {"token-bucket", NULL}};
+    /* mode, the label it must get, one it must never get: a burst admits a
+     * window's whole limit at once and Retry-After holds the client until
+     * Reset, where a sliding log (Reset: its oldest request's expiry) gives
+     * all back as a fixed window does, so neither is named */
+    static const char *const modes[][3] = {{"fixed", "window", "fixed-window"},
+                                           {"sliding-log", NULL, "fixed-window"},
+                                           {"sliding-counter", NULL, "fixed-window"},
+                                           {"token-bucket", NULL, "fixed-window"}};
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
         const char *url =
             start_server("--time-scale", "30", "--threads", "2", "--limiter", modes[m][0], "--key",
@@ -288,6 +291,7 @@ static void lg_limits_legal_modes(void)
             const char *model = ps_json_get_string(models->items[0], "model", "");
             fprintf(stderr, "  inferred model: %s\n", model);
             if (modes[m][1]) CHECK_STR(model, modes[m][1]);
+            CHECK(strcmp(model, modes[m][2]) != 0);
         }
         const ps_json *v = ps_json_path(d, "limits.violations");
         if (v && v->count)

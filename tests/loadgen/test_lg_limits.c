@@ -366,9 +366,141 @@ static void fixed_window_exact_with_times(void)
     ps_lg_limits_merge(&a, &b);
     const char *model;
     CHECK_INT(verify(&a, &model), 1);
-    CHECK_STR(model, "fixed-window");
+    /* one window: nothing showed what came back at its Reset */
+    CHECK_STR(model, "window");
     ps_lg_limits_free(&a);
     ps_lg_limits_free(&b);
+}
+
+/* The limiters of docs/rate-limits.md (and Flask-Limiter's moving window),
+ * simulated to answer a client for the model-label cases. */
+typedef enum sim_kind { SIM_FIXED, SIM_LOG, SIM_COUNTER, SIM_BUCKET, SIM_FLASK } sim_kind;
+
+static int64_t ceil_s(int64_t ns)
+{
+    return (ns + NS - 1) / NS;
+}
+
+/* Requests every step_ns from T0 for dur_ns against limiter kind (limit 60
+ * per 60 s), each answer observed on key 0. With honour, a 429 holds the
+ * client back until its Reset (a Retry-After pointing there: not the
+ * counter's nor the bucket's, which point earlier). */
+static void simulate(ps_lg_limits *l, sim_kind kind, int64_t step_ns, int64_t dur_ns, bool honour)
+{
+    enum { L = 60 };
+    const int64_t W = 60 * NS, T = W / L;
+    int64_t log[4 * L], start = 0, tat = 0;
+    int nlog = 0, count = 0, prev = 0;
+    bool begun = false;
+    for (int64_t t = T0; t < T0 + dur_ns; t += step_ns) {
+        bool admit = false;
+        int64_t remaining = 0, reset = 0;
+        switch (kind) {
+        case SIM_FIXED: /* a window opens with the first request after one ended */
+            if (!begun || t >= start + W) {
+                begun = true;
+                start = t;
+                count = 0;
+            }
+            admit = count < L;
+            count += admit;
+            remaining = L - count;
+            reset = ceil_s(start + W);
+            break;
+        case SIM_COUNTER: /* counting windows as in fixed, the previous one decaying */
+            if (!begun || t >= start + 2 * W) {
+                begun = true;
+                start = t;
+                prev = count = 0;
+            } else if (t >= start + W) {
+                start += W;
+                prev = count;
+                count = 0;
+            }
+            {
+                double est = prev * (1.0 - (double)(t - start) / (double)W) + count;
+                admit = est + 1 <= L;
+                count += admit;
+                remaining = (int64_t)(L - est - admit);
+                if (remaining < 0) remaining = 0;
+            }
+            reset = ceil_s(start + W);
+            break;
+        case SIM_LOG:
+        case SIM_FLASK: {
+            int keep = 0;
+            for (int i = 0; i < nlog; i++)
+                if (log[i] + W > t) log[keep++] = log[i];
+            nlog = keep;
+            admit = nlog < L;
+            if (admit) log[nlog++] = t;
+            remaining = L - nlog;
+            /* the reference server: when the oldest leaves; Flask-Limiter:
+             * the newest's second plus the window plus one */
+            reset = kind == SIM_LOG ? ceil_s(log[0] + W) : log[nlog - 1] / NS + W / NS + 1;
+            break;
+        }
+        case SIM_BUCKET: /* GCRA: tat is when the bucket is full again */
+            if (tat < t) tat = t;
+            admit = tat + T - t <= W;
+            if (admit) tat += T;
+            remaining = (W - (tat - t)) / T;
+            reset = ceil_s(tat);
+            break;
+        }
+        ps_lg_resp r = resp(admit ? 200 : 429, L, admit ? remaining : 0, reset);
+        ps_lg_limits_observe_ns(l, 0, &r, t);
+        if (!admit && honour && reset * NS > t + step_ns) t = reset * NS - step_ns;
+    }
+}
+
+static const char *label_of(sim_kind kind, int64_t step_ns, bool honour)
+{
+    ps_lg_limits l;
+    ps_lg_limits_init(&l, 2);
+    simulate(&l, kind, step_ns, 130 * NS, honour);
+    const char *model;
+    CHECK_INT(verify(&l, &model), 0); /* every one legal: the verdict is unchanged */
+    ps_lg_limits_free(&l);
+    return model;
+}
+
+/* The label names an algorithm only when the responses rule the others
+ * out. A fixed window read slowly (20/s: its 60 admissions take 3 s) gives
+ * the whole limit back at Reset while a sliding log would still count the
+ * last 2 s of them: fixed-window. Read in a 60 ms burst, a sliding log
+ * whose Reset names the oldest request gives all back at Reset too: not
+ * told apart. A sliding log or counter lets room back under a Reset that
+ * refused, or only part of it after Reset. */
+static void labels_reference_modes(void)
+{
+    CHECK_STR(label_of(SIM_FIXED, NS / 20, true), "fixed-window");
+    CHECK_STR(label_of(SIM_FIXED, NS / 20, false), "fixed-window");
+    CHECK_STR(label_of(SIM_FIXED, NS / 1000, true), "window");
+    CHECK_STR(label_of(SIM_LOG, NS / 20, false), "sliding-window");
+    CHECK_STR(label_of(SIM_LOG, NS / 20, true), "sliding-window");
+    CHECK_STR(label_of(SIM_COUNTER, NS / 20, false), "sliding-window");
+    CHECK_STR(label_of(SIM_BUCKET, NS / 20, false), "token-bucket");
+    CHECK_STR(label_of(SIM_BUCKET, NS / 20, true), "token-bucket");
+    /* a bucket read slower than it refills (one request per 2 s) always
+     * says Remaining 59 and a Reset a second or two off, as a 1 s window of
+     * limit 60 would: not told apart */
+    CHECK_STR(label_of(SIM_BUCKET, 2 * NS, false), "window");
+}
+
+/* Flask-Limiter's moving window: a sliding log whose Reset is the newest
+ * counted request's second plus the window plus one. When a window's
+ * admissions straddle a second its Reset moves a second ahead like a
+ * bucket's, but it never admits more than the limit in under a window and
+ * its Reset is a window off even when it is nearly empty: moving-window,
+ * never token-bucket. Admitting its 60 within 200 ms of one second (300/s)
+ * and waiting for Reset, it gives all back then, as a fixed window would:
+ * window, never fixed-window. */
+static void labels_flask_moving_window(void)
+{
+    CHECK_STR(label_of(SIM_FLASK, NS / 20, true), "moving-window");
+    CHECK_STR(label_of(SIM_FLASK, NS / 20, false), "moving-window");
+    CHECK_STR(label_of(SIM_FLASK, NS / 300, true), "window");
 }
 
 /* A fixed window of a service counting only lists (--count-ops list):
@@ -472,6 +604,8 @@ int main(void)
     RUN(sliding_log_is_not_over_admission);
     RUN(token_bucket_moving_reset);
     RUN(fixed_window_exact_with_times);
+    RUN(labels_reference_modes);
+    RUN(labels_flask_moving_window);
     RUN(counting_rule_inferred);
     return TEST_EXIT();
 }
