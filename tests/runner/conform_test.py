@@ -12,7 +12,7 @@ bounded. Exit 0 = the behaviour holds; otherwise the reasons are printed.
   conform_test.py --conform BIN unreachable | usage
   conform_test.py --conform BIN fake garbage|nonjson|huge|close|slow|latin1|chaos
   conform_test.py --conform BIN politeness | maxwait | all429 | interrupt | colour | liberties | reset_forms
-  conform_test.py --conform BIN no_headers | truncated_retry_after
+  conform_test.py --conform BIN no_headers | truncated_retry_after | gzip_unasked
   conform_test.py --conform BIN burst_wire early_hints|continue100|bare_lf|backlog|backlog_off_by_one|hangup|unavailable
   conform_test.py --conform BIN --server BIN notapplicable
   conform_test.py --conform BIN --server BIN https
@@ -732,7 +732,7 @@ class LimitingFake(threading.Thread):
     so a request sent too early after a 429 is caught to the millisecond."""
 
     def __init__(self, limit, window_s, retry_after_s=None, count_errors=True, unique_names=False, max_name=0,
-                 reset_form="unix", headers=True, retry_after_form="ceil"):
+                 reset_form="unix", headers=True, retry_after_form="ceil", gzip_always=False):
         super().__init__(daemon=True)
         import http.server
 
@@ -751,6 +751,10 @@ class LimitingFake(threading.Thread):
         # window end's second + 1, which runs out before the window ends whenever the
         # 429 falls earlier in its second than the window opened in its own.
         self.headers, self.retry_after_form = headers, retry_after_form
+        # gzip_always: every body gzip-coded, asked for or not (RFC 9110 12.5.3: with no
+        # Accept-Encoding any coding is acceptable; with "identity" a SHOULD, not a MUST)
+        self.gzip_always = gzip_always
+        self.accept_encodings = set()  # the Accept-Encoding values requests carried
         self.arrivals = {}     # key -> [(arrival time, status)]
         self.last_429 = {}     # key -> arrival time of its last refused request
         self.lock = threading.Lock()
@@ -770,6 +774,12 @@ class LimitingFake(threading.Thread):
 
             def answer(self, status, body, extra=()):
                 data = json.dumps(body).encode()
+                with fake.lock:
+                    fake.accept_encodings.add(self.headers.get("Accept-Encoding"))
+                if fake.gzip_always:
+                    import gzip
+                    data = gzip.compress(data)
+                    extra = list(extra) + [("Content-Encoding", "gzip")]
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -882,6 +892,28 @@ def mode_politeness(a, tmp):
                    "validation.missing-name"):
             check(ok in by.get("passed", set()), "%s did not pass against the limiting fake: %s" % (
                 ok, [s for s, ids in by.items() if ok in ids]))
+
+
+def mode_gzip_unasked(a, tmp):
+    """A service that gzips every body whatever the request asked: the runner
+    asks for identity (Accept-Encoding: identity on every request, the
+    burst's too) and, as RFC 9110 12.5.3 makes that a SHOULD only, decodes
+    a gzip body anyway: a legal limiter passes (exit 0, nothing failed or
+    warned; before, the JSON checks failed on the coded bytes)."""
+    fake = LimitingFake(limit=15, window_s=3.0, gzip_always=True)
+    fake.start()
+    try:
+        rc, out, err, doc, _ = run_conform(
+            ["--base-url", "http://127.0.0.1:%d/v1" % fake.port, "--plan", "enterprise:15:100000",
+             "--max-wait", "10s", "--timeout", "2s"], a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY}, timeout=120)
+    finally:
+        fake.stop()
+    check(fake.accept_encodings == {"identity"}, "Accept-Encoding sent: %s" % sorted(map(str, fake.accept_encodings)))
+    check(rc == 0, "exit %d, expected 0" % rc)
+    if check(doc is not None, "no JSON report"):
+        by = checks_by_status(doc)
+        check(not by.get("failed") and not by.get("warning"),
+              "failed %s, warnings %s" % (sorted(by.get("failed", [])), sorted(by.get("warning", []))))
 
 
 def mode_no_headers(a, tmp):
@@ -1546,6 +1578,7 @@ def main():
     sub.add_parser("not_applicable")
     sub.add_parser("liberties")
     sub.add_parser("no_headers")
+    sub.add_parser("gzip_unasked")
     sub.add_parser("truncated_retry_after")
     sub.add_parser("reset_forms")
     sub.add_parser("interrupt")
