@@ -65,6 +65,13 @@ bool ps_shape_is_error(const ps_json *v, char *why, size_t n)
         snprintf(why, n, "an Error must be a JSON object, got %s", d);
         return false;
     }
+    /* RFC 8259 4: with a name repeated, what a receiver reads is
+     * unpredictable (the runner's parser keeps the first "status",
+     * JavaScript's and Python's the last): no one status can be judged */
+    if (v->duplicate_keys) {
+        snprintf(why, n, "the Error object repeats a member name");
+        return false;
+    }
     static const char *const strings[] = {"code", "message"};
     for (int i = 0; i < 2; i++) {
         const ps_json *m = ps_json_get(v, strings[i]);

@@ -3,8 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "harness.h"
 #include "runner/checks.h"
+#include "runner/suites/shapes.h"
 
 static void catalogue_ids_unique_and_suited(void)
 {
@@ -32,6 +34,33 @@ static void catalogue_ids_unique_and_suited(void)
     CHECK_INT(ps_check_def_get(PS_CK_HTTP_FIELDS_NOT_REPEATED)->level, PS_LEVEL_HTTP);
     CHECK_INT(ps_check_def_get(PS_CK_RATELIMIT_RESET_CONSISTENT)->level, PS_LEVEL_SPEC);
     CHECK_INT(ps_check_def_get(PS_CK_BASE_URL_V1)->level, PS_LEVEL_ADVICE);
+    /* nothing in the document says Retry-After and Reset agree (a ban may
+     * outlast the window), nor that a description is never filled in */
+    CHECK_INT(ps_check_def_get(PS_CK_LIMIT429_RETRY_AFTER_AGREES)->level, PS_LEVEL_ADVICE);
+    CHECK_INT(ps_check_def_get(PS_CK_ROUNDTRIP_NO_INVENTED_DESCRIPTION)->level, PS_LEVEL_ADVICE);
+}
+
+/* Whether TEXT parses and has the shape SHAPE says. */
+static bool shaped(bool (*shape)(const ps_json *, char *, size_t), const char *text)
+{
+    ps_json_failure failure;
+    ps_error err = {0};
+    ps_json *v = ps_json_parse(text, strlen(text), &failure, &err);
+    CHECK(v != NULL);
+    char why[160];
+    bool ok = v && shape(v, why, sizeof why);
+    ps_json_free(v);
+    return ok;
+}
+
+static void shapes_refuse_repeated_members(void)
+{
+    CHECK(
+        shaped(ps_shape_is_error, "{\"code\":\"rate_limited\",\"message\":\"m\",\"status\":429}"));
+    CHECK(!shaped(ps_shape_is_error,
+                  "{\"code\":\"rate_limited\",\"message\":\"m\",\"status\":429,\"status\":400}"));
+    CHECK(shaped(ps_shape_is_category, "{\"id\":1,\"name\":\"dog\"}"));
+    CHECK(!shaped(ps_shape_is_category, "{\"id\":1,\"name\":\"dog\",\"id\":2}"));
 }
 
 static int count_selected(const ps_checks *c)
@@ -154,6 +183,7 @@ static void outcomes_by_level_and_strictness(void)
 int main(void)
 {
     RUN(catalogue_ids_unique_and_suited);
+    RUN(shapes_refuse_repeated_members);
     RUN(selection_by_glob_tag_and_skip);
     RUN(outcomes_by_level_and_strictness);
     return TEST_EXIT();
