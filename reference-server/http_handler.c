@@ -120,10 +120,10 @@ static void identify(conn *c, bool headers_known, identity *who)
 
 /* Counts the request (with the defaults every request counts, errors
  * included; --count-ops leaves some operations out: counts false) and
- * returns the verdict after the faults that bend admission. A request that
- * is not counted is never refused (bans aside): its headers tell the state
- * as it stands. */
-static ps_admission admit(conn *c, const identity *who, bool counts)
+ * returns the verdict after the faults that bend admission (create: the
+ * request is a createCategory). A request that is not counted is never
+ * refused (bans aside): its headers tell the state as it stands. */
+static ps_admission admit(conn *c, const identity *who, bool counts, bool create)
 {
     ps_http_server *s = c->lp->srv;
     int64_t now = ps_clock_wall_ns();
@@ -143,8 +143,10 @@ static ps_admission admit(conn *c, const identity *who, bool counts)
         if (c->req.decision.verdict == PS_LIMITED) c->req.decision.verdict = PS_ADMITTED;
         return c->req.decision.verdict;
     }
-    ps_limiter_admit(s->limiter, who->id, who->id_len, who->per_minute, who->per_day, now,
-                     &c->req.decision);
+    /* fault over-admission-create: a create finds one admission more per window */
+    int64_t beyond = create && ps_fault_on(s->cfg->faults, PS_FAULT_OVER_ADMISSION_CREATE) ? 1 : 0;
+    ps_limiter_admit_beyond(s->limiter, who->id, who->id_len, who->per_minute, who->per_day, now,
+                            beyond, &c->req.decision);
     c->req.counted = true;
     ps_admission v = c->req.decision.verdict;
     if (v == PS_ADMITTED && !s->cfg->count_errors) { /* kept to take back if the answer is a 4xx */
@@ -338,6 +340,26 @@ static void create_category(conn *c)
     ps_new_category_free(&nc);
 }
 
+/* Where a stored refused create's outcome goes: nowhere (its answer is the 429). */
+static void store_discarded(void *arg, const ps_category *created, int status)
+{
+    (void)arg;
+    (void)created;
+    (void)status;
+}
+
+/* fault create-on-429: the create is refused with 429 but its category,
+ * when the body is valid, is stored anyway (admitted beyond the limit). */
+static void store_refused_create(conn *c)
+{
+    ps_http_server *s = c->lp->srv;
+    ps_new_category nc;
+    if (ps_validate_new_category(c->body.data, c->body.len, s->cfg->faults, &nc) == 0)
+        ps_store_create_async(s->store, nc.name, nc.name_len, nc.description, nc.description_len,
+                              nc.has_description, store_discarded, NULL);
+    ps_new_category_free(&nc);
+}
+
 void ps_handle_request(conn *c)
 {
     ps_http_server *s = c->lp->srv;
@@ -350,8 +372,11 @@ void ps_handle_request(conn *c)
         cfg->count_ops == PS_COUNT_ALL ||
         (cfg->count_ops == PS_COUNT_LIST && on_resource && (m == HTTP_GET || m == HTTP_HEAD)) ||
         (cfg->count_ops == PS_COUNT_CREATE && on_resource && m == HTTP_POST);
-    ps_admission v = admit(c, &who, counts);
+    ps_admission v = admit(c, &who, counts, on_resource && m == HTTP_POST);
     if (v != PS_ADMITTED) {
+        if (on_resource && m == HTTP_POST && who.authenticated &&
+            ps_fault_on(cfg->faults, PS_FAULT_CREATE_ON_429))
+            store_refused_create(c);
         send_refusal(c, v);
         return;
     }
@@ -433,7 +458,7 @@ void ps_handle_bad_request(conn *c, int status)
     identity who;
     identify(c, c->req.headers_done, &who);
     if (!c->req.counted)
-        admit(c, &who, c->lp->srv->cfg->count_ops == PS_COUNT_ALL); /* not an operation */
+        admit(c, &who, c->lp->srv->cfg->count_ops == PS_COUNT_ALL, false); /* not an operation */
     const char *code = "bad_request", *msg = "the request is not valid HTTP/1.1";
     if (status == 400 && c->req.error_message) msg = c->req.error_message;
     switch (status) {

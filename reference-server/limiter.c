@@ -531,15 +531,16 @@ static void commit_window(const ps_limiter *l, window *w, int i, int64_t lim, in
 /* The decision for entry e at now_ns. With count set, the request is
  * counted (limits roll, counts and refusals increase, bans start);
  * otherwise e is left as it is and the decision is what a request would get.
+ * beyond: admissions this request may find beyond the limits (faults only).
  * Returns true when the request is admitted. Called with the stripe locked. */
 static bool decide(ps_limiter *l, entry *e, const int64_t lim[2], int64_t now_ns, bool count,
-                   ps_limit_decision *out)
+                   int64_t beyond, ps_limit_decision *out)
 {
     if (now_ns < e->ban_end_ns) {
         fill_refusal(out, PS_BANNED, e->ban_limit, e->ban_end_ns, e->ban_end_ns, now_ns, "ban");
         return false;
     }
-    int64_t extra = ps_fault_on(l->faults, PS_FAULT_OFF_BY_ONE_ADMISSION) ? 1 : 0;
+    int64_t extra = (ps_fault_on(l->faults, PS_FAULT_OFF_BY_ONE_ADMISSION) ? 1 : 0) + beyond;
     probe p[2];
     bool any = false, exhausted[2] = {false, false};
     for (int i = 0; i < 2; i++) {
@@ -614,14 +615,14 @@ static bool decide(ps_limiter *l, entry *e, const int64_t lim[2], int64_t now_ns
  * but the check-then-act is no longer atomic, so concurrent requests that
  * all saw room are all admitted. */
 static void admit_racy(ps_limiter *l, stripe *st, uint64_t h, const char *identity, size_t len,
-                       const int64_t lim[2], int64_t now_ns, ps_limit_decision *out)
+                       const int64_t lim[2], int64_t now_ns, int64_t beyond, ps_limit_decision *out)
 {
     pthread_mutex_lock(&st->mu);
     entry *e = stripe_touch(l, st, h, identity, len, now_ns);
     stripe_lazy_sweep(l, st, e, now_ns);
-    bool room = decide(l, e, lim, now_ns, false, out);
+    bool room = decide(l, e, lim, now_ns, false, beyond, out);
     if (!room) { /* refusals are counted (and bans started) the ordinary way */
-        decide(l, e, lim, now_ns, true, out);
+        decide(l, e, lim, now_ns, true, beyond, out);
         pthread_mutex_unlock(&st->mu);
         return;
     }
@@ -645,17 +646,24 @@ static void admit_racy(ps_limiter *l, stripe *st, uint64_t h, const char *identi
 void ps_limiter_admit(ps_limiter *l, const char *identity, size_t identity_len, int64_t per_minute,
                       int64_t per_day, int64_t now_ns, ps_limit_decision *out)
 {
+    ps_limiter_admit_beyond(l, identity, identity_len, per_minute, per_day, now_ns, 0, out);
+}
+
+void ps_limiter_admit_beyond(ps_limiter *l, const char *identity, size_t identity_len,
+                             int64_t per_minute, int64_t per_day, int64_t now_ns, int64_t beyond,
+                             ps_limit_decision *out)
+{
     const int64_t lim[2] = {per_minute, per_day};
     uint64_t h = ps_hash_bytes(identity, identity_len);
     stripe *st = stripe_of(l, h);
     if (ps_fault_on(l->faults, PS_FAULT_OVER_ADMISSION_RACE)) {
-        admit_racy(l, st, h, identity, identity_len, lim, now_ns, out);
+        admit_racy(l, st, h, identity, identity_len, lim, now_ns, beyond, out);
         return;
     }
     pthread_mutex_lock(&st->mu);
     entry *e = stripe_touch(l, st, h, identity, identity_len, now_ns);
     stripe_lazy_sweep(l, st, e, now_ns);
-    decide(l, e, lim, now_ns, true, out);
+    decide(l, e, lim, now_ns, true, beyond, out);
     pthread_mutex_unlock(&st->mu);
 }
 
@@ -668,11 +676,11 @@ void ps_limiter_peek(ps_limiter *l, const char *identity, size_t identity_len, i
     pthread_mutex_lock(&st->mu);
     entry *e = stripe_find(st, h, identity, identity_len);
     if (e) {
-        decide(l, e, lim, now_ns, false, out);
+        decide(l, e, lim, now_ns, false, 0, out);
     } else {
         entry fresh;
         memset(&fresh, 0, sizeof fresh);
-        decide(l, &fresh, lim, now_ns, false, out);
+        decide(l, &fresh, lim, now_ns, false, 0, out);
     }
     pthread_mutex_unlock(&st->mu);
 }

@@ -96,6 +96,13 @@ void ps_limiter_destroy(ps_limiter *l);
 void ps_limiter_admit(ps_limiter *l, const char *identity, size_t identity_len, int64_t per_minute,
                       int64_t per_day, int64_t now_ns, ps_limit_decision *out);
 
+/* The same, admitting up to `beyond` requests past the limits while the
+ * window holds them (fault over-admission-create: one create more per
+ * window; 0 is ps_limiter_admit). */
+void ps_limiter_admit_beyond(ps_limiter *l, const char *identity, size_t identity_len,
+                             int64_t per_minute, int64_t per_day, int64_t now_ns, int64_t beyond,
+                             ps_limit_decision *out);
+
 /* Takes back one admission made at admitted_ns (a response that turned out
  * not to count, --count-errors no), as far as the algorithm still holds it:
  * a fixed or counting window that has ended keeps its count. */

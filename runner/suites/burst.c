@@ -71,6 +71,7 @@ bool ps_burst_supported(const char *base_url)
 /* One connection of the burst. */
 typedef struct conn {
     int fd;
+    ps_buf wire; /* the request it sends, as written */
     ps_buf in;
     bool done;
 } conn;
@@ -309,12 +310,13 @@ static void parse_reply(const ps_buf *in, ps_exchange *ex)
     ex->responded = true;
 }
 
-/* Writes the request on connections [from, to) back to back. */
-static void release(conn *cs, size_t from, size_t to, const ps_buf *wire, ps_exchange *out)
+/* Writes each connection's request on connections [from, to) back to back. */
+static void release(conn *cs, size_t from, size_t to, ps_exchange *out)
 {
     for (size_t i = from; i < to; i++) {
         if (cs[i].done) continue;
         out[i].sent_wall_ns = ps_clock_wall_ns();
+        const ps_buf *wire = &cs[i].wire;
         if (send(cs[i].fd, wire->data, wire->len, MSG_NOSIGNAL) != (ssize_t)wire->len) {
             snprintf(out[i].error, sizeof out[i].error, "sending failed: %s", strerror(errno));
             cs[i].done = true;
@@ -488,9 +490,24 @@ static size_t open_all(conn *cs, size_t n, struct addrinfo *ai, int64_t deadline
     return opened;
 }
 
-int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exchange *out,
+/* The request as written on the wire. */
+static void write_request(const ps_burst_request *req, const target *t, ps_buf *wire)
+{
+    ps_buf_printf(
+        wire,
+        "%s %s%s HTTP/1.1\r\nHost: %s\r\nAuthorization: %s\r\nAccept: application/json\r\n"
+        "Accept-Encoding: identity\r\n",
+        req->method, t->prefix, req->path, t->authority, req->scheme_and_key);
+    if (req->content_type) ps_buf_printf(wire, "Content-Type: %s\r\n", req->content_type);
+    if (req->body) ps_buf_printf(wire, "Content-Length: %zu\r\n", strlen(req->body));
+    ps_buf_puts(wire, "Connection: close\r\n\r\n");
+    if (req->body) ps_buf_puts(wire, req->body);
+}
+
+int ps_burst_run(const ps_burst_request *reqs, size_t n, size_t together, ps_exchange *out,
                  char *why, size_t why_size)
 {
+    const ps_burst_request *req = &reqs[0]; /* the base URL and timeout every request shares */
     target t;
     if (!parse_target(req->base_url, &t)) {
         snprintf(why, why_size, "a burst needs an http:// base URL");
@@ -506,14 +523,6 @@ int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exch
     ps_fd_limit_raise((int64_t)n + 64);
     conn *cs = calloc(n ? n : 1, sizeof *cs);
     if (!cs) abort();
-    ps_buf wire = PS_BUF_INIT;
-    ps_buf_printf(
-        &wire, "%s %s%s HTTP/1.1\r\nHost: %s\r\nAuthorization: %s\r\nAccept: application/json\r\n",
-        req->method, t.prefix, req->path, t.authority, req->scheme_and_key);
-    if (req->content_type) ps_buf_printf(&wire, "Content-Type: %s\r\n", req->content_type);
-    if (req->body) ps_buf_printf(&wire, "Content-Length: %zu\r\n", strlen(req->body));
-    ps_buf_puts(&wire, "Connection: close\r\n\r\n");
-    if (req->body) ps_buf_puts(&wire, req->body);
 
     /* 1: every connection open (and held by the server, see open_all)
      * before anything is sent, within the burst's time: a blocking connect
@@ -521,13 +530,16 @@ int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exch
      * a minute against a server that accepts one connection at a time), far
      * past --timeout */
     size_t opened = open_all(cs, n, ai, ps_clock_mono_ns() + req->timeout_ns, out);
-    for (size_t i = 0; i < n; i++)
-        record_request(req, &t, &out[i]);
+    for (size_t i = 0; i < n; i++) {
+        record_request(&reqs[i], &t, &out[i]);
+        write_request(&reqs[i], &t, &cs[i].wire);
+    }
     freeaddrinfo(ai);
     if (!opened) {
         snprintf(why, why_size, "no connection of the burst could be opened (%s)", out[0].error);
+        for (size_t i = 0; i < n; i++)
+            ps_buf_free(&cs[i].wire);
         free(cs);
-        ps_buf_free(&wire);
         return -1;
     }
     /* 2: the burst, then its last `together` requests at once: the moment
@@ -539,7 +551,7 @@ int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exch
     if (!pf || !idx) abort();
     size_t first = together < n ? n - together : 0;
     int64_t deadline = ps_clock_mono_ns() + req->timeout_ns;
-    release(cs, 0, first, &wire, out);
+    release(cs, 0, first, out);
     collect(cs, 0, first, out, pf, idx, deadline);
     finish(cs, 0, first, out);
     /* a refusal already: the rest would only be refused too (a ban risked for nothing) */
@@ -554,12 +566,13 @@ int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exch
             cs[i].done = true;
         }
     }
-    release(cs, first, n, &wire, out);
+    release(cs, first, n, out);
     collect(cs, first, n, out, pf, idx, deadline);
     finish(cs, first, n, out);
     free(pf);
     free(idx);
+    for (size_t i = 0; i < n; i++)
+        ps_buf_free(&cs[i].wire);
     free(cs);
-    ps_buf_free(&wire);
     return (int)n;
 }

@@ -1,4 +1,5 @@
-/* burst.h - a concurrent burst of identical requests for the 429 suite:
+/* burst.h - a concurrent burst of requests for the 429 suite (one request
+ * per connection, mostly alike: the limit's crossing may mix operations):
  * every connection is opened first, then the requests are released
  * together (as petstore-load --burst does), the last few of them on their
  * own once the others are answered, so the moment the limit is crossed is
@@ -36,12 +37,13 @@ typedef struct ps_burst_request {
 /* True when the base URL can be burst (http://). */
 bool ps_burst_supported(const char *base_url);
 
-/* Opens n connections, then sends the request on n - together of them at
- * once and reads their replies (Connection: close), then sends it on the
- * last `together` at once and reads theirs; those are not sent when a first
- * reply was already a 429. out[0..n) are filled (responded or with error
- * set). Returns n, or -1 with why filled when no connection could be opened. */
-int ps_burst_run(const ps_burst_request *req, size_t n, size_t together, ps_exchange *out,
+/* Opens n connections, then sends reqs[i] on connection i: the first
+ * n - together at once, reading their replies (Connection: close), then the
+ * last `together` at once (in index order) and reads theirs; those are not
+ * sent when a first reply was already a 429. Every reqs[i] names the same
+ * base URL. out[0..n) are filled (responded or with error set). Returns n,
+ * or -1 with why filled when no connection could be opened. */
+int ps_burst_run(const ps_burst_request *reqs, size_t n, size_t together, ps_exchange *out,
                  char *why, size_t why_size);
 
 #endif

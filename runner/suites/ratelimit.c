@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/json.h"
 #include "core/ratelimit_headers.h"
 #include "runner/suites/burst.h"
 #include "runner/suites/ratelimit_judge.h"
@@ -74,9 +75,10 @@ void ps_suite_ratelimit(ps_conform *c)
  * limit429.enforced failed (nothing else is to be judged then). */
 static void not_run_all(ps_conform *c, bool incomplete, const char *why)
 {
-    static const ps_check_id ids[] = {PS_CK_LIMIT429_ERROR_BODY, PS_CK_LIMIT429_REMAINING_ZERO,
-                                      PS_CK_LIMIT429_RETRY_AFTER, PS_CK_LIMIT429_RETRY_AFTER_AGREES,
-                                      PS_CK_LIMIT429_RECOVERS};
+    static const ps_check_id ids[] = {
+        PS_CK_LIMIT429_ERROR_BODY,  PS_CK_LIMIT429_REMAINING_ZERO,
+        PS_CK_LIMIT429_RETRY_AFTER, PS_CK_LIMIT429_RETRY_AFTER_AGREES,
+        PS_CK_LIMIT429_RECOVERS,    PS_CK_LIMIT429_REFUSED_CREATE_NOT_STORED};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         if (incomplete)
             ps_conform_not_run(c, ids[i], "%s", why);
@@ -265,20 +267,135 @@ static bool burst_whole(const burst_count *bc, int n, char *why, size_t why_size
     return false;
 }
 
-/* The request the limit is exhausted with: a list, unless the run showed
- * lists uncounted and creates counted (spec 8 rule 4 leaves it open). */
-static ps_client_request limit_request(ps_conform *c, const char *auth, char *body,
-                                       size_t body_size)
+/* What the limit key is exhausted with: lists, unless the run showed lists
+ * uncounted and creates counted (spec 8 rule 4 leaves it open). With both
+ * counted, the burst's last request is a create, written after the list
+ * released with it: both operations meet the limit, so a service that
+ * admits a create at Remaining 0 while it refuses lists exactly is caught,
+ * and a refused create can be looked for in the list. When creates are not
+ * (known to be) counted, a create admitted beyond Remaining is no
+ * over-admission, so none is mixed in. Every create names a category of
+ * its own (the run token and a number), which tells a refused one apart
+ * from those admitted. */
+typedef struct limit_ops {
+    const char *auth;
+    bool creates;    /* every request is a create */
+    bool mix_create; /* lists, the burst's last request a create */
+    int seq;         /* creates named so far */
+} limit_ops;
+
+/* Room for a create's body: {"name":"c<run token> limit <n>"}. */
+#define LIMIT_BODY_MAX 96
+
+static void limit_ops_init(ps_conform *c, const char *auth, limit_ops *ops)
 {
+    memset(ops, 0, sizeof *ops);
+    ops->auth = auth;
     ps_rl_key_view v;
     /* one service, one rule: what the main key showed holds for the limit key */
-    if (ps_ratelimit_judge_view(c, PS_KEY_MAIN, &v) && v.list_counted == PS_RL_COUNTED_NO &&
-        v.create_counted == PS_RL_COUNTED_YES) {
-        snprintf(body, body_size, "{\"name\":\"c%s limit\"}", ps_conform_run_token(c));
-        return (ps_client_request){"POST", "/categories", auth,
-                                   body,   strlen(body),  "application/json"};
+    if (!ps_ratelimit_judge_view(c, PS_KEY_MAIN, &v) || v.create_counted != PS_RL_COUNTED_YES)
+        return;
+    ops->creates = v.list_counted == PS_RL_COUNTED_NO;
+    ops->mix_create = !ops->creates;
+}
+
+/* A list, or a create of a category named afresh (its body written in body). */
+static ps_client_request limit_op(ps_conform *c, limit_ops *ops, bool create,
+                                  char body[LIMIT_BODY_MAX])
+{
+    if (!create) return (ps_client_request){"GET", "/categories", ops->auth, NULL, 0, NULL};
+    snprintf(body, LIMIT_BODY_MAX, "{\"name\":\"c%s limit %d\"}", ps_conform_run_token(c),
+             ++ops->seq);
+    return (ps_client_request){"POST", "/categories", ops->auth,
+                               body,   strlen(body),  "application/json"};
+}
+
+/* The names of the creates answered 429 on the limit key. */
+typedef struct refused_creates {
+    char **names;
+    size_t n, cap;
+} refused_creates;
+
+/* Keeps the name of ex's create when it was answered 429. */
+static void note_refused_create(refused_creates *r, const ps_exchange *ex)
+{
+    if (!ex->responded || ex->status != 429 || !ex->method || strcmp(ex->method, "POST") != 0)
+        return;
+    ps_json *v =
+        ps_json_parse(ex->req_body.data ? ex->req_body.data : "", ex->req_body.len, NULL, NULL);
+    const char *name = ps_json_get_string(v, "name", NULL);
+    if (name) {
+        if (r->n == r->cap) {
+            r->cap = r->cap ? 2 * r->cap : 8;
+            r->names = realloc(r->names, r->cap * sizeof *r->names);
+            if (!r->names) abort();
+        }
+        r->names[r->n] = strdup(name);
+        if (!r->names[r->n]) abort();
+        r->n++;
     }
-    return (ps_client_request){"GET", "/categories", auth, NULL, 0, NULL};
+    ps_json_free(v);
+}
+
+static void refused_creates_free(refused_creates *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        free(r->names[i]);
+    free(r->names);
+    memset(r, 0, sizeof *r);
+}
+
+/* A create answered 429 was refused (spec 8 rule 2, RFC 6585 4): storing
+ * it anyway admits it beyond the limit. Once the key recovered, the list
+ * (on the main key) must hold none of the refused creates' names. */
+static void check_refused_creates(ps_conform *c, const refused_creates *r)
+{
+    const ps_check_id ck = PS_CK_LIMIT429_REFUSED_CREATE_NOT_STORED;
+    if (!r->n) {
+        ps_conform_not_applicable(c, ck, "no create on the limit key was answered 429");
+        return;
+    }
+    char auth[1024];
+    ps_conform_bearer(c, PS_KEY_MAIN, auth, sizeof auth);
+    ps_client_request req = {"GET", "/categories", auth, NULL, 0, NULL};
+    ps_exchange ex;
+    int rc = ps_conform_send(c, ck, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
+    char why[300];
+    ps_json *list = NULL;
+    if (rc != PS_SENT) {
+        ps_conform_no_response(c, ck, rc, &ex);
+    } else if (ex.status != 200) {
+        ps_conform_not_run(c, ck, "the list after the recovery answered %ld", ex.status);
+    } else if (ex.truncated) {
+        ps_conform_not_run(c, ck,
+                           "the list is %zu bytes, more than the %zu KiB kept (raise --max-body)",
+                           ex.body_total, ex.body_cap >> 10);
+    } else if (!(list = ps_conform_parse_body(&ex, why, sizeof why)) ||
+               list->type != PS_JSON_ARRAY) {
+        ps_conform_not_run(c, ck, "the list after the recovery is not an array: %s",
+                           list ? "another JSON value" : why);
+    } else {
+        const char *stored = NULL;
+        for (size_t k = 0; k < r->n && !stored; k++)
+            for (size_t i = 0; i < list->count && !stored; i++) {
+                const char *name = ps_json_get_string(list->items[i], "name", NULL);
+                if (name && strcmp(name, r->names[k]) == 0) stored = r->names[k];
+            }
+        if (stored) {
+            char exp[160];
+            snprintf(exp, sizeof exp, "no category named '%s' (its create was answered 429)",
+                     stored);
+            ps_conform_fail(c, ck, &ex, exp,
+                            "a create on the limit key was answered 429, but the list after the "
+                            "recovery holds the category it named ('%s'): a refused request was "
+                            "admitted beyond the limit (of %zu creates refused)",
+                            stored, r->n);
+        } else {
+            ps_conform_pass(c, ck);
+        }
+    }
+    ps_json_free(list);
+    ps_exchange_free(&ex);
 }
 
 /* Waits, once the key may be used again, until the wall clock is phase_ms
@@ -423,9 +540,12 @@ static bool within_probed_window(const window_probe *p, int64_t until_ns, char *
 
 void ps_suite_limit429(ps_conform *c)
 {
-    char auth[1024], body[96];
+    char auth[1024], body[LIMIT_BODY_MAX];
     ps_conform_bearer(c, PS_KEY_LIMIT, auth, sizeof auth);
-    ps_client_request req = limit_request(c, auth, body, sizeof body);
+    limit_ops ops;
+    limit_ops_init(c, auth, &ops);
+    ps_client_request req;
+    refused_creates refused_names = {NULL, 0, 0};
     ps_exchange ex;
     ps_rl_info rl;
     int rc;
@@ -442,9 +562,12 @@ void ps_suite_limit429(ps_conform *c)
     bool aligned = false; /* the last burst waited for a whole second after its probe */
     char rolled[400] = "";
     for (attempt = 1;; attempt++) {
+        req = limit_op(c, &ops, ops.creates, body);
         if (!probe_window(c, &req, attempt == 1 || aligned ? PROBE_PHASE_MS : PROBE_PHASE_EARLY_MS,
-                          &probe))
+                          &probe)) {
+            refused_creates_free(&refused_names);
             return;
+        }
         /* Room left in the window after the next whole second: with enough,
          * the burst starts there (see PROBE_PHASE_MS). */
         int64_t next_s = (ps_clock_wall_ns() / 1000000000 + 1) * 1000000000;
@@ -462,6 +585,7 @@ void ps_suite_limit429(ps_conform *c)
                                budget);
             ps_conform_not_run(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, "the limit was not exhausted");
             not_run_all(c, true, "the limit was not exhausted");
+            refused_creates_free(&refused_names);
             return;
         }
 
@@ -475,25 +599,42 @@ void ps_suite_limit429(ps_conform *c)
         char why[300] = "";
         got = 0;
         if (concurrent) {
-            ps_burst_request br = {ps_conform_base_url(c),
-                                   req.method,
-                                   req.path,
-                                   auth,
-                                   ps_conform_cfg(c)->limit_key_given ? "PETSTORE_LIMIT_KEY"
-                                                                      : "PETSTORE_API_KEY",
-                                   req.body,
-                                   req.content_type,
-                                   ps_conform_cfg(c)->timeout_ns + 5000000000LL};
+            /* one request per connection, each create named afresh */
+            ps_burst_request *brs = calloc((size_t)n, sizeof *brs);
+            char(*bodies)[LIMIT_BODY_MAX] = calloc((size_t)n, sizeof *bodies);
+            if (!brs || !bodies) abort();
+            for (int i = 0; i < n; i++) {
+                ps_client_request r =
+                    limit_op(c, &ops, ops.creates || (ops.mix_create && i == n - 1), bodies[i]);
+                brs[i] = (ps_burst_request){
+                    ps_conform_base_url(c),
+                    r.method,
+                    r.path,
+                    auth,
+                    ps_conform_cfg(c)->limit_key_given ? "PETSTORE_LIMIT_KEY" : "PETSTORE_API_KEY",
+                    r.body,
+                    r.content_type,
+                    ps_conform_cfg(c)->timeout_ns + 5000000000LL};
+            }
             int64_t t0 = ps_clock_mono_ns();
-            got = ps_burst_run(&br, (size_t)n, CROSSING_TOGETHER, exs, why, sizeof why);
+            got = ps_burst_run(brs, (size_t)n, CROSSING_TOGETHER, exs, why, sizeof why);
+            free(brs);
+            free(bodies);
             ps_check_add_time(ps_conform_checks(c), PS_CK_LIMIT429_NO_OVER_ADMISSION,
                               (double)(ps_clock_mono_ns() - t0) / 1e6);
-            ps_ratelimit_judge_concurrent(c, true);
-            for (int i = 0; i < got; i++)
-                if (exs[i].responded) ps_conform_observe(c, &exs[i], PS_KEY_LIMIT);
-            ps_ratelimit_judge_concurrent(c, false);
+            /* the judge reads a burst of one operation (whether it was
+             * counted): the lists and the creates of a mixed burst are
+             * handed to it as a burst each */
+            for (int op = 0; op < 2; op++) {
+                ps_ratelimit_judge_concurrent(c, true);
+                for (int i = 0; i < got; i++)
+                    if (exs[i].responded && (strcmp(exs[i].method, "POST") == 0) == (op == 1))
+                        ps_conform_observe(c, &exs[i], PS_KEY_LIMIT);
+                ps_ratelimit_judge_concurrent(c, false);
+            }
         } else {
             for (got = 0; got < n; got++) {
+                req = limit_op(c, &ops, ops.creates || (ops.mix_create && got == n - 1), body);
                 rc = ps_conform_send(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, &req, PS_KEY_LIMIT, 0,
                                      &exs[got]);
                 if (rc != PS_SENT) break;
@@ -509,9 +650,12 @@ void ps_suite_limit429(ps_conform *c)
             ps_conform_not_run(c, PS_CK_LIMIT429_ENFORCED, "the burst could not be sent: %s", why);
             not_run_all(c, true, "the limit was not exhausted");
             free(exs);
+            refused_creates_free(&refused_names);
             return;
         }
         count_burst(exs, got, probe.reset_s, &bc);
+        for (int i = 0; i < got; i++)
+            note_refused_create(&refused_names, &exs[i]);
         /* The burst's refusals, one attempt: the key's next request waits as
          * they asked, or backs off when they named no time (the sequential
          * run's went through ps_conform_send already). */
@@ -619,6 +763,7 @@ void ps_suite_limit429(ps_conform *c)
     if (bc.unanswered) ps_ratelimit_judge_concurrent(c, true);
     while (!refused && sent_after < budget + 3) {
         ps_exchange_free(&refusal);
+        req = limit_op(c, &ops, ops.creates, body);
         rc = ps_conform_send(c, PS_CK_LIMIT429_ENFORCED, &req, PS_KEY_LIMIT, 0, &refusal);
         if (rc != PS_SENT) {
             ps_ratelimit_judge_concurrent(c, false);
@@ -628,8 +773,10 @@ void ps_suite_limit429(ps_conform *c)
             for (int i = 0; i < got; i++)
                 ps_exchange_free(&exs[i]);
             free(exs);
+            refused_creates_free(&refused_names);
             return;
         }
+        note_refused_create(&refused_names, &refusal);
         sent_after++;
         if (refusal.status == 429) refused = true;
     }
@@ -652,6 +799,7 @@ void ps_suite_limit429(ps_conform *c)
         for (int i = 0; i < got; i++)
             ps_exchange_free(&exs[i]);
         free(exs);
+        refused_creates_free(&refused_names);
         return;
     }
     if (!refused) {
@@ -668,6 +816,7 @@ void ps_suite_limit429(ps_conform *c)
         for (int i = 0; i < got; i++)
             ps_exchange_free(&exs[i]);
         free(exs);
+        refused_creates_free(&refused_names);
         return;
     }
     ps_conform_pass(c, PS_CK_LIMIT429_ENFORCED);
@@ -698,11 +847,16 @@ void ps_suite_limit429(ps_conform *c)
             "the service asked to wait %.1f s after a 429, more than --max-wait %.1f s",
             (double)(bc.retry_until_ns - ps_clock_wall_ns()) / 1e9,
             (double)ps_conform_cfg(c)->max_wait_ns / 1e9);
+        ps_conform_not_run(c, PS_CK_LIMIT429_REFUSED_CREATE_NOT_STORED,
+                           "the limit key did not recover within --max-wait");
         ps_exchange_free(&refusal);
+        refused_creates_free(&refused_names);
         return;
     }
     ps_exchange_free(&refusal);
+    req = limit_op(c, &ops, ops.creates, body);
     rc = ps_conform_send(c, PS_CK_LIMIT429_RECOVERS, &req, PS_KEY_LIMIT, 0, &ex);
+    if (rc == PS_SENT) note_refused_create(&refused_names, &ex);
     if (rc != PS_SENT) {
         ps_conform_no_response(c, PS_CK_LIMIT429_RECOVERS, rc, &ex);
     } else if (ex.status >= 200 && ex.status < 300) {
@@ -739,4 +893,8 @@ void ps_suite_limit429(ps_conform *c)
                 "after waiting as the 429 asked, the next request answered %ld", ex.status);
     }
     ps_exchange_free(&ex);
+
+    /* 6: no refused create was stored */
+    check_refused_creates(c, &refused_names);
+    refused_creates_free(&refused_names);
 }
