@@ -64,6 +64,17 @@ typedef struct burst_clues {
     unsigned char seen[BURST_SEEN_MAX / 8];
 } burst_clues;
 
+/* The refill rate of a token bucket (seconds per token) that every Reset
+ * seen moving later with a counted request on one Limit allows: [lo, hi].
+ * The spec names no rate; one bucket has one. */
+typedef struct bucket_rate {
+    int64_t limit;
+    unsigned seen; /* Resets that narrowed it */
+    double lo, hi;
+} bucket_rate;
+/* Limit values followed per key (a minute's and a day's). */
+#define RATE_SLOTS 2
+
 /* One key's sequence and what it showed. */
 typedef struct key_seq {
     resp_rec last;
@@ -77,6 +88,7 @@ typedef struct key_seq {
     model_clues clues;
     burst_clues burst;
     unsigned burst_counted[2]; /* bursts whose admissions showed [list, create] counted */
+    bucket_rate rates[RATE_SLOTS];
 } key_seq;
 
 typedef struct judge {
@@ -292,8 +304,46 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
 
 /* ---- the rules of a pair: a (earlier) and b (this response) ------------- */
 
-static void judge_pair(ps_conform *c, key_seq *tr, ps_key_role role, const resp_rec *a,
-                       const resp_rec *b, const ps_exchange *ex)
+/* The refill rates (seconds per token) a token bucket showing b may have.
+ * Its Reset is when it is full again: Limit - Remaining tokens used (one
+ * more or less: Remaining rounded either way) take that long to refill,
+ * measured from b's admission between its sent and done times, Reset
+ * rounded to a whole second either way plus clock slack. */
+static void refill_rate_of(const resp_rec *b, double *lo, double *hi)
+{
+    double used = (double)(b->limit - b->remaining);
+    double full_lo = (double)(b->reset - RESET_SLACK_S) - (double)b->done_ns / 1e9;
+    double full_hi = (double)(b->reset + RESET_SLACK_S) - (double)b->sent_ns / 1e9;
+    *lo = full_lo > 0 ? full_lo / (used + 1) : 0;
+    *hi = used > 1 ? full_hi / (used - 1) : INFINITY;
+}
+
+/* The rate followed for a Limit value: its slot, else a fresh one (the
+ * least informed is given up). */
+static bucket_rate *rate_slot(key_seq *tr, int64_t limit)
+{
+    bucket_rate *free_slot = &tr->rates[0];
+    for (int i = 0; i < RATE_SLOTS; i++) {
+        if (tr->rates[i].seen && tr->rates[i].limit == limit) return &tr->rates[i];
+        if (tr->rates[i].seen < free_slot->seen) free_slot = &tr->rates[i];
+    }
+    memset(free_slot, 0, sizeof *free_slot);
+    free_slot->limit = limit;
+    return free_slot;
+}
+
+/* "1.2-3.4 s" (or "at least 1.2 s") for a message. */
+static const char *rate_text(char *out, size_t size, double lo, double hi)
+{
+    if (isinf(hi))
+        snprintf(out, size, "at least %.2f s", lo);
+    else
+        snprintf(out, size, "%.2f-%.2f s", lo, hi);
+    return out;
+}
+
+static void judge_pair(ps_conform *c, key_seq *tr, const resp_rec *a, const resp_rec *b,
+                       const ps_exchange *ex)
 {
     bool a429 = a->status == 429, b429 = b->status == 429;
     int64_t d = a->remaining - b->remaining;
@@ -379,32 +429,38 @@ static void judge_pair(ps_conform *c, key_seq *tr, ps_key_role role, const resp_
                         " to %" PRId64 ": no limiter moves its reset earlier (a fixed window, "
                         "sliding log or counter holds it, a token bucket only moves it later)",
                         a->reset, b->reset, b_sent_s, a->reset, a->remaining, b->remaining);
-    } else if (d >= 1) {
-        /* moved later while Remaining fell: a token bucket, if its Reset
-         * (full again) is no further ahead than the tokens used take to refill */
-        int64_t w = ps_ratelimit_judge_window_s(c, role, b->limit);
-        if (!w) w = 86400;
-        double full_s =
-            (double)(b->limit - b->remaining) * (double)w / (double)(b->limit > 0 ? b->limit : 1);
-        int64_t ahead = b->reset - b_sent_s;
-        if ((double)ahead <= full_s + RESET_SLACK_S) {
+    } else if (d >= 1 && b->remaining >= 0 && b->remaining < b->limit) {
+        /* moved later while Remaining fell: a token bucket, if one refill
+         * rate explains this Reset and every earlier one that moved (a
+         * Remaining out of bounds is ratelimit.remaining-bounds' finding) */
+        double lo, hi;
+        refill_rate_of(b, &lo, &hi);
+        bucket_rate *br = rate_slot(tr, b->limit);
+        if (!br->seen || (lo <= br->hi && hi >= br->lo)) {
+            if (!br->seen || lo > br->lo) br->lo = lo;
+            if (!br->seen || hi < br->hi) br->hi = hi;
+            br->seen++;
             tr->moved_later++;
             ps_conform_pass(c, PS_CK_RATELIMIT_RESET_CONSISTENT);
         } else {
-            char exp[160];
+            char exp[160], got[40], had[40];
             snprintf(exp, sizeof exp,
                      "X-RateLimit-Reset %" PRId64
-                     " (a window holds its reset) or at most %.0f s ahead "
-                     "(a token bucket full again)",
-                     a->reset, full_s);
+                     " (a window holds its reset) or a full-again time at one refill rate "
+                     "(%s per token)",
+                     a->reset, rate_text(had, sizeof had, br->lo, br->hi));
             ps_conform_fail(c, PS_CK_RATELIMIT_RESET_CONSISTENT, ex, exp,
                             "X-RateLimit-Reset moved from %" PRId64 " to %" PRId64
                             " while Remaining fell from %" PRId64 " to %" PRId64
                             " (same window): a fixed window holds its Reset, and a token bucket "
-                            "would be full again within %.0f s, not %" PRId64 " s",
-                            a->reset, b->reset, a->remaining, b->remaining, full_s, ahead);
+                            "full again %" PRId64 " s ahead with %" PRId64
+                            " tokens used refills one per %s, but the earlier moves of Reset on "
+                            "this key (%u) mean one per %s: no single refill rate explains both",
+                            a->reset, b->reset, a->remaining, b->remaining, b->reset - b_sent_s,
+                            b->limit - b->remaining, rate_text(got, sizeof got, lo, hi), br->seen,
+                            had);
         }
-    } else {
+    } else if (d < 1) {
         ps_conform_pass(c, PS_CK_RATELIMIT_RESET_CONSISTENT);
     }
 }
@@ -577,7 +633,7 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
                   ex->method && ex->method[0] == 'G',
                   ex->sent_wall_ns,
                   ex->done_wall_ns};
-    if (tr->last.have) judge_pair(c, tr, o->role, &tr->last, &b, ex);
+    if (tr->last.have) judge_pair(c, tr, &tr->last, &b, ex);
     note_model(tr, &b);
     tr->last = b;
 }

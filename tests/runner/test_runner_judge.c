@@ -1,7 +1,8 @@
-/* test_runner_judge.c - the rate-limit judge's report (information, not
- * verdicts): the limiter model it names from synthetic header sequences of
- * each algorithm, and what it reports counted on the limit key after a
- * concurrent burst. */
+/* test_runner_judge.c - the rate-limit judge on synthetic header
+ * sequences: the limiter model it names for each algorithm, what it reports
+ * counted on the limit key after a concurrent burst, and
+ * ratelimit.reset-consistent for token buckets of any refill rate. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,6 +174,81 @@ static void bucket_at_second_resolution_generic(void)
     free(model);
 }
 
+/* A token bucket of 60 refilling one token per t_refill seconds, honest:
+ * Reset when full again (rounded up), Remaining its whole tokens. n
+ * requests every gap_ms from 100 ms; jump_at > 0: from that request on,
+ * Reset claims a refill jump_factor times slower than the bucket's. */
+static void bucket_run(run *r, double t_refill, int n, int64_t gap_ms, int jump_at,
+                       double jump_factor)
+{
+    double tat = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t ms = 100 + gap_ms * i;
+        double now = (double)ms / 1000;
+        tat = (tat > now ? tat : now) + t_refill;
+        int64_t tokens = (int64_t)((now + 60 * t_refill - tat) / t_refill + 1e-9);
+        double full = jump_at > 0 && i >= jump_at ? now + (tat - now) * jump_factor : tat;
+        see(r, PS_KEY_MAIN, "GET", 200, tokens, (int64_t)ceil(full), ms);
+    }
+}
+
+/* ratelimit.reset-consistent's passes and failures so far. */
+static void reset_outcome(run *r, unsigned *passes, unsigned *failures)
+{
+    ps_check_outcome o;
+    ps_check_outcome_get(r->checks, PS_CK_RATELIMIT_RESET_CONSISTENT, false, &o);
+    *passes = o.passes;
+    *failures = o.failures;
+}
+
+/* The spec names no refill rate: a bucket of 60 refilling over 400 s (or
+ * 90 s) only under-admits, and its honest Resets, far later than a
+ * plan-rate bucket's, are consistent; so is a plan-rate bucket's. Each is
+ * named a token bucket. */
+static void slow_bucket_reset_consistent(void)
+{
+    const double rates[] = {400.0 / 60, 90.0 / 60, 1.0};
+    for (size_t k = 0; k < sizeof rates / sizeof rates[0]; k++) {
+        run r;
+        run_open(&r, false);
+        bucket_run(&r, rates[k], 40, 500, 0, 1);
+        unsigned passes, failures;
+        reset_outcome(&r, &passes, &failures);
+        CHECK(passes > 0);
+        CHECK(failures == 0);
+        check_report(&r, "main", "model", "token-bucket");
+    }
+}
+
+/* No single bucket: a Reset at now + 60 s on every request while Remaining
+ * falls (the reference server's reset-unstable fault), and a plan-rate
+ * bucket whose Reset then claims a refill six times slower. */
+static void inconsistent_reset_fails(void)
+{
+    run r;
+    run_open(&r, false);
+    for (int i = 0; i < 20; i++)
+        see(&r, PS_KEY_MAIN, "GET", 200, 59 - i, 60 + i / 2, 100 + 500 * i);
+    unsigned passes, failures;
+    reset_outcome(&r, &passes, &failures);
+    CHECK(failures > 0);
+    free(report_of(&r, "main", "model"));
+
+    run_open(&r, false);
+    bucket_run(&r, 1.0, 40, 100, 20, 6.0);
+    reset_outcome(&r, &passes, &failures);
+    CHECK(failures > 0);
+    free(report_of(&r, "main", "model"));
+
+    /* the same bucket without the jump passes */
+    run_open(&r, false);
+    bucket_run(&r, 1.0, 40, 100, 0, 1);
+    reset_outcome(&r, &passes, &failures);
+    CHECK(passes > 0);
+    CHECK(failures == 0);
+    free(report_of(&r, "main", "model"));
+}
+
 /* The limit burst: 61 lists at once on the limit key, 60 admitted with
  * Remaining 59..0 (in any order) and one 429. Lists are counted there
  * ("not seen" before); createCategory was never sent. */
@@ -214,6 +290,8 @@ int main(void)
     RUN(sliding_log_named);
     RUN(sliding_counter_not_log);
     RUN(bucket_at_second_resolution_generic);
+    RUN(slow_bucket_reset_consistent);
+    RUN(inconsistent_reset_fails);
     RUN(limit_key_burst_counted);
     return TEST_EXIT();
 }
