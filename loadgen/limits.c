@@ -555,6 +555,49 @@ static void decide(const evidence *e, const ps_lg_config *cfg, size_t key, ps_lg
     }
 }
 
+/* 4xx answers that Remaining showed counted, told apart again by the key's
+ * refused windows, which concurrency cannot blur as it does the order of
+ * Remaining values (an uncounted answer telling the state shows a fall made
+ * by a counted request answered later): a fixed window refused once its
+ * counted operations' 2xx answers reached the limit is what a service not
+ * counting 4xx answers shows; one refused with fewer 2xx answers, 4xx
+ * answers beside them, is what one counting them shows. When most such
+ * windows say "not counted", they are not. Only that way: a token bucket's
+ * Reset-keyed windows are refused short of the limit whatever it counts. */
+static void errors_by_refused_windows(const ps_lg_limits *l, const ps_lg_config *cfg, size_t key,
+                                      ps_lg_counting *c)
+{
+    if (cfg->limited_errors != PS_LG_ERRORS_AUTO || c->errors != PS_LG_COUNTED) return;
+    int64_t full = 0, short_of = 0;
+    for (size_t i = 0; i < l->cap; i++) {
+        const ps_lg_window *w = &l->slots[i];
+        if (!w->used || w->key != key || w->limited == 0) continue;
+        int64_t ok = 0, errs = 0;
+        for (int o = 0; o < PS_LG_OPS; o++) {
+            if (c->ops[o] == PS_LG_NOT_COUNTED) continue;
+            ok += w->admitted_by[o * 2];
+            errs += w->admitted_by[o * 2 + 1];
+        }
+        if (!errs) continue;
+        if (ok == w->limit)
+            full++;
+        else if (ok < w->limit)
+            short_of++;
+    }
+    if (full <= short_of) return;
+    c->errors = PS_LG_NOT_COUNTED;
+    say(c,
+        "; but of the refused windows with 4xx answers %lld were refused once the 2xx answers "
+        "reached the limit, %lld before: 4xx answers not counted",
+        (long long)full, (long long)short_of);
+    c->mask = 0;
+    for (int o = 0; o < PS_LG_OPS; o++) {
+        if (c->ops[o] == PS_LG_NOT_COUNTED) continue;
+        c->mask |= 1u << (o * 2);
+        if (c->errors != PS_LG_NOT_COUNTED) c->mask |= 1u << (o * 2 + 1);
+    }
+}
+
 /* The counting rule of every key of cfg (cfg->nkeys entries; keys without a
  * window have seen = false in ev, when ev is wanted). */
 static ps_lg_counting *counting_table(const ps_lg_limits *l, const ps_lg_config *cfg,
@@ -581,6 +624,7 @@ static ps_lg_counting *counting_table(const ps_lg_limits *l, const ps_lg_config 
     }
     for (size_t k = 0; k < cfg->nkeys; k++) {
         decide(&ev[k], cfg, k, &c[k]);
+        errors_by_refused_windows(l, cfg, k, &c[k]);
         if (seen_out) seen_out[k] = ev[k].seen;
     }
     free(ev);
@@ -617,6 +661,25 @@ static const ps_lg_window **counted_view(const ps_lg_limits *l, const ps_lg_conf
         const ps_lg_window *w = &l->slots[i];
         if (!w->used || w->key >= cfg->nkeys) continue;
         unsigned mask = cnt[w->key].mask;
+        /* 4xx answers inferred counted (Remaining fell on most of them)
+         * may only have looked so: under concurrency an uncounted answer
+         * telling the state can show a fall made by a counted request
+         * answered later. A window judged on its 2xx answers alone
+         * is within the limit, and refused (if at all) only once they
+         * reached it, is what a service not counting 4xx answers shows:
+         * judge it so (a counted 4xx over-admission shows in the other
+         * windows: there the 4xx answers took slots the 2xx ones lack). */
+        if (cfg->limited_errors == PS_LG_ERRORS_AUTO && cnt[w->key].errors == PS_LG_COUNTED) {
+            int64_t ok = 0, errs = 0;
+            for (int o = 0; o < PS_LG_OPS; o++) {
+                if (mask & (1u << (o * 2))) ok += w->admitted_by[o * 2];
+                if (mask & (1u << (o * 2 + 1))) errs += w->admitted_by[o * 2 + 1];
+            }
+            if (errs && ok + errs > w->limit && ok <= w->limit &&
+                (w->limited == 0 || ok == w->limit))
+                for (int o = 0; o < PS_LG_OPS; o++)
+                    mask &= ~(1u << (o * 2 + 1));
+        }
         ps_lg_window v = *w;
         v.admitted = 0;
         v.first_ns = w->first_limited_ns;

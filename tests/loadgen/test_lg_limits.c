@@ -593,6 +593,64 @@ static void counting_rule_inferred(void)
     ps_lg_limits_free(&l);
 }
 
+/* One fixed window of creates (limit 60, the free plan's): 2xx answers
+ * carrying Remaining 59..0 but those in taken (counted 400s took them) and
+ * once more 0 when over, 400 answers carrying told, each observed just before
+ * the first 2xx with the same or a lower Remaining (as an uncounted answer
+ * telling the state, raced by the counted request it reports, is read); then
+ * a 429. told and taken end with -1. */
+static void refused_window(ps_lg_limits *l, const int *told, const int *taken, bool over)
+{
+    int64_t t = T0;
+    const int *e = told;
+    for (int r = 59; r >= (over ? -1 : 0); r--) {
+        int value = r < 0 ? 0 : r;
+        bool skip = false;
+        for (const int *k = taken; *k >= 0; k++)
+            skip |= *k == r;
+        for (; *e >= 0 && *e >= value; e++) {
+            ps_lg_resp bad = resp(400, 60, *e, 1700000061);
+            ps_lg_limits_observe_op(l, 0, PS_LG_OP_CREATE, &bad, t += 1000000);
+        }
+        if (skip) continue;
+        ps_lg_resp ok = resp(201, 60, value, 1700000061);
+        ps_lg_limits_observe_op(l, 0, PS_LG_OP_CREATE, &ok, t += 1000000);
+    }
+    ps_lg_resp refused = resp(429, 60, 0, 1700000061);
+    ps_lg_limits_observe_op(l, 0, PS_LG_OP_CREATE, &refused, t + 1000000);
+}
+
+/* Under concurrency an uncounted 4xx answer can show a "fall" of Remaining
+ * that a counted request answered later made: the refused window's
+ * arithmetic tells it apart (CI: a legal --count-errors no service failed
+ * over-admission with 15 'admitted' in a window of 10). */
+static void errors_told_by_refused_windows(void)
+{
+    ps_lg_limits l;
+    ps_lg_counting c;
+    static const int three[] = {50, 30, 10, -1}, none[] = {-1};
+    /* not counted: sixty 2xx take 59..0, three 400s tell 50, 30, 10 first */
+    ps_lg_limits_init(&l, 2);
+    refused_window(&l, three, none, false);
+    CHECK_INT(verify_counting(&l, PS_LG_LIMITED_AUTO, PS_LG_ERRORS_AUTO, &c), 0);
+    CHECK_STR(ps_lg_count_state_name(c.errors), "not_counted");
+    CHECK(strstr(c.reason, "refused once the 2xx answers reached the limit") != NULL);
+    CHECK_INT(verify_counting(&l, PS_LG_LIMITED_AUTO, PS_LG_ERRORS_YES, &c), 1);
+    ps_lg_limits_free(&l);
+    /* counted: the three 400s take 50, 30 and 10, 57 2xx the rest */
+    ps_lg_limits_init(&l, 2);
+    refused_window(&l, three, three, false);
+    CHECK_INT(verify_counting(&l, PS_LG_LIMITED_AUTO, PS_LG_ERRORS_AUTO, &c), 0);
+    CHECK_STR(ps_lg_count_state_name(c.errors), "counted");
+    ps_lg_limits_free(&l);
+    /* counted and one over (off by one): 58 2xx and three 400s */
+    ps_lg_limits_init(&l, 2);
+    refused_window(&l, three, three, true);
+    CHECK_INT(verify_counting(&l, PS_LG_LIMITED_AUTO, PS_LG_ERRORS_AUTO, &c), 1);
+    CHECK_STR(ps_lg_count_state_name(c.errors), "counted");
+    ps_lg_limits_free(&l);
+}
+
 int main(void)
 {
     RUN(declared_plan_is_the_allowance);
@@ -607,5 +665,6 @@ int main(void)
     RUN(labels_reference_modes);
     RUN(labels_flask_moving_window);
     RUN(counting_rule_inferred);
+    RUN(errors_told_by_refused_windows);
     return TEST_EXIT();
 }
