@@ -173,6 +173,20 @@ def p_off_by_one_admission(srv, k):
     return sum(srv.get(key=k)[0] == 200 for _ in range(3)) == 2  # the limit is 1
 
 
+def p_over_admission_create(srv, k):
+    # the limit is 1: one create too many per window, lists exact
+    return sum(srv.post('{"name":"over-admitted"}', key=k)[0] == 201 for _ in range(3)) == 2
+
+
+def p_create_on_429(srv, k):
+    # the limit is 1: the list takes it, the create is refused and stored anyway
+    if srv.get(key=k)[0] != 200:
+        return False
+    st = srv.post('{"name":"refused-but-stored"}', key=k)[0]
+    names = [c["name"] for c in srv.get(key=KEY_PRO)[3]]
+    return st == 429 and "refused-but-stored" in names
+
+
 def p_remaining_after_decision(srv, k):
     st, h, _, _ = srv.get(key=k)
     return st == 200 and int(h["x-ratelimit-remaining"]) >= 1 and srv.get(key=k)[0] == 429
