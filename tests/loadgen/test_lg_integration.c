@@ -246,7 +246,10 @@ static void lg_limits_race(void)
         CHECK_STR(ps_json_get_string(first, "key", ""), "li***01");
         CHECK(ps_json_get_int(first, "admitted", 0) > ps_json_get_int(first, "limit", 0));
         CHECK_INT(ps_json_get_int(first, "limit", 0), 10);
-        CHECK(ps_json_get_int(first, "window_reset", 0) > 1700000000);
+        /* a window's count, or (the race's refusals followed by admissions
+         * under one Reset read as a moving window) an interval's */
+        CHECK(ps_json_get_int(first, "window_reset", 0) > 1700000000 ||
+              strstr(ps_json_get_string(first, "message", ""), "arrived within") != NULL);
         CHECK_STR(ps_json_get_string(first, "window", ""), "minute");
     }
     ps_json_free(d);
