@@ -561,13 +561,14 @@ static void decide(const evidence *e, const ps_lg_config *cfg, size_t key, ps_lg
  * by a counted request answered later): a fixed window refused once its
  * counted operations' 2xx answers reached the limit is what a service not
  * counting 4xx answers shows; one refused with fewer 2xx answers, 4xx
- * answers beside them, is what one counting them shows. When most such
- * windows say "not counted", they are not. Only that way: a token bucket's
- * Reset-keyed windows are refused short of the limit whatever it counts. */
+ * answers beside them making up the limit, is what one counting them shows
+ * (a token bucket's Reset-keyed windows hold a few answers each: they are
+ * refused short of the limit whatever it counts, and never make it up).
+ * The majority of such windows decides. */
 static void errors_by_refused_windows(const ps_lg_limits *l, const ps_lg_config *cfg, size_t key,
                                       ps_lg_counting *c)
 {
-    if (cfg->limited_errors != PS_LG_ERRORS_AUTO || c->errors != PS_LG_COUNTED) return;
+    if (cfg->limited_errors != PS_LG_ERRORS_AUTO || c->errors == PS_LG_NOT_SEEN) return;
     int64_t full = 0, short_of = 0;
     for (size_t i = 0; i < l->cap; i++) {
         const ps_lg_window *w = &l->slots[i];
@@ -581,15 +582,18 @@ static void errors_by_refused_windows(const ps_lg_limits *l, const ps_lg_config 
         if (!errs) continue;
         if (ok == w->limit)
             full++;
-        else if (ok < w->limit)
+        else if (ok < w->limit && ok + errs >= w->limit)
             short_of++;
     }
-    if (full <= short_of) return;
-    c->errors = PS_LG_NOT_COUNTED;
+    ps_lg_count_state told = full > short_of   ? PS_LG_NOT_COUNTED
+                             : short_of > full ? PS_LG_COUNTED
+                                               : c->errors;
+    if (told == c->errors) return;
+    c->errors = told;
     say(c,
         "; but of the refused windows with 4xx answers %lld were refused once the 2xx answers "
-        "reached the limit, %lld before: 4xx answers not counted",
-        (long long)full, (long long)short_of);
+        "reached the limit, %lld before, the 4xx answers making it up: 4xx answers %s",
+        (long long)full, (long long)short_of, told == PS_LG_COUNTED ? "counted" : "not counted");
     c->mask = 0;
     for (int o = 0; o < PS_LG_OPS; o++) {
         if (c->ops[o] == PS_LG_NOT_COUNTED) continue;
