@@ -819,7 +819,14 @@ size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
                  * plus what refills in it and in 100 ms more (arrival jitter) */
                 for (int64_t s = token ? NS / 40 : wn / 10 * 9;; s *= 2) {
                     if (s > wn / 10 * 9) s = wn / 10 * 9;
-                    int64_t m = densest(ws, run_start, i + 1, s, cnt[w->key].mask);
+                    /* 4xx answers only inferred counted (Remaining falls, which
+                     * concurrency blurs; a bucket has no refused window to
+                     * tell it) are left out of the spans: never a false
+                     * over-admission made of answers the service took back */
+                    unsigned span_mask = cnt[w->key].mask;
+                    if (cfg->limited_errors == PS_LG_ERRORS_AUTO)
+                        span_mask &= ~((1u << PS_LG_KIND_LIST_4XX) | (1u << PS_LG_KIND_CREATE_4XX));
+                    int64_t m = densest(ws, run_start, i + 1, s, span_mask);
                     int64_t a = run_allowed;
                     if (token)
                         a += (int64_t)((double)(s + NS / 10) * (double)run_allowed / (double)wn);
