@@ -287,7 +287,9 @@ static void lg_limits_legal_modes(void)
         if (!d) return;
         CHECK_STR(str(d, "limits.verdict"), "pass");
         CHECK(num(d, "status.429") > 0); /* the limit was reached: there was something to check */
-        CHECK(num(d, "status.200") > 10);
+        /* a whole window admitted (a sliding counter under TSan beside a busy CI
+         * run admitted no more than its first window's 10 in 3 s) */
+        CHECK(num(d, "status.200") >= 10);
         const ps_json *models = ps_json_path(d, "limits.models");
         CHECK(models && models->type == PS_JSON_ARRAY && models->count >= 1);
         if (models && models->count >= 1) {
