@@ -15,7 +15,10 @@ packages=(build-essential cmake pkg-config libcurl4-openssl-dev libyajl-dev libe
           strace               # runner_hostile_verbose_writes counts the runner's write(2) calls
           python3-yaml         # deploy_kubernetes parses the Kubernetes manifests
           python3-flask python3-flask-limiter  # tests/frameworks: a Flask + Flask-Limiter service the runner judges
-          help2man man-db dpkg-dev file)  # man pages, man -l in tests/install, cpack -G DEB (dpkg-shlibdeps)
+          help2man man-db dpkg-dev file   # man pages, man -l in tests/install, cpack -G DEB (dpkg-shlibdeps)
+          libssl-dev           # the load generator's TLS epoll engine and the burst's TLS transport
+          faketime redis-server python3-redis haproxy stunnel4 iproute2  # the field: other clocks, a shared limiter store, balancers, TLS, namespaces
+          prometheus cmark-gfm)  # real consumers of the metrics endpoint and the markdown summaries
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
