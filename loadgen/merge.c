@@ -15,7 +15,7 @@
 #include "core/histogram_print.h"
 #include "core/json.h"
 #include "loadgen/run.h"
-#include "loadgen/shard.h"
+#include "loadgen/shard_report.h"
 #include "loadgen/summary.h"
 #include "reports/html_report.h"
 
