@@ -155,14 +155,7 @@ static void add_fields(const ps_json *o, const ps_lg_field *fields, size_t n, vo
 /* Reads one report and its identity. Exit 2 on failure. */
 static int load_shard(merge *m, shard_doc *s)
 {
-    ps_buf text = PS_BUF_INIT;
-    if (ps_buf_read_file(&text, s->path) != 0) {
-        ps_buf_free(&text);
-        return ps_error_set(&m->err, "cannot read '%s': %s", s->path, strerror(errno));
-    }
-    s->doc = ps_json_parse(text.data, text.len, NULL, &m->err);
-    ps_buf_free(&text);
-    if (!s->doc) return ps_error_prefix(&m->err, "'%s': ", s->path);
+    if (ps_lg_shard_read(s->path, &s->doc, &m->err) != 0) return -1;
     const ps_json *tool = member(s->doc, "tool", PS_JSON_STRING);
     if (!tool || strcmp(tool->str, "petstore-load") != 0)
         return ps_error_set(&m->err, "'%s' is not a petstore-load report", s->path);
