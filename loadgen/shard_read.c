@@ -67,7 +67,8 @@ static int count(vctx *v, const ps_json *obj, const char *key, const char *where
         *out = dflt;
         return 0;
     }
-    if (j->type != PS_JSON_NUMBER) return bad(v, label, "a %s, not a count", ps_json_type_name(j->type));
+    if (j->type != PS_JSON_NUMBER)
+        return bad(v, label, "a %s, not a count", ps_json_type_name(j->type));
     if (!j->is_int) return bad(v, label, "'%.40s' is not an integer count", j->str);
     if (j->i < 0) return bad(v, label, "%lld is negative", (long long)j->i);
     if (j->i > max) return bad(v, label, "%lld is more than %lld", (long long)j->i, (long long)max);
@@ -87,7 +88,8 @@ static int number(vctx *v, const ps_json *obj, const char *key, const char *wher
         *out = dflt;
         return 0;
     }
-    if (j->type != PS_JSON_NUMBER) return bad(v, label, "a %s, not a number", ps_json_type_name(j->type));
+    if (j->type != PS_JSON_NUMBER)
+        return bad(v, label, "a %s, not a number", ps_json_type_name(j->type));
     if (!isfinite(j->d) || j->d < lo || j->d > hi)
         return bad(v, label, "%.40s is outside %g..%g", j->str, lo, hi);
     *out = j->d;
@@ -111,8 +113,7 @@ static int hist_total(vctx *v, const ps_json *j, const char *label, int64_t *tot
 
 /* shard.histograms.PATH's corrected and uncorrected totals, which must be
  * equal; want >= 0: and equal to want. */
-static int pair_total(vctx *v, const ps_json *shard, const char *path, int64_t want,
-                      int64_t *total)
+static int pair_total(vctx *v, const ps_json *shard, const char *path, int64_t want, int64_t *total)
 {
     char label[96], p[96];
     snprintf(label, sizeof label, "shard.histograms.%s", path);
@@ -152,8 +153,9 @@ static int totals(vctx *v, const ps_json *d, const ps_json *shard)
         return bad(v, "scheduled", "%lld, fewer than the %lld answered, failed or timed out",
                    (long long)scheduled, (long long)(answered + failed + timed_out));
     if (failed != conn + rd || timed_out != to)
-        return bad(v, "errors", "connect %lld + read %lld, timeout %lld do not make failed %lld, "
-                                "timed_out %lld",
+        return bad(v, "errors",
+                   "connect %lld + read %lld, timeout %lld do not make failed %lld, "
+                   "timed_out %lld",
                    (long long)conn, (long long)rd, (long long)to, (long long)failed,
                    (long long)timed_out);
     v->answered = answered;
@@ -286,7 +288,8 @@ static int intervals(vctx *v, const ps_json *d, const ps_json *shard, double dur
 static int keys(vctx *v, const ps_json *shard, size_t *nkeys, int64_t **responses)
 {
     const ps_json *keys = ps_json_get(shard, "keys");
-    if (!keys || keys->type != PS_JSON_ARRAY) return bad(v, "shard.keys", "missing or not an array");
+    if (!keys || keys->type != PS_JSON_ARRAY)
+        return bad(v, "shard.keys", "missing or not an array");
     *nkeys = keys->count;
     *responses = calloc(keys->count + 1, sizeof **responses);
     if (!*responses) abort();
@@ -298,8 +301,7 @@ static int keys(vctx *v, const ps_json *shard, size_t *nkeys, int64_t **response
         if (!id || id->type != PS_JSON_STRING || id->len != 16 ||
             strspn(id->str, "0123456789abcdef") != 16)
             return bad(v, label, "its id is not 16 hex digits");
-        if (!name || name->type != PS_JSON_STRING ||
-            !ps_lg_shard_text_ok(name->str, name->len, 32))
+        if (!name || name->type != PS_JSON_STRING || !ps_lg_shard_text_ok(name->str, name->len, 32))
             return bad(v, label, "its label is not 1-32 printable ASCII characters");
         const char *plan = ps_json_get_string(kj, "plan", NULL);
         if (!plan || !plan_known(plan)) return bad(v, label, "no known plan");
@@ -512,18 +514,19 @@ typedef struct wanted {
 } wanted;
 
 static const wanted top_members[] = {
-    {"tool", 0},          {"parameters", 0}, {"requests", 0},
-    {"duration_s", 0},    {"scheduled", 0},  {"answered", 0},
-    {"failed", 0},        {"timed_out", 0},  {"skipped_retry_after", 0},
-    {"status", 0},        {"errors", 0},     {"connect_failures", 0},
-    {"operations", 0},    {"intervals", '{'}, {"plans", '{'},
-    {"exit_code", 0},     {"verdict", 0},    {"aborted", 0},
-    {"shard", 0},         {NULL, 0},
+    {"tool", 0},       {"parameters", 0},  {"requests", 0},
+    {"duration_s", 0}, {"scheduled", 0},   {"answered", 0},
+    {"failed", 0},     {"timed_out", 0},   {"skipped_retry_after", 0},
+    {"status", 0},     {"errors", 0},      {"connect_failures", 0},
+    {"operations", 0}, {"intervals", '{'}, {"plans", '{'},
+    {"exit_code", 0},  {"verdict", 0},     {"aborted", 0},
+    {"shard", 0},      {NULL, 0},
 };
 static const wanted shard_members[] = {
-    {"index", 0},      {"of", 0},           {"run_id", 0},           {"start", 0},
-    {"start_unix_s", 0}, {"start_at_given", 0}, {"keys_shared", 0}, {"histograms", 0},
-    {"interval_histograms", '"'}, {"keys", '{'}, {"windows", '{'}, {NULL, 0},
+    {"index", 0},       {"of", 0},           {"run_id", 0},
+    {"start", 0},       {"start_unix_s", 0}, {"start_at_given", 0},
+    {"keys_shared", 0}, {"histograms", 0},   {"interval_histograms", '"'},
+    {"keys", '{'},      {"windows", '{'},    {NULL, 0},
 };
 
 /* Copies the object at c into out keeping only the members in keep (the
@@ -547,7 +550,8 @@ static int filter_object(scan *c, const wanted *keep, ps_buf *out)
         c->pos++;
         skip_ws(c);
         const wanted *w = keep;
-        while (w->name && (strlen(w->name) != name_len || memcmp(w->name, c->s + name + 1, name_len)))
+        while (w->name &&
+               (strlen(w->name) != name_len || memcmp(w->name, c->s + name + 1, name_len)))
             w++;
         size_t start = c->pos;
         if (w->name) {
@@ -556,8 +560,8 @@ static int filter_object(scan *c, const wanted *keep, ps_buf *out)
             ps_buf_append(out, c->s + name, name_len + 2);
             ps_buf_putc(out, ':');
         }
-        if (w->name && keep == top_members && strcmp(w->name, "shard") == 0 &&
-            c->pos < c->len && c->s[c->pos] == '{') {
+        if (w->name && keep == top_members && strcmp(w->name, "shard") == 0 && c->pos < c->len &&
+            c->s[c->pos] == '{') {
             if (filter_object(c, shard_members, out) != 0) return -1;
         } else {
             bool array = c->pos < c->len && c->s[c->pos] == '[';
@@ -591,15 +595,12 @@ int ps_lg_shard_read(const char *path, ps_json **doc, ps_error *err)
     }
     scan c = {.s = text.data ? text.data : "", .len = text.len};
     if (filter_object(&c, top_members, &kept) != 0) {
-        /* the parser names what is wrong with it */
-        *doc = ps_json_parse(text.data ? text.data : "", text.len, NULL, err);
-        if (*doc) {
-            ps_json_free(*doc);
-            *doc = NULL;
-            ps_error_set(err, "a list of the wrong kind (intervals, plans, shard.keys, "
-                              "shard.windows or shard.interval_histograms)");
-        }
-        ps_error_prefix(err, "'%s': ", path);
+        /* not parsed: a list of the wrong kind would cost its whole tree */
+        ps_error_set(err,
+                     "'%s': not a shard report near byte %zu (malformed JSON, or a list of the "
+                     "wrong kind in intervals, plans, shard.keys, shard.windows or "
+                     "shard.interval_histograms)",
+                     path, c.pos);
         goto out;
     }
     ps_buf_free(&text); /* before the tree is built: one copy at a time */
