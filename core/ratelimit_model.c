@@ -99,7 +99,9 @@ ps_rlm_window ps_rlm_window_governing(const ps_plan *plan, int64_t limit, int64_
 
 int64_t ps_rlm_plan_figure(const ps_plan *plan, ps_rlm_window w)
 {
-    return w == PS_RLM_WINDOW_MINUTE ? plan->per_minute : w == PS_RLM_WINDOW_DAY ? plan->per_day : 0;
+    return w == PS_RLM_WINDOW_MINUTE ? plan->per_minute
+           : w == PS_RLM_WINDOW_DAY  ? plan->per_day
+                                     : 0;
 }
 
 /* ---- Reset values ----------------------------------------------------------- */
@@ -129,8 +131,8 @@ int64_t ps_rlm_reset_unix(int64_t reset, int64_t sent_s)
 int64_t ps_rlm_allowed(ps_rlm_bound b, int64_t limit, int64_t window_ns, int64_t span_ns)
 {
     if (b != PS_RLM_BOUND_TOKEN || window_ns <= 0) return limit;
-    return limit + (int64_t)((double)(span_ns + PS_RLM_JITTER_NS) * (double)limit /
-                             (double)window_ns);
+    return limit +
+           (int64_t)((double)(span_ns + PS_RLM_JITTER_NS) * (double)limit / (double)window_ns);
 }
 
 int64_t ps_rlm_longest_span(int64_t window_ns)
@@ -147,16 +149,12 @@ bool ps_rlm_window_reached(int64_t counted, int64_t refused, int64_t allowed)
 
 const char *ps_rlm_counted_name(ps_rlm_counted s)
 {
-    return s == PS_RLM_COUNTED       ? "counted"
-           : s == PS_RLM_NOT_COUNTED ? "not_counted"
-                                     : "not_seen";
+    return s == PS_RLM_COUNTED ? "counted" : s == PS_RLM_NOT_COUNTED ? "not_counted" : "not_seen";
 }
 
 const char *ps_rlm_counted_words(ps_rlm_counted s)
 {
-    return s == PS_RLM_COUNTED       ? "counted"
-           : s == PS_RLM_NOT_COUNTED ? "not counted"
-                                     : "not seen";
+    return s == PS_RLM_COUNTED ? "counted" : s == PS_RLM_NOT_COUNTED ? "not counted" : "not seen";
 }
 
 static const char *const op_word[PS_RLM_OPS] = {"list", "create"};
@@ -184,8 +182,8 @@ static bool op_given(ps_rlm_ops_rule r, int o)
 static ps_rlm_counted op_inferred(const ps_rlm_evidence *e, int o, ps_rlm_counting *c)
 {
     const char *sep = c->reason[0] ? "; " : "";
-    const ps_rlm_tally *t = e->by[o][PS_RLM_2XX].admitted ? &e->by[o][PS_RLM_2XX]
-                                                           : &e->by[o][PS_RLM_4XX];
+    const ps_rlm_tally *t =
+        e->by[o][PS_RLM_2XX].admitted ? &e->by[o][PS_RLM_2XX] : &e->by[o][PS_RLM_4XX];
     if (e->refused[o] > 0) {
         say(c, "%s%s: counted (%lld refused with 429)", sep, op_word[o], (long long)e->refused[o]);
         return PS_RLM_COUNTED;
@@ -203,8 +201,8 @@ static ps_rlm_counted op_inferred(const ps_rlm_evidence *e, int o, ps_rlm_counti
      * Remaining fall; concurrent ones blur it, so most must fall */
     bool fell = e->ordered ? t->fell > 0 : t->fell * 2 > t->admitted;
     if (fell || (e->refill && t->fell > 0)) {
-        say(c, "%s%s: counted (never refused, but Remaining fell on %lld of %lld)", sep,
-            op_word[o], (long long)t->fell, (long long)t->admitted);
+        say(c, "%s%s: counted (never refused, but Remaining fell on %lld of %lld)", sep, op_word[o],
+            (long long)t->fell, (long long)t->admitted);
         return PS_RLM_COUNTED;
     }
     if (e->refill || (e->ordered && t->held < 2)) {

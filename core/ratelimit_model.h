@@ -44,11 +44,11 @@ int ps_rlm_algo_parse(const char *name, ps_rlm_algo *out, ps_error *err);
  * algorithm only when the responses rule the others out; the other labels
  * say how far they went. */
 typedef enum ps_rlm_label {
-    PS_RLM_LABEL_UNKNOWN,         /* too few responses to tell */
-    PS_RLM_LABEL_WINDOW,          /* Reset held: fixed window or a sliding one, not told apart */
-    PS_RLM_LABEL_FIXED_WINDOW,    /* the whole limit came back at Reset */
-    PS_RLM_LABEL_SLIDING_WINDOW,  /* room came back before or only partly at Reset: log or counter */
-    PS_RLM_LABEL_SLIDING_LOG,     /* part came back at Reset, sooner than a counter allows */
+    PS_RLM_LABEL_UNKNOWN,        /* too few responses to tell */
+    PS_RLM_LABEL_WINDOW,         /* Reset held: fixed window or a sliding one, not told apart */
+    PS_RLM_LABEL_FIXED_WINDOW,   /* the whole limit came back at Reset */
+    PS_RLM_LABEL_SLIDING_WINDOW, /* room came back before or only partly at Reset: log or counter */
+    PS_RLM_LABEL_SLIDING_LOG,    /* part came back at Reset, sooner than a counter allows */
     PS_RLM_LABEL_SLIDING_COUNTER, /* Remaining rose before any log entry could leave */
     PS_RLM_LABEL_TOKEN_BUCKET,    /* Reset moved ahead with requests, and a refill showed */
     PS_RLM_LABEL_MOVING_WINDOW,   /* Reset moved ahead with requests, no refill shown */
@@ -145,7 +145,7 @@ bool ps_rlm_window_reached(int64_t counted, int64_t refused, int64_t allowed);
 enum { PS_RLM_OP_LIST, PS_RLM_OP_CREATE, PS_RLM_OPS };
 enum { PS_RLM_2XX, PS_RLM_4XX, PS_RLM_CLASSES };
 /* The bit of (op, class) in ps_rlm_counting.mask. */
-#define PS_RLM_KIND_BIT(op, cls) (1u << ((op) * 2 + (cls)))
+#define PS_RLM_KIND_BIT(op, cls) (1u << ((op)*2 + (cls)))
 
 typedef enum ps_rlm_counted {
     PS_RLM_COUNTED,
@@ -196,9 +196,9 @@ typedef struct ps_rlm_evidence {
     int64_t refused[PS_RLM_OPS];        /* 429s in windows that admitted too (not a ban's) */
     int64_t bursts_counted[PS_RLM_OPS]; /* concurrent bursts whose admissions each took the next
                                            Remaining value */
-    bool below_limit; /* some admission said Remaining below its Limit */
-    bool ordered;     /* answers came one at a time: a fall is the request's own */
-    bool refill;      /* a token bucket refilling between answers: a held Remaining proves nothing */
+    bool below_limit;                   /* some admission said Remaining below its Limit */
+    bool ordered; /* answers came one at a time: a fall is the request's own */
+    bool refill;  /* a token bucket refilling between answers: a held Remaining proves nothing */
     const ps_rlm_window_tally *windows; /* may be NULL */
     size_t nwindows;
 } ps_rlm_evidence;

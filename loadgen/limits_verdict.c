@@ -57,7 +57,8 @@ static ps_rlm_bound infer_bound(const ps_lg_window *const *ws, size_t a, size_t 
         const ps_lg_window *w = ws[j];
         if (j > a && w->first_ns && w->first_ns < ws[j - 1]->reset * NS - NS - PS_RLM_JITTER_NS)
             return PS_RLM_BOUND_TOKEN;
-        if (w->first_limited_ns && w->last_admit_ns > w->first_limited_ns + PS_RLM_REORDER_NS) sliding = true;
+        if (w->first_limited_ns && w->last_admit_ns > w->first_limited_ns + PS_RLM_REORDER_NS)
+            sliding = true;
     }
     return sliding ? PS_RLM_BOUND_SLIDING : PS_RLM_BOUND_WINDOW;
 }
@@ -124,7 +125,8 @@ static ps_rlm_label infer_label(const ps_lg_window *const *ws, size_t a, size_t 
     for (size_t j = a; j < b; j++) {
         const ps_lg_window *w = ws[j];
         /* room back under a Reset that had refused (50 ms: reordering) */
-        if (w->first_limited_ns && w->last_admit_ns > w->first_limited_ns + PS_RLM_REORDER_NS) rose = true;
+        if (w->first_limited_ns && w->last_admit_ns > w->first_limited_ns + PS_RLM_REORDER_NS)
+            rose = true;
         /* A bucket's Reset (when it is full again) is near while it is
          * nearly full; a window's, sliding or not, is a window off then. In
          * one window Reset is one, so its earliest admission (of any kind,
@@ -163,7 +165,6 @@ static ps_rlm_label infer_label(const ps_lg_window *const *ws, size_t a, size_t 
     return whole ? PS_RLM_LABEL_FIXED_WINDOW : PS_RLM_LABEL_WINDOW;
 }
 
-
 /* The verdict in progress: the view it judges and the violations found. */
 typedef struct verdict {
     const ps_lg_limits *l;
@@ -199,7 +200,7 @@ static const char *utc(int64_t unix_s, char *buf, size_t size)
 static void extent(const ps_lg_window *w, int64_t implied_ns, char *buf, size_t size)
 {
     char a[32], b[32];
-    int64_t start_s = implied_ns > 0   ? w->reset - (implied_ns + NS - 1) / NS
+    int64_t start_s = implied_ns > 0    ? w->reset - (implied_ns + NS - 1) / NS
                       : w->first_ns > 0 ? w->first_ns / NS
                                         : 0;
     if (start_s > 0)
@@ -302,9 +303,8 @@ static void check_window(verdict *vd, size_t i, size_t a, size_t b, int64_t allo
         snprintf(v->message, sizeof v->message,
                  "key %s (%s): the %s window %s (X-RateLimit-Reset: %lld, X-RateLimit-Limit: "
                  "%lld) admitted %lld requests (%s counted), over its bound of %lld (%s)",
-                 red, ps_plan_name(key->plan.id), ps_rlm_window_name(win), ext,
-                 (long long)w->reset, (long long)w->limit, (long long)w->admitted, lab,
-                 (long long)allowed,
+                 red, ps_plan_name(key->plan.id), ps_rlm_window_name(win), ext, (long long)w->reset,
+                 (long long)w->limit, (long long)w->admitted, lab, (long long)allowed,
                  allowed != w->limit ? "the plan's figure" : "its X-RateLimit-Limit");
         v->count = w->admitted - allowed;
     } else if (w->limited > 0 && w->admitted < allowed && watched_from_start && known &&
@@ -314,9 +314,8 @@ static void check_window(verdict *vd, size_t i, size_t a, size_t b, int64_t allo
                  "key %s (%s): the %s window %s (X-RateLimit-Reset: %lld) refused %lld requests "
                  "with 429 after admitting only %lld of %lld (%s counted; warning: other clients "
                  "of this key would explain it too)",
-                 red, ps_plan_name(key->plan.id), ps_rlm_window_name(win), ext,
-                 (long long)w->reset, (long long)w->limited, (long long)w->admitted,
-                 (long long)allowed, lab);
+                 red, ps_plan_name(key->plan.id), ps_rlm_window_name(win), ext, (long long)w->reset,
+                 (long long)w->limited, (long long)w->admitted, (long long)allowed, lab);
         v->count = allowed - w->admitted;
     } else {
         return;
