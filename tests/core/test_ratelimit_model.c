@@ -276,8 +276,7 @@ static void same_evidence_same_classification(void)
         CHECK_INT(rv.errors_counted, lc.errors);
         CHECK_INT(lc.ops[PS_RLM_OP_LIST], cases[k][0] ? PS_RLM_COUNTED : PS_RLM_NOT_COUNTED);
         CHECK_INT(lc.ops[PS_RLM_OP_CREATE], cases[k][1] ? PS_RLM_COUNTED : PS_RLM_NOT_COUNTED);
-        if (cases[k][1])
-            CHECK_INT(lc.errors, cases[k][2] ? PS_RLM_COUNTED : PS_RLM_NOT_COUNTED);
+        if (cases[k][1]) CHECK_INT(lc.errors, cases[k][2] ? PS_RLM_COUNTED : PS_RLM_NOT_COUNTED);
     }
 }
 
