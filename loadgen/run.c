@@ -24,7 +24,7 @@
 #include "core/histogram_print.h"
 #include "core/json.h"
 #include "core/version.h"
-#include "loadgen/shard.h"
+#include "loadgen/shard_report.h"
 #include "loadgen/summary.h"
 #include "loadgen/tls_target.h"
 #include "loadgen/transport.h"

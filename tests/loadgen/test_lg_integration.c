@@ -1131,10 +1131,11 @@ static void lg_limits_declared_plan(void)
                 CHECK_INT(ps_json_get_int(x, "limit", 0), 60);
                 CHECK(ps_json_get_int(x, "admitted", 0) > 60);
                 CHECK(ps_json_get_int(x, "window_reset", 0) > 1700000000);
-                CHECK(strstr(ps_json_get_string(x, "message", ""), "said 300") != NULL);
+                CHECK(strstr(ps_json_get_string(x, "message", ""), "X-RateLimit-Limit: 300") !=
+                      NULL);
             } else if (strcmp(kind, "bad_headers") == 0) {
                 bad = true;
-                CHECK(strstr(ps_json_get_string(x, "message", ""), "X-RateLimit-Limit 300") !=
+                CHECK(strstr(ps_json_get_string(x, "message", ""), "X-RateLimit-Limit: 300") !=
                       NULL);
             }
         }
