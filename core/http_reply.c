@@ -135,8 +135,7 @@ static ps_http_reply_state settle(ps_http_reply *r)
     if (e == HPE_OK) return r->state;
     if (!r->why[0])
         snprintf(r->why, sizeof r->why, "%s (%s)",
-                 r->head_done || r->status ? "the reply is malformed"
-                                           : "the reply is not HTTP/1.x",
+                 r->head_done || r->status ? "the reply is malformed" : "the reply is not HTTP/1.x",
                  http_errno_description(e));
     return r->state = PS_REPLY_BAD;
 }

@@ -33,20 +33,20 @@ typedef enum ps_http_reply_state {
 
 typedef struct ps_http_reply {
     http_parser hp;
-    size_t cap;          /* bytes of head and body kept at most */
-    size_t head_len;     /* bytes of the final response's head read */
-    long status;         /* the final response's, once its head is read */
-    ps_headers headers;  /* the final response's fields */
-    ps_buf body;         /* as much of its body as the cap leaves */
-    size_t body_total;   /* every body byte, kept or not */
-    bool head_done;      /* the final response's head was read */
-    bool truncated;      /* body_total > body.len */
+    size_t cap;         /* bytes of head and body kept at most */
+    size_t head_len;    /* bytes of the final response's head read */
+    long status;        /* the final response's, once its head is read */
+    ps_headers headers; /* the final response's fields */
+    ps_buf body;        /* as much of its body as the cap leaves */
+    size_t body_total;  /* every body byte, kept or not */
+    bool head_done;     /* the final response's head was read */
+    bool truncated;     /* body_total > body.len */
     ps_http_reply_state state;
-    char why[160];       /* what made it bad */
+    char why[160]; /* what made it bad */
     /* the field being read */
     ps_buf name, value;
     bool in_value;
-    size_t fed;          /* bytes fed so far */
+    size_t fed; /* bytes fed so far */
 } ps_http_reply;
 
 /* Prepares r to read one reply, keeping at most cap bytes of it. */
