@@ -278,19 +278,6 @@ static ps_plan_id plan_by_name(const char *name)
     return PS_PLAN_UNKNOWN;
 }
 
-/* A key for the report: its redacted form is the shard's ("ab***yz" comes
- * back from "ab....yz"); the key itself never left the shard. */
-static char *stand_in_key(const char *redacted)
-{
-    char *k = malloc(9);
-    if (!k) abort();
-    if (strlen(redacted) == 7 && strcmp(redacted + 2, "***") != 0)
-        snprintf(k, 9, "%c%c....%c%c", redacted[0], redacted[1], redacted[5], redacted[6]);
-    else
-        snprintf(k, 9, "***");
-    return k;
-}
-
 /* The union of the shards' keys by id, in linear time: ids (16 hex
  * digits, shard_read.c) in an open-addressing table kept at most half
  * full (a scan per key made 80,000 keys take 11.6 s). A shard naming one
@@ -339,12 +326,17 @@ static int union_keys(merge *m)
             s->key_map[k] = merged;
             m->key_ids[merged] = strdup(id);
             if (!m->key_ids[merged]) abort();
+            /* the key itself never left its shard: its label (shard_read.c:
+             * printable, at most 32 characters) names it */
             cfg->keys[merged] = (ps_lg_key){
-                .key = stand_in_key(ps_json_get_string(kj, "key", "***")),
+                .key = strdup("***"),
                 .plan = {plan_by_name(ps_json_get_string(kj, "plan", "unknown")),
                          ps_json_get_int(kj, "per_minute", 0), ps_json_get_int(kj, "per_day", 0)},
                 .rate = ps_json_get_number(kj, "rate", 0),
             };
+            if (!cfg->keys[merged].key) abort();
+            snprintf(cfg->keys[merged].label, sizeof cfg->keys[merged].label, "%s",
+                     ps_json_get_string(kj, "key", "***"));
         }
     }
     free(slots);
