@@ -186,7 +186,13 @@ def mode_reference(a, tmp):
     by = checks_by_status(doc)
     ids = list_ids(a.conform)
     check(len(ids) >= 40, "--list shows %d checks" % len(ids))
-    check(by.get("passed", set()) == set(ids),
+    # refused-create-not-stored does not apply when the crossing pair's 429 fell on its
+    # list rather than its create (both released together: which one the limiter takes
+    # last is the server's scheduling); every other check passes.
+    inapplicable = {c["id"] for s in doc["suites"] for c in s["checks"]
+                    if c["status"] == "not_run" and c.get("applicable") is False}
+    check(inapplicable <= {"limit429.refused-create-not-stored"} and
+          by.get("passed", set()) | inapplicable == set(ids),
           "not every check passed: failed %s, warnings %s, not run %s" % (
               sorted(by.get("failed", [])), sorted(by.get("warning", [])), sorted(by.get("not_run", []))))
     check(doc["verdict"] == "pass" and doc["exit_code"] == 0, "verdict %s exit_code %s" % (doc["verdict"], doc["exit_code"]))
