@@ -12,6 +12,7 @@
 
 #include "core/buf.h"
 #include "core/cli.h"
+#include "core/hash.h"
 #include "core/hdr_log.h"
 #include "core/histogram_print.h"
 #include "core/json.h"
@@ -155,14 +156,7 @@ static void add_fields(const ps_json *o, const ps_lg_field *fields, size_t n, vo
 /* Reads one report and its identity. Exit 2 on failure. */
 static int load_shard(merge *m, shard_doc *s)
 {
-    ps_buf text = PS_BUF_INIT;
-    if (ps_buf_read_file(&text, s->path) != 0) {
-        ps_buf_free(&text);
-        return ps_error_set(&m->err, "cannot read '%s': %s", s->path, strerror(errno));
-    }
-    s->doc = ps_json_parse(text.data, text.len, NULL, &m->err);
-    ps_buf_free(&text);
-    if (!s->doc) return ps_error_prefix(&m->err, "'%s': ", s->path);
+    if (ps_lg_shard_read(s->path, &s->doc, &m->err) != 0) return -1;
     const ps_json *tool = member(s->doc, "tool", PS_JSON_STRING);
     if (!tool || strcmp(tool->str, "petstore-load") != 0)
         return ps_error_set(&m->err, "'%s' is not a petstore-load report", s->path);
@@ -210,19 +204,21 @@ static int check_set(merge *m)
     /* Times lie within the run: pods start within minutes of each other, or
      * together with --start-at; starts further apart than the longest
      * shard's run and an hour are not one run. */
-    double first = a->start_unix_s, latest = a->start_unix_s, longest = 0;
+    const shard_doc *first = a, *latest = a;
+    double longest = 0;
     for (size_t i = 0; i < m->nshards; i++) {
         const shard_doc *s = &m->shards[i];
-        if (s->start_unix_s < first) first = s->start_unix_s;
-        if (s->start_unix_s > latest) latest = s->start_unix_s;
+        if (s->start_unix_s < first->start_unix_s) first = s;
+        if (s->start_unix_s > latest->start_unix_s) latest = s;
         double d = num_at(s->doc, "duration_s");
         if (d > longest) longest = d;
     }
-    if (latest - first > longest + 3600) {
+    if (latest->start_unix_s - first->start_unix_s > longest + 3600) {
         ps_error_set(&m->err,
-                     "run %s: its shards started %.0f s apart, more than the longest shard's "
-                     "%.0f s run and an hour: not one run (shard.start_unix_s)",
-                     a->run_id, latest - first, longest);
+                     "'%s': shard.start_unix_s: %.0f s after '%s' started, more than the longest "
+                     "shard's %.0f s run and an hour: not one run",
+                     latest->path, latest->start_unix_s - first->start_unix_s, first->path,
+                     longest);
         return PS_LG_EXIT_USAGE;
     }
     int of = a->of;
@@ -282,19 +278,6 @@ static ps_plan_id plan_by_name(const char *name)
     return PS_PLAN_UNKNOWN;
 }
 
-/* A key for the report: its redacted form is the shard's ("ab***yz" comes
- * back from "ab....yz"); the key itself never left the shard. */
-static char *stand_in_key(const char *redacted)
-{
-    char *k = malloc(9);
-    if (!k) abort();
-    if (strlen(redacted) == 7 && strcmp(redacted + 2, "***") != 0)
-        snprintf(k, 9, "%c%c....%c%c", redacted[0], redacted[1], redacted[5], redacted[6]);
-    else
-        snprintf(k, 9, "***");
-    return k;
-}
-
 /* The union of the shards' keys by id, in linear time: ids (16 hex
  * digits, shard_read.c) in an open-addressing table kept at most half
  * full (a scan per key made 80,000 keys take 11.6 s). A shard naming one
@@ -321,8 +304,9 @@ static int union_keys(merge *m)
         for (size_t k = 0; k < keys->count; k++) {
             const ps_json *kj = keys->items[k];
             const char *id = ps_json_get_string(kj, "id", "");
-            uint64_t h = strtoull(id, NULL, 16);
-            size_t at = (size_t)(h ^ (h >> 29)) & (cap - 1);
+            /* mixed: ids that differ only in their last digits must not
+             * fill one run of slots (linear probing would be quadratic) */
+            size_t at = (size_t)ps_hash_bytes(id, strlen(id)) & (cap - 1);
             while (slots[at] && strcmp(m->key_ids[slots[at] - 1], id) != 0)
                 at = (at + 1) & (cap - 1);
             if (slots[at]) {
@@ -342,12 +326,17 @@ static int union_keys(merge *m)
             s->key_map[k] = merged;
             m->key_ids[merged] = strdup(id);
             if (!m->key_ids[merged]) abort();
+            /* the key itself never left its shard: its label (shard_read.c:
+             * printable, at most 32 characters) names it */
             cfg->keys[merged] = (ps_lg_key){
-                .key = stand_in_key(ps_json_get_string(kj, "key", "***")),
+                .key = strdup("***"),
                 .plan = {plan_by_name(ps_json_get_string(kj, "plan", "unknown")),
                          ps_json_get_int(kj, "per_minute", 0), ps_json_get_int(kj, "per_day", 0)},
                 .rate = ps_json_get_number(kj, "rate", 0),
             };
+            if (!cfg->keys[merged].key) abort();
+            snprintf(cfg->keys[merged].label, sizeof cfg->keys[merged].label, "%s",
+                     ps_json_get_string(kj, "key", "***"));
         }
     }
     free(slots);
@@ -608,7 +597,7 @@ static int merge_limits(merge *m)
     return 0;
 }
 
-static void merge_free(merge *m)
+void ps_lg_merge_free(merge *m)
 {
     for (size_t i = 0; i < m->nshards; i++) {
         ps_json_free(m->shards[i].doc);
@@ -632,77 +621,85 @@ static void merge_free(merge *m)
     ps_lg_config_free(&m->cfg);
 }
 
+int ps_lg_merge_run(merge *m, char *const *files, size_t nfiles)
+{
+    int code = PS_LG_EXIT_USAGE;
+    m->nshards = nfiles;
+    m->shards = calloc(m->nshards + 1, sizeof *m->shards);
+    if (!m->shards) abort();
+    for (size_t i = 0; i < m->nshards; i++) {
+        m->shards[i].path = files[i];
+        if (load_shard(m, &m->shards[i]) != 0) return code;
+    }
+    if ((code = check_set(m)) != 0) return code;
+    code = PS_LG_EXIT_USAGE;
+    if (build_config(m) != 0 || merge_stats(m) != 0 || merge_intervals(m) != 0 ||
+        merge_limits(m) != 0)
+        return code;
+    if (m->verify_limits) {
+        m->failing = ps_lg_limits_verify(&m->limits, &m->cfg, &m->violations, &m->nviolations);
+        ps_lg_limits_models(&m->limits, &m->cfg, &m->models, &m->nmodels);
+        ps_lg_limits_counting(&m->limits, &m->cfg, &m->counting, &m->ncounting);
+        m->windows_checked = ps_lg_limits_counted_windows(&m->limits, &m->cfg);
+    }
+    m->thresholds = calloc(m->cfg.nthresholds + 1, sizeof *m->thresholds);
+    if (!m->thresholds) abort();
+    bool thr_failed = false;
+    for (size_t i = 0; i < m->cfg.nthresholds; i++) {
+        m->thresholds[i] = ps_lg_threshold_eval(&m->cfg.thresholds[i], &m->total);
+        thr_failed |= !m->thresholds[i].passed;
+    }
+    code = m->failing ? PS_LG_EXIT_LIMITS : thr_failed ? PS_LG_EXIT_THRESHOLD : PS_LG_EXIT_OK;
+    ps_lg_summary sum = {
+        .cfg = &m->cfg,
+        .total = &m->total,
+        .rows = m->rows,
+        .nrows = m->nrows,
+        .limits_checked = m->verify_limits,
+        .windows = m->windows_checked,
+        .violations = m->violations,
+        .nviolations = m->nviolations,
+        .failing_violations = m->failing,
+        .models = m->models,
+        .nmodels = m->nmodels,
+        .counting = m->counting,
+        .ncounting = m->ncounting,
+        .thresholds = m->thresholds,
+        .duration_s = m->duration_s,
+        .started_wall_ns = (int64_t)llround(m->start_unix_s * 1e9),
+        .exit_code = code,
+        .extra = ps_lg_merged_json,
+        .extra_arg = m,
+    };
+    if (ps_lg_summary_json(&sum, &m->json, &m->err) != 0) return PS_LG_EXIT_USAGE;
+    m->merged = true;
+    return code;
+}
+
 int ps_lg_merge_main(int argc, char **argv)
 {
     merge m = {.json = PS_BUF_INIT};
-    int code = PS_LG_EXIT_USAGE, first = 0;
+    int first = 0;
     int p = parse_args(&m, argc, argv, &first);
     if (p == 1) {
         usage(stdout);
-        merge_free(&m);
+        ps_lg_merge_free(&m);
         return 0;
     }
     if (p != 0) {
         ps_cli_usage_error(stderr, "petstore-load merge", m.err.message);
-        merge_free(&m);
+        ps_lg_merge_free(&m);
         return PS_LG_EXIT_USAGE;
     }
-    m.nshards = (size_t)(argc - first);
-    m.shards = calloc(m.nshards, sizeof *m.shards);
-    if (!m.shards) abort();
-    for (size_t i = 0; i < m.nshards; i++) {
-        m.shards[i].path = argv[first + (int)i];
-        if (load_shard(&m, &m.shards[i]) != 0) goto fail;
-    }
-    if ((code = check_set(&m)) != 0) goto fail;
-    code = PS_LG_EXIT_USAGE;
-    if (build_config(&m) != 0 || merge_stats(&m) != 0 || merge_intervals(&m) != 0 ||
-        merge_limits(&m) != 0)
-        goto fail;
-    if (m.verify_limits) {
-        m.failing = ps_lg_limits_verify(&m.limits, &m.cfg, &m.violations, &m.nviolations);
-        ps_lg_limits_models(&m.limits, &m.cfg, &m.models, &m.nmodels);
-        ps_lg_limits_counting(&m.limits, &m.cfg, &m.counting, &m.ncounting);
-        m.windows_checked = ps_lg_limits_counted_windows(&m.limits, &m.cfg);
-    }
-    m.thresholds = calloc(m.cfg.nthresholds + 1, sizeof *m.thresholds);
-    if (!m.thresholds) abort();
-    bool thr_failed = false;
-    for (size_t i = 0; i < m.cfg.nthresholds; i++) {
-        m.thresholds[i] = ps_lg_threshold_eval(&m.cfg.thresholds[i], &m.total);
-        thr_failed |= !m.thresholds[i].passed;
-    }
-    code = m.failing ? PS_LG_EXIT_LIMITS : thr_failed ? PS_LG_EXIT_THRESHOLD : PS_LG_EXIT_OK;
-    ps_lg_summary sum = {
-        .cfg = &m.cfg,
-        .total = &m.total,
-        .rows = m.rows,
-        .nrows = m.nrows,
-        .limits_checked = m.verify_limits,
-        .windows = m.windows_checked,
-        .violations = m.violations,
-        .nviolations = m.nviolations,
-        .failing_violations = m.failing,
-        .models = m.models,
-        .nmodels = m.nmodels,
-        .counting = m.counting,
-        .ncounting = m.ncounting,
-        .thresholds = m.thresholds,
-        .duration_s = m.duration_s,
-        .started_wall_ns = (int64_t)llround(m.start_unix_s * 1e9),
-        .exit_code = code,
-        .extra = ps_lg_merged_json,
-        .extra_arg = &m,
-    };
-    if (ps_lg_summary_json(&sum, &m.json, &m.err) != 0 || ps_lg_merge_write_outputs(&m) != 0) {
+    int code = ps_lg_merge_run(&m, argv + first, (size_t)(argc - first));
+    if (m.merged && ps_lg_merge_write_outputs(&m) != 0) {
         code = PS_LG_EXIT_USAGE;
-        goto fail;
+        m.merged = false;
     }
-    ps_lg_merge_print_summary(&m, code);
-    merge_free(&m);
-    return code;
-fail:
-    fprintf(stderr, "petstore-load merge: %s\n", m.err.message);
-    merge_free(&m);
+    if (m.merged)
+        ps_lg_merge_print_summary(&m, code);
+    else
+        fprintf(stderr, "petstore-load merge: %s\n", m.err.message);
+    ps_lg_merge_free(&m);
     return code;
 }
