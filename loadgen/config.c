@@ -24,6 +24,7 @@ void ps_lg_config_usage(FILE *out)
           "         [--engine auto|epoll|curl] [--cacert FILE | --insecure]\n"
           "         [--threshold EXPR]...\n"
           "         [--json FILE] [--hdr FILE] [--hdr-log FILE] [--html FILE] [--quiet]\n"
+          "         [--summary-md FILE]\n"
           "         [--shard I/N | --shards N] [--start-at TIME] [--run-id ID]\n"
           "       petstore-load merge SHARD.json... [--json F] [--hdr F] [--hdr-log F] [--html F]\n"
           "         [--threshold EXPR]... [--verify-limits] [--limited-ops O]\n"
@@ -53,6 +54,7 @@ void ps_lg_config_usage(FILE *out)
           "                        a proxy variable (https_proxy, ...) applies; curl: libcurl\n"
           "                        (proxies, HTTP/2 by ALPN); epoll: direct, even with a proxy\n"
           "  --threshold EXPR      e.g. 'p99<200ms', 'p99.9<=1s', 'max < 2s', 'error_rate<1%'\n"
+          "  --summary-md FILE     Markdown summary for a CI job page ($GITHUB_STEP_SUMMARY)\n"
           "  --shard I/N           run shard I (1-based) of N: its share of rate, connections,\n"
           "                        requests and keys (docs/distributed.md)\n"
           "  --shards N            the same, I from JOB_COMPLETION_INDEX (0-based, Indexed Jobs)\n"
@@ -390,6 +392,8 @@ enum {
     OPT_RUN_ID,
     OPT_LIMITED_OPS,
     OPT_LIMITED_ERRORS,
+    /* --summary-md (reports/report_markdown.h) */
+    OPT_SUMMARY_MD,
 };
 
 static const struct option options[] = {
@@ -428,6 +432,8 @@ static const struct option options[] = {
     {"run-id", required_argument, NULL, OPT_RUN_ID},
     {"limited-ops", required_argument, NULL, OPT_LIMITED_OPS},
     {"limited-errors", required_argument, NULL, OPT_LIMITED_ERRORS},
+    /* --summary-md (reports/report_markdown.h) */
+    {"summary-md", required_argument, NULL, OPT_SUMMARY_MD},
     {NULL, 0, NULL, 0},
 };
 
@@ -561,6 +567,10 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
             break;
         case OPT_HTML:
             if (set_path(&cfg->html_path, optarg, "--html", err)) return PS_LG_CONFIG_ERROR;
+            break;
+        case OPT_SUMMARY_MD:
+            if (set_path(&cfg->summary_md_path, optarg, "--summary-md", err))
+                return PS_LG_CONFIG_ERROR;
             break;
         case OPT_THRESHOLD: {
             cfg->thresholds =
@@ -719,6 +729,7 @@ void ps_lg_config_free(ps_lg_config *cfg)
     free(cfg->hdr_path);
     free(cfg->hdr_log_path);
     free(cfg->html_path);
+    free(cfg->summary_md_path);
     free(cfg->bodies_path);
     free(cfg->cacert);
     for (size_t i = 0; i < cfg->nthresholds; i++)
