@@ -7,8 +7,8 @@
  * Every sample bounds the offset: the service's time lay in [Date, Date+1)
  * while the client's lay in [sent, done]. The bounds of all samples are
  * intersected, so the offset is known to a second or better (less as the
- * samples' phases in a second vary) plus the round trip; a sample that contradicts them (the service's clock
- * stepped, or another clock wrote it) starts the bounds afresh.
+ * samples' phases in a second vary) plus the round trip; a sample that contradicts them (the
+ * service's clock stepped, or another clock wrote it) starts the bounds afresh.
  *
  * A ps_service_clock is a plain value: zero it to start. */
 #ifndef PS_SERVICE_CLOCK_H
@@ -18,9 +18,9 @@
 #include <stdint.h>
 
 typedef struct ps_service_clock {
-    unsigned samples;      /* Date headers read */
-    int64_t lo_ns, hi_ns;  /* the offset lies in [lo, hi] (service minus client) */
-    unsigned restarts;     /* samples that contradicted the earlier ones */
+    unsigned samples;     /* Date headers read */
+    int64_t lo_ns, hi_ns; /* the offset lies in [lo, hi] (service minus client) */
+    unsigned restarts;    /* samples that contradicted the earlier ones */
 } ps_service_clock;
 
 /* Adds a response's Date (Unix seconds), sent and read at the client's
