@@ -104,9 +104,15 @@ ps_conform *ps_conform_create(const ps_conform_config *cfg, ps_checks *checks,
     }
     snprintf(c->run_token, sizeof c->run_token, "%08x",
              (unsigned)((c->seed * 0x9e3779b97f4a7c15ULL) >> 32));
-    char rnd[25];
-    random_hex(rnd, sizeof rnd);
-    snprintf(c->unknown_key, sizeof c->unknown_key, "conform-unknown-%s", rnd);
+    uint64_t u = c->seed ^ 0x5bd1e9955bd1e995ULL, parts[2];
+    for (int i = 0; i < 2; i++) { /* splitmix64 */
+        uint64_t z = (u += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        parts[i] = z ^ (z >> 31);
+    }
+    snprintf(c->unknown_key, sizeof c->unknown_key, "conform-unknown-%016llx%08llx",
+             (unsigned long long)parts[0], (unsigned long long)(parts[1] >> 32));
     c->observer_state = calloc(nobservers ? nobservers : 1, sizeof *c->observer_state);
     if (!c->observer_state) abort();
     for (size_t i = 0; i < nobservers; i++) {
@@ -170,9 +176,11 @@ void ps_conform_count_creates(ps_conform *c, unsigned n)
     c->tally.creates += n;
 }
 
-void ps_conform_note_generated(ps_conform *c, unsigned sent, const char *stop_reason)
+void ps_conform_note_generated(ps_conform *c, unsigned sent, const char *stop_reason,
+                               int64_t duration_ns)
 {
     c->tally.generated = sent;
+    c->tally.generate_ns = duration_ns;
     snprintf(c->tally.generate_stop, sizeof c->tally.generate_stop, "%s", stop_reason);
 }
 
@@ -574,7 +582,7 @@ int ps_conform_send_ex(ps_conform *c, ps_check_id ck, const ps_client_request *r
             note_429(c, key, ex, ps_clock_wall_ns());
         else
             ps_politeness_note_ok(c->polite, key);
-        ps_conform_observe(c, ex, role);
+        if (!(flags & PS_SEND_NOT_OBSERVED)) ps_conform_observe(c, ex, role);
         if (ex->status == 429 && (flags & PS_SEND_RETRY_429)) {
             if (attempt < 5) continue;
             /* Outside the 429 suite a 429 is never judged: the check it

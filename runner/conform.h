@@ -31,6 +31,11 @@ typedef enum ps_key_role {
 /* Flags of ps_conform_send. */
 enum {
     PS_SEND_RETRY_429 = 1, /* a 429 is waited out (Retry-After, within --max-wait) and retried */
+    /* The response is judged by the sender alone, not handed to the
+     * observers: a request malformed at the HTTP level (a repeated
+     * singleton field), which a proxy in front of the service (nginx)
+     * may answer itself with a page of its own. */
+    PS_SEND_NOT_OBSERVED = 2,
 };
 
 /* Results of ps_conform_send. */
@@ -71,6 +76,7 @@ typedef struct ps_conform_tally {
     unsigned creates;        /* creates answered 2xx: categories the run (probably) made */
     unsigned generated;      /* requests the generative phase sent */
     char generate_stop[200]; /* why it stopped early; "" when it did not */
+    int64_t generate_ns;     /* how long it took */
 } ps_conform_tally;
 
 /* Set by the SIGINT/SIGTERM handler: the run stops at the next request. */
@@ -100,7 +106,8 @@ void ps_conform_add_secret(ps_conform *c, const char *secret, const char *env_va
 void ps_conform_count_creates(ps_conform *c, unsigned n);
 /* What the generative phase did, for the report: requests sent, and why it
  * stopped early ("" when it did not). */
-void ps_conform_note_generated(ps_conform *c, unsigned sent, const char *stop_reason);
+void ps_conform_note_generated(ps_conform *c, unsigned sent, const char *stop_reason,
+                               int64_t duration_ns);
 /* auth.near-miss-keys sends the main key less its last character, which
  * every output redacts (registered as a secret at create); a shorter key's
  * near miss would be a few common characters, hiding ordinary text, so for

@@ -136,6 +136,26 @@ void ps_gen_key_case(const char *key, char mode, ps_buf *out)
     }
 }
 
+unsigned ps_gen_key_cases(const char *key,
+                          void (*add_secret)(void *ctx, const char *secret, const char *env),
+                          void *ctx)
+{
+    static const char modes[] = {'^', ',', '~'};
+    static const char *const envs[] = {"PETSTORE_API_KEY^^", "PETSTORE_API_KEY,,",
+                                       "PETSTORE_API_KEY~~"};
+    unsigned mask = 0;
+    for (int k = 0; k < 3; k++) {
+        ps_buf b = PS_BUF_INIT;
+        ps_gen_key_case(key, modes[k], &b);
+        if (b.data && strcmp(b.data, key) != 0) {
+            mask |= 1u << k;
+            add_secret(ctx, b.data, envs[k]);
+        }
+        ps_buf_free(&b);
+    }
+    return mask;
+}
+
 void ps_gen_expand_auth(const char *tmpl, const char *key, const char *unknown, ps_buf *out)
 {
     for (const char *p = tmpl; *p;) {
@@ -153,6 +173,34 @@ void ps_gen_expand_auth(const char *tmpl, const char *key, const char *unknown, 
             ps_buf_putc(out, *p++);
         }
     }
+}
+
+void ps_gen_wire_build(const ps_gen_case *gc, const char *key, const char *unknown, ps_gen_wire *w)
+{
+    memset(w, 0, sizeof *w);
+    for (int i = 0; i < 2; i++)
+        if (gc->auth[i]) ps_gen_expand_auth(gc->auth[i], key, unknown, &w->auth[i]);
+    ps_gen_case_body(gc, &w->body);
+    w->req.method = gc->method;
+    w->req.path = "/categories";
+    w->req.authorization = gc->auth[0] ? w->auth[0].data : NULL;
+    w->req.body = gc->has_body ? (w->body.data ? w->body.data : "") : NULL;
+    w->req.body_len = gc->has_body ? w->body.len : 0;
+    w->req.content_type = gc->has_body ? gc->content_type : NULL;
+    w->auth2 = gc->auth[1] ? w->auth[1].data : NULL;
+}
+
+void ps_gen_wire_free(ps_gen_wire *w)
+{
+    ps_buf_free(&w->auth[0]);
+    ps_buf_free(&w->auth[1]);
+    ps_buf_free(&w->body);
+}
+
+bool ps_gen_case_proper_key(const ps_gen_case *gc)
+{
+    return gc->auth[0] && !gc->auth[1] &&
+           (strcmp(gc->auth[0], "Bearer {key}") == 0 || gc->expect == PS_GEN_ACCEPTED);
 }
 
 /* ---- curl line ------------------------------------------------------------ */
@@ -229,8 +277,7 @@ void ps_gen_curl_line(const ps_gen_case *gc, const char *base_url, const char *u
 /* ---- replay files ---------------------------------------------------------- */
 
 int ps_gen_replay_write(const char *path, const ps_gen_case *gc, const char *base_url,
-                        const char *unknown_key, uint64_t seed, const char *message,
-                        ps_error *err)
+                        const char *unknown_key, uint64_t seed, const char *message, ps_error *err)
 {
     ps_buf doc = PS_BUF_INIT, body = PS_BUF_INIT, curl = PS_BUF_INIT;
     ps_gen_case_body(gc, &body);
@@ -347,7 +394,8 @@ int ps_gen_replay_read(const char *path, ps_gen_case *gc, char **base_url, char 
     gc->ck = (ps_check_id)ck;
     gc->expect = (ps_gen_expect)ex;
     snprintf(gc->method, sizeof gc->method, "%s", method);
-    snprintf(gc->probe, sizeof gc->probe, "%s", member_string(doc, "probe") ? member_string(doc, "probe") : "");
+    snprintf(gc->probe, sizeof gc->probe, "%s",
+             member_string(doc, "probe") ? member_string(doc, "probe") : "");
     snprintf(gc->clause, sizeof gc->clause, "%s",
              member_string(doc, "clause") ? member_string(doc, "clause") : "");
     if (ct->type == PS_JSON_STRING) ps_gen_case_set_content_type(gc, ct->str);

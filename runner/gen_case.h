@@ -23,6 +23,7 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "runner/checks.h"
+#include "runner/client.h"
 
 /* What the spec lets the service answer. */
 typedef enum ps_gen_expect {
@@ -82,14 +83,34 @@ void ps_gen_case_body(const ps_gen_case *gc, ps_buf *out);
 void ps_gen_expand_auth(const char *tmpl, const char *key, const char *unknown, ps_buf *out);
 /* The key in another case: mode '^' upper, ',' lower, '~' swapped. */
 void ps_gen_key_case(const char *key, char mode, ps_buf *out);
+/* Hands each of the key's other cases that differs from it to add_secret
+ * with the variable a curl line names it by ("PETSTORE_API_KEY^^", as bash
+ * expands it), so every output redacts them. Returns a mask: bit 0, 1, 2
+ * for upper, lower, swapped differing from the key. */
+unsigned ps_gen_key_cases(const char *key,
+                          void (*add_secret)(void *ctx, const char *secret, const char *env),
+                          void *ctx);
+
+/* A case as it goes on the wire: credentials expanded, the body whole.
+ * req (and auth2, the repeated Authorization field or NULL) point into
+ * the wire's buffers and the case; ps_gen_wire_free releases the buffers. */
+typedef struct ps_gen_wire {
+    ps_buf auth[2], body;
+    ps_client_request req;
+    const char *auth2;
+} ps_gen_wire;
+void ps_gen_wire_build(const ps_gen_case *gc, const char *key, const char *unknown, ps_gen_wire *w);
+void ps_gen_wire_free(ps_gen_wire *w);
+/* Whether the case carries the main key as the spec shows it (a rate-limit
+ * sequence of the main key), rather than a form the service should refuse. */
+bool ps_gen_case_proper_key(const ps_gen_case *gc);
 
 /* The replay file of a case: JSON naming the check, clause, probe, expected
  * answer, seed and the request (templates, never a key), the message of the
  * failure and a curl line (keys as ${PETSTORE_API_KEY}, bash). Returns 0, or
  * -1 with err. */
 int ps_gen_replay_write(const char *path, const ps_gen_case *gc, const char *base_url,
-                        const char *unknown_key, uint64_t seed, const char *message,
-                        ps_error *err);
+                        const char *unknown_key, uint64_t seed, const char *message, ps_error *err);
 /* Reads a replay file into gc (the body whole in head), with the base URL
  * and the unknown key it names (caller frees both). Returns 0, or -1 with
  * err saying what is wrong with the file. */

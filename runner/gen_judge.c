@@ -99,10 +99,10 @@ static void judge_created(const ps_gen_case *gc, const char *body, size_t body_l
         else
             snprintf(b, sizeof b, "(%s)", g ? ps_json_type_name(g->type) : "absent");
         ps_buf m = PS_BUF_INIT;
-        ps_buf_printf(&m,
-                      "category %" PRId64 " came back with %s \"%s\" (%zu bytes), sent \"%s\" (%zu bytes)",
-                      v->id, fields[f], b, g && g->type == PS_JSON_STRING ? g->len : 0, a,
-                      sent_first->len);
+        ps_buf_printf(
+            &m,
+            "category %" PRId64 " came back with %s \"%s\" (%zu bytes), sent \"%s\" (%zu bytes)",
+            v->id, fields[f], b, g && g->type == PS_JSON_STRING ? g->len : 0, a, sent_first->len);
         put_cut(detail, sizeof detail, &m);
         failf(v, gc, detail);
         goto out;
@@ -128,8 +128,7 @@ void ps_gen_judge(const ps_gen_case *gc, const char *body, size_t body_len, cons
     case PS_GEN_CREATED_ONLY:
     case PS_GEN_NO_5XX:
         snprintf(v->expected, sizeof v->expected, "%s",
-                 gc->expect == PS_GEN_CREATED_ONLY
-                     ? "201 with the Category exactly as sent"
+                 gc->expect == PS_GEN_CREATED_ONLY ? "201 with the Category exactly as sent"
                  : gc->expect == PS_GEN_CREATED
                      ? "201 with the Category exactly as sent, or a refusal the spec leaves open "
                        "(400, 409, 413)"

@@ -19,10 +19,10 @@ typedef enum ps_gen_outcome {
 
 typedef struct ps_gen_verdict {
     ps_gen_outcome outcome;
-    bool created;        /* the reply is a 2xx Category with an id */
-    int64_t id;          /* its id */
-    char message[700];   /* why it failed, naming the probe and clause */
-    char expected[200];  /* what was expected, for the evidence */
+    bool created;       /* the reply is a 2xx Category with an id */
+    int64_t id;         /* its id */
+    char message[700];  /* why it failed, naming the probe and clause */
+    char expected[200]; /* what was expected, for the evidence */
 } ps_gen_verdict;
 
 /* Judges ex, the answer to gc sent with body (as sent). */

@@ -58,7 +58,8 @@ static size_t utf8_encode(uint32_t cp, char *out)
 static size_t json_escape_cp(uint32_t cp, bool upper, char *out)
 {
     if (cp < 0x10000)
-        return (size_t)(upper ? snprintf(out, 16, "\\u%04X", cp) : snprintf(out, 16, "\\u%04x", cp));
+        return (size_t)(upper ? snprintf(out, 16, "\\u%04X", cp)
+                              : snprintf(out, 16, "\\u%04x", cp));
     uint32_t v = cp - 0x10000;
     size_t n = json_escape_cp(0xD800 + (v >> 10), upper, out);
     return n + json_escape_cp(0xDC00 + (v & 0x3FF), upper, out + n);
@@ -159,8 +160,8 @@ static void build_spaces_only(const probe *p, ps_gen_rng *r, size_t i, const ps_
     add_spaces(r, gc, 1, 4);
 }
 
-static void build_spaces_around(const probe *p, ps_gen_rng *r, size_t i,
-                                const ps_gen_context *ctx, ps_gen_case *gc)
+static void build_spaces_around(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                                ps_gen_case *gc)
 {
     frame_string(gc, ctx, i, p->field, true);
     add_spaces(r, gc, 1, 3);
@@ -246,7 +247,8 @@ static void build_escapes(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_
         uint32_t cp = *s;
         size_t len = 1;
         if (cp >= 0xF0)
-            cp = ((cp & 7u) << 18) | ((s[1] & 0x3Fu) << 12) | ((s[2] & 0x3Fu) << 6) | (s[3] & 0x3Fu),
+            cp =
+                ((cp & 7u) << 18) | ((s[1] & 0x3Fu) << 12) | ((s[2] & 0x3Fu) << 6) | (s[3] & 0x3Fu),
             len = 4;
         else if (cp >= 0xE0)
             cp = ((cp & 15u) << 12) | ((s[1] & 0x3Fu) << 6) | (s[2] & 0x3Fu), len = 3;
@@ -289,22 +291,31 @@ static void build_name_both_cases(const probe *p, ps_gen_rng *r, size_t i,
     static const char *const forms[] = {"NAME", "Name"};
     const char *other = PICK(r, forms);
     if (ps_gen_rng_below(r, 2))
-        ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\",\"%s\":\"%s%zu other\"}", ctx->tag, i,
-                      other, ctx->tag, i);
+        ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\",\"%s\":\"%s%zu other\"}", ctx->tag, i, other,
+                      ctx->tag, i);
     else
-        ps_buf_printf(&gc->head, "{\"%s\":\"%s%zu other\",\"name\":\"%s%zu\"}", other, ctx->tag,
-                      i, ctx->tag, i);
+        ps_buf_printf(&gc->head, "{\"%s\":\"%s%zu other\",\"name\":\"%s%zu\"}", other, ctx->tag, i,
+                      ctx->tag, i);
 }
 
-static const char *const json_values[] = {
-    "\"red\"", "0", "-0", "1.5e3", "true", "null", "[]", "{}", "[1,\"a\",{\"b\":null}]",
-    "{\"name\":\"inner\"}", "1E+400", "123456789012345678901234567890"};
+static const char *const json_values[] = {"\"red\"",
+                                          "0",
+                                          "-0",
+                                          "1.5e3",
+                                          "true",
+                                          "null",
+                                          "[]",
+                                          "{}",
+                                          "[1,\"a\",{\"b\":null}]",
+                                          "{\"name\":\"inner\"}",
+                                          "1E+400",
+                                          "123456789012345678901234567890"};
 
-static void build_unknown_member(const probe *p, ps_gen_rng *r, size_t i,
-                                 const ps_gen_context *ctx, ps_gen_case *gc)
+static void build_unknown_member(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                                 ps_gen_case *gc)
 {
     (void)p;
-    static const char *const names[] = {"colour", "id2", "names", "nameX", " name", "name ",
+    static const char *const names[] = {"colour", "id2", "names", "nameX", " name",      "name ",
                                         "_name",  "",    "Name",  "tags",  "\\u006eame2"};
     const char *key = PICK(r, names), *value = PICK(r, json_values);
     if (ps_gen_rng_below(r, 2))
@@ -321,9 +332,8 @@ static void build_repeated_member(const probe *p, ps_gen_rng *r, size_t i,
         ps_buf_printf(&gc->head, "{\"name\":\"%s%zu a\",\"name\":\"%s%zu b\"}", ctx->tag, i,
                       ctx->tag, i);
     else
-        ps_buf_printf(&gc->head,
-                      "{\"name\":\"%s%zu\",\"description\":\"a\",\"description\":\"b\"}", ctx->tag,
-                      i);
+        ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\",\"description\":\"a\",\"description\":\"b\"}",
+                      ctx->tag, i);
 }
 
 static void build_nesting(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
@@ -342,8 +352,8 @@ static void build_nesting(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_
     ps_buf_free(&inner);
 }
 
-static void build_name_container(const probe *p, ps_gen_rng *r, size_t i,
-                                 const ps_gen_context *ctx, ps_gen_case *gc)
+static void build_name_container(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                                 ps_gen_case *gc)
 {
     (void)p;
     if (ps_gen_rng_below(r, 2))
@@ -352,9 +362,9 @@ static void build_name_container(const probe *p, ps_gen_rng *r, size_t i,
         ps_buf_printf(&gc->head, "{\"name\":{\"name\":\"%s%zu\"}}", ctx->tag, i);
 }
 
-static const char *const number_forms[] = {"0",      "-0",      "1e2",   "1E+2",  "-1.0e-3",
-                                           "0.1",    "1e400",   "-1e400", "12345678901234567890",
-                                           "3.0",    "1E-400"};
+static const char *const number_forms[] = {
+    "0",   "-0",    "1e2", "1E+2", "-1.0e-3", "0.1", "1e400", "-1e400", "12345678901234567890",
+    "3.0", "1E-400"};
 
 static void build_number_field(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
                                ps_gen_case *gc)
@@ -367,8 +377,8 @@ static void build_number_field(const probe *p, ps_gen_rng *r, size_t i, const ps
                       PICK(r, number_forms));
 }
 
-static void build_number_unknown(const probe *p, ps_gen_rng *r, size_t i,
-                                 const ps_gen_context *ctx, ps_gen_case *gc)
+static void build_number_unknown(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                                 ps_gen_case *gc)
 {
     (void)p;
     ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\",\"n\":%s}", ctx->tag, i, PICK(r, number_forms));
@@ -421,7 +431,7 @@ static void build_ct_missing(const probe *p, ps_gen_rng *r, size_t i, const ps_g
 /* ---- Authorization --------------------------------------------------------------- */
 
 #define AUTH_CLAUSE                                                                                \
-    "spec 5 rule 1: an invalid key, or no valid credential, is answered with 401 (RFC 6750 3.1: " \
+    "spec 5 rule 1: an invalid key, or no valid credential, is answered with 401 (RFC 6750 3.1: "  \
     "a malformed one may get 400)"
 
 /* The request of a credential probe: a list, or a create the service must
@@ -466,7 +476,7 @@ static void build_other_scheme(const probe *p, ps_gen_rng *r, size_t i, const ps
 {
     (void)p;
     static const char *const forms[] = {"NotBearer {key}", "XBearer {key}", "Bearerx {key}",
-                                        "Bear {key}", "Bearer_ {key}", "Digest {key}"};
+                                        "Bear {key}",      "Bearer_ {key}", "Digest {key}"};
     auth_request(r, gc, ctx, i);
     ps_gen_case_set_auth(gc, 0, PICK(r, forms));
 }
@@ -481,23 +491,29 @@ static void build_malformed(const probe *p, ps_gen_rng *r, size_t i, const ps_ge
     ps_gen_case_set_auth(gc, 0, PICK(r, forms));
 }
 
-static void build_repeated_auth(const probe *p, ps_gen_rng *r, size_t i,
-                                const ps_gen_context *ctx, ps_gen_case *gc)
+static void build_repeated_auth(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                                ps_gen_case *gc)
 {
     (void)p;
+    /* Only this order: reading the first of two fields (Node does) is no
+     * fault, and refuses this request; skipping a first field with an
+     * unknown key to find a valid one in a later field accepts it. */
     auth_request(r, gc, ctx, i);
-    bool valid_last = ps_gen_rng_below(r, 2);
-    ps_gen_case_set_auth(gc, 0, valid_last ? "Bearer {unknown}" : "Bearer {key}");
-    ps_gen_case_set_auth(gc, 1, valid_last ? "Bearer {key}" : "Bearer {unknown}");
+    ps_gen_case_set_auth(gc, 0, "Bearer {unknown}");
+    ps_gen_case_set_auth(gc, 1, "Bearer {key}");
 }
 
-/* RFC 9110 5.5: white space around a field value is not part of it. */
+/* RFC 9110 5.5: white space around a field value is not part of it. Only
+ * leading white space is sent: Python's http.server, among others, keeps
+ * the trailing kind in the value, and a service comparing the value whole
+ * then refuses a key the spec's own form would carry; a deviation too
+ * slight to fail anyone for. */
 static void build_auth_ows(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
                            ps_gen_case *gc)
 {
     (void)p, (void)i, (void)ctx;
-    static const char *const forms[] = {" Bearer {key}", "Bearer {key} ", "\tBearer {key}",
-                                        "Bearer {key}\t", "  Bearer {key}  "};
+    static const char *const forms[] = {" Bearer {key}", "\tBearer {key}", "  Bearer {key}",
+                                        " \tBearer {key}"};
     snprintf(gc->method, sizeof gc->method, "GET");
     gc->has_body = false;
     ps_gen_case_set_content_type(gc, NULL);
@@ -566,13 +582,12 @@ static const probe probes[] = {
     {"another scheme carrying the key", -1, A, PS_GEN_401,
      "spec 5: the scheme is HTTP bearer, rule 1: no valid credential is answered with 401",
      build_other_scheme},
-    {"a malformed credential holding the key", -1, A, PS_GEN_REFUSED, AUTH_CLAUSE,
-     build_malformed},
-    {"two Authorization fields, one with an unknown key", -1, A, PS_GEN_REFUSED,
-     "spec 5 rule 1; RFC 9110 5.3: Authorization is a singleton, two fields carry no one valid "
-     "credential (401, or 400 for the malformed message)",
+    {"a malformed credential holding the key", -1, A, PS_GEN_REFUSED, AUTH_CLAUSE, build_malformed},
+    {"two Authorization fields, the first with an unknown key", -1, A, PS_GEN_REFUSED,
+     "spec 5 rule 1: a request with an invalid key gets 401; RFC 9110 5.3: Authorization is a "
+     "singleton (a service may read the first field, or refuse the message with 400)",
      build_repeated_auth},
-    {"white space around the Authorization value", -1, A, PS_GEN_ACCEPTED,
+    {"white space before the Authorization value", -1, A, PS_GEN_ACCEPTED,
      "spec 5: Authorization: Bearer <API_KEY>; RFC 9110 5.5: white space around a field value is "
      "not part of it",
      build_auth_ows},
@@ -584,11 +599,34 @@ size_t ps_gen_probe_count(void)
     return NPROBES;
 }
 
+/* The coverage pass's order: the checks in turn (a string probe, a member
+ * probe, a Content-Type probe, a credential probe, ...), so a phase cut
+ * short by a small rate limit has judged every check early. */
+static size_t coverage_probe(size_t i)
+{
+    static const ps_check_id turn[] = {S, M, C, A};
+    size_t taken[4] = {0}, n = 0;
+    for (;;) {
+        bool any = false;
+        for (size_t t = 0; t < 4; t++) {
+            size_t seen = 0;
+            for (size_t k = 0; k < NPROBES; k++) {
+                if (probes[k].ck != turn[t] || seen++ != taken[t]) continue;
+                taken[t]++;
+                any = true;
+                if (n++ == i) return k;
+                break;
+            }
+        }
+        if (!any) return i % NPROBES; /* not reached: every probe has one of the four checks */
+    }
+}
+
 void ps_gen_make(ps_gen_rng *r, size_t i, const ps_gen_context *ctx, ps_gen_case *out)
 {
     ps_gen_case_init(out);
     const probe *p;
-    size_t k = i < NPROBES ? i : ps_gen_rng_below(r, NPROBES);
+    size_t k = i < NPROBES ? coverage_probe(i) : ps_gen_rng_below(r, NPROBES);
     /* the key-case probe does not apply to a key without letters: the next one does */
     while (probes[k].build == build_key_case && !ctx->key_cases)
         k = (k + 1) % NPROBES;

@@ -212,6 +212,7 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
     ps_jw_object_open(&w);
     ps_jw_kuint(&w, "seed", ps_conform_seed(c));
     ps_jw_kuint(&w, "requests", tally.generated);
+    ps_jw_kdouble(&w, "duration_s", (double)tally.generate_ns / 1e9, 3);
     ps_jw_kuint(&w, "examples", cfg->examples);
     if (tally.generate_stop[0])
         ps_jw_kstring(&w, "stopped_early", tally.generate_stop);

@@ -26,9 +26,11 @@
 #define BURST_CREATES 12
 /* Requests one shrink may send. */
 #define SHRINK_ATTEMPTS 40
-/* The phase stops rather than wait longer than this for the main key's
- * window (a real-time minute would cost the run its time bound). */
-#define MAX_WINDOW_WAIT_NS (3LL * 1000000000)
+/* The phase waits for the main key's window only where a check would
+ * otherwise go untested (its first requests, the burst), and never longer
+ * than this or --max-wait: a real-time minute would cost the run too much,
+ * and the phase stops instead. */
+#define MAX_WINDOW_WAIT_NS (10LL * 1000000000)
 
 typedef struct gen_run {
     ps_conform *c;
@@ -38,10 +40,11 @@ typedef struct gen_run {
     int64_t *ids; /* categories the phase created */
     size_t nids, cap;
     size_t burst_from, burst_to; /* ids[burst_from, burst_to): the concurrent creates' */
-    unsigned creates_left; /* of --create-budget */
+    unsigned creates_left;       /* of --create-budget */
     unsigned sent, failed;
     bool shrunk[PS_CK_COUNT]; /* a check's first failure was shrunk and reported */
     long remaining;           /* the main key's last Remaining, -1 unknown */
+    long reserve;             /* generation stops at this Remaining: the burst's and lists' room */
     int64_t reset_s;          /* and Reset */
     char stop_reason[200];    /* why generation stopped early ("" = it did not) */
 } gen_run;
@@ -64,15 +67,17 @@ static void note_limits(gen_run *g, const ps_exchange *ex)
     if (rl.reset_state == PS_RL_OK) g->reset_s = rl.reset;
 }
 
-/* May the phase send `need` more requests on the main key without waiting
- * long for its window? Waits out a window that ends within
- * MAX_WINDOW_WAIT_NS; false (stop_reason set) when it ends later. */
-static bool room_for(gen_run *g, long need)
+/* May the phase send `need` more requests on the main key? When the last
+ * Remaining leaves no room: with may_wait, waits out a window that ends
+ * within MAX_WINDOW_WAIT_NS (and --max-wait); else false, stop_reason set. */
+static bool room_for(gen_run *g, long need, bool may_wait)
 {
     if (g->remaining < 0 || g->remaining >= need + 2) return true;
     int64_t now = ps_clock_wall_ns();
     int64_t until = (g->reset_s + 1) * 1000000000LL;
-    if (g->reset_s > 0 && until - now <= MAX_WINDOW_WAIT_NS) {
+    int64_t cap = ps_conform_cfg(g->c)->max_wait_ns;
+    if (cap > MAX_WINDOW_WAIT_NS) cap = MAX_WINDOW_WAIT_NS;
+    if (may_wait && g->reset_s > 0 && until - now <= cap) {
         while (ps_clock_wall_ns() < until && !ps_conform_interrupted)
             ps_clock_sleep_ns(50000000);
         g->remaining = -1;
@@ -80,9 +85,10 @@ static bool room_for(gen_run *g, long need)
     }
     snprintf(g->stop_reason, sizeof g->stop_reason,
              "the main key's X-RateLimit-Remaining fell to %ld, its window resetting in %lld s "
-             "(the phase waits at most %lld s)",
+             "(%s)",
              g->remaining, (long long)((until - now) / 1000000000),
-             MAX_WINDOW_WAIT_NS / 1000000000);
+             may_wait ? "longer than the phase waits, 10 s or --max-wait"
+                      : "the phase waits only for a check not yet judged");
     return false;
 }
 
@@ -96,37 +102,24 @@ static bool may_create(const ps_gen_case *gc)
  * stays in ex (caller frees). Returns ps_conform_send's code. */
 static int send_case(gen_run *g, const ps_gen_case *gc, ps_exchange *ex, ps_gen_verdict *v)
 {
-    const ps_conform_config *cfg = ps_conform_cfg(g->c);
-    ps_buf a0 = PS_BUF_INIT, a1 = PS_BUF_INIT, body = PS_BUF_INIT;
-    if (gc->auth[0])
-        ps_gen_expand_auth(gc->auth[0], cfg->api_key, ps_conform_unknown_key(g->c), &a0);
-    if (gc->auth[1])
-        ps_gen_expand_auth(gc->auth[1], cfg->api_key, ps_conform_unknown_key(g->c), &a1);
-    ps_gen_case_body(gc, &body);
-    bool proper = gc->auth[0] && !gc->auth[1] &&
-                  (strcmp(gc->auth[0], "Bearer {key}") == 0 || gc->expect == PS_GEN_ACCEPTED);
-    ps_client_request req = {gc->method,
-                             "/categories",
-                             gc->auth[0] ? a0.data : NULL,
-                             gc->has_body ? (body.data ? body.data : "") : NULL,
-                             gc->has_body ? body.len : 0,
-                             gc->has_body ? gc->content_type : NULL};
-    int rc = ps_conform_send_ex(g->c, gc->ck, &req, gc->auth[1] ? a1.data : NULL,
-                                proper ? PS_KEY_MAIN : PS_KEY_MANGLED_MAIN, PS_SEND_RETRY_429, ex);
+    ps_gen_wire w;
+    ps_gen_wire_build(gc, ps_conform_cfg(g->c)->api_key, ps_conform_unknown_key(g->c), &w);
+    bool proper = ps_gen_case_proper_key(gc);
+    unsigned flags = PS_SEND_RETRY_429 | (w.auth2 ? PS_SEND_NOT_OBSERVED : 0);
+    int rc = ps_conform_send_ex(g->c, gc->ck, &w.req, w.auth2,
+                                proper ? PS_KEY_MAIN : PS_KEY_MANGLED_MAIN, flags, ex);
     g->sent++;
     memset(v, 0, sizeof *v);
     v->outcome = PS_GEN_UNJUDGED;
     if (rc == PS_SENT) {
         if (proper) note_limits(g, ex);
-        ps_gen_judge(gc, body.data ? body.data : "", body.len, ex, v);
+        ps_gen_judge(gc, w.body.data ? w.body.data : "", w.body.len, ex, v);
         if (v->created) {
             note_id(g, v->id);
             if (g->creates_left) g->creates_left--;
         }
     }
-    ps_buf_free(&a0);
-    ps_buf_free(&a1);
-    ps_buf_free(&body);
+    ps_gen_wire_free(&w);
     return rc;
 }
 
@@ -270,7 +263,8 @@ static void generate_cases(gen_run *g)
                      (double)cfg->generate_time_ns / 1e9);
             return;
         }
-        if (!room_for(g, 1)) return;
+        /* the first requests are one per check (gen_probes.c): worth a wait */
+        if (!room_for(g, g->reserve, i < 4)) return;
         ps_gen_case gc;
         ps_gen_make(&g->rng, i, &g->ctx, &gc);
         /* a create beyond the budget is not sent (the case is drawn, so the
@@ -320,7 +314,7 @@ static void concurrent_creates(gen_run *g)
                                   g->creates_left, BURST_CREATES);
         return;
     }
-    if (!room_for(g, BURST_CREATES)) {
+    if (!room_for(g, BURST_CREATES, true)) {
         ps_conform_not_run(c, ck, "not sent: %s", g->stop_reason);
         return;
     }
@@ -337,9 +331,9 @@ static void concurrent_creates(gen_run *g)
             snprintf(bodies[i], sizeof bodies[i], "{\"name\":\"%sburst %d\"}", g->tag, i);
         else
             snprintf(bodies[i], sizeof bodies[i], "{\"name\":\"%sburst same\"}", g->tag);
-        reqs[i] = (ps_burst_request){ps_conform_base_url(c), "POST", "/categories", auth,
-                                     "PETSTORE_API_KEY", bodies[i], "application/json",
-                                     cfg->timeout_ns};
+        reqs[i] = (ps_burst_request){
+            ps_conform_base_url(c), "POST",    "/categories",      auth,
+            "PETSTORE_API_KEY",     bodies[i], "application/json", cfg->timeout_ns};
     }
     ps_exchange out[BURST_CREATES];
     memset(out, 0, sizeof out);
@@ -448,10 +442,10 @@ static void fill_list(gen_run *g, size_t have)
     char auth[1024], body[96];
     ps_conform_bearer(g->c, PS_KEY_MAIN, auth, sizeof auth);
     for (size_t k = 0; have < LIST_TARGET && g->creates_left && !ps_conform_aborted(g->c); k++) {
-        if (!room_for(g, 1)) return;
+        if (!room_for(g, 1, false)) return;
         snprintf(body, sizeof body, "{\"name\":\"%sfill %zu\"}", g->tag, k);
-        ps_client_request req = {"POST",      "/categories", auth, body, strlen(body),
-                                 "application/json"};
+        ps_client_request req = {"POST", "/categories", auth,
+                                 body,   strlen(body),  "application/json"};
         ps_exchange ex;
         int rc = ps_conform_send(g->c, PS_CK_GENERATE_LIST_COMPLETE, &req, PS_KEY_MAIN,
                                  PS_SEND_RETRY_429, &ex);
@@ -538,8 +532,11 @@ static void list_complete(gen_run *g)
     else if (!dup)
         ps_conform_not_applicable(c, ck,
                                   "the list holds %zu categories, not beyond the common page "
-                                  "sizes (%d needed); every one this phase created is listed",
-                                  n, LIST_TARGET);
+                                  "sizes (%d needed: %s); every one this phase created is listed",
+                                  n, LIST_TARGET,
+                                  g->stop_reason[0] ? g->stop_reason
+                                  : g->creates_left ? "creating more failed"
+                                                    : "--create-budget is spent");
     free(listed);
     ps_json_free(list);
 out:
@@ -548,32 +545,19 @@ out:
 
 /* ---- the phase ---------------------------------------------------------------------- */
 
-static const ps_check_id generated_checks[] = {
-    PS_CK_GENERATE_STRING_FIELDS, PS_CK_GENERATE_MEMBERS, PS_CK_GENERATE_CONTENT_TYPE,
-    PS_CK_GENERATE_CREDENTIALS};
+static const ps_check_id generated_checks[] = {PS_CK_GENERATE_STRING_FIELDS, PS_CK_GENERATE_MEMBERS,
+                                               PS_CK_GENERATE_CONTENT_TYPE,
+                                               PS_CK_GENERATE_CREDENTIALS};
 
-/* The key's other cases are secrets too: every output redacts them, and a
- * curl line names them as bash expands them from the variable. */
-static void key_cases(gen_run *g)
+static void add_secret(void *ctx, const char *secret, const char *env)
 {
-    const char *key = ps_conform_cfg(g->c)->api_key;
-    static const char modes[] = {'^', ',', '~'};
-    static const char *const envs[] = {"PETSTORE_API_KEY^^", "PETSTORE_API_KEY,,",
-                                       "PETSTORE_API_KEY~~"};
-    for (int k = 0; k < 3; k++) {
-        ps_buf b = PS_BUF_INIT;
-        ps_gen_key_case(key, modes[k], &b);
-        if (strcmp(b.data, key) != 0) {
-            g->ctx.key_cases |= 1u << k;
-            ps_conform_add_secret(g->c, b.data, envs[k]);
-        }
-        ps_buf_free(&b);
-    }
+    ps_conform_add_secret(ctx, secret, env);
 }
 
 void ps_suite_generate(ps_conform *c)
 {
     const ps_conform_config *cfg = ps_conform_cfg(c);
+    int64_t started = ps_clock_mono_ns();
     gen_run g;
     memset(&g, 0, sizeof g);
     g.c = c;
@@ -581,14 +565,15 @@ void ps_suite_generate(ps_conform *c)
     ps_gen_rng_seed(&g.rng, ps_conform_seed(c));
     snprintf(g.tag, sizeof g.tag, "c%s g", ps_conform_run_token(c));
     g.ctx.tag = g.tag;
-    key_cases(&g);
+    g.ctx.key_cases = ps_gen_key_cases(cfg->api_key, add_secret, c);
+    g.reserve = ps_conform_selected(c, PS_CK_GENERATE_CONCURRENT_CREATES) ? BURST_CREATES + 4 : 1;
     ps_conform_tally t;
     ps_conform_tally_get(c, &t);
     g.creates_left = cfg->create_budget > t.creates ? cfg->create_budget - t.creates : 0;
     if (!cfg->quiet) {
         fprintf(stderr,
-                "petstore-conform: generative phase: seed %" PRIu64
-                " (--seed %" PRIu64 " sends the same requests), up to %u requests in %.0f s, "
+                "petstore-conform: generative phase: seed %" PRIu64 " (--seed %" PRIu64
+                " sends the same requests), up to %u requests in %.0f s, "
                 "%u creates left of --create-budget %u\n",
                 ps_conform_seed(c), ps_conform_seed(c), cfg->examples,
                 (double)cfg->generate_time_ns / 1e9, g.creates_left, cfg->create_budget);
@@ -610,6 +595,6 @@ void ps_suite_generate(ps_conform *c)
     if (!ps_conform_aborted(c) && (ps_conform_selected(c, PS_CK_GENERATE_LIST_COMPLETE) ||
                                    ps_conform_selected(c, PS_CK_GENERATE_CONCURRENT_CREATES)))
         list_complete(&g);
-    ps_conform_note_generated(c, g.sent, g.stop_reason);
+    ps_conform_note_generated(c, g.sent, g.stop_reason, ps_clock_mono_ns() - started);
     free(g.ids);
 }
