@@ -17,7 +17,7 @@
 #include "core/plan.h"
 
 typedef enum ps_lg_engine {
-    PS_LG_ENGINE_AUTO, /* epoll for http://, curl for https:// */
+    PS_LG_ENGINE_AUTO, /* epoll, or curl when a proxy variable applies (ps_lg_proxy_applies) */
     PS_LG_ENGINE_EPOLL,
     PS_LG_ENGINE_CURL,
 } ps_lg_engine;
@@ -42,11 +42,15 @@ typedef enum ps_lg_limited_errors {
     PS_LG_ERRORS_NO,
 } ps_lg_limited_errors;
 
+/* A key's label in reports (loadgen/key_label.h): "ab***yz~1f2e3d" */
+#define PS_LG_LABEL_SIZE 40
+
 typedef struct ps_lg_key {
     char *key;
     ps_plan plan;
     double rate; /* its own req/s (--keys RATE column), 0 = shares --rate / closed model */
     int line;    /* line in the keys file, 0 for --api-key */
+    char label[PS_LG_LABEL_SIZE]; /* what reports show; set by ps_lg_key_labels */
 } ps_lg_key;
 
 typedef enum ps_lg_metric {
@@ -86,10 +90,10 @@ typedef struct ps_lg_config {
     bool verify_limits, burst, honour_retry_after, quiet;
     ps_lg_limited_ops limited_ops;       /* --limited-ops, default auto */
     ps_lg_limited_errors limited_errors; /* --limited-errors, default auto */
-    char *cacert;                 /* https: CA bundle to verify the server with (curl engine) */
-    bool insecure;                /* https: no certificate verification */
-    ps_lg_engine engine;          /* resolved: never AUTO after parsing */
-    int64_t progress_interval_ns; /* off a terminal, a progress line this often (0 = none) */
+    char *cacert;                        /* https: CA bundle to verify the server with */
+    bool insecure;                       /* https: no certificate verification */
+    ps_lg_engine engine;                 /* resolved: never AUTO after parsing */
+    int64_t progress_interval_ns;        /* off a terminal, a progress line this often (0 = none) */
     ps_cli_color color; /* --color, resolved with the environment by ps_cli_color_enabled */
     /* Sharding (loadgen/shard.h): this process is shard `shard` (1-based) of
      * `shards` (0 of 0: not sharded); rate, ramp, connections, requests and
@@ -98,6 +102,10 @@ typedef struct ps_lg_config {
     bool shard_keys_shared; /* one key, driven by every shard */
     int64_t start_at_ns;    /* --start-at (wall clock ns), 0 = start now */
     char *run_id;           /* --run-id, or derived; NULL when not sharded */
+    /* the run's key secret (loadgen/key_label.h), derived from every key
+     * before the shards divide them; key_secret_set false: none derived */
+    unsigned char key_secret[32];
+    bool key_secret_set;
 } ps_lg_config;
 
 typedef enum ps_lg_parse_status {
@@ -119,14 +127,20 @@ void ps_lg_config_usage(FILE *out);
 int ps_lg_keys_load(ps_lg_config *cfg, const char *path, ps_error *err);
 /* Parses one threshold ("p99<200ms", "max<=1s", "error_rate<1%"). */
 int ps_lg_threshold_parse(const char *text, ps_lg_threshold *out, ps_error *err);
-/* Key as it may appear in reports: first 2 + "***" + last 2 characters
- * ("***" alone for keys shorter than 8). out needs 8 bytes. */
+/* Key masked: first 2 + "***" + last 2 characters ("***" alone for keys
+ * shorter than 16, so a short key shows none). out needs 8 bytes. Reports
+ * show ps_lg_key.label (key_label.h), which adds a keyed hash. */
 void ps_lg_redact(const char *key, char out[8]);
 
 /* Parses --limited-ops (auto|all|list|create) and --limited-errors
  * (auto|yes|no) values; petstore-load merge takes the same flags. */
 int ps_lg_limited_ops_parse(const char *text, ps_lg_limited_ops *out, ps_error *err);
 int ps_lg_limited_errors_parse(const char *text, ps_lg_limited_errors *out, ps_error *err);
+
+/* True when libcurl would send requests to cfg's target through a proxy
+ * named in the environment (get: ps_cli_env, or a test's table): --engine auto
+ * then picks the curl engine, the only one that speaks to proxies. */
+bool ps_lg_proxy_applies(const ps_lg_config *cfg, const char *(*get)(const char *));
 
 /* True when the run uses the open model (a rate on the command line or
  * in the keys file). */

@@ -24,8 +24,9 @@
 #include "core/histogram_print.h"
 #include "core/json.h"
 #include "core/version.h"
-#include "loadgen/shard.h"
+#include "loadgen/shard_report.h"
 #include "loadgen/summary.h"
+#include "loadgen/tls_target.h"
 #include "loadgen/transport.h"
 #include "reports/html_report.h"
 #include "reports/report_load_console.h"
@@ -798,6 +799,7 @@ static void run_free(load_run *R)
     free(sh->create_bodies);
     free(sh->shared_keys);
     free(sh->list_url);
+    ps_tls_client_destroy(sh->tls);
     free(sh);
     free(R->sync);
     free(R->threads);
@@ -816,6 +818,13 @@ int ps_lg_run(const ps_lg_config *cfg)
     if (find_target_address(cfg, sh, &R->err) != 0) {
         exit_code = PS_LG_EXIT_UNREACHABLE;
         goto fail;
+    }
+    if (cfg->https && cfg->engine == PS_LG_ENGINE_EPOLL) {
+        int tls_rc = ps_lg_tls_target_prepare(cfg, &sh->addr, sh->addrlen, &sh->tls, &R->err);
+        if (tls_rc != 0) {
+            exit_code = tls_rc;
+            goto fail;
+        }
     }
     render_requests(cfg, sh);
     list_shared_keys(cfg, sh);
