@@ -282,6 +282,16 @@ static void generate_cases(gen_run *g)
         ps_exchange ex;
         ps_gen_verdict v;
         int rc = send_case(g, &gc, &ex, &v);
+        if (rc == PS_SEND_SKIPPED) {
+            /* a wait beyond --max-wait (or 429s kept coming): so would the next one be */
+            ps_conform_no_response(g->c, gc.ck, rc, &ex);
+            snprintf(g->stop_reason, sizeof g->stop_reason,
+                     "a request was not sent: the main key's 429s asked for more than "
+                     "--max-wait, or kept coming");
+            ps_exchange_free(&ex);
+            ps_gen_case_free(&gc);
+            return;
+        }
         if (rc != PS_SENT)
             ps_conform_no_response(g->c, gc.ck, rc, &ex);
         else if (v.outcome == PS_GEN_PASS)
@@ -318,9 +328,16 @@ static void concurrent_creates(gen_run *g)
         ps_conform_not_run(c, ck, "not sent: %s", g->stop_reason);
         return;
     }
-    int64_t free_at = ps_conform_key_free_at(c, PS_KEY_MAIN);
-    while (free_at > ps_clock_wall_ns() && free_at - ps_clock_wall_ns() <= MAX_WINDOW_WAIT_NS &&
-           !ps_conform_interrupted)
+    /* a 429 asked the key to wait: the burst honours it (politeness.h), or is not sent */
+    int64_t free_at = ps_conform_key_free_at(c, PS_KEY_MAIN), now = ps_clock_wall_ns();
+    if (free_at - now > MAX_WINDOW_WAIT_NS || free_at - now > cfg->max_wait_ns) {
+        ps_conform_not_run(c, ck,
+                           "not sent: after a 429 the main key may be used again in %.1f s, "
+                           "longer than the phase waits (10 s or --max-wait)",
+                           (double)(free_at - now) / 1e9);
+        return;
+    }
+    while (ps_clock_wall_ns() < free_at && !ps_conform_interrupted)
         ps_clock_sleep_ns(50000000);
     char auth[1024];
     ps_conform_bearer(c, PS_KEY_MAIN, auth, sizeof auth);
