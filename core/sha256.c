@@ -164,6 +164,25 @@ void ps_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg
     hmac_run(&m, msg, msg_len, out);
 }
 
+void ps_hmac_sha256_init(ps_hmac_sha256_key *k, const void *key, size_t key_len)
+{
+    hmac m;
+    hmac_init(&m, key, key_len);
+    memcpy(k->inner, m.inner.h, sizeof k->inner);
+    memcpy(k->outer, m.outer.h, sizeof k->outer);
+}
+
+void ps_hmac_sha256_with(const ps_hmac_sha256_key *k, const void *msg, size_t msg_len,
+                         uint8_t out[PS_SHA256_LEN])
+{
+    hmac m;
+    memcpy(m.inner.h, k->inner, sizeof k->inner);
+    memcpy(m.outer.h, k->outer, sizeof k->outer);
+    m.inner.fill = m.outer.fill = 0;
+    m.inner.bytes = m.outer.bytes = 64; /* the key block */
+    hmac_run(&m, msg, msg_len, out);
+}
+
 void ps_pbkdf2_sha256(const void *password, size_t password_len, const void *salt, size_t salt_len,
                       uint32_t iterations, uint8_t *out, size_t out_len)
 {

@@ -14,6 +14,15 @@
 void ps_sha256(const void *data, size_t len, uint8_t out[PS_SHA256_LEN]);
 void ps_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
                     uint8_t out[PS_SHA256_LEN]);
+/* HMAC-SHA256 under one key for many messages: the key's padded blocks are
+ * hashed once (ps_hmac_sha256 hashes them on every call). */
+typedef struct ps_hmac_sha256_key {
+    uint32_t inner[8], outer[8];
+} ps_hmac_sha256_key;
+void ps_hmac_sha256_init(ps_hmac_sha256_key *k, const void *key, size_t key_len);
+void ps_hmac_sha256_with(const ps_hmac_sha256_key *k, const void *msg, size_t msg_len,
+                         uint8_t out[PS_SHA256_LEN]);
+
 /* PBKDF2-HMAC-SHA256 with iterations (>= 1) rounds; writes out_len bytes. */
 void ps_pbkdf2_sha256(const void *password, size_t password_len, const void *salt, size_t salt_len,
                       uint32_t iterations, uint8_t *out, size_t out_len);

@@ -10,17 +10,28 @@
 
 static const char salt[] = "petstore-load key secret v1";
 
-static void hmac_hex(const ps_lg_config *cfg, const char *a, const char *b, size_t digits,
+static void hmac_hex(const ps_hmac_sha256_key *mk, const char *a, const char *b, size_t digits,
                      char *out)
 {
-    ps_buf msg = PS_BUF_INIT;
-    ps_buf_printf(&msg, "%s\n%s", a, b);
+    char small[256];
     uint8_t mac[PS_SHA256_LEN];
-    ps_hmac_sha256(cfg->key_secret, sizeof cfg->key_secret, msg.data, msg.len, mac);
-    ps_buf_free(&msg);
+    int n = snprintf(small, sizeof small, "%s\n%s", a, b);
+    if (n >= 0 && (size_t)n < sizeof small) {
+        ps_hmac_sha256_with(mk, small, (size_t)n, mac);
+    } else {
+        ps_buf msg = PS_BUF_INIT;
+        ps_buf_printf(&msg, "%s\n%s", a, b);
+        ps_hmac_sha256_with(mk, msg.data, msg.len, mac);
+        ps_buf_free(&msg);
+    }
     for (size_t i = 0; i < digits / 2; i++)
         snprintf(out + 2 * i, 3, "%02x", mac[i]);
     out[digits] = '\0';
+}
+
+static void mac_key(const ps_lg_config *cfg, ps_hmac_sha256_key *mk)
+{
+    ps_hmac_sha256_init(mk, cfg->key_secret, sizeof cfg->key_secret);
 }
 
 void ps_lg_key_labels(ps_lg_config *cfg)
@@ -35,21 +46,27 @@ void ps_lg_key_labels(ps_lg_config *cfg)
         ps_buf_free(&all);
         cfg->key_secret_set = true;
     }
+    ps_hmac_sha256_key mk;
+    mac_key(cfg, &mk);
     for (size_t k = 0; k < cfg->nkeys; k++) {
         ps_lg_key *key = &cfg->keys[k];
         char mask[8], tag[7] = "";
         ps_lg_redact(key->key, mask);
-        if (cfg->key_secret_set) hmac_hex(cfg, "label", key->key, 6, tag);
+        if (cfg->key_secret_set) hmac_hex(&mk, "label", key->key, 6, tag);
         snprintf(key->label, sizeof key->label, "%s%s%s", mask, tag[0] ? "~" : "", tag);
     }
 }
 
 void ps_lg_key_id(const ps_lg_config *cfg, const char *key, char out[17])
 {
-    hmac_hex(cfg, cfg->run_id ? cfg->run_id : "", key, 16, out);
+    ps_hmac_sha256_key mk;
+    mac_key(cfg, &mk);
+    hmac_hex(&mk, cfg->run_id ? cfg->run_id : "", key, 16, out);
 }
 
 void ps_lg_key_digest(const ps_lg_config *cfg, const char *text, char out[17])
 {
-    hmac_hex(cfg, "run", text, 16, out);
+    ps_hmac_sha256_key mk;
+    mac_key(cfg, &mk);
+    hmac_hex(&mk, "run", text, 16, out);
 }

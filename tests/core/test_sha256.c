@@ -35,6 +35,11 @@ static void hmac_vectors(void)
     ps_hmac_sha256("key", 3, fox, strlen(fox), d);
     hex(d, 32, h);
     CHECK_STR(h, "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8");
+    ps_hmac_sha256_key mk; /* the same through a key made once */
+    ps_hmac_sha256_init(&mk, "key", 3);
+    ps_hmac_sha256_with(&mk, fox, strlen(fox), d);
+    hex(d, 32, h);
+    CHECK_STR(h, "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8");
     char k[100];
     memset(k, 'k', sizeof k); /* longer than a block: hashed first */
     ps_hmac_sha256(k, sizeof k, "msg", 3, d);
