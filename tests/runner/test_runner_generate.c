@@ -120,8 +120,7 @@ static void the_oracle_follows_the_clauses(void)
     const char *twice = "{\"name\":\"a\",\"name\":\"b\"}";
     CHECK_INT(judge(PS_GEN_CREATED, twice, 201, "{\"id\":1,\"name\":\"b\"}"), PS_GEN_PASS);
     CHECK_INT(judge(PS_GEN_CREATED, twice, 201, "{\"id\":1,\"name\":\"c\"}"), PS_GEN_FAIL);
-    CHECK_INT(judge(PS_GEN_400, "{\"NAME\":\"x\"}", 201, "{\"id\":1,\"name\":\"x\"}"),
-              PS_GEN_FAIL);
+    CHECK_INT(judge(PS_GEN_400, "{\"NAME\":\"x\"}", 201, "{\"id\":1,\"name\":\"x\"}"), PS_GEN_FAIL);
     CHECK_INT(judge(PS_GEN_400, "{\"NAME\":\"x\"}", 400, "{}"), PS_GEN_PASS);
     CHECK_INT(judge(PS_GEN_401, "", 401, "{}"), PS_GEN_PASS);
     CHECK_INT(judge(PS_GEN_401, "", 400, "{}"), PS_GEN_FAIL);
