@@ -476,9 +476,13 @@ static void fill_list(gen_run *g, size_t have)
             ps_json_free(got);
             g->creates_left--;
             have++;
-        } else if (rc != PS_SENT || ex.status >= 500 || ex.status == 401) {
+        } else {
+            /* the fill is best effort (a refusal, a name taken, no reply: it stops): the
+             * check judges what the list holds */
+            snprintf(g->stop_reason, sizeof g->stop_reason, "a create of the fill answered %ld",
+                     rc == PS_SENT ? ex.status : 0L);
             ps_exchange_free(&ex);
-            return; /* the fill is best effort: the checks judge what the list holds */
+            return;
         }
         ps_exchange_free(&ex);
     }
@@ -609,11 +613,15 @@ void ps_suite_generate(ps_conform *c)
                                "no generated request of this check was judged: %s",
                                g.stop_reason[0] ? g.stop_reason : "none was sent");
     }
+    /* why the generated requests stopped early (the burst and the list say their own) */
+    char generation_stop[sizeof g.stop_reason];
+    memcpy(generation_stop, g.stop_reason, sizeof generation_stop);
+    g.stop_reason[0] = '\0';
     if (!ps_conform_aborted(c) && ps_conform_selected(c, PS_CK_GENERATE_CONCURRENT_CREATES))
         concurrent_creates(&g);
     if (!ps_conform_aborted(c) && (ps_conform_selected(c, PS_CK_GENERATE_LIST_COMPLETE) ||
                                    ps_conform_selected(c, PS_CK_GENERATE_CONCURRENT_CREATES)))
         list_complete(&g);
-    ps_conform_note_generated(c, g.sent, g.stop_reason, ps_clock_mono_ns() - started);
+    ps_conform_note_generated(c, g.sent, generation_stop, ps_clock_mono_ns() - started);
     free(g.ids);
 }
