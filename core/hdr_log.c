@@ -182,11 +182,23 @@ static int inflate_exactly(z_stream *zs, unsigned char *dst, size_t want, bool e
 
 /* Creates the histogram an encoding header (40 bytes) describes and fills its
  * counts from the ZigZag-LEB128 payload. */
-static int hist_from_header(const unsigned char *hdr, ps_hist **out, ps_error *err)
+/* The layout a decode must find (ps_hdr_log_decode_like), NULL: any. */
+static int hist_from_header(const unsigned char *hdr, const ps_hist *like, ps_hist **out,
+                            ps_error *err)
 {
     int32_t sigfigs = (int32_t)get_be32(hdr + 12);
     int64_t lowest = (int64_t)get_be64(hdr + 16);
     int64_t highest = (int64_t)get_be64(hdr + 24);
+    /* checked before the counts are allocated: a forged layout can ask
+     * for tens of MB */
+    if (like &&
+        (lowest != ps_hist_lowest_trackable(like) || highest != ps_hist_highest_trackable(like) ||
+         sigfigs != ps_hist_significant_figures(like)))
+        return ps_error_set(err,
+                            "encoded histogram header: range %" PRId64 "..%" PRId64 " at %" PRId32
+                            " significant figures, expected %" PRId64 "..%" PRId64 " at %d",
+                            lowest, highest, sigfigs, ps_hist_lowest_trackable(like),
+                            ps_hist_highest_trackable(like), ps_hist_significant_figures(like));
     if (ps_hist_init(lowest, highest, sigfigs, out, err) < 0)
         return ps_error_prefix(err, "encoded histogram header: ");
     return 0;
@@ -228,7 +240,7 @@ static int fill_counts(ps_hist *h, const unsigned char *payload, size_t payload_
     return 0;
 }
 
-int ps_hdr_log_decode(const char *text, size_t len, ps_hist **out, ps_error *err)
+static int decode(const char *text, size_t len, const ps_hist *like, ps_hist **out, ps_error *err)
 {
     int rc = -1;
     ps_buf bytes = PS_BUF_INIT;
@@ -271,7 +283,7 @@ int ps_hdr_log_decode(const char *text, size_t len, ps_hist **out, ps_error *err
                          plen);
             goto out;
         }
-        if (hist_from_header(b, &h, err) < 0) goto out;
+        if (hist_from_header(b, like, &h, err) < 0) goto out;
         if (fill_counts(h, b + ENCODING_HEADER_LEN, plen, err) < 0) goto out;
         goto done;
     }
@@ -311,7 +323,7 @@ int ps_hdr_log_decode(const char *text, size_t len, ps_hist **out, ps_error *err
         ps_error_set(err, "encoded histogram: payload length %" PRIu32 " is not plausible", plen);
         goto out;
     }
-    if (hist_from_header(hdr, &h, err) < 0) goto out;
+    if (hist_from_header(hdr, like, &h, err) < 0) goto out;
     size_t max_payload = (size_t)ps_hist_counts_len(h) * MAX_LEB128_LEN;
     if (plen > max_payload) {
         ps_error_set(err,
@@ -337,6 +349,17 @@ out:
     free(payload);
     ps_buf_free(&bytes);
     return rc;
+}
+
+int ps_hdr_log_decode(const char *text, size_t len, ps_hist **out, ps_error *err)
+{
+    return decode(text, len, NULL, out, err);
+}
+
+int ps_hdr_log_decode_like(const char *text, size_t len, const ps_hist *like, ps_hist **out,
+                           ps_error *err)
+{
+    return decode(text, len, like, out, err);
 }
 
 /* ---- interval log ---- */

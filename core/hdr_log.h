@@ -31,6 +31,11 @@ int ps_hdr_log_encode(const ps_hist *h, ps_buf *out, ps_error *err);
  * layout before anything is inflated. Min and max come back to bucket
  * precision. */
 int ps_hdr_log_decode(const char *text, size_t len, ps_hist **out, ps_error *err);
+/* The same, refusing (before any allocation) a histogram whose range or
+ * precision is not like's: what a reader of its own files (petstore-load
+ * merge) knows to expect. */
+int ps_hdr_log_decode_like(const char *text, size_t len, const ps_hist *like, ps_hist **out,
+                           ps_error *err);
 
 /* Writes the log header. start_unix_s is the run's start (wall clock,
  * fractional seconds). */

@@ -185,6 +185,10 @@ size_t ps_hist_memory_size(const ps_hist *h)
 bool ps_hist_record_n(ps_hist *h, int64_t value, int64_t count)
 {
     if (value < 0 || count < 0) return false;
+    /* A count from a file (a shard's, an interval log's) can be anything:
+     * refused rather than let the total wrap (every bucket is at most the
+     * total, so they cannot wrap either). */
+    if (count > INT64_MAX - h->total_count) return false;
     if (value > h->highest) {
         value = h->highest;
         h->clamped += count;
@@ -247,10 +251,11 @@ int64_t ps_hist_add(ps_hist *dst, const ps_hist *src)
         int64_t count = src->counts[i];
         if (count == 0) continue;
         int64_t value = ps_hist_value_at_index(src, i);
-        if (value > dst->highest) dropped += count;
-        ps_hist_record_n(dst, value, count);
+        /* not kept whole: clamped to dst's range, or left out as the total would wrap */
+        if (!ps_hist_record_n(dst, value, count) || value > dst->highest) dropped += count;
     }
-    dst->clamped += src->clamped;
+    dst->clamped =
+        src->clamped > INT64_MAX - dst->clamped ? INT64_MAX : dst->clamped + src->clamped;
     return dropped;
 }
 

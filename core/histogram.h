@@ -31,6 +31,8 @@ void ps_hist_reset(ps_hist *h);
  * highest trackable value and counted in ps_hist_clamped; negative ones are
  * rejected (returns false). */
 bool ps_hist_record(ps_hist *h, int64_t value);
+/* false (nothing recorded) for a negative value or count, or a count that
+ * would take the total past INT64_MAX */
 bool ps_hist_record_n(ps_hist *h, int64_t value, int64_t count);
 /* Records value and, when value > expected_interval > 0, the synthetic
  * values value - k*expected_interval that a request sent on schedule would
@@ -38,7 +40,8 @@ bool ps_hist_record_n(ps_hist *h, int64_t value, int64_t count);
 bool ps_hist_record_corrected(ps_hist *h, int64_t value, int64_t expected_interval);
 
 /* Adds every count of src into dst (same or different layout). Returns the
- * number of values that did not fit dst's range (they are clamped). */
+ * number of values that did not fit dst's range (they are clamped), or whose
+ * count would take dst's total past INT64_MAX (those are left out). */
 int64_t ps_hist_add(ps_hist *dst, const ps_hist *src);
 
 int64_t ps_hist_total_count(const ps_hist *h);

@@ -11,6 +11,7 @@
 
 #include "core/buf.h"
 #include "core/cli.h"
+#include "core/hash.h"
 
 /* Fields beyond KEY and PLAN: two limits and a bare rate at most, plus
  * attributes; more is "too many fields". */
@@ -47,7 +48,7 @@ static int parse_fields(char **f, int n, ps_keys_entry *e, ps_error *err)
 {
     if (!ps_keys_key_text_ok(f[0], strlen(f[0])))
         return ps_error_set(err, "the key must be 1-%d printable ASCII bytes", PS_KEYS_MAX_KEY_LEN);
-    if (n < 2) return ps_error_set(err, "key '%s' has no plan (expected KEY PLAN)", f[0]);
+    if (n < 2) return ps_error_set(err, "the key has no plan (expected KEY PLAN)");
     if (ps_plan_parse(f[1], &e->plan, err) != 0) return ps_error_prefix(err, "plan: ");
     bool bare_enterprise = strcasecmp(f[1], "enterprise") == 0;
     const char *positional[MAX_FIELDS];
@@ -86,6 +87,43 @@ static int parse_fields(char **f, int n, ps_keys_entry *e, ps_error *err)
     return 0;
 }
 
+/* The keys seen so far, by hash: open addressing over indices into the
+ * list (slot 0 = empty, else index + 1), kept at most half full, so a file
+ * of n keys is read in O(n) (a scan per key made 100,000 keys take 9 s). */
+typedef struct key_set {
+    size_t *slots;
+    size_t cap; /* a power of two */
+} key_set;
+
+static void key_set_grow(key_set *set, const ps_keys_list *list)
+{
+    size_t cap = set->cap ? set->cap * 2 : 64;
+    size_t *slots = calloc(cap, sizeof *slots);
+    if (!slots) abort();
+    for (size_t i = 0; i < list->count; i++) {
+        const char *k = list->items[i].key;
+        size_t at = ps_hash_bytes(k, strlen(k)) & (cap - 1);
+        while (slots[at])
+            at = (at + 1) & (cap - 1);
+        slots[at] = i + 1;
+    }
+    free(set->slots);
+    set->slots = slots;
+    set->cap = cap;
+}
+
+/* The entry holding key, or (when none) NULL with *slot where it goes. */
+static const ps_keys_entry *key_set_find(const key_set *set, const ps_keys_list *list,
+                                         const char *key, size_t *slot)
+{
+    size_t at = ps_hash_bytes(key, strlen(key)) & (set->cap - 1);
+    for (; set->slots[at]; at = (at + 1) & (set->cap - 1))
+        if (strcmp(list->items[set->slots[at] - 1].key, key) == 0)
+            return &list->items[set->slots[at] - 1];
+    *slot = at;
+    return NULL;
+}
+
 int ps_keys_file_parse(const char *text, size_t len, const char *name, ps_keys_list *out,
                        ps_error *err)
 {
@@ -95,6 +133,8 @@ int ps_keys_file_parse(const char *text, size_t len, const char *name, ps_keys_l
         return ps_error_set(err, "keys file '%s' contains a NUL byte", name);
     ps_buf copy = PS_BUF_INIT; /* split in place, so the input stays intact */
     ps_buf_append(&copy, text, len);
+    key_set seen = {0};
+    size_t cap = 0;
     int rc = -1;
     int line = 0;
     for (char *p = copy.data, *next; p && *p; p = next) {
@@ -118,17 +158,23 @@ int ps_keys_file_parse(const char *text, size_t len, const char *name, ps_keys_l
             ps_error_set(err, "too many fields (expected KEY PLAN [PER_MINUTE PER_DAY] [rate=R])");
         } else if (parse_fields(fields, n, &e, err) == 0) {
             e.line = line;
-            for (size_t i = 0; i < out->count; i++) {
-                if (strcmp(out->items[i].key, fields[0]) == 0) {
-                    ps_error_set(err, "key '%s' is listed twice (first on line %d)", fields[0],
-                                 out->items[i].line);
-                    goto fail_line;
-                }
+            if (2 * (out->count + 1) > seen.cap) key_set_grow(&seen, out);
+            size_t slot = 0;
+            const ps_keys_entry *first = key_set_find(&seen, out, fields[0], &slot);
+            if (first) {
+                /* the key itself stays out of the message: stderr is often a log */
+                ps_error_set(err, "the key is listed twice (first on line %d)", first->line);
+                goto fail_line;
+            }
+            if (out->count == cap) {
+                cap = cap ? cap * 2 : 16;
+                ps_keys_entry *grown = realloc(out->items, cap * sizeof *grown);
+                if (!grown) abort();
+                out->items = grown;
             }
             e.key = strdup(fields[0]);
-            ps_keys_entry *grown = realloc(out->items, (out->count + 1) * sizeof *grown);
-            if (!e.key || !grown) abort();
-            out->items = grown;
+            if (!e.key) abort();
+            seen.slots[slot] = out->count + 1;
             out->items[out->count++] = e;
             continue;
         }
@@ -139,6 +185,7 @@ int ps_keys_file_parse(const char *text, size_t len, const char *name, ps_keys_l
     }
     rc = 0;
 out:
+    free(seen.slots);
     ps_buf_free(&copy);
     return rc;
 }

@@ -125,9 +125,17 @@ int ps_lg_keys_load(ps_lg_config *cfg, const char *path, ps_error *err)
 {
     ps_keys_list keys;
     if (ps_keys_file_load(path, &keys, err) != 0) return -1;
-    for (size_t i = 0; i < keys.count; i++)
-        add_key(cfg, keys.items[i].key, strlen(keys.items[i].key), &keys.items[i].plan,
-                keys.items[i].rate, keys.items[i].line);
+    /* one allocation for all (add_key grows by one: quadratic where realloc
+     * copies, as ASan's always does); the key strings change owner */
+    ps_lg_key *room = realloc(cfg->keys, (cfg->nkeys + keys.count + 1) * sizeof *room);
+    if (!room) abort();
+    cfg->keys = room;
+    for (size_t i = 0; i < keys.count; i++) {
+        const ps_keys_entry *e = &keys.items[i];
+        cfg->keys[cfg->nkeys++] =
+            (ps_lg_key){.key = e->key, .plan = e->plan, .rate = e->rate, .line = e->line};
+        keys.items[i].key = NULL;
+    }
     size_t n = keys.count;
     ps_keys_list_free(&keys);
     if (n == 0) return ps_error_set(err, "keys file '%s' holds no key", path);

@@ -41,8 +41,12 @@ typedef struct loop {
     int ep;
     conn *c;
     int n;
-    int *idle; /* stack of idle connections */
-    int nidle;
+    /* Idle connections, least recently used first: a ring of L->n slots
+     * from idle_head. Taking the oldest spreads requests over every
+     * connection, so a deployment balanced per connection sees all its
+     * instances; a stack would put a slow open-model schedule on one. */
+    int *idle;
+    int idle_head, nidle;
     int busy;
     int64_t next_scan;
     char rbuf[65536];
@@ -56,6 +60,33 @@ static void on_connect_failure(loop *L, int64_t now)
     ps_lg_fail_next_if_unconnected(L->t, now);
 }
 
+static void idle_push(loop *L, int i)
+{
+    L->idle[(L->idle_head + L->nidle++) % L->n] = i;
+}
+
+/* The connection idle longest. */
+static int idle_pop(loop *L)
+{
+    int i = L->idle[L->idle_head];
+    L->idle_head = (L->idle_head + 1) % L->n;
+    L->nidle--;
+    return i;
+}
+
+/* Takes i out of the ring, keeping the others' order (rare: an idle
+ * connection closed by the server). */
+static void idle_remove(loop *L, int i)
+{
+    int k = 0;
+    while (k < L->nidle && L->idle[(L->idle_head + k) % L->n] != i)
+        k++;
+    if (k == L->nidle) return;
+    for (; k + 1 < L->nidle; k++)
+        L->idle[(L->idle_head + k) % L->n] = L->idle[(L->idle_head + k + 1) % L->n];
+    L->nidle--;
+}
+
 static void conn_close(loop *L, int i)
 {
     conn *c = &L->c[i];
@@ -63,13 +94,7 @@ static void conn_close(loop *L, int i)
         epoll_ctl(L->ep, EPOLL_CTL_DEL, c->fd, NULL);
         close(c->fd);
     }
-    if (c->state == C_IDLE) {
-        for (int k = 0; k < L->nidle; k++)
-            if (L->idle[k] == i) {
-                L->idle[k] = L->idle[--L->nidle];
-                break;
-            }
-    }
+    if (c->state == C_IDLE) idle_remove(L, i);
     if (c->state == C_BUSY) L->busy--;
     if (c->state == C_IDLE || c->state == C_BUSY) ps_lg_conn_down(L->t);
     c->fd = -1;
@@ -81,7 +106,7 @@ static void conn_established(loop *L, int i)
 {
     ps_lg_conn_up(L->t);
     L->c[i].state = C_IDLE;
-    L->idle[L->nidle++] = i;
+    idle_push(L, i);
 }
 
 static void want_out(loop *L, int i, bool on)
@@ -162,7 +187,7 @@ static void flush(loop *L, int i)
 
 static void start_request(loop *L, const ps_lg_req *r, int64_t now)
 {
-    int i = L->idle[--L->nidle];
+    int i = idle_pop(L);
     conn *c = &L->c[i];
     c->state = C_BUSY;
     L->busy++;
@@ -189,7 +214,7 @@ static void on_response(loop *L, int i, int64_t now)
     }
     c->state = C_IDLE;
     L->busy--;
-    L->idle[L->nidle++] = i;
+    idle_push(L, i);
 }
 
 static void on_readable(loop *L, int i)

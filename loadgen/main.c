@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/coredump.h"
 #include "core/cli.h"
 #include "core/datadir.h"
 #include "core/version.h"
@@ -12,6 +13,7 @@
 
 int main(int argc, char **argv)
 {
+    ps_coredump_disable(); /* the process holds API keys (core/coredump.h) */
     /* `petstore-load merge SHARD.json...`: the shards of a run merged. */
     if (argc > 1 && strcmp(argv[1], "merge") == 0) return ps_lg_merge_main(argc - 1, argv + 1);
     ps_lg_config cfg;

@@ -1,6 +1,7 @@
 /* merge.c - `petstore-load merge`: the shard reports of one run merged into
  * one report, judged as one run (merge.h). */
 #include "loadgen/merge.h"
+#include "loadgen/merge_internal.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -15,44 +16,10 @@
 #include "core/histogram_print.h"
 #include "core/json.h"
 #include "loadgen/run.h"
-#include "loadgen/shard.h"
+#include "loadgen/shard_read.h"
+#include "loadgen/shard_report.h"
 #include "loadgen/summary.h"
 #include "reports/html_report.h"
-
-typedef struct shard_doc {
-    const char *path;
-    ps_json *doc;
-    const ps_json *shard; /* its "shard" member */
-    int index, of;
-    const char *run_id;
-    double start_unix_s;
-    size_t *key_map; /* the shard's key index -> merged key index */
-} shard_doc;
-
-typedef struct merge {
-    const char *json_path, *hdr_path, *hdr_log_path, *html_path;
-    bool verify_limits, quiet;
-    shard_doc *shards;
-    size_t nshards;
-    ps_lg_config cfg; /* the whole run's, as the summary writer takes it */
-    char **key_ids;   /* per merged key */
-    ps_lg_stats total;
-    bool total_ready;
-    ps_lg_interval_row *rows;
-    ps_hist **row_h;
-    size_t nrows;
-    double start_unix_s, duration_s;
-    ps_lg_limits limits;
-    ps_lg_violation *violations;
-    size_t nviolations, failing;
-    ps_lg_key_model *models;
-    size_t nmodels;
-    ps_lg_counting *counting;
-    size_t ncounting, windows_checked;
-    ps_lg_threshold_result *thresholds;
-    ps_buf json;
-    ps_error err;
-} merge;
 
 static void usage(FILE *out)
 {
@@ -168,7 +135,7 @@ static const ps_json *member(const ps_json *o, const char *path, ps_json_type ty
 static int64_t int_at(const ps_json *o, const char *path)
 {
     const ps_json *v = member(o, path, PS_JSON_NUMBER);
-    return v ? (v->is_int ? v->i : (int64_t)v->d) : 0;
+    return v && v->is_int ? v->i : 0; /* counts are integers (shard_read.c refuses others) */
 }
 
 static double num_at(const ps_json *o, const char *path)
@@ -206,9 +173,10 @@ static int load_shard(merge *m, shard_doc *s)
                             "--shard I/N or --shards N)",
                             s->path);
     const ps_json *run_id = member(s->shard, "run_id", PS_JSON_STRING);
-    s->index = (int)int_at(s->shard, "index");
-    s->of = (int)int_at(s->shard, "of");
-    if (!run_id || s->of < 1 || s->of > PS_LG_MAX_SHARDS || s->index < 1 || s->index > s->of ||
+    int64_t index = int_at(s->shard, "index"), of = int_at(s->shard, "of");
+    s->index = index >= 1 && index <= PS_LG_MAX_SHARDS ? (int)index : 0;
+    s->of = of >= 1 && of <= PS_LG_MAX_SHARDS ? (int)of : 0;
+    if (!run_id || s->of < 1 || s->index < 1 || s->index > s->of ||
         !member(s->shard, "start_unix_s", PS_JSON_NUMBER) ||
         !member(s->shard, "histograms", PS_JSON_OBJECT) ||
         !member(s->shard, "keys", PS_JSON_ARRAY) ||
@@ -217,6 +185,8 @@ static int load_shard(merge *m, shard_doc *s)
         !member(s->doc, "parameters", PS_JSON_OBJECT))
         return ps_error_set(&m->err, "'%s': the \"shard\" member is incomplete or damaged",
                             s->path);
+    /* nothing is taken from a shard before all of it is checked (shard_read.h) */
+    if (ps_lg_shard_validate(s->doc, s->path, &m->err) != 0) return -1;
     s->run_id = run_id->str;
     s->start_unix_s = num_at(s->shard, "start_unix_s");
     return 0;
@@ -236,6 +206,24 @@ static int check_set(merge *m)
                          a->path, a->index, a->of, a->run_id, b->path, b->index, b->of, b->run_id);
             return PS_LG_EXIT_USAGE;
         }
+    }
+    /* Times lie within the run: pods start within minutes of each other, or
+     * together with --start-at; starts further apart than the longest
+     * shard's run and an hour are not one run. */
+    double first = a->start_unix_s, latest = a->start_unix_s, longest = 0;
+    for (size_t i = 0; i < m->nshards; i++) {
+        const shard_doc *s = &m->shards[i];
+        if (s->start_unix_s < first) first = s->start_unix_s;
+        if (s->start_unix_s > latest) latest = s->start_unix_s;
+        double d = num_at(s->doc, "duration_s");
+        if (d > longest) longest = d;
+    }
+    if (latest - first > longest + 3600) {
+        ps_error_set(&m->err,
+                     "run %s: its shards started %.0f s apart, more than the longest shard's "
+                     "%.0f s run and an hour: not one run (shard.start_unix_s)",
+                     a->run_id, latest - first, longest);
+        return PS_LG_EXIT_USAGE;
     }
     int of = a->of;
     const shard_doc **seen = calloc((size_t)of + 1, sizeof *seen);
@@ -267,9 +255,11 @@ static int check_set(merge *m)
         const shard_doc *s = &m->shards[i];
         if (int_at(s->doc, "exit_code") != PS_LG_EXIT_UNREACHABLE) continue;
         const ps_json *why = member(s->doc, "aborted", PS_JSON_STRING);
-        ps_error_set(&m->err, "shard %d/%d ('%s') failed: %s: %s", s->index, of, s->path,
-                     ps_json_get_string(s->doc, "verdict", "?"),
-                     why ? why->str : "no reason given");
+        char verdict[64], reason[256];
+        ps_lg_terminal_text(ps_json_get_string(s->doc, "verdict", "?"), verdict, sizeof verdict);
+        ps_lg_terminal_text(why ? why->str : "no reason given", reason, sizeof reason);
+        ps_error_set(&m->err, "shard %d/%d ('%s') failed: %s: %s", s->index, of, s->path, verdict,
+                     reason);
         code = PS_LG_EXIT_UNREACHABLE;
     }
     for (size_t i = 0; i < m->nshards && !code; i++) {
@@ -305,6 +295,66 @@ static char *stand_in_key(const char *redacted)
     return k;
 }
 
+/* The union of the shards' keys by id, in linear time: ids (16 hex
+ * digits, shard_read.c) in an open-addressing table kept at most half
+ * full (a scan per key made 80,000 keys take 11.6 s). A shard naming one
+ * id twice is refused: its counts could not be told apart. */
+static int union_keys(merge *m)
+{
+    ps_lg_config *cfg = &m->cfg;
+    size_t total = 0, cap = 16;
+    for (size_t i = 0; i < m->nshards; i++)
+        total += member(m->shards[i].shard, "keys", PS_JSON_ARRAY)->count;
+    while (cap < 2 * total + 2)
+        cap *= 2;
+    size_t *slots = calloc(cap, sizeof *slots);     /* merged index + 1, 0: empty */
+    size_t *last = calloc(total + 1, sizeof *last); /* shard index + 1 that named it last */
+    cfg->keys = calloc(total + 1, sizeof *cfg->keys);
+    m->key_ids = calloc(total + 1, sizeof *m->key_ids);
+    if (!slots || !last || !cfg->keys || !m->key_ids) abort();
+    int rc = 0;
+    for (size_t i = 0; i < m->nshards && rc == 0; i++) {
+        shard_doc *s = &m->shards[i];
+        const ps_json *keys = member(s->shard, "keys", PS_JSON_ARRAY);
+        s->key_map = calloc(keys->count + 1, sizeof *s->key_map);
+        if (!s->key_map) abort();
+        for (size_t k = 0; k < keys->count; k++) {
+            const ps_json *kj = keys->items[k];
+            const char *id = ps_json_get_string(kj, "id", "");
+            uint64_t h = strtoull(id, NULL, 16);
+            size_t at = (size_t)(h ^ (h >> 29)) & (cap - 1);
+            while (slots[at] && strcmp(m->key_ids[slots[at] - 1], id) != 0)
+                at = (at + 1) & (cap - 1);
+            if (slots[at]) {
+                size_t merged = slots[at] - 1;
+                if (last[merged] == i + 1) {
+                    rc = ps_error_set(&m->err, "'%s': shard.keys[%zu]: key id %s is listed twice",
+                                      s->path, k, id);
+                    break;
+                }
+                last[merged] = i + 1;
+                s->key_map[k] = merged;
+                continue;
+            }
+            size_t merged = cfg->nkeys++;
+            slots[at] = merged + 1;
+            last[merged] = i + 1;
+            s->key_map[k] = merged;
+            m->key_ids[merged] = strdup(id);
+            if (!m->key_ids[merged]) abort();
+            cfg->keys[merged] = (ps_lg_key){
+                .key = stand_in_key(ps_json_get_string(kj, "key", "***")),
+                .plan = {plan_by_name(ps_json_get_string(kj, "plan", "unknown")),
+                         ps_json_get_int(kj, "per_minute", 0), ps_json_get_int(kj, "per_day", 0)},
+                .rate = ps_json_get_number(kj, "rate", 0),
+            };
+        }
+    }
+    free(slots);
+    free(last);
+    return rc;
+}
+
 /* The whole run's parameters (the sums of the shards' shares) and keys (the
  * union, by key id). */
 static int build_config(merge *m)
@@ -328,9 +378,12 @@ static int build_config(merge *m)
     for (size_t i = 0; i < m->nshards; i++) {
         shard_doc *s = &m->shards[i];
         const ps_json *p = member(s->doc, "parameters", PS_JSON_OBJECT);
-        cfg->threads += (int)int_at(p, "threads");
-        cfg->connections += (int)int_at(p, "connections");
-        cfg->requests += int_at(p, "requests_limit");
+        if (__builtin_add_overflow(cfg->threads, (int)int_at(p, "threads"), &cfg->threads) ||
+            __builtin_add_overflow(cfg->connections, (int)int_at(p, "connections"),
+                                   &cfg->connections) ||
+            __builtin_add_overflow(cfg->requests, int_at(p, "requests_limit"), &cfg->requests))
+            return ps_error_set(&m->err, "'%s': parameters: the sums over the shards overflow",
+                                s->path);
         cfg->rate += num_at(p, "rate");
         const ps_json *ramp = member(p, "ramp", PS_JSON_ARRAY);
         if (ramp && ramp->count == 2) {
@@ -338,33 +391,8 @@ static int build_config(merge *m)
             cfg->ramp_from += ramp->items[0]->d;
             cfg->ramp_to += ramp->items[1]->d;
         }
-        const ps_json *keys = member(s->shard, "keys", PS_JSON_ARRAY);
-        s->key_map = calloc(keys->count + 1, sizeof *s->key_map);
-        if (!s->key_map) abort();
-        for (size_t k = 0; k < keys->count; k++) {
-            const ps_json *kj = keys->items[k];
-            const char *id = ps_json_get_string(kj, "id", NULL);
-            if (!id) return ps_error_set(&m->err, "'%s': a key without an id", s->path);
-            size_t at = 0;
-            while (at < cfg->nkeys && strcmp(m->key_ids[at], id) != 0)
-                at++;
-            s->key_map[k] = at;
-            if (at < cfg->nkeys) continue;
-            cfg->keys = realloc(cfg->keys, (cfg->nkeys + 1) * sizeof *cfg->keys);
-            m->key_ids = realloc(m->key_ids, (cfg->nkeys + 1) * sizeof *m->key_ids);
-            if (!cfg->keys || !m->key_ids) abort();
-            m->key_ids[at] = strdup(id);
-            if (!m->key_ids[at]) abort();
-            cfg->keys[at] = (ps_lg_key){
-                .key = stand_in_key(ps_json_get_string(kj, "key", "***")),
-                .plan = {plan_by_name(ps_json_get_string(kj, "plan", "unknown")),
-                         ps_json_get_int(kj, "per_minute", 0), ps_json_get_int(kj, "per_day", 0)},
-                .rate = ps_json_get_number(kj, "rate", 0),
-            };
-            cfg->nkeys++;
-        }
     }
-    return 0;
+    return union_keys(m);
 }
 
 static int add_hist(merge *m, const shard_doc *s, const ps_json *text, ps_hist *dst,
@@ -404,15 +432,27 @@ static int merge_stats(merge *m)
     for (size_t i = 0; i < m->nshards; i++) {
         const shard_doc *s = &m->shards[i];
         const ps_json *d = s->doc;
-        t->scheduled += int_at(d, "scheduled");
-        t->answered += int_at(d, "answered");
-        t->failed += int_at(d, "failed");
-        t->timed_out += int_at(d, "timed_out");
-        t->skipped_retry_after += int_at(d, "skipped_retry_after");
-        t->err_connect += int_at(d, "errors.connect");
-        t->err_read += int_at(d, "errors.read");
-        t->err_timeout += int_at(d, "errors.timeout");
-        t->connect_failures += int_at(d, "connect_failures");
+        /* The totals' sums are checked; every other count of a shard is
+         * within its answered or unanswered total (shard_read.c), so its
+         * sums cannot wrap either. */
+        struct {
+            const char *name;
+            int64_t *sum;
+        } const sums[] = {
+            {"scheduled", &t->scheduled},
+            {"answered", &t->answered},
+            {"failed", &t->failed},
+            {"timed_out", &t->timed_out},
+            {"skipped_retry_after", &t->skipped_retry_after},
+            {"errors.connect", &t->err_connect},
+            {"errors.read", &t->err_read},
+            {"errors.timeout", &t->err_timeout},
+            {"connect_failures", &t->connect_failures},
+        };
+        for (size_t k = 0; k < sizeof sums / sizeof sums[0]; k++)
+            if (__builtin_add_overflow(*sums[k].sum, int_at(d, sums[k].name), sums[k].sum))
+                return ps_error_set(&m->err, "'%s': %s: the sum over the shards passes 2^63",
+                                    s->path, sums[k].name);
         const ps_json *st = member(d, "status", PS_JSON_OBJECT);
         for (size_t k = 0; st && k < st->count; k++) {
             int code = atoi(st->keys[k]);
@@ -452,64 +492,88 @@ static int merge_stats(merge *m)
     return 0;
 }
 
+/* One interval row of one shard, placed on the merged run's seconds. */
+typedef struct row_ref {
+    int64_t sec;
+    size_t shard, row;
+} row_ref;
+
+static int row_ref_cmp(const void *a, const void *b)
+{
+    const row_ref *x = a, *y = b;
+    if (x->sec != y->sec) return x->sec < y->sec ? -1 : 1;
+    if (x->shard != y->shard) return x->shard < y->shard ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* Adds shard row r's counts and histogram into merged row mr and h. */
+static int add_row(merge *m, const shard_doc *s, size_t r, ps_lg_interval_row *mr, ps_hist *h)
+{
+    const ps_json *row = member(s->doc, "intervals", PS_JSON_ARRAY)->items[r];
+    const ps_json *hists = member(s->shard, "interval_histograms", PS_JSON_ARRAY);
+    double len = ps_json_get_number(row, "length_s", 1);
+    if (len > mr->length_s) mr->length_s = len;
+    mr->requests += int_at(row, "requests");
+    const ps_json *classes = member(row, "status_classes", PS_JSON_OBJECT);
+    for (size_t f = 0; f < PS_LG_ROW_CLASS_FIELDS; f++)
+        *ps_lg_field_at(mr, &ps_lg_row_class_fields[f]) +=
+            int_at(classes, ps_lg_row_class_fields[f].name);
+    return add_hist(m, s, hists->items[r], h, "of an interval");
+}
+
 /* Each shard's interval rows, summed per second of wall-clock time since
  * the earliest shard's start (shards started with --start-at share their
- * seconds exactly; others fall on the nearest second). */
+ * seconds exactly; others fall on the nearest second). Sparse: the rows
+ * are sorted by second and each second merged through one scratch
+ * histogram and kept encoded, so memory follows the rows the shards hold,
+ * not the span between their times (shards 9.9e6 s apart took 1.08 GB). */
 static int merge_intervals(merge *m)
 {
-    size_t cap = 0;
+    size_t total = 0;
+    for (size_t i = 0; i < m->nshards; i++)
+        total += member(m->shards[i].doc, "intervals", PS_JSON_ARRAY)->count;
+    row_ref *refs = calloc(total + 1, sizeof *refs);
+    m->rows = calloc(total + 1, sizeof *m->rows);
+    m->row_enc = calloc(total + 1, sizeof *m->row_enc);
+    if (!refs || !m->rows || !m->row_enc) abort();
+    size_t n = 0;
     for (size_t i = 0; i < m->nshards; i++) {
         const shard_doc *s = &m->shards[i];
         const ps_json *rows = member(s->doc, "intervals", PS_JSON_ARRAY);
-        const ps_json *hists = member(s->shard, "interval_histograms", PS_JSON_ARRAY);
-        if (rows->count != hists->count)
-            return ps_error_set(&m->err, "'%s': %zu intervals but %zu interval histograms", s->path,
-                                rows->count, hists->count);
         for (size_t r = 0; r < rows->count; r++) {
-            const ps_json *row = rows->items[r];
-            double at = s->start_unix_s + ps_json_get_number(row, "t_s", 0) - m->start_unix_s;
-            if (!(at >= 0 && at < 1e7))
-                return ps_error_set(&m->err, "'%s': interval %zu: bad t_s", s->path, r);
-            size_t sec = (size_t)llround(at);
-            if (sec >= cap) {
-                size_t ncap = sec + 64;
-                m->rows = realloc(m->rows, ncap * sizeof *m->rows);
-                m->row_h = realloc(m->row_h, ncap * sizeof *m->row_h);
-                if (!m->rows || !m->row_h) abort();
-                memset(m->rows + cap, 0, (ncap - cap) * sizeof *m->rows);
-                memset(m->row_h + cap, 0, (ncap - cap) * sizeof *m->row_h);
-                cap = ncap;
-            }
-            if (sec >= m->nrows) m->nrows = sec + 1;
-            ps_lg_interval_row *mr = &m->rows[sec];
-            if (!m->row_h[sec] && ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST,
-                                               PS_LG_HIST_SIGFIGS, &m->row_h[sec], &m->err) != 0)
-                return -1;
-            mr->t_s = (double)sec;
-            double len = ps_json_get_number(row, "length_s", 1);
-            if (len > mr->length_s) mr->length_s = len;
-            mr->requests += ps_json_get_int(row, "requests", 0);
-            const ps_json *classes = member(row, "status_classes", PS_JSON_OBJECT);
-            for (size_t f = 0; f < PS_LG_ROW_CLASS_FIELDS; f++)
-                *ps_lg_field_at(mr, &ps_lg_row_class_fields[f]) +=
-                    int_at(classes, ps_lg_row_class_fields[f].name);
-            if (add_hist(m, s, hists->items[r], m->row_h[sec], "of an interval") != 0) return -1;
+            /* shard_read.c: both within 1..1e10 s, t_s within the shard's run */
+            double at =
+                s->start_unix_s + ps_json_get_number(rows->items[r], "t_s", 0) - m->start_unix_s;
+            refs[n++] = (row_ref){.sec = (int64_t)llround(at), .shard = i, .row = r};
         }
     }
-    /* Seconds no shard reported are left out, as a run leaves them out. */
-    size_t kept = 0;
-    for (size_t i = 0; i < m->nrows; i++) {
-        if (!m->row_h[i]) continue;
-        ps_lg_interval_row *r = &m->rows[i];
-        r->p50_us = ps_hist_value_at_percentile(m->row_h[i], 50);
-        r->p90_us = ps_hist_value_at_percentile(m->row_h[i], 90);
-        r->p99_us = ps_hist_value_at_percentile(m->row_h[i], 99);
-        r->max_us = ps_hist_max(m->row_h[i]);
-        m->rows[kept] = *r;
-        m->row_h[kept++] = m->row_h[i];
+    qsort(refs, n, sizeof *refs, row_ref_cmp);
+    ps_hist *h = NULL;
+    ps_buf enc = PS_BUF_INIT;
+    int rc = ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &h, &m->err);
+    for (size_t a = 0, b; a < n && rc == 0; a = b) {
+        ps_lg_interval_row *mr = &m->rows[m->nrows];
+        mr->t_s = (double)refs[a].sec;
+        ps_hist_reset(h);
+        for (b = a; b < n && refs[b].sec == refs[a].sec && rc == 0; b++)
+            rc = add_row(m, &m->shards[refs[b].shard], refs[b].row, mr, h);
+        if (rc != 0) break;
+        mr->p50_us = ps_hist_value_at_percentile(h, 50);
+        mr->p90_us = ps_hist_value_at_percentile(h, 90);
+        mr->p99_us = ps_hist_value_at_percentile(h, 99);
+        mr->max_us = ps_hist_max(h);
+        enc.len = 0;
+        rc = ps_hdr_log_encode(h, &enc, &m->err);
+        if (rc == 0) {
+            m->row_enc[m->nrows] = strndup(enc.data, enc.len);
+            if (!m->row_enc[m->nrows]) abort();
+            m->nrows++;
+        }
     }
-    m->nrows = kept;
-    return 0;
+    ps_buf_free(&enc);
+    ps_hist_close(h);
+    free(refs);
+    return rc;
 }
 
 /* Admissions summed per key and window across the shards. */
@@ -544,116 +608,6 @@ static int merge_limits(merge *m)
     return 0;
 }
 
-static int merged_json(ps_jw *w, const void *arg, ps_error *err)
-{
-    (void)err;
-    const merge *m = arg;
-    ps_jw_key(w, "merged");
-    ps_jw_object_open(w);
-    ps_jw_kstring(w, "run_id", m->shards[0].run_id);
-    ps_jw_kint(w, "of", m->shards[0].of);
-    ps_jw_key(w, "shards");
-    ps_jw_array_open(w);
-    for (int idx = 1; idx <= m->shards[0].of; idx++) {
-        for (size_t i = 0; i < m->nshards; i++) {
-            const shard_doc *s = &m->shards[i];
-            if (s->index != idx) continue;
-            ps_jw_object_open(w);
-            ps_jw_kint(w, "index", s->index);
-            ps_jw_kstring(w, "file", s->path);
-            ps_jw_kint(w, "requests", int_at(s->doc, "requests"));
-            ps_jw_kint(w, "answered", int_at(s->doc, "answered"));
-            ps_jw_kint(w, "exit_code", int_at(s->doc, "exit_code"));
-            ps_jw_kstring(w, "verdict", ps_json_get_string(s->doc, "verdict", "?"));
-            ps_jw_kdouble(w, "start_unix_s", s->start_unix_s, 3);
-            ps_jw_object_close(w);
-        }
-    }
-    ps_jw_array_close(w);
-    ps_jw_object_close(w);
-    return 0;
-}
-
-static FILE *open_out(merge *m, const char *path)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!f) ps_error_set(&m->err, "cannot write '%s': %s", path, strerror(errno));
-    return f;
-}
-
-static int close_out(merge *m, FILE *f, const char *path)
-{
-    int bad = ferror(f);
-    bad |= f == stdout ? fflush(f) != 0 : fclose(f) != 0;
-    if (bad) return ps_error_set(&m->err, "error writing '%s'", path);
-    return 0;
-}
-
-static int write_outputs(merge *m)
-{
-    FILE *f;
-    if (m->json_path) {
-        if (!(f = open_out(m, m->json_path))) return -1;
-        fwrite(m->json.data, 1, m->json.len, f);
-        if (close_out(m, f, m->json_path) != 0) return -1;
-    }
-    if (m->hdr_path) {
-        if (!(f = open_out(m, m->hdr_path))) return -1;
-        ps_hist_percentiles_print(m->total.all.corr, f, 5, 1000.0, PS_HIST_FORMAT_CLASSIC);
-        if (close_out(m, f, m->hdr_path) != 0) return -1;
-    }
-    if (m->hdr_log_path) {
-        if (!(f = open_out(m, m->hdr_log_path))) return -1;
-        int rc = ps_hdr_log_write_header(f, m->start_unix_s, &m->err);
-        for (size_t i = 0; i < m->nrows && rc == 0; i++)
-            rc = ps_hdr_log_write_interval(f, m->rows[i].t_s, m->rows[i].length_s, m->row_h[i], 1.0,
-                                           &m->err);
-        if (close_out(m, f, m->hdr_log_path) != 0 || rc != 0) return -1;
-    }
-    if (m->html_path) {
-        if (!(f = open_out(m, m->html_path))) return -1;
-        ps_json *doc = ps_json_parse(m->json.data, m->json.len, NULL, &m->err);
-        int rc = doc ? ps_report_html_load(doc, f, &m->err) : -1;
-        ps_json_free(doc);
-        if (close_out(m, f, m->html_path) != 0 || rc != 0) return -1;
-    }
-    return 0;
-}
-
-static void print_summary(const merge *m, int code)
-{
-    if (m->quiet) return;
-    const ps_lg_stats *t = &m->total;
-    fprintf(stderr,
-            "petstore-load merge: run %s, %zu shards: %lld requests in %.2fs (answered %lld, "
-            "failed %lld, timed out %lld)\n",
-            m->shards[0].run_id, m->nshards, (long long)t->scheduled, m->duration_s,
-            (long long)t->answered, (long long)t->failed, (long long)t->timed_out);
-    fprintf(stderr, "  corrected latency ms: p50 %.3f p90 %.3f p99 %.3f p99.9 %.3f max %.3f\n",
-            ps_hist_value_at_percentile(t->all.corr, 50) / 1e3,
-            ps_hist_value_at_percentile(t->all.corr, 90) / 1e3,
-            ps_hist_value_at_percentile(t->all.corr, 99) / 1e3,
-            ps_hist_value_at_percentile(t->all.corr, 99.9) / 1e3, ps_hist_max(t->all.corr) / 1e3);
-    for (size_t i = 0; i < m->nviolations; i++)
-        fprintf(stderr, "  %s: %s\n", m->violations[i].fails ? "LIMIT VIOLATION" : "warning",
-                m->violations[i].message);
-    for (size_t i = 0; i < m->ncounting; i++) {
-        char red[8];
-        ps_lg_redact(m->cfg.keys[m->counting[i].key].key, red);
-        fprintf(stderr, "  limits counted for key %s: %s\n", red, m->counting[i].reason);
-    }
-    if (m->verify_limits)
-        fprintf(stderr, "  limits: %s (%zu windows checked, admissions summed over the shards)\n",
-                m->failing                ? "FAIL"
-                : m->windows_checked == 0 ? "not checked"
-                                          : "pass",
-                m->windows_checked);
-    for (size_t i = 0; i < m->cfg.nthresholds; i++)
-        fprintf(stderr, "  threshold %s: %s\n", m->cfg.thresholds[i].expression,
-                m->thresholds[i].passed ? "passed" : "FAILED");
-    fprintf(stderr, "  exit %d\n", code);
-}
-
 static void merge_free(merge *m)
 {
     for (size_t i = 0; i < m->nshards; i++) {
@@ -666,9 +620,9 @@ static void merge_free(merge *m)
     free(m->key_ids);
     if (m->total_ready) ps_lg_stats_free(&m->total);
     for (size_t i = 0; i < m->nrows; i++)
-        ps_hist_close(m->row_h[i]);
+        free(m->row_enc[i]);
     free(m->rows);
-    free(m->row_h);
+    free(m->row_enc);
     if (m->limits.slots) ps_lg_limits_free(&m->limits);
     free(m->violations);
     free(m->models);
@@ -737,14 +691,14 @@ int ps_lg_merge_main(int argc, char **argv)
         .duration_s = m.duration_s,
         .started_wall_ns = (int64_t)llround(m.start_unix_s * 1e9),
         .exit_code = code,
-        .extra = merged_json,
+        .extra = ps_lg_merged_json,
         .extra_arg = &m,
     };
-    if (ps_lg_summary_json(&sum, &m.json, &m.err) != 0 || write_outputs(&m) != 0) {
+    if (ps_lg_summary_json(&sum, &m.json, &m.err) != 0 || ps_lg_merge_write_outputs(&m) != 0) {
         code = PS_LG_EXIT_USAGE;
         goto fail;
     }
-    print_summary(&m, code);
+    ps_lg_merge_print_summary(&m, code);
     merge_free(&m);
     return code;
 fail:

@@ -25,7 +25,7 @@
 #include "core/json.h"
 #include "core/version.h"
 #include "loadgen/generator.h"
-#include "loadgen/shard.h"
+#include "loadgen/shard_report.h"
 #include "loadgen/summary.h"
 #include "loadgen/transport.h"
 #include "reports/html_report.h"

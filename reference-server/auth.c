@@ -96,12 +96,14 @@ int ps_keyring_add(ps_keyring *r, const char *key, const ps_plan *plan, ps_error
     size_t len = strlen(key);
     if (!ps_token_syntax_ok(key, len))
         return ps_error_set(
-            err, "key '%s' is not a valid bearer token (use letters, digits and - . _ ~ + /)", key);
+            err, "the key is not a valid bearer token (use letters, digits and - . _ ~ + /)");
     if (plan->per_minute <= 0 || plan->per_day <= 0)
         return ps_error_set(err,
-                            "key '%s': plan %s needs its limits (enterprise PER_MINUTE PER_DAY)",
-                            key, ps_plan_name(plan->id));
-    if (ps_keyring_find(r, key, len)) return ps_error_set(err, "key '%s' is listed twice", key);
+                            "the key's plan %s needs its limits (enterprise PER_MINUTE PER_DAY)",
+                            ps_plan_name(plan->id));
+    /* Messages leave the key out: stderr is often a log (the caller names
+     * the file and line, or the flag). */
+    if (ps_keyring_find(r, key, len)) return ps_error_set(err, "the key is listed twice");
     if (r->count + 1 > r->nbuckets) grow(r);
     node *n = calloc(1, sizeof *n);
     if (!n) abort();
@@ -120,8 +122,7 @@ int ps_keyring_add_flag(ps_keyring *r, const char *flag_value, ps_error *err)
 {
     const char *colon = strchr(flag_value, ':');
     if (!colon || colon == flag_value || !colon[1])
-        return ps_error_set(
-            err, "--key '%s': expected KEY:PLAN or KEY:enterprise:PER_MINUTE:PER_DAY", flag_value);
+        return ps_error_set(err, "--key: expected KEY:PLAN or KEY:enterprise:PER_MINUTE:PER_DAY");
     char key[512];
     size_t klen = (size_t)(colon - flag_value);
     if (klen >= sizeof key)
@@ -129,8 +130,7 @@ int ps_keyring_add_flag(ps_keyring *r, const char *flag_value, ps_error *err)
     memcpy(key, flag_value, klen);
     key[klen] = '\0';
     ps_plan plan;
-    if (ps_plan_parse(colon + 1, &plan, err) != 0)
-        return ps_error_prefix(err, "--key '%s': ", flag_value);
+    if (ps_plan_parse(colon + 1, &plan, err) != 0) return ps_error_prefix(err, "--key: ");
     if (ps_keyring_add(r, key, &plan, err) != 0) return ps_error_prefix(err, "--key: ");
     return 0;
 }

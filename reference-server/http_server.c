@@ -17,6 +17,7 @@
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
 #include <event2/thread.h>
+#include <http_parser.h>
 
 #include "core/clock.h"
 #include "reference-server/http_internal.h"
@@ -212,6 +213,12 @@ int ps_http_server_create(const ps_server_config *cfg, ps_store *store, ps_limit
     *out = NULL;
     if (evthread_use_pthreads() != 0)
         return ps_error_set(err, "libevent: evthread_use_pthreads failed");
+    /* --max-header-size is the one limit on a request's head: the parser's
+     * own (80 KiB, process-wide) is lifted above it, or it won first and
+     * its 431 blamed the flag (issue 22). The parser also counts the
+     * separators (": ", CRLF) the budget leaves out: twice the budget plus
+     * its old limit covers them. */
+    http_parser_set_max_header_size((uint32_t)(2 * cfg->max_header_bytes + 80 * 1024));
 
     ps_http_server *s = calloc(1, sizeof *s);
     if (!s) abort();

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "core/coredump.h"
 #include "core/cli.h"
 #include "core/error.h"
 #include "core/fd_limit.h"
@@ -40,6 +41,7 @@ int main(int argc, char **argv)
     ps_http_server *srv = NULL;
     int status = 1;
 
+    ps_coredump_disable(); /* the process holds API keys (core/coredump.h) */
     int prc = ps_server_config_parse(argc, argv, &cfg, stdout, &err);
     if (prc == 1) {
         status = 0;

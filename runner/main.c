@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/coredump.h"
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/json.h"
@@ -61,6 +62,7 @@ int main(int argc, char **argv)
     FILE *json_f = NULL, *tap_f = NULL, *junit_f = NULL, *html_f = NULL;
     int code = 2;
 
+    ps_coredump_disable(); /* the process holds API keys (core/coredump.h) */
     if (ps_conform_config_parse(&cfg, argc, argv, &err) < 0) {
         code = ps_cli_usage_error(stderr, "petstore-conform", err.message);
         goto out;

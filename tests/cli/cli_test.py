@@ -15,6 +15,7 @@ import http.server
 import os
 import re
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -24,7 +25,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from pstest import check, failures, run_on_pty, start_server, stop_process  # noqa: E402
+from pstest import check, failures, read_first_line, run_on_pty, start_server, stop_process  # noqa: E402
 
 KEY = "cli-test-key-0001"
 
@@ -305,6 +306,68 @@ def case_tls_mismatch(a):
         rc, _, err = run([a.load, "--base-url", url, "--duration", "1s"], env=env)
         check(rc == 3 and "answered in TLS: use https://" in err,
               "load http:// to a TLS port: exit %d %r" % (rc, err[-500:]))
+
+
+def _core_limit(pid):
+    """(soft, hard) of 'Max core file size' in /proc/PID/limits, as text."""
+    with open("/proc/%d/limits" % pid) as f:
+        for line in f:
+            if line.startswith("Max core file size"):
+                return tuple(line.split()[4:6])
+    return None
+
+
+def case_no_core_dumps(a):
+    """Issue 22: each program holds API keys; where dumps are on (ulimit -c
+    unlimited) a crash wrote them to disk. Each is started with dumps
+    allowed, found with RLIMIT_CORE 0, then aborted: no core written."""
+    import resource
+
+    def allow_dumps():
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+    env = clean_env(PETSTORE_API_KEY=KEY)
+    with tempfile.TemporaryDirectory() as cwd:
+        runs = [
+            ("petstore-server", [a.server, "--port", "0", "--no-seed", "--key", KEY + ":pro"], True),
+            ("petstore-load", [a.load, "--base-url", "URL", "--duration", "60s",
+                               "--connections", "1", "--threads", "1", "--quiet"], False),
+            ("petstore-conform", [a.conform, "--base-url", "URL", "--plan", "pro"], False),
+        ]
+        for name, argv, prints_url in runs:
+            # a port of its own that accepts and never answers: its first
+            # connection shows main has begun its work (none left from another)
+            silent = socket.socket()
+            silent.bind(("127.0.0.1", 0))
+            silent.listen(64)
+            url = "http://127.0.0.1:%d/v1" % silent.getsockname()[1]
+            argv = [url if x == "URL" else x for x in argv]
+            p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, preexec_fn=allow_dumps)
+            try:
+                if prints_url:
+                    ready = read_first_line(p, 10).startswith("http")
+                else:
+                    silent.settimeout(20)
+                    try:
+                        conn, _ = silent.accept()
+                        ready = True
+                    except socket.timeout:
+                        ready = False
+                check(ready, "%s did not start" % name)
+                limit = _core_limit(p.pid)
+                check(limit == ("0", "0"), "%s: core file size limit %r, want (0, 0)" % (name, limit))
+                os.kill(p.pid, signal.SIGABRT)
+                _, status = os.waitpid(p.pid, 0)
+                p.returncode = -1  # reaped here
+                check(os.WIFSIGNALED(status) and not os.WCOREDUMP(status),
+                      "%s: aborted with dumps allowed: status %#x (core dumped: %s)"
+                      % (name, status, os.WIFSIGNALED(status) and os.WCOREDUMP(status)))
+            finally:
+                if p.returncode is None:
+                    stop_process(p, 5, signal.SIGKILL)
+                silent.close()
+        check(not [f for f in os.listdir(cwd) if f.startswith("core")], "a core file was written")
 
 
 def main():

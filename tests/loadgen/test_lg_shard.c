@@ -6,7 +6,7 @@
 
 #include "harness.h"
 #include "loadgen/config.h"
-#include "loadgen/shard.h"
+#include "loadgen/shard_report.h"
 
 static void selecting(void)
 {

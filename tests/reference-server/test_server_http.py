@@ -236,6 +236,17 @@ class BodyLimits(unittest.TestCase):
             self.assertIn("x-ratelimit-limit", h)
             self.assertEqual(srv.get()[0], 200)
 
+    def test_max_header_size_over_the_parsers_80k_is_honoured(self):
+        # issue 22: the HTTP parser's own 80 KiB limit won over --max-header-size 1M, and the
+        # 431 blamed the flag; 84.5 KB of headers now pass, and 1.1 MB get the flag's 431
+        with Server("--max-header-size", "1M") as srv:
+            st, _, _, _ = srv.get(headers={"X-Big-%d" % i: "y" * 8400 for i in range(10)})
+            self.assertEqual(st, 200)
+            st, _, _, body = srv.get(headers={"X-Big-%d" % i: "y" * 110000 for i in range(10)})
+            self.assertEqual((st, body["code"]), (431, "headers_too_large"))
+            self.assertIn("--max-header-size", body["message"])
+            self.assertEqual(srv.get()[0], 200)
+
 
 class BasePathAndKeysFile(unittest.TestCase):
     def test_base_path_and_keys_file(self):
@@ -271,6 +282,31 @@ class CommandLine(unittest.TestCase):
             self.assertEqual(r.returncode, 2)
             self.assertIn(f.name, r.stderr)
             self.assertIn("line 3", r.stderr)
+
+    def test_keys_errors_name_file_and_line_never_the_key(self):
+        # issue 22: "key '...' is listed twice" printed the whole key to stderr (often a log)
+        secret = "Sk-9fQ2xLmZ0pR7"
+        for text, needle in [("%s free\nother pro\n%s pro\n" % (secret, secret), "line 3"),
+                             ("%s\n" % secret, "line 1"),
+                             ("x free\n%s! pro\n" % secret, "line 2"),
+                             ("%s enterprise\n" % secret, "line 1")]:
+            with tempfile.NamedTemporaryFile("w", suffix=".txt") as f:
+                f.write(text)
+                f.flush()
+                r = self.run_server("--keys-file", f.name)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(f.name, r.stderr)
+                self.assertIn(needle, r.stderr)
+                for i in range(len(secret) - 3):  # no 4 characters of it in a row
+                    self.assertNotIn(secret[i:i + 4], r.stderr, r.stderr)
+        for flag in ["%s:gold" % secret, "%s:free" % secret + "!", "%s" % secret]:
+            r = self.run_server("--key", flag, "--key", secret + ":free")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertNotIn(secret[:8], r.stderr, r.stderr)
+        r = self.run_server("--key", secret + ":free", "--key", secret + ":pro")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("listed twice", r.stderr)
+        self.assertNotIn(secret[:8], r.stderr, r.stderr)
 
     def test_port_in_use_exits_1(self):
         # every loop's socket has SO_REUSEPORT: a second server must not join the first one's port

@@ -1,0 +1,64 @@
+/* merge_internal.h - what merge.c (reading and summing the shards) and
+ * merge_output.c (the merged report's files and console lines) share. */
+#ifndef PS_LG_MERGE_INTERNAL_H
+#define PS_LG_MERGE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "core/json_writer.h"
+#include "loadgen/config.h"
+#include "loadgen/limits.h"
+#include "loadgen/stats.h"
+#include "loadgen/summary.h"
+
+typedef struct shard_doc {
+    const char *path;
+    ps_json *doc;
+    const ps_json *shard; /* its "shard" member */
+    int index, of;
+    const char *run_id;
+    double start_unix_s;
+    size_t *key_map; /* the shard's key index -> merged key index */
+} shard_doc;
+
+typedef struct merge {
+    const char *json_path, *hdr_path, *hdr_log_path, *html_path;
+    bool verify_limits, quiet;
+    shard_doc *shards;
+    size_t nshards;
+    ps_lg_config cfg; /* the whole run's, as the summary writer takes it */
+    char **key_ids;   /* per merged key */
+    ps_lg_stats total;
+    bool total_ready;
+    ps_lg_interval_row *rows;
+    char **row_enc; /* per merged row: its histogram, encoded (ps_hdr_log_encode) */
+    size_t nrows;
+    double start_unix_s, duration_s;
+    ps_lg_limits limits;
+    ps_lg_violation *violations;
+    size_t nviolations, failing;
+    ps_lg_key_model *models;
+    size_t nmodels;
+    ps_lg_counting *counting;
+    size_t ncounting, windows_checked;
+    ps_lg_threshold_result *thresholds;
+    ps_buf json;
+    ps_error err;
+} merge;
+
+/* The "merged" member (the summary's extra hook; arg is the merge). */
+int ps_lg_merged_json(ps_jw *w, const void *arg, ps_error *err);
+/* Writes --json, --hdr, --hdr-log and --html. Returns 0, or -1 with m->err. */
+int ps_lg_merge_write_outputs(merge *m);
+/* The console summary on stderr (nothing with --quiet). */
+void ps_lg_merge_print_summary(const merge *m, int code);
+/* Text from a shard file for the terminal: C0 and C1 controls and DEL
+ * become \xHH, so a shard cannot clear the screen, set a title or hide
+ * a line (issue 22); cut to fit out. */
+void ps_lg_terminal_text(const char *s, char *out, size_t size);
+
+#endif
