@@ -486,7 +486,7 @@ static int capacity_option(int opt, const char *arg, ps_lg_config *cfg, ps_error
         return 0;
     }
     case OPT_WARMUP:
-        if (ps_cli_parse_duration(arg, 0, &cfg->warmup_ns, err) != 0)
+        if (ps_cli_parse_duration(arg, 1, &cfg->warmup_ns, err) != 0)
             return ps_error_prefix(err, "--warmup: ");
         return 0;
     default:

@@ -38,7 +38,7 @@ typedef struct ps_lg_generator {
     int64_t sent, unsent, conn_waits, warmup_requests;
     int64_t late_p50_us, late_p90_us, late_p99_us, late_max_us;
     double cpu_s, runq_wait_s, busy_share; /* busy_share -1: not known */
-    double user_cpu_s, sys_cpu_s;         /* the whole process (getrusage) */
+    double user_cpu_s, sys_cpu_s;          /* the whole process (getrusage) */
     double drain_s; /* from the end of the duration to the last answer (run.c) */
 } ps_lg_generator;
 

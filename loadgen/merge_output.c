@@ -139,4 +139,3 @@ void ps_lg_merge_print_summary(const merge *m, int code)
                 m->thresholds[i].passed ? "passed" : "FAILED");
     fprintf(stderr, "  exit %d\n", code);
 }
-

@@ -739,10 +739,12 @@ static int judge_results(load_run *R)
     size_t filled = cfg->verify_limits ? ps_lg_limits_windows_filled(&R->limits) : 0;
     if (verdict) {
         exit_code = PS_LG_EXIT_UNREACHABLE;
-    } else if (exit_code == PS_LG_EXIT_OK) {
+    } else if (exit_code == PS_LG_EXIT_OK ||
+               (R->generator.verdict == PS_LG_GEN_SATURATED && R->total.answered == 0)) {
         /* A pass needs a generator that sent what it was asked, and limits
          * that were put to the test: else the run claims nothing. A failure
-         * stands even so: the target failed under less than was asked. */
+         * stands even so: the target failed under less than was asked,
+         * unless a saturated generator got nothing answered to judge. */
         verdict = run_claims_nothing(R, filled);
         if (verdict) exit_code = PS_LG_EXIT_UNREACHABLE;
     }
@@ -885,6 +887,11 @@ static void run_free(load_run *R)
 
 int ps_lg_run(const ps_lg_config *cfg)
 {
+    return ps_lg_run_capture(cfg, NULL);
+}
+
+int ps_lg_run_capture(const ps_lg_config *cfg, ps_buf *json)
+{
     int exit_code = PS_LG_EXIT_USAGE;
     load_run *R = run_create(cfg);
     ps_lg_shared *sh = R->sh;
@@ -908,6 +915,7 @@ int ps_lg_run(const ps_lg_config *cfg)
     if (merge_threads(R) != 0) goto fail;
     exit_code = judge_results(R);
     if (ps_lg_summary_json(&R->sum, &R->json, &R->err) != 0) goto fail_output;
+    if (json) ps_buf_append(json, R->json.data, R->json.len);
     print_text_summary(R);
     if (write_outputs(R) != 0) goto fail_output;
     goto out;

@@ -64,7 +64,8 @@ static int count(vctx *v, const ps_json *obj, const char *key, const char *where
         *out = dflt;
         return 0;
     }
-    if (j->type != PS_JSON_NUMBER) return bad(v, label, "a %s, not a count", ps_json_type_name(j->type));
+    if (j->type != PS_JSON_NUMBER)
+        return bad(v, label, "a %s, not a count", ps_json_type_name(j->type));
     if (!j->is_int) return bad(v, label, "'%.40s' is not an integer count", j->str);
     if (j->i < 0) return bad(v, label, "%lld is negative", (long long)j->i);
     if (j->i > max) return bad(v, label, "%lld is more than %lld", (long long)j->i, (long long)max);
@@ -84,7 +85,8 @@ static int number(vctx *v, const ps_json *obj, const char *key, const char *wher
         *out = dflt;
         return 0;
     }
-    if (j->type != PS_JSON_NUMBER) return bad(v, label, "a %s, not a number", ps_json_type_name(j->type));
+    if (j->type != PS_JSON_NUMBER)
+        return bad(v, label, "a %s, not a number", ps_json_type_name(j->type));
     if (!isfinite(j->d) || j->d < lo || j->d > hi)
         return bad(v, label, "%.40s is outside %g..%g", j->str, lo, hi);
     *out = j->d;
@@ -108,8 +110,7 @@ static int hist_total(vctx *v, const ps_json *j, const char *label, int64_t *tot
 
 /* shard.histograms.PATH's corrected and uncorrected totals, which must be
  * equal; want >= 0: and equal to want. */
-static int pair_total(vctx *v, const ps_json *shard, const char *path, int64_t want,
-                      int64_t *total)
+static int pair_total(vctx *v, const ps_json *shard, const char *path, int64_t want, int64_t *total)
 {
     char label[96], p[96];
     snprintf(label, sizeof label, "shard.histograms.%s", path);
@@ -149,8 +150,9 @@ static int totals(vctx *v, const ps_json *d, const ps_json *shard)
         return bad(v, "scheduled", "%lld, fewer than the %lld answered, failed or timed out",
                    (long long)scheduled, (long long)(answered + failed + timed_out));
     if (failed != conn + rd || timed_out != to)
-        return bad(v, "errors", "connect %lld + read %lld, timeout %lld do not make failed %lld, "
-                                "timed_out %lld",
+        return bad(v, "errors",
+                   "connect %lld + read %lld, timeout %lld do not make failed %lld, "
+                   "timed_out %lld",
                    (long long)conn, (long long)rd, (long long)to, (long long)failed,
                    (long long)timed_out);
     v->answered = answered;
@@ -283,7 +285,8 @@ static int intervals(vctx *v, const ps_json *d, const ps_json *shard, double dur
 static int keys(vctx *v, const ps_json *shard, size_t *nkeys, int64_t **responses)
 {
     const ps_json *keys = ps_json_get(shard, "keys");
-    if (!keys || keys->type != PS_JSON_ARRAY) return bad(v, "shard.keys", "missing or not an array");
+    if (!keys || keys->type != PS_JSON_ARRAY)
+        return bad(v, "shard.keys", "missing or not an array");
     *nkeys = keys->count;
     *responses = calloc(keys->count + 1, sizeof **responses);
     if (!*responses) abort();
@@ -295,8 +298,7 @@ static int keys(vctx *v, const ps_json *shard, size_t *nkeys, int64_t **response
         if (!id || id->type != PS_JSON_STRING || id->len != 16 ||
             strspn(id->str, "0123456789abcdef") != 16)
             return bad(v, label, "its id is not 16 hex digits");
-        if (!name || name->type != PS_JSON_STRING ||
-            !ps_lg_shard_text_ok(name->str, name->len, 32))
+        if (!name || name->type != PS_JSON_STRING || !ps_lg_shard_text_ok(name->str, name->len, 32))
             return bad(v, label, "its label is not 1-32 printable ASCII characters");
         const char *plan = ps_json_get_string(kj, "plan", NULL);
         if (!plan || !plan_known(plan)) return bad(v, label, "no known plan");

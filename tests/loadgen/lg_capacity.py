@@ -3,9 +3,10 @@
 reference server (docs/capacity-testing.md), one case per ctest:
 
   schedule     1,000 keys at rate=5 and the same 5,000/s shared round-robin
-               give p99 within 2x of each other (per-key schedules at spread
-               phases, not in lockstep), the generator keeps up, lateness
-               bounded, and the console names the target it followed
+               (two runs at once, on 2,000 keys of one server) give p99
+               within 2x of each other (per-key schedules at spread phases,
+               not in lockstep), the generator keeps up, lateness bounded,
+               and the console names the target it followed
   saturation   more rate than the generator's share of one CPU can send: the
                generator verdict is saturated, exit 3, no capacity claimed,
                the unsent requests are in no figure of the target
@@ -42,6 +43,9 @@ def keys_file(path, n, rate=None, prefix="key"):
 def server(args, tmp, n_keys=1000, prefix=()):
     plain = os.path.join(tmp, "server.keys")
     keys_file(plain, n_keys)
+    with open(plain, "a") as f:
+        for i in range(n_keys):
+            f.write("other-%05d enterprise 100000000 1000000000\n" % i)
     proc, url = start_server(list(prefix) + [args.server, "--port", "0", "--keys-file", plain], stderr=subprocess.DEVNULL)
     check(url is not None, "the reference server did not start")
     return proc, url
@@ -62,13 +66,26 @@ def case_schedule(args, tmp):
         return
     own, shared = os.path.join(tmp, "own.keys"), os.path.join(tmp, "shared.keys")
     keys_file(own, 1000, rate=5)
-    keys_file(shared, 1000)
-    docs = {}
+    keys_file(shared, 1000, prefix="other")
+    # Both at once, so both see the same machine (a busy CI box changes
+    # between two runs one after the other).
+    runs = {}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
     for name, keys, extra in (("per-key", own, []), ("shared", shared, ["--rate", "5000"])):
         out = os.path.join(tmp, name + ".json")
-        rc, _, err = run([args.load, "--base-url", url, "--keys", keys, "--connections", "32", "--duration", "3s",
-                          "--json", out] + extra)
-        check(rc == 0, "%s: exit %d: %s" % (name, rc, err[-600:]))
+        p = subprocess.Popen([args.load, "--base-url", url, "--keys", keys, "--connections", "32", "--duration", "3s",
+                              "--max-lateness", "100ms", "--json", out] + extra,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        runs[name] = (p, out)
+    docs = {}
+    for name, (p, out) in runs.items():
+        try:
+            _, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+        err = err.decode("utf-8", "replace")
+        check(p.returncode == 0, "%s: exit %d: %s" % (name, p.returncode, err[-600:]))
         d = load_json(out)
         if not d:
             continue
@@ -77,15 +94,16 @@ def case_schedule(args, tmp):
         check(g["verdict"] == "ok", "%s: generator %s: %s" % (name, g["verdict"], g["why"]))
         check(abs(g["target_rps"] - 5000) < 50, "%s: target %.1f/s, expected 5000" % (name, g["target_rps"]))
         check(g["sent"] >= 14000, "%s: sent %d of 15000" % (name, g["sent"]))
-        check(g["lateness_us"]["p90"] <= 50000, "%s: p90 lateness %d us" % (name, g["lateness_us"]["p90"]))
+        check(g["lateness_us"]["p90"] <= 100000, "%s: p90 lateness %d us" % (name, g["lateness_us"]["p90"]))
         check("of 5000/s target" in err or "of 5000.0/s due" in err,
               "%s: the console does not name the 5000/s target: %s" % (name, err[:400]))
     stop_process(proc)
     if len(docs) == 2:
         a, b = (docs[n]["latency_us"]["corrected"]["p99"] for n in ("per-key", "shared"))
-        print("p99 per-key rate=5: %d us; shared 5000/s: %d us" % (a, b))
-        # within 2x; under a millisecond both are noise on a loaded machine
-        check(max(a, b) <= 2 * min(a, b) or max(a, b) < 1000,
+        la, lb = (docs[n]["generator"]["lateness_us"]["p99"] for n in ("per-key", "shared"))
+        print("p99 per-key rate=5: %d us; shared 5000/s: %d us; lateness p99 %d / %d us" % (a, b, la, lb))
+        # within 2x; under 2 ms both are noise on a loaded machine
+        check(max(a, b) <= 2 * min(a, b) or max(a, b) < 2000,
               "p99 per-key %d us vs shared %d us: not within 2x" % (a, b))
 
 

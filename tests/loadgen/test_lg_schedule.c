@@ -121,8 +121,8 @@ static void keys_start_at_spread_phases(void)
 {
     ps_lg_config cfg;
     ps_error err;
-    CHECK_INT(parse(&cfg, &err, "--base-url", "http://127.0.0.1:1/v1", "--keys",
-                    keys_file(1000, 5), "--duration", "2s", NULL),
+    CHECK_INT(parse(&cfg, &err, "--base-url", "http://127.0.0.1:1/v1", "--keys", keys_file(1000, 5),
+                    "--duration", "2s", NULL),
               PS_LG_CONFIG_OK);
     taken t;
     take_all(&cfg, 0, 2 * SEC, &t);
