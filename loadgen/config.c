@@ -21,7 +21,8 @@ void ps_lg_config_usage(FILE *out)
           "         [--rate R] [--ramp R1:R2] [--mix list=9,create=1] [--bodies FILE]\n"
           "         [--timeout D] [--verify-limits] [--burst] [--ignore-retry-after]\n"
           "         [--limited-ops auto|all|list|create] [--limited-errors auto|yes|no]\n"
-          "         [--engine epoll|curl] [--cacert FILE | --insecure] [--threshold EXPR]...\n"
+          "         [--engine auto|epoll|curl] [--cacert FILE | --insecure]\n"
+          "         [--threshold EXPR]...\n"
           "         [--json FILE] [--hdr FILE] [--hdr-log FILE] [--html FILE] [--quiet]\n"
           "         [--shard I/N | --shards N] [--start-at TIME] [--run-id ID]\n"
           "         [--seed N] [--arrivals uniform|poisson] [--warmup D] [--max-lateness D]\n"
@@ -51,7 +52,11 @@ void ps_lg_config_usage(FILE *out)
           "  --limited-errors E    whether admitted 4xx answers count: auto (default), yes, no\n"
           "  --burst               release all connections at once just after a window reset\n"
           "  --ignore-retry-after  keep sending on a key after a 429 (default: wait)\n"
-          "  --cacert FILE         https: verify the server with this CA (--insecure: don't)\n"
+          "  --cacert FILE         https: verify the server with this CA (--insecure: don't;\n"
+          "                        default: verified against the system's CAs)\n"
+          "  --engine E            auto (default): epoll for http:// and https://, curl when\n"
+          "                        a proxy variable (https_proxy, ...) applies; curl: libcurl\n"
+          "                        (proxies, HTTP/2 by ALPN); epoll: direct, even with a proxy\n"
           "  --threshold EXPR      e.g. 'p99<200ms', 'p99.9<=1s', 'max < 2s', 'error_rate<1%'\n",
           out);
     fputs("  --seed N              per-key schedules start at phases drawn from N (default 1)\n"
@@ -98,6 +103,48 @@ void ps_lg_redact(const char *key, char out[8])
     out[5] = key[n - 2];
     out[6] = key[n - 1];
     out[7] = '\0';
+}
+
+/* ---- engine choice: the proxy variables, read as libcurl reads them ---- */
+
+/* True when host is named by a NO_PROXY entry: "*", the host itself, or a
+ * domain it is in ("example.com" and ".example.com" both cover
+ * "api.example.com"). */
+static bool no_proxy_covers(const char *list, const char *host)
+{
+    size_t hl = strlen(host);
+    const char *p = list;
+    while (*p) {
+        p += strspn(p, ", \t");
+        size_t n = strcspn(p, ", \t");
+        const char *e = p;
+        size_t el = n;
+        if (el > 0 && e[0] == '.') e++, el--;
+        if ((n == 1 && p[0] == '*') ||
+            (el > 0 && hl >= el && strncasecmp(host + hl - el, e, el) == 0 &&
+             (hl == el || host[hl - el - 1] == '.')))
+            return true;
+        p += n;
+    }
+    return false;
+}
+
+bool ps_lg_proxy_applies(const ps_lg_config *cfg, const char *(*get)(const char *))
+{
+    /* libcurl: http_proxy in lower case only (HTTP_PROXY can be set by a
+     * CGI request's Proxy header), https_proxy or HTTPS_PROXY, then
+     * all_proxy or ALL_PROXY; no_proxy or NO_PROXY exempts hosts. */
+    const char *const names[] = {cfg->https ? "https_proxy" : "http_proxy",
+                                 cfg->https ? "HTTPS_PROXY" : NULL, "all_proxy", "ALL_PROXY"};
+    const char *proxy = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !proxy; i++) {
+        const char *v = names[i] ? get(names[i]) : NULL;
+        if (v && *v) proxy = v;
+    }
+    if (!proxy) return false;
+    const char *no = get("no_proxy");
+    if (!no || !*no) no = get("NO_PROXY");
+    return !(no && no_proxy_covers(no, cfg->host));
 }
 
 bool ps_lg_config_open_model(const ps_lg_config *cfg)
@@ -629,12 +676,15 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
             cfg->honour_retry_after = false;
             break;
         case OPT_ENGINE:
-            if (strcmp(optarg, "epoll") == 0)
+            if (strcmp(optarg, "auto") == 0)
+                cfg->engine = PS_LG_ENGINE_AUTO;
+            else if (strcmp(optarg, "epoll") == 0)
                 cfg->engine = PS_LG_ENGINE_EPOLL;
             else if (strcmp(optarg, "curl") == 0)
                 cfg->engine = PS_LG_ENGINE_CURL;
             else
-                return ps_error_set(err, "--engine: expected epoll or curl, got '%s'", optarg);
+                return ps_error_set(err, "--engine: expected auto, epoll or curl, got '%s'",
+                                    optarg);
             break;
         case OPT_QUIET:
             cfg->quiet = true;
@@ -738,13 +788,11 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
                                  "--rate (shared by the keys without one) or a rate for every key");
     if (capacity_check(cfg, all_own, err) != 0) return PS_LG_CONFIG_ERROR;
     if (cfg->engine == PS_LG_ENGINE_AUTO)
-        cfg->engine = cfg->https ? PS_LG_ENGINE_CURL : PS_LG_ENGINE_EPOLL;
-    if (cfg->https && cfg->engine == PS_LG_ENGINE_EPOLL)
-        return ps_error_set(err, "--engine epoll speaks plain http:// only; use --engine curl");
+        cfg->engine = ps_lg_proxy_applies(cfg, ps_cli_env) ? PS_LG_ENGINE_CURL : PS_LG_ENGINE_EPOLL;
     if ((cfg->cacert || cfg->insecure) && !cfg->https)
         return ps_error_set(err, "--cacert and --insecure apply to https:// targets only");
     if (cfg->burst && cfg->engine != PS_LG_ENGINE_EPOLL)
-        return ps_error_set(err, "--burst needs the epoll engine (plain http://)");
+        return ps_error_set(err, "--burst needs the epoll engine (no proxy, no --engine curl)");
     if (cfg->mix[PS_LG_OP_CREATE] > 0)
         if (set_path(&cfg->bodies_path, cfg->bodies_path ? cfg->bodies_path : default_bodies,
                      "--bodies", err))

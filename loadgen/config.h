@@ -17,7 +17,7 @@
 #include "core/plan.h"
 
 typedef enum ps_lg_engine {
-    PS_LG_ENGINE_AUTO, /* epoll for http://, curl for https:// */
+    PS_LG_ENGINE_AUTO, /* epoll, or curl when a proxy variable applies (ps_lg_proxy_applies) */
     PS_LG_ENGINE_EPOLL,
     PS_LG_ENGINE_CURL,
 } ps_lg_engine;
@@ -86,10 +86,10 @@ typedef struct ps_lg_config {
     bool verify_limits, burst, honour_retry_after, quiet;
     ps_lg_limited_ops limited_ops;       /* --limited-ops, default auto */
     ps_lg_limited_errors limited_errors; /* --limited-errors, default auto */
-    char *cacert;                 /* https: CA bundle to verify the server with (curl engine) */
-    bool insecure;                /* https: no certificate verification */
-    ps_lg_engine engine;          /* resolved: never AUTO after parsing */
-    int64_t progress_interval_ns; /* off a terminal, a progress line this often (0 = none) */
+    char *cacert;                        /* https: CA bundle to verify the server with */
+    bool insecure;                       /* https: no certificate verification */
+    ps_lg_engine engine;                 /* resolved: never AUTO after parsing */
+    int64_t progress_interval_ns;        /* off a terminal, a progress line this often (0 = none) */
     ps_cli_color color; /* --color, resolved with the environment by ps_cli_color_enabled */
     /* Sharding (loadgen/shard.h): this process is shard `shard` (1-based) of
      * `shards` (0 of 0: not sharded); rate, ramp, connections, requests and
@@ -137,6 +137,11 @@ void ps_lg_redact(const char *key, char out[8]);
  * (auto|yes|no) values; petstore-load merge takes the same flags. */
 int ps_lg_limited_ops_parse(const char *text, ps_lg_limited_ops *out, ps_error *err);
 int ps_lg_limited_errors_parse(const char *text, ps_lg_limited_errors *out, ps_error *err);
+
+/* True when libcurl would send requests to cfg's target through a proxy
+ * named in the environment (get: ps_cli_env, or a test's table): --engine auto
+ * then picks the curl engine, the only one that speaks to proxies. */
+bool ps_lg_proxy_applies(const ps_lg_config *cfg, const char *(*get)(const char *));
 
 /* True when the run uses the open model (a rate on the command line or
  * in the keys file). */

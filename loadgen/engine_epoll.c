@@ -1,8 +1,11 @@
-/* engine_epoll.c - the fast engine for plain http:// keep-alive targets: one
- * epoll loop per thread, non-blocking sockets, pre-rendered request bytes
- * and libhttp-parser reading only status and rate-limit headers. Nothing is
- * allocated per request, and a request costs one send, one recv and a share
- * of one epoll_wait. */
+/* engine_epoll.c - the fast engine for http:// and https:// keep-alive
+ * targets: one epoll loop per thread, non-blocking sockets, pre-rendered
+ * request bytes and libhttp-parser reading only status and rate-limit
+ * headers. Nothing is allocated per request, and a request costs one send,
+ * one recv and a share of one epoll_wait. Over https the same loop runs
+ * OpenSSL on its sockets (core/tls_client.h): a handshake per connection,
+ * resumed from the thread's latest ticket, then one SSL_write and one
+ * SSL_read (read-ahead: one recv) per request, as wrk does. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/tls_client.h"
 #include "core/tls_mismatch.h"
 #include "loadgen/transport.h"
 
@@ -23,11 +27,14 @@
 #define TIMEOUT_SCAN_NS INT64_C(10000000)
 #define MAX_WAIT_NS INT64_C(100000000) /* keeps the interval ring moving */
 
-typedef enum conn_state { C_CLOSED, C_CONNECTING, C_IDLE, C_BUSY } conn_state;
+/* HANDSHAKING: TCP is up, TLS is not yet (https only). */
+typedef enum conn_state { C_CLOSED, C_CONNECTING, C_HANDSHAKING, C_IDLE, C_BUSY } conn_state;
 
 typedef struct conn {
     int fd;
+    SSL *ssl; /* https: the connection's TLS, NULL for http */
     conn_state state;
+    bool write_wants_read; /* TLS: SSL_write must wait for the socket to be readable */
     size_t woff;
     int64_t retry_at;
     bool want_out;  /* EPOLLOUT registered */
@@ -49,8 +56,71 @@ typedef struct loop {
     int idle_head, nidle;
     int busy;
     int64_t next_scan;
+    ps_tls_client *tls;   /* https: the run's TLS context; NULL for http */
+    ps_tls_resume resume; /* https: the thread's latest session ticket */
+    char why[256];        /* the latest TLS failure, for ps_lg_note_failure */
     char rbuf[65536];
 } loop;
+
+/* conn_send / conn_recv results besides a byte count (0: end of stream). */
+#define IO_AGAIN -1      /* the socket is full / empty: wait for epoll */
+#define IO_AGAIN_READ -2 /* TLS: a write must wait for the socket to be readable */
+#define IO_FAILED -3     /* errno, or L->why over TLS, says why */
+
+/* One send, or SSL_write over https. */
+static ssize_t conn_send(loop *L, conn *c, const char *p, size_t n)
+{
+    if (!c->ssl) {
+        for (;;) {
+            ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
+            if (w >= 0) return w;
+            if (errno == EINTR) continue;
+            return errno == EAGAIN || errno == EWOULDBLOCK ? IO_AGAIN : IO_FAILED;
+        }
+    }
+    errno = 0;
+    int w = SSL_write(c->ssl, p, (int)n);
+    switch (ps_tls_client_io(c->ssl, w, L->why, sizeof L->why)) {
+    case PS_TLS_IO_OK:
+        return w;
+    case PS_TLS_IO_WANT_WRITE:
+        return IO_AGAIN;
+    case PS_TLS_IO_WANT_READ:
+        return IO_AGAIN_READ;
+    case PS_TLS_IO_EOF:
+        snprintf(L->why, sizeof L->why, "TLS: the server closed the connection");
+        return IO_FAILED;
+    default:
+        return IO_FAILED;
+    }
+}
+
+/* One recv, or SSL_read over https: bytes, 0 at the end of the stream,
+ * IO_AGAIN or IO_FAILED. */
+static ssize_t conn_recv(loop *L, conn *c)
+{
+    if (!c->ssl) {
+        for (;;) {
+            ssize_t n = recv(c->fd, L->rbuf, sizeof L->rbuf, 0);
+            if (n >= 0) return n;
+            if (errno == EINTR) continue;
+            return errno == EAGAIN || errno == EWOULDBLOCK ? IO_AGAIN : IO_FAILED;
+        }
+    }
+    errno = 0;
+    int n = SSL_read(c->ssl, L->rbuf, (int)sizeof L->rbuf);
+    switch (ps_tls_client_io(c->ssl, n, L->why, sizeof L->why)) {
+    case PS_TLS_IO_OK:
+        return n;
+    case PS_TLS_IO_EOF:
+        return 0;
+    case PS_TLS_IO_WANT_READ:
+    case PS_TLS_IO_WANT_WRITE: /* a renegotiation's write: the next event retries */
+        return IO_AGAIN;
+    default:
+        return IO_FAILED;
+    }
+}
 
 /* A connection attempt failed: the worker counts it and, in the closed
  * model with no connection up, fails the next request for want of one. */
@@ -90,6 +160,10 @@ static void idle_remove(loop *L, int i)
 static void conn_close(loop *L, int i)
 {
     conn *c = &L->c[i];
+    if (c->ssl) {
+        SSL_free(c->ssl);
+        c->ssl = NULL;
+    }
     if (c->fd >= 0) {
         epoll_ctl(L->ep, EPOLL_CTL_DEL, c->fd, NULL);
         close(c->fd);
@@ -117,6 +191,61 @@ static void want_out(loop *L, int i, bool on)
                              .data.u32 = (uint32_t)i};
     epoll_ctl(L->ep, EPOLL_CTL_MOD, c->fd, &ev);
     c->want_out = on;
+}
+
+/* A connection attempt failed at TCP or TLS: closed, retried after a pause. */
+static void conn_attempt_failed(loop *L, int i, const char *why)
+{
+    ps_lg_note_failure(L->t, why);
+    conn_close(L, i);
+    int64_t now = ps_clock_mono_ns();
+    L->c[i].retry_at = now + RECONNECT_DELAY_NS;
+    on_connect_failure(L, now);
+}
+
+/* Moves the TLS handshake on as far as the socket allows; the connection
+ * joins the idle ones when it is done. */
+static void tls_handshake(loop *L, int i)
+{
+    conn *c = &L->c[i];
+    errno = 0;
+    switch (ps_tls_client_io(c->ssl, SSL_do_handshake(c->ssl), L->why, sizeof L->why)) {
+    case PS_TLS_IO_OK:
+        want_out(L, i, false);
+        conn_established(L, i);
+        return;
+    case PS_TLS_IO_WANT_READ:
+        want_out(L, i, false);
+        return;
+    case PS_TLS_IO_WANT_WRITE:
+        want_out(L, i, true);
+        return;
+    case PS_TLS_IO_EOF:
+        snprintf(L->why, sizeof L->why, "TLS: the server closed the connection in the handshake");
+        break;
+    case PS_TLS_IO_ERROR:
+        break;
+    }
+    conn_attempt_failed(L, i, L->why);
+}
+
+/* TCP is up: over http the connection is ready, over https its handshake starts. */
+static void conn_connected(loop *L, int i)
+{
+    conn *c = &L->c[i];
+    if (!L->tls) {
+        want_out(L, i, false);
+        conn_established(L, i);
+        return;
+    }
+    ps_error err;
+    c->ssl = ps_tls_client_ssl(L->tls, c->fd, L->t->sh->cfg->host, &L->resume, &err);
+    if (!c->ssl) {
+        conn_attempt_failed(L, i, err.message);
+        return;
+    }
+    c->state = C_HANDSHAKING;
+    tls_handshake(L, i);
 }
 
 static void conn_open(loop *L, int i, int64_t now)
@@ -149,12 +278,9 @@ static void conn_open(loop *L, int i, int64_t now)
     c->fd = fd;
     c->served = 0;
     c->want_out = true;
-    if (rc == 0) {
-        want_out(L, i, false);
-        conn_established(L, i);
-    } else {
-        c->state = C_CONNECTING;
-    }
+    c->write_wants_read = false;
+    c->state = C_CONNECTING;
+    if (rc == 0) conn_connected(L, i);
 }
 
 static void fail_request_and_close(loop *L, int i, ps_lg_failure why)
@@ -168,16 +294,20 @@ static void flush(loop *L, int i)
 {
     conn *c = &L->c[i];
     const ps_lg_bytes *b = c->req.bytes;
+    c->write_wants_read = false;
     while (c->woff < b->len) {
-        ssize_t w = send(c->fd, b->data + c->woff, b->len - c->woff, MSG_NOSIGNAL);
+        ssize_t w = conn_send(L, c, b->data + c->woff, b->len - c->woff);
         if (w > 0) {
             c->woff += (size_t)w;
-        } else if (w < 0 && errno == EINTR) {
-            continue;
-        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        } else if (w == IO_AGAIN) {
             want_out(L, i, true);
             return;
+        } else if (w == IO_AGAIN_READ) {
+            c->write_wants_read = true;
+            want_out(L, i, false);
+            return;
         } else {
+            if (c->ssl) ps_lg_note_failure(L->t, L->why);
             fail_request_and_close(L, i, PS_LG_FAIL_READ);
             return;
         }
@@ -221,9 +351,10 @@ static void on_readable(loop *L, int i)
 {
     conn *c = &L->c[i];
     for (;;) {
-        ssize_t n = recv(c->fd, L->rbuf, sizeof L->rbuf, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        /* Over TLS an idle connection reads too: a session ticket comes
+         * after the handshake, and is no answer (IO_AGAIN). */
+        ssize_t n = conn_recv(L, c);
+        if (n == IO_AGAIN) return;
         int64_t now = ps_clock_mono_ns();
         if (c->state != C_BUSY) {
             /* Idle: the server closed a keep-alive connection (or sent bytes
@@ -257,10 +388,13 @@ static void on_readable(loop *L, int i)
             return;
         }
         if (pr == PS_LG_PARSE_ERROR) {
-            if (n < 0) ps_error_set(&perr, "recv: %s", strerror(errno));
+            if (n < 0 && c->ssl)
+                ps_error_set(&perr, "%s", L->why);
+            else if (n < 0)
+                ps_error_set(&perr, "recv: %s", strerror(errno));
             /* A TLS record (alert 0x15, handshake 0x16, version 3.x) where an
              * HTTP status line belongs: the port speaks TLS. */
-            if (n > 0 && ps_tls_record_start((const unsigned char *)L->rbuf, (size_t)n))
+            if (n > 0 && !c->ssl && ps_tls_record_start((const unsigned char *)L->rbuf, (size_t)n))
                 ps_error_set(&perr, PS_TLS_MSG_TLS_ANSWER);
             ps_lg_note_failure(L->t, perr.message);
             /* A connection that broke before its first answer is not retried
@@ -275,8 +409,9 @@ static void on_readable(loop *L, int i)
             return;
         }
         /* Level-triggered: the rest of the response wakes us again, so a
-         * recv that did not fill the buffer needs no EAGAIN-probing twin. */
-        if ((size_t)n < sizeof L->rbuf) return;
+         * recv that did not fill the buffer needs no EAGAIN-probing twin;
+         * but records TLS read ahead wake nobody: drain them. */
+        if ((size_t)n < sizeof L->rbuf && !(c->ssl && SSL_has_pending(c->ssl))) return;
     }
 }
 
@@ -291,18 +426,19 @@ static void on_event(loop *L, const struct epoll_event *ev)
         if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
             char what[120];
             snprintf(what, sizeof what, "connect: %s", strerror(soerr ? soerr : errno));
-            ps_lg_note_failure(L->t, what);
-            conn_close(L, i);
-            int64_t now = ps_clock_mono_ns();
-            c->retry_at = now + RECONNECT_DELAY_NS;
-            on_connect_failure(L, now);
+            conn_attempt_failed(L, i, what);
             return;
         }
-        want_out(L, i, false);
-        conn_established(L, i);
+        conn_connected(L, i);
         return;
     }
-    if ((ev->events & EPOLLOUT) && c->state == C_BUSY && c->woff < c->req.bytes->len) flush(L, i);
+    if (c->state == C_HANDSHAKING) {
+        tls_handshake(L, i);
+        return;
+    }
+    if (c->state == C_BUSY && c->woff < c->req.bytes->len &&
+        ((ev->events & EPOLLOUT) || (c->write_wants_read && (ev->events & EPOLLIN))))
+        flush(L, i);
     if (c->state == C_CLOSED) return;
     if (ev->events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(L, i);
 }
@@ -319,7 +455,10 @@ static void check_timeouts(loop *L, int64_t now, bool reconnect)
             ps_lg_note_failure(L->t, "no complete response within --timeout");
             fail_request_and_close(L, i, PS_LG_FAIL_TIMEOUT);
             if (reconnect) conn_open(L, i, now);
-        } else if (c->state == C_CONNECTING && now - c->retry_at >= timeout) {
+        } else if ((c->state == C_CONNECTING || c->state == C_HANDSHAKING) &&
+                   now - c->retry_at >= timeout) {
+            if (c->state == C_HANDSHAKING)
+                ps_lg_note_failure(L->t, "TLS: no handshake within --timeout");
             conn_close(L, i);
             on_connect_failure(L, now);
         } else if (c->state == C_CLOSED && reconnect && c->retry_at <= now) {
@@ -352,7 +491,7 @@ static void burst_settle(void *p, int64_t deadline)
         if (now >= L->next_scan) check_timeouts(L, now, false);
         int connecting = 0;
         for (int i = 0; i < L->n; i++)
-            connecting += L->c[i].state == C_CONNECTING;
+            connecting += L->c[i].state == C_CONNECTING || L->c[i].state == C_HANDSHAKING;
         if ((L->busy == 0 && connecting == 0) || now >= deadline) return;
         wait_events(L, now, deadline);
     }
@@ -395,6 +534,7 @@ static int run(ps_lg_thread *t)
     loop *L = calloc(1, sizeof *L);
     if (!L) abort();
     L->t = t;
+    L->tls = t->sh->tls;
     L->n = t->nconns;
     L->c = calloc((size_t)L->n, sizeof *L->c);
     L->idle = calloc((size_t)L->n, sizeof *L->idle);
@@ -445,8 +585,11 @@ static int run(ps_lg_thread *t)
     }
     rc = 0;
 out:
-    for (int i = 0; i < L->n; i++)
+    for (int i = 0; i < L->n; i++) {
+        if (L->c[i].ssl) SSL_free(L->c[i].ssl);
         if (L->c[i].fd >= 0) close(L->c[i].fd);
+    }
+    ps_tls_resume_clear(&L->resume);
     if (L->ep >= 0) close(L->ep);
     free(L->c);
     free(L->idle);

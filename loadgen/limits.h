@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/ratelimit_model.h"
 #include "loadgen/config.h"
 #include "loadgen/respparse.h"
 
@@ -61,6 +62,10 @@ typedef struct ps_lg_window {
     int64_t min_ahead_s;                  /* least Reset - now seen (INT64_MAX: not known) */
     uint32_t key;
     bool used;
+    /* reset is not the service's Reset but the end the run placed the
+     * window at (arrival + seconds left, or milliseconds / 1000): a Reset
+     * that is not a Unix time is bad_headers, never a window's identity */
+    bool placed;
     int64_t first_ns;         /* first response (admitted or 429) naming this pair */
     int64_t first_limited_ns; /* first 429 naming it */
     int64_t last_admit_ns;    /* last admission naming it */
@@ -83,57 +88,20 @@ typedef struct ps_lg_window {
  * limiters (beyond it the window's count still counts, its times do not). */
 #define PS_LG_ADMIT_TIMES 65536
 
-/* A limiter model for one key and limit. The verdict (ps_lg_limits_verify)
- * treats the limiter as FIXED, SLIDING or TOKEN, whichever bound its
- * responses call for; the report's label (ps_lg_limits_models) may also be
- * MOVING or WINDOW, and names an algorithm only when the responses rule the
- * others out (see ps_lg_limits_models). */
-typedef enum ps_lg_model {
-    PS_LG_MODEL_FIXED,   /* verdict: Reset steady, exact count per announced window; label: and the
-                            whole limit came back at Reset while a sliding log still held some */
-    PS_LG_MODEL_SLIDING, /* room came back under a Reset that had refused, or only part of the
-                            limit after Reset (sliding log or counter) */
-    PS_LG_MODEL_TOKEN,   /* verdict: Reset moved ahead while the previous one was still far off;
-                            label: and a bucket's refill showed (token bucket, GCRA) */
-    PS_LG_MODEL_MOVING,  /* label only: Reset moved ahead with requests, no refill shown (a sliding
-                            log naming its newest request's expiry, or an unpushed bucket) */
-    PS_LG_MODEL_WINDOW,  /* label only: Reset held; fixed window or sliding log not told apart */
-} ps_lg_model;
-
 typedef struct ps_lg_key_model {
     size_t key; /* index into the config's keys */
     int64_t limit;
-    ps_lg_model model; /* the label: what the responses showed */
-    int64_t window_ms; /* window length the headers imply (0: not known) */
+    ps_rlm_label model; /* the label: what the responses showed (ps_lg_limits_models) */
+    int64_t window_ms;  /* window length the headers imply (0: not known) */
 } ps_lg_key_model;
 
-/* "fixed-window", "sliding-window", "token-bucket", "moving-window",
- * "window". */
-const char *ps_lg_model_name(ps_lg_model m);
-
-/* What one key's limits were taken to count, and why: from --limited-ops
- * and --limited-errors, or (auto) inferred from the responses. An operation
- * refused with 429 is counted; one never refused is counted when Remaining
- * fell on most of its admissions (a service that does not count a request
- * answers it with the state as it stands), else not. The same majority
- * decides for admitted 4xx answers of counted operations. */
-typedef enum ps_lg_count_state {
-    PS_LG_COUNTED,
-    PS_LG_NOT_COUNTED,
-    PS_LG_NOT_SEEN, /* no admission of that kind: nothing to count */
-} ps_lg_count_state;
-
+/* What one key's limits were taken to count, and why: the shared model's
+ * decision (ps_rlm_decide) on this run's evidence, which the verdict
+ * counts by (exactly the kinds in counting.mask). */
 typedef struct ps_lg_counting {
     size_t key; /* index into the config's keys */
-    ps_lg_count_state ops[PS_LG_OPS];
-    ps_lg_count_state errors; /* 4xx answers of counted operations */
-    bool inferred;            /* false: both from the flags */
-    unsigned mask;            /* bit per ps_lg_kind counted */
-    char reason[384];
+    ps_rlm_counting counting;
 } ps_lg_counting;
-
-/* "counted", "not_counted", "not_seen". */
-const char *ps_lg_count_state_name(ps_lg_count_state s);
 
 typedef struct ps_lg_key_checks {
     int64_t responses, missing_headers, bad_headers, missing_retry_after, bad_retry_after;
@@ -141,6 +109,9 @@ typedef struct ps_lg_key_checks {
     /* this thread's last Remaining on an admission + 1 (0: none), what a
      * window's first admission must go below to count as falling */
     int64_t last_remaining_1;
+    /* the first offending header of each check, as "X-RateLimit-Reset: 37
+     * (...)", shown in the violation's message ("" when none) */
+    char missing_sample[64], bad_sample[96], retry_sample[64];
 } ps_lg_key_checks;
 
 typedef struct ps_lg_limits {
@@ -164,9 +135,9 @@ typedef struct ps_lg_violation {
     const char *window; /* "minute", "day" or "unknown" (static) */
     int64_t reset;      /* the window's X-RateLimit-Reset, 0 when not about a window */
     int64_t admitted, limit, count;
-    bool fails;        /* false for warnings (under-admission) */
-    ps_lg_model model; /* the model inferred for the key and limit */
-    char message[384];
+    bool fails;         /* false for warnings (under-admission) */
+    ps_rlm_bound bound; /* the bound the verdict held the key and limit to */
+    char message[512];
 } ps_lg_violation;
 
 int ps_lg_limits_init(ps_lg_limits *l, size_t nkeys);
@@ -210,6 +181,10 @@ void ps_lg_limits_counting(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg
                            size_t *n);
 /* The windows verify judged: those with a counted admission or a 429. */
 size_t ps_lg_limits_counted_windows(const ps_lg_limits *l, const ps_lg_config *cfg);
+/* Of those, the windows that reached their limit: refused with 429, or
+ * counted as many admissions as their allowance (ps_rlm_window_reached),
+ * for a capacity report's "windows that reached their limit". */
+size_t ps_lg_limits_reached_windows(const ps_lg_limits *l, const ps_lg_config *cfg);
 /* The model label per (key, limit) seen, in key then limit order: a new
  * array the caller frees. Information only: a label names an algorithm
  * only when the responses rule the others out. token-bucket: Reset moved

@@ -12,6 +12,7 @@
 
 #include "core/buf.h"
 #include "core/cli.h"
+#include "core/hash.h"
 #include "core/hdr_log.h"
 #include "core/histogram_print.h"
 #include "core/json.h"
@@ -155,14 +156,7 @@ static void add_fields(const ps_json *o, const ps_lg_field *fields, size_t n, vo
 /* Reads one report and its identity. Exit 2 on failure. */
 static int load_shard(merge *m, shard_doc *s)
 {
-    ps_buf text = PS_BUF_INIT;
-    if (ps_buf_read_file(&text, s->path) != 0) {
-        ps_buf_free(&text);
-        return ps_error_set(&m->err, "cannot read '%s': %s", s->path, strerror(errno));
-    }
-    s->doc = ps_json_parse(text.data, text.len, NULL, &m->err);
-    ps_buf_free(&text);
-    if (!s->doc) return ps_error_prefix(&m->err, "'%s': ", s->path);
+    if (ps_lg_shard_read(s->path, &s->doc, &m->err) != 0) return -1;
     const ps_json *tool = member(s->doc, "tool", PS_JSON_STRING);
     if (!tool || strcmp(tool->str, "petstore-load") != 0)
         return ps_error_set(&m->err, "'%s' is not a petstore-load report", s->path);
@@ -210,19 +204,21 @@ static int check_set(merge *m)
     /* Times lie within the run: pods start within minutes of each other, or
      * together with --start-at; starts further apart than the longest
      * shard's run and an hour are not one run. */
-    double first = a->start_unix_s, latest = a->start_unix_s, longest = 0;
+    const shard_doc *first = a, *latest = a;
+    double longest = 0;
     for (size_t i = 0; i < m->nshards; i++) {
         const shard_doc *s = &m->shards[i];
-        if (s->start_unix_s < first) first = s->start_unix_s;
-        if (s->start_unix_s > latest) latest = s->start_unix_s;
+        if (s->start_unix_s < first->start_unix_s) first = s;
+        if (s->start_unix_s > latest->start_unix_s) latest = s;
         double d = num_at(s->doc, "duration_s");
         if (d > longest) longest = d;
     }
-    if (latest - first > longest + 3600) {
+    if (latest->start_unix_s - first->start_unix_s > longest + 3600) {
         ps_error_set(&m->err,
-                     "run %s: its shards started %.0f s apart, more than the longest shard's "
-                     "%.0f s run and an hour: not one run (shard.start_unix_s)",
-                     a->run_id, latest - first, longest);
+                     "'%s': shard.start_unix_s: %.0f s after '%s' started, more than the longest "
+                     "shard's %.0f s run and an hour: not one run",
+                     latest->path, latest->start_unix_s - first->start_unix_s, first->path,
+                     longest);
         return PS_LG_EXIT_USAGE;
     }
     int of = a->of;
@@ -321,8 +317,9 @@ static int union_keys(merge *m)
         for (size_t k = 0; k < keys->count; k++) {
             const ps_json *kj = keys->items[k];
             const char *id = ps_json_get_string(kj, "id", "");
-            uint64_t h = strtoull(id, NULL, 16);
-            size_t at = (size_t)(h ^ (h >> 29)) & (cap - 1);
+            /* mixed: ids that differ only in their last digits must not
+             * fill one run of slots (linear probing would be quadratic) */
+            size_t at = (size_t)ps_hash_bytes(id, strlen(id)) & (cap - 1);
             while (slots[at] && strcmp(m->key_ids[slots[at] - 1], id) != 0)
                 at = (at + 1) & (cap - 1);
             if (slots[at]) {

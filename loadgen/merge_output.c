@@ -126,7 +126,7 @@ void ps_lg_merge_print_summary(const merge *m, int code)
     for (size_t i = 0; i < m->ncounting; i++) {
         char red[8];
         ps_lg_redact(m->cfg.keys[m->counting[i].key].key, red);
-        fprintf(stderr, "  limits counted for key %s: %s\n", red, m->counting[i].reason);
+        fprintf(stderr, "  limits counted for key %s: %s\n", red, m->counting[i].counting.reason);
     }
     if (m->verify_limits)
         fprintf(stderr, "  limits: %s (%zu windows checked, admissions summed over the shards)\n",

@@ -2,6 +2,7 @@
  * status and the rate-limit headers. */
 #include "loadgen/respparse.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -40,10 +41,12 @@ static void store(ps_lg_resp *r, int f, const char *value, bool overflow, int64_
                                              : &r->retry_after_wait_s;
     /* A repeat with another value makes the field unusable, as
      * core/ratelimit_headers.c rules. */
-    if (!ok)
-        r->bad |= (unsigned)f;
-    else if ((r->seen & (unsigned)f) && *slot != v)
-        r->bad |= (unsigned)f;
+    bool bad = !ok || ((r->seen & (unsigned)f) && *slot != v);
+    if (bad && !r->bad_field) {
+        r->bad_field = (unsigned)f;
+        snprintf(r->bad_value, sizeof r->bad_value, "%s", overflow ? "(64 bytes or more)" : value);
+    }
+    if (bad) r->bad |= (unsigned)f;
     *slot = v;
     r->seen |= (unsigned)f;
 }

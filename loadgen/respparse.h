@@ -32,6 +32,8 @@ typedef struct ps_lg_resp {
     unsigned bad;                    /* PS_LG_H_* malformed or repeated with different values */
     int64_t limit, remaining, reset; /* valid when seen and not bad */
     int64_t retry_after_wait_s;      /* valid when Retry-After seen and not bad */
+    unsigned bad_field;              /* the PS_LG_H_* of the first bad field (0: none) */
+    char bad_value[24];              /* its value as sent, truncated, for the report */
 } ps_lg_resp;
 
 typedef struct ps_lg_parser {

@@ -27,6 +27,7 @@
 #include "loadgen/generator.h"
 #include "loadgen/shard_report.h"
 #include "loadgen/summary.h"
+#include "loadgen/tls_target.h"
 #include "loadgen/transport.h"
 #include "reports/html_report.h"
 #include "reports/report_load_console.h"
@@ -877,6 +878,7 @@ static void run_free(load_run *R)
     free(sh->create_bodies);
     free(sh->shared_keys);
     free(sh->list_url);
+    ps_tls_client_destroy(sh->tls);
     free(sh);
     free(R->sync);
     free(R->threads);
@@ -900,6 +902,13 @@ int ps_lg_run_capture(const ps_lg_config *cfg, ps_buf *json)
     if (find_target_address(cfg, sh, &R->err) != 0) {
         exit_code = PS_LG_EXIT_UNREACHABLE;
         goto fail;
+    }
+    if (cfg->https && cfg->engine == PS_LG_ENGINE_EPOLL) {
+        int tls_rc = ps_lg_tls_target_prepare(cfg, &sh->addr, sh->addrlen, &sh->tls, &R->err);
+        if (tls_rc != 0) {
+            exit_code = tls_rc;
+            goto fail;
+        }
     }
     render_requests(cfg, sh);
     list_shared_keys(cfg, sh);

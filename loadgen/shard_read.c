@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 
+#include "core/buf.h"
 #include "core/hdr_log.h"
 #include "core/histogram.h"
 #include "core/plan.h"
@@ -437,5 +440,178 @@ int ps_lg_shard_validate(const ps_json *doc, const char *path, ps_error *err)
 out:
     free(room);
     ps_hist_close(v.like);
+    return rc;
+}
+
+/* ---- reading: only the members the merge uses are parsed ---- */
+
+typedef struct scan {
+    const char *s;
+    size_t len, pos;
+} scan;
+
+static void skip_ws(scan *c)
+{
+    while (c->pos < c->len && (c->s[c->pos] == ' ' || c->s[c->pos] == '\t' ||
+                               c->s[c->pos] == '\n' || c->s[c->pos] == '\r'))
+        c->pos++;
+}
+
+/* Past one string (at its opening quote). */
+static int skip_string(scan *c)
+{
+    for (c->pos++; c->pos < c->len; c->pos++) {
+        if (c->s[c->pos] == '\\')
+            c->pos++;
+        else if (c->s[c->pos] == '"')
+            return c->pos++, 0;
+    }
+    return -1;
+}
+
+/* Past one value, allocating nothing; elem ('{' or '"'), when not 0, is
+ * what every element of an array value must start with. The parser checks
+ * the skipped text again where it is kept. */
+static int skip_value(scan *c, char elem)
+{
+    skip_ws(c);
+    if (c->pos >= c->len) return -1;
+    char open = c->s[c->pos];
+    if (open == '"') return skip_string(c);
+    if (open != '{' && open != '[') {
+        size_t start = c->pos;
+        while (c->pos < c->len && !strchr(",}] \t\r\n", c->s[c->pos]))
+            c->pos++;
+        return c->pos > start ? 0 : -1;
+    }
+    if (elem && open != '[') return -1;
+    int depth = 0;
+    for (; c->pos < c->len; c->pos++) {
+        char ch = c->s[c->pos];
+        if (ch == '"') {
+            if (skip_string(c) != 0) return -1;
+            c->pos--;
+        } else if (ch == '{' || ch == '[') {
+            if (++depth > 64) return -1;
+        } else if (ch == '}' || ch == ']') {
+            if (--depth == 0) return c->pos++, 0;
+        }
+        /* an element of the array starts after '[' or ',' at depth 1 */
+        if (elem && depth == 1 && (ch == '[' || ch == ',')) {
+            size_t save = c->pos++;
+            skip_ws(c);
+            if (c->pos < c->len && c->s[c->pos] != elem && !(ch == '[' && c->s[c->pos] == ']'))
+                return -1;
+            c->pos = save;
+        }
+    }
+    return -1;
+}
+
+typedef struct wanted {
+    const char *name;
+    char elem; /* what an array's elements start with, 0: any value */
+} wanted;
+
+static const wanted top_members[] = {
+    {"tool", 0},       {"parameters", 0},  {"requests", 0},
+    {"duration_s", 0}, {"scheduled", 0},   {"answered", 0},
+    {"failed", 0},     {"timed_out", 0},   {"skipped_retry_after", 0},
+    {"status", 0},     {"errors", 0},      {"connect_failures", 0},
+    {"operations", 0}, {"intervals", '{'}, {"plans", '{'},
+    {"exit_code", 0},  {"verdict", 0},     {"aborted", 0},
+    {"shard", 0},      {NULL, 0},
+};
+static const wanted shard_members[] = {
+    {"index", 0},       {"of", 0},           {"run_id", 0},
+    {"start", 0},       {"start_unix_s", 0}, {"start_at_given", 0},
+    {"keys_shared", 0}, {"histograms", 0},   {"interval_histograms", '"'},
+    {"keys", '{'},      {"windows", '{'},    {NULL, 0},
+};
+
+/* Copies the object at c into out keeping only the members in keep (the
+ * "shard" member filtered the same way, one level down). */
+static int filter_object(scan *c, const wanted *keep, ps_buf *out)
+{
+    skip_ws(c);
+    if (c->pos >= c->len || c->s[c->pos] != '{') return -1;
+    c->pos++;
+    ps_buf_putc(out, '{');
+    bool first = true;
+    for (;;) {
+        skip_ws(c);
+        if (c->pos < c->len && c->s[c->pos] == '}') return ps_buf_putc(out, '}'), c->pos++, 0;
+        if (c->pos >= c->len || c->s[c->pos] != '"') return -1;
+        size_t name = c->pos;
+        if (skip_string(c) != 0) return -1;
+        size_t name_len = c->pos - name - 2;
+        skip_ws(c);
+        if (c->pos >= c->len || c->s[c->pos] != ':') return -1;
+        c->pos++;
+        skip_ws(c);
+        const wanted *w = keep;
+        while (w->name &&
+               (strlen(w->name) != name_len || memcmp(w->name, c->s + name + 1, name_len)))
+            w++;
+        size_t start = c->pos;
+        if (w->name) {
+            if (!first) ps_buf_putc(out, ',');
+            first = false;
+            ps_buf_append(out, c->s + name, name_len + 2);
+            ps_buf_putc(out, ':');
+        }
+        if (w->name && keep == top_members && strcmp(w->name, "shard") == 0 && c->pos < c->len &&
+            c->s[c->pos] == '{') {
+            if (filter_object(c, shard_members, out) != 0) return -1;
+        } else {
+            bool array = c->pos < c->len && c->s[c->pos] == '[';
+            if (skip_value(c, w->name && array ? w->elem : 0) != 0) return -1;
+            if (w->name) ps_buf_append(out, c->s + start, c->pos - start);
+        }
+        skip_ws(c);
+        if (c->pos < c->len && c->s[c->pos] == ',') {
+            c->pos++;
+            continue;
+        }
+        if (c->pos < c->len && c->s[c->pos] == '}') return ps_buf_putc(out, '}'), c->pos++, 0;
+        return -1;
+    }
+}
+
+int ps_lg_shard_read(const char *path, ps_json **doc, ps_error *err)
+{
+    *doc = NULL;
+    ps_buf text = PS_BUF_INIT, kept = PS_BUF_INIT;
+    int rc = -1;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > PS_LG_SHARD_FILE_MAX) {
+        ps_error_set(err, "'%s': %lld bytes, more than a shard report's %lld", path,
+                     (long long)st.st_size, (long long)PS_LG_SHARD_FILE_MAX);
+        goto out;
+    }
+    if (ps_buf_read_file(&text, path) != 0) {
+        ps_error_set(err, "cannot read '%s': %s", path, strerror(errno));
+        goto out;
+    }
+    scan c = {.s = text.data ? text.data : "", .len = text.len};
+    if (filter_object(&c, top_members, &kept) != 0) {
+        /* not parsed: a list of the wrong kind would cost its whole tree */
+        ps_error_set(err,
+                     "'%s': not a shard report near byte %zu (malformed JSON, or a list of the "
+                     "wrong kind in intervals, plans, shard.keys, shard.windows or "
+                     "shard.interval_histograms)",
+                     path, c.pos);
+        goto out;
+    }
+    ps_buf_free(&text); /* before the tree is built: one copy at a time */
+    *doc = ps_json_parse(kept.data, kept.len, NULL, err);
+    if (!*doc) {
+        ps_error_prefix(err, "'%s': ", path);
+        goto out;
+    }
+    rc = 0;
+out:
+    ps_buf_free(&text);
+    ps_buf_free(&kept);
     return rc;
 }

@@ -29,6 +29,18 @@
 /* Longest run id and key label a shard may carry. */
 #define PS_LG_SHARD_TEXT_MAX 128
 
+/* A shard report larger than this is refused before it is read. */
+#define PS_LG_SHARD_FILE_MAX (INT64_C(1) << 30)
+
+/* Reads path into *doc (the caller frees it), parsing only the members the
+ * merge reads: the others are skipped without allocating, so a wide array
+ * anywhere else costs nothing. Lists the merge reads must hold elements of
+ * their kind (objects; strings in shard.interval_histograms), checked
+ * before parsing. Memory: the file's bytes, then the tree of the kept
+ * members (about 150 bytes per JSON value: ~2.4 KB per key, ~3.3 KB per
+ * window, ~2 KB per interval). Returns 0, or -1 with "'PATH': ..." in err. */
+int ps_lg_shard_read(const char *path, ps_json **doc, ps_error *err);
+
 /* Checks doc (a shard's --json report, its "shard" member present). Returns
  * 0, or -1 with "'PATH': MEMBER: what is wrong" in err. */
 int ps_lg_shard_validate(const ps_json *doc, const char *path, ps_error *err);

@@ -354,7 +354,7 @@ static void limits(ps_jw *w, const ps_lg_summary *s)
         ps_jw_object_open(w);
         ps_jw_kstring(w, "key", red);
         ps_jw_kint(w, "limit", m->limit);
-        ps_jw_kstring(w, "model", ps_lg_model_name(m->model));
+        ps_jw_kstring(w, "model", ps_rlm_label_name(m->model));
         ps_jw_kint(w, "window_ms", m->window_ms);
         ps_jw_object_close(w);
     }
@@ -367,11 +367,11 @@ static void limits(ps_jw *w, const ps_lg_summary *s)
         ps_lg_redact(cfg->keys[c->key].key, red);
         ps_jw_object_open(w);
         ps_jw_kstring(w, "key", red);
-        ps_jw_kstring(w, "list", ps_lg_count_state_name(c->ops[PS_LG_OP_LIST]));
-        ps_jw_kstring(w, "create", ps_lg_count_state_name(c->ops[PS_LG_OP_CREATE]));
-        ps_jw_kstring(w, "errors_4xx", ps_lg_count_state_name(c->errors));
-        ps_jw_kbool(w, "inferred", c->inferred);
-        ps_jw_kstring(w, "reason", c->reason);
+        ps_jw_kstring(w, "list", ps_rlm_counted_name(c->counting.ops[PS_RLM_OP_LIST]));
+        ps_jw_kstring(w, "create", ps_rlm_counted_name(c->counting.ops[PS_RLM_OP_CREATE]));
+        ps_jw_kstring(w, "errors_4xx", ps_rlm_counted_name(c->counting.errors));
+        ps_jw_kbool(w, "inferred", c->counting.inferred);
+        ps_jw_kstring(w, "reason", c->counting.reason);
         ps_jw_object_close(w);
     }
     ps_jw_array_close(w);

@@ -51,6 +51,9 @@ typedef struct ps_lg_shared {
     int64_t schedule_origin_ns;
     size_t *shared_keys; /* keys without their own rate */
     size_t nshared;
+    /* https on the epoll engine: the run's TLS context (tls_target.h),
+     * used by every thread at once; NULL otherwise. */
+    struct ps_tls_client *tls;
 } ps_lg_shared;
 
 /* The threads' common state that changes while they run. */

@@ -81,25 +81,6 @@ struct ps_limiter {
     stripe stripes[NSTRIPES];
 };
 
-static const char *const mode_names[] = {"fixed", "sliding-log", "sliding-counter", "token-bucket"};
-
-const char *ps_limiter_mode_name(ps_limiter_mode m)
-{
-    return (unsigned)m < sizeof mode_names / sizeof mode_names[0] ? mode_names[m] : NULL;
-}
-
-int ps_limiter_mode_parse(const char *name, ps_limiter_mode *out, ps_error *err)
-{
-    for (size_t i = 0; i < sizeof mode_names / sizeof mode_names[0]; i++) {
-        if (strcmp(name, mode_names[i]) == 0) {
-            *out = (ps_limiter_mode)i;
-            return 0;
-        }
-    }
-    return ps_error_set(
-        err, "unknown limiter '%s' (fixed, sliding-log, sliding-counter or token-bucket)", name);
-}
-
 int ps_limiter_create(const ps_limiter_options *opts, ps_limiter **out, ps_error *err)
 {
     *out = NULL;
@@ -125,7 +106,7 @@ int ps_limiter_create(const ps_limiter_options *opts, ps_limiter **out, ps_error
     l->stripe_cap = (max + NSTRIPES - 1) / NSTRIPES;
     l->faults = opts->faults;
     l->mode = opts->mode;
-    if (!ps_limiter_mode_name(l->mode)) {
+    if (!ps_rlm_algo_name(l->mode)) {
         free(l);
         return ps_error_set(err, "limiter: unknown mode %d", (int)opts->mode);
     }
@@ -214,13 +195,13 @@ static int64_t ceil_div(i128 a, int64_t b) /* b > 0, a >= 0 */
 static int64_t window_idle_at(const ps_limiter *l, const window *w, int i)
 {
     switch (l->mode) {
-    case PS_LIMITER_SLIDING_LOG:
+    case PS_RLM_SLIDING_LOG:
         return w->len ? w->log[(w->head + w->len - 1) % w->cap].leave_ns : 0;
-    case PS_LIMITER_SLIDING_COUNTER:
+    case PS_RLM_SLIDING_COUNTER:
         return w->end_ns ? w->end_ns + l->window_ns[i] : 0;
-    case PS_LIMITER_TOKEN_BUCKET:
+    case PS_RLM_TOKEN_BUCKET:
         return w->limit > 0 && w->tat > 0 ? ceil_div(w->tat, w->limit) : 0;
-    case PS_LIMITER_FIXED:
+    case PS_RLM_FIXED:
     default:
         return w->end_ns;
     }
@@ -375,7 +356,7 @@ static void probe_window(const ps_limiter *l, const window *w, int i, int64_t li
     int64_t W = l->window_ns[i];
     memset(p, 0, sizeof *p);
     switch (l->mode) {
-    case PS_LIMITER_FIXED:
+    case PS_RLM_FIXED:
     default: {
         int64_t cnt = now_ns >= w->end_ns ? 0 : w->count;
         int64_t end = now_ns >= w->end_ns ? now_ns + W : w->end_ns;
@@ -384,7 +365,7 @@ static void probe_window(const ps_limiter *l, const window *w, int i, int64_t li
         p->reset_ns = p->next_ns = p->stand_ns = end;
         break;
     }
-    case PS_LIMITER_SLIDING_LOG: {
+    case PS_RLM_SLIDING_LOG: {
         size_t first;
         int64_t live = log_live(w, now_ns, &first);
         int64_t mine = (now_ns + LOG_SLOT_NS - 1) / LOG_SLOT_NS * LOG_SLOT_NS + W;
@@ -406,7 +387,7 @@ static void probe_window(const ps_limiter *l, const window *w, int i, int64_t li
         }
         break;
     }
-    case PS_LIMITER_SLIDING_COUNTER: {
+    case PS_RLM_SLIDING_COUNTER: {
         int64_t start, cur, prev;
         counter_at(l, w, i, now_ns, &start, &cur, &prev);
         int64_t e = now_ns - start;
@@ -427,7 +408,7 @@ static void probe_window(const ps_limiter *l, const window *w, int i, int64_t li
         }
         break;
     }
-    case PS_LIMITER_TOKEN_BUCKET: {
+    case PS_RLM_TOKEN_BUCKET: {
         /* GCRA in units of ns x lim: one request costs W, the bucket holds
          * cap requests, so a request is admitted when
          * max(tat, now) + W <= now + cap * W. */
@@ -454,7 +435,7 @@ static void roll_window(const ps_limiter *l, window *w, int i, int64_t lim, int6
 {
     int64_t W = l->window_ns[i];
     switch (l->mode) {
-    case PS_LIMITER_FIXED:
+    case PS_RLM_FIXED:
     default:
         if (now_ns >= w->end_ns) {
             w->end_ns = now_ns + W;
@@ -462,14 +443,14 @@ static void roll_window(const ps_limiter *l, window *w, int i, int64_t lim, int6
             w->refused = 0;
         }
         break;
-    case PS_LIMITER_SLIDING_LOG: {
+    case PS_RLM_SLIDING_LOG: {
         size_t first;
         w->count = log_live(w, now_ns, &first);
         w->head = w->cap ? (w->head + first) % w->cap : 0;
         w->len -= first;
         break;
     }
-    case PS_LIMITER_SLIDING_COUNTER: {
+    case PS_RLM_SLIDING_COUNTER: {
         int64_t start, cur, prev;
         counter_at(l, w, i, now_ns, &start, &cur, &prev);
         w->end_ns = start + W;
@@ -477,7 +458,7 @@ static void roll_window(const ps_limiter *l, window *w, int i, int64_t lim, int6
         w->prev = prev;
         break;
     }
-    case PS_LIMITER_TOKEN_BUCKET:
+    case PS_RLM_TOKEN_BUCKET:
         if (w->limit != lim) { /* the plan changed: start full */
             w->tat = 0;
             w->limit = lim;
@@ -491,12 +472,12 @@ static void commit_window(const ps_limiter *l, window *w, int i, int64_t lim, in
 {
     int64_t W = l->window_ns[i];
     switch (l->mode) {
-    case PS_LIMITER_FIXED:
-    case PS_LIMITER_SLIDING_COUNTER:
+    case PS_RLM_FIXED:
+    case PS_RLM_SLIDING_COUNTER:
     default:
         w->count++;
         break;
-    case PS_LIMITER_SLIDING_LOG: {
+    case PS_RLM_SLIDING_LOG: {
         int64_t leave = (now_ns + LOG_SLOT_NS - 1) / LOG_SLOT_NS * LOG_SLOT_NS + W;
         log_slot *last = w->len ? &w->log[(w->head + w->len - 1) % w->cap] : NULL;
         if (last && last->leave_ns >= leave) {
@@ -519,13 +500,13 @@ static void commit_window(const ps_limiter *l, window *w, int i, int64_t lim, in
         w->count++;
         break;
     }
-    case PS_LIMITER_TOKEN_BUCKET: {
+    case PS_RLM_TOKEN_BUCKET: {
         i128 now_u = (i128)now_ns * lim;
         w->tat = (w->tat > now_u ? w->tat : now_u) + W;
         break;
     }
     }
-    if (l->mode != PS_LIMITER_FIXED) w->refused = 0;
+    if (l->mode != PS_RLM_FIXED) w->refused = 0;
 }
 
 /* The decision for entry e at now_ns. With count set, the request is
@@ -690,17 +671,17 @@ static void refund_window(const ps_limiter *l, window *w, int i, int64_t lim, in
 {
     int64_t W = l->window_ns[i];
     switch (l->mode) {
-    case PS_LIMITER_FIXED:
+    case PS_RLM_FIXED:
     default:
         if (t >= w->end_ns - W && t < w->end_ns && w->count > 0) w->count--;
         break;
-    case PS_LIMITER_SLIDING_COUNTER:
+    case PS_RLM_SLIDING_COUNTER:
         if (t >= w->end_ns - W && t < w->end_ns && w->count > 0)
             w->count--;
         else if (t >= w->end_ns - 2 * W && t < w->end_ns - W && w->prev > 0)
             w->prev--;
         break;
-    case PS_LIMITER_SLIDING_LOG: {
+    case PS_RLM_SLIDING_LOG: {
         int64_t leave = (t + LOG_SLOT_NS - 1) / LOG_SLOT_NS * LOG_SLOT_NS + W;
         for (size_t k = w->len; k-- > 0;) {
             log_slot *s = &w->log[(w->head + k) % w->cap];
@@ -712,7 +693,7 @@ static void refund_window(const ps_limiter *l, window *w, int i, int64_t lim, in
         }
         break;
     }
-    case PS_LIMITER_TOKEN_BUCKET:
+    case PS_RLM_TOKEN_BUCKET:
         if (w->limit == lim && w->tat >= W) w->tat -= W; /* below now it is simply full */
         break;
     }

@@ -21,24 +21,14 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/ratelimit_model.h"
 #include "reference-server/faults.h"
 
 typedef struct ps_limiter ps_limiter;
 
-/* The algorithm (docs/rate-limits.md says what the headers mean in each). */
-typedef enum ps_limiter_mode {
-    PS_LIMITER_FIXED,       /* fixed windows; Reset = the window's end, steady */
-    PS_LIMITER_SLIDING_LOG, /* every admission logged; Reset = when the oldest leaves the window */
-    PS_LIMITER_SLIDING_COUNTER, /* previous window's count weighted by the overlap + current count;
-                                   Reset = the end of the current counting window */
-    PS_LIMITER_TOKEN_BUCKET,    /* Limit tokens per window, refilled continuously (GCRA);
-                                   Reset = when the bucket is full again (moves with every request) */
-} ps_limiter_mode;
-
-/* "fixed", "sliding-log", "sliding-counter", "token-bucket"; NULL out of range. */
-const char *ps_limiter_mode_name(ps_limiter_mode m);
-/* Parses one of those names. Returns 0, or -1 with err listing them. */
-int ps_limiter_mode_parse(const char *name, ps_limiter_mode *out, ps_error *err);
+/* The algorithm: the shared model's (core/ratelimit_model.h), its names
+ * those of --limiter (ps_rlm_algo_name, ps_rlm_algo_parse). */
+typedef ps_rlm_algo ps_limiter_mode;
 
 typedef struct ps_limiter_options {
     double time_scale;     /* >= 1: windows and bans run this many times faster */

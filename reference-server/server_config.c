@@ -205,7 +205,7 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
     cfg->time_scale = 1;
     cfg->ban_after = 100;
     cfg->ban_seconds = 600;
-    cfg->limiter = PS_LIMITER_FIXED;
+    cfg->limiter = PS_RLM_FIXED;
     cfg->count_ops = PS_COUNT_ALL;
     cfg->count_errors = true;
     bool keys_given = false, seed_given = false, no_seed = false;
@@ -316,7 +316,7 @@ int ps_server_config_parse(int argc, char **argv, ps_server_config *cfg, FILE *o
             rc = ps_fault_enable(&cfg->faults, value, err);
             break;
         case OPT_LIMITER:
-            rc = ps_limiter_mode_parse(value, &cfg->limiter, err);
+            rc = ps_rlm_algo_parse(value, &cfg->limiter, err);
             break;
         case OPT_COUNT_OPS:
             rc = parse_count_ops(value, &cfg->count_ops, err);

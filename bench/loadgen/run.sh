@@ -8,6 +8,9 @@
 #    and petstore-load --threads 1 --connections 32: req/s, each client's CPU
 #    microseconds per request (its rusage over the requests it completed) and
 #    nginx's, and the ratios petstore-load/wrk.
+#    The same over https: nginx terminating TLS (`return 200`, a certificate
+#    from a CA made here), wrk against petstore-load's epoll engine with TLS
+#    (and its curl engine), the ratio printed beside the http one.
 # 2. Open model at 1k, 10k, 50k and 100k req/s: sent and answered rate vs
 #    asked, the generator's lateness (p50, p99) and verdict.
 # 3. Peak memory (VmHWM via /usr/bin/time) of a 10 s fixed-rate run, and of a
@@ -37,9 +40,28 @@ trap cleanup EXIT
 printf '[{"id":1,"name":"Dog","description":"Domestic dogs of all breeds"}]' >"$tmp/categories.json"
 truncate -s 66 "$tmp/categories.json"
 
+# https: a CA and a certificate for 127.0.0.1 made here (wrk does not verify;
+# petstore-load does, with --cacert, as a user would).
+have_tls=0
+if command -v openssl >/dev/null &&
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/ca.key" -out "$tmp/ca.pem" -days 2 \
+    -subj "/CN=bench CA" 2>/dev/null &&
+  openssl req -newkey rsa:2048 -nodes -keyout "$tmp/tls.key" -out "$tmp/tls.csr" -subj "/CN=127.0.0.1" 2>/dev/null &&
+  printf 'subjectAltName=IP:127.0.0.1\n' >"$tmp/ext.cnf" &&
+  openssl x509 -req -in "$tmp/tls.csr" -CA "$tmp/ca.pem" -CAkey "$tmp/ca.key" -CAcreateserial \
+    -out "$tmp/tls.pem" -days 2 -extfile "$tmp/ext.cnf" 2>/dev/null; then
+  have_tls=1
+  chmod 644 "$tmp/tls.key"
+fi
+tls_port=$(bench_free_port)
+tls_server=""
+[ "$have_tls" = 1 ] && tls_server="server { listen 127.0.0.1:$tls_port ssl; ssl_certificate $tmp/tls.pem;
+    ssl_certificate_key $tmp/tls.key; location = /v1/categories { default_type application/json;
+    return 200 '$(cat "$tmp/categories.json")'; } }"
+
 bench_nginx_start "$tmp" \
   "location = /v1/categories { default_type application/json; alias $tmp/categories.json; }" \
-  "keepalive_requests 100000000;"
+  "keepalive_requests 100000000; $tls_server"
 base="http://127.0.0.1:$BENCH_NGINX_PORT/v1"
 echo "nginx $("$BENCH_NGINX_BIN" -v 2>&1 | sed 's/.*\///') on $base, 66-byte JSON"
 
@@ -67,6 +89,34 @@ printf '%-14s %10.0f req/s %8s client CPU us/req %8s nginx CPU us/req\n' \
   petstore-load "$pl_rps" "$pl_us" "$(bench_us_per_req $((n_after - n_mid)) "$pl_n")"
 echo "ratio petstore-load/wrk: throughput $(bench_ratio "$pl_rps" "$wrk_rps") (target >= 0.70)," \
   "requests per CPU-second $(bench_ratio "$wrk_us" "$pl_us")"
+http_ratio=$(bench_ratio "$wrk_us" "$pl_us")
+
+if [ "$have_tls" = 1 ]; then
+  echo
+  echo "== https, nginx terminating TLS (return 200), closed model, 1 thread, 32 connections, ${secs}s"
+  tbase="https://127.0.0.1:$tls_port/v1"
+  bench_run_cpu twrk_ms wrk -t1 -c32 -d"${secs}s" "$tbase/categories" >"$tmp/twrk.txt"
+  twrk_rps=$(awk '/Requests\/sec/ {print $2}' "$tmp/twrk.txt")
+  twrk_n=$(awk '/requests in/ {print $1}' "$tmp/twrk.txt")
+  bench_run_cpu tpl_ms "$load" --quiet --base-url "$tbase" --cacert "$tmp/ca.pem" --api-key bench-key-0001 \
+    --threads 1 --connections 32 --duration "${secs}s" --json "$tmp/tls.json"
+  tpl_rps=$(jnum "$tmp/tls.json" throughput_rps)
+  tpl_n=$(jnum "$tmp/tls.json" answered)
+  bench_run_cpu tcu_ms "$load" --quiet --base-url "$tbase" --cacert "$tmp/ca.pem" --api-key bench-key-0001 \
+    --threads 1 --connections 32 --duration "${secs}s" --engine curl --json "$tmp/tlscurl.json"
+  tcu_rps=$(jnum "$tmp/tlscurl.json" throughput_rps)
+  tcu_n=$(jnum "$tmp/tlscurl.json" answered)
+  twrk_us=$(bench_us_per_req "$twrk_ms" "$twrk_n")
+  tpl_us=$(bench_us_per_req "$tpl_ms" "$tpl_n")
+  tcu_us=$(bench_us_per_req "$tcu_ms" "$tcu_n")
+  printf '%-22s %10.0f req/s %8s client CPU us/req\n' wrk "$twrk_rps" "$twrk_us" \
+    "petstore-load (epoll)" "$tpl_rps" "$tpl_us" "petstore-load (curl)" "$tcu_rps" "$tcu_us"
+  echo "ratio petstore-load/wrk, requests per CPU-second: http ${http_ratio}, https $(bench_ratio "$twrk_us" "$tpl_us")" \
+    "(target >= 1.0; throughput https $(bench_ratio "$tpl_rps" "$twrk_rps"); curl engine https $(bench_ratio "$twrk_us" "$tcu_us"))"
+else
+  echo
+  echo "== https: skipped (no openssl)"
+fi
 
 echo
 echo "== closed model, curl engine (https:// and --engine curl) against the epoll one, 1 thread, 32 connections, ${secs}s"

@@ -302,9 +302,9 @@ static void limit_ops_init(ps_conform *c, const char *auth, limit_ops *ops)
     ps_rl_key_view v;
     /* one service, one rule: what the main key showed holds for the limit key */
     bool seen = ps_ratelimit_judge_view(c, PS_KEY_MAIN, &v);
-    if (seen && v.create_counted == PS_RL_COUNTED_NO) return;
-    ops->creates_count = seen && v.create_counted == PS_RL_COUNTED_YES;
-    ops->creates = ops->creates_count && v.list_counted == PS_RL_COUNTED_NO;
+    if (seen && v.create_counted == PS_RLM_NOT_COUNTED) return;
+    ops->creates_count = seen && v.create_counted == PS_RLM_COUNTED;
+    ops->creates = ops->creates_count && v.list_counted == PS_RLM_NOT_COUNTED;
     ops->mix_create = !ops->creates;
 }
 

@@ -13,10 +13,10 @@
 
 #include "core/buf.h"
 #include "core/ratelimit_headers.h"
+#include "core/ratelimit_model.h"
 
-/* Clock slack for Reset comparisons: whole-second rounding on both sides
- * plus the exchange's own duration. */
-#define RESET_SLACK_S 2
+/* Clock slack for Reset comparisons (the shared model's). */
+#define RESET_SLACK_S PS_RLM_RESET_SLACK_S
 /* Remaining must fall at least once on a key that showed this many
  * same-window pairs of admitted requests, or nothing the runner sends is
  * counted. */
@@ -124,10 +124,7 @@ static const ps_plan *plan_of(const ps_conform *c, ps_key_role role)
 
 int64_t ps_ratelimit_judge_window_s(const ps_conform *c, ps_key_role role, int64_t limit)
 {
-    const ps_plan *p = plan_of(c, role);
-    if (p->per_minute > 0 && limit == p->per_minute) return 60;
-    if (p->per_day > 0 && limit == p->per_day) return 86400;
-    return 0;
+    return ps_rlm_window_seconds(ps_rlm_window_of_limit(plan_of(c, role), limit));
 }
 
 /* Remaining may legitimately be checked for sign: "-3" is an integer out of
@@ -164,11 +161,7 @@ bool ps_ratelimit_reset_time(const ps_rl_info *rl, int64_t sent_s, int64_t *out)
 {
     int64_t v = rl->reset;
     if (rl->reset_state != PS_RL_OK && !ps_ratelimit_reset_lenient(rl->reset_raw, &v)) return false;
-    if (v < 1000000000LL)
-        v += sent_s; /* seconds left (before 2001: no Unix time a service sends) */
-    else if (v > 100000000000LL)
-        v /= 1000; /* milliseconds (after 5138) */
-    *out = v;
+    *out = ps_rlm_reset_unix(v, sent_s);
     return true;
 }
 
@@ -651,20 +644,39 @@ void ps_ratelimit_judge_concurrent(const ps_conform *c, bool on)
 
 /* ---- what the judge learned ---------------------------------------------- */
 
-static ps_rl_model model_of(const key_seq *k)
+static bool is_bucket(const key_seq *k)
 {
-    if (k->moved_later) return PS_RL_MODEL_BUCKET;
-    if (k->held) return PS_RL_MODEL_STEADY;
-    return PS_RL_MODEL_UNKNOWN;
+    return k->moved_later > 0;
 }
 
-static ps_rl_counted counted_of(const key_seq *k, int op)
+static ps_rlm_label model_of(const key_seq *k)
 {
-    unsigned yes = k->counted[op][0] + k->burst_counted[op], no = k->uncounted[op][0];
-    if (yes) return PS_RL_COUNTED_YES;
-    /* a bucket refilling between requests also shows an unchanged Remaining */
-    if (no >= 2 && model_of(k) != PS_RL_MODEL_BUCKET) return PS_RL_COUNTED_NO;
-    return PS_RL_COUNTED_UNSEEN;
+    if (is_bucket(k)) return PS_RLM_LABEL_TOKEN_BUCKET;
+    if (k->held) return PS_RLM_LABEL_WINDOW;
+    return PS_RLM_LABEL_UNKNOWN;
+}
+
+/* The key's evidence for the shared model: the runner's answers come one
+ * at a time (a burst's are read apart, burst_end), so a fall of Remaining
+ * between two of them is the second request's own; a hold within one
+ * window is an uncounted request, unless a bucket refilled meanwhile. Its
+ * 429s are left out: a ban refuses every operation, counted or not. */
+static void counting_of(const key_seq *k, ps_rlm_counting *out)
+{
+    ps_rlm_evidence e;
+    memset(&e, 0, sizeof e); /* the rules: inferred (PS_RLM_OPS_AUTO, PS_RLM_ERRORS_AUTO) */
+    e.ordered = true;
+    e.refill = is_bucket(k);
+    for (int o = 0; o < PS_RLM_OPS; o++) {
+        for (int cls = 0; cls < PS_RLM_CLASSES; cls++) {
+            ps_rlm_tally *t = &e.by[o][cls];
+            t->fell = k->counted[o][cls];
+            t->held = k->uncounted[o][cls];
+            t->admitted = t->fell + t->held;
+        }
+        e.bursts_counted[o] = k->burst_counted[o];
+    }
+    ps_rlm_decide(&e, out);
 }
 
 bool ps_ratelimit_judge_view(const ps_conform *c, ps_key_role role, ps_rl_key_view *out)
@@ -674,9 +686,12 @@ bool ps_ratelimit_judge_view(const ps_conform *c, ps_key_role role, ps_rl_key_vi
     if (!j) return false;
     const key_seq *k = seq_for(c, j, role);
     if (!k) return false;
+    ps_rlm_counting cnt;
+    counting_of(k, &cnt);
     out->model = model_of(k);
-    out->list_counted = counted_of(k, 0);
-    out->create_counted = counted_of(k, 1);
+    out->list_counted = cnt.ops[PS_RLM_OP_LIST];
+    out->create_counted = cnt.ops[PS_RLM_OP_CREATE];
+    out->errors_counted = cnt.errors;
     return true;
 }
 
@@ -744,44 +759,36 @@ static const char *steady_model(const key_seq *k, const char **evidence)
         *evidence = "Reset held while Remaining fell, and the whole limit came back at Reset "
                     "sooner than a sliding log or counter gives it back, with Reset further ahead "
                     "than a token bucket's: fixed window";
-        return "fixed-window";
+        return ps_rlm_label_name(PS_RLM_LABEL_FIXED_WINDOW);
     }
     if (log) {
         *evidence = "Reset held while Remaining fell, and after Reset only part of the limit came "
                     "back, with a Reset sooner than a counter's next window: sliding log";
-        return "sliding-log";
+        return ps_rlm_label_name(PS_RLM_LABEL_SLIDING_LOG);
     }
     *evidence = "Reset held while Remaining fell, and Remaining rose before any counted request "
                 "could leave a log, with Reset further ahead than a token bucket's: sliding window "
                 "counter";
-    return "sliding-counter";
+    return ps_rlm_label_name(PS_RLM_LABEL_SLIDING_COUNTER);
 }
 
 static const char *model_name(const key_seq *k)
 {
     const char *evidence;
-    switch (model_of(k)) {
-    case PS_RL_MODEL_BUCKET:
-        return "token-bucket";
-    case PS_RL_MODEL_STEADY: {
-        const char *name = steady_model(k, &evidence);
-        return name ? name : "window";
-    }
-    case PS_RL_MODEL_UNKNOWN:
-        break;
-    }
-    return "unknown";
+    if (model_of(k) != PS_RLM_LABEL_WINDOW) return ps_rlm_label_name(model_of(k));
+    const char *name = steady_model(k, &evidence);
+    return name ? name : ps_rlm_label_name(PS_RLM_LABEL_WINDOW);
 }
 
 static const char *model_evidence(const key_seq *k)
 {
     const char *evidence = NULL;
     switch (model_of(k)) {
-    case PS_RL_MODEL_BUCKET:
+    case PS_RLM_LABEL_TOKEN_BUCKET:
         return "X-RateLimit-Reset moved later with each counted request (when the bucket is full "
                "again): "
                "token bucket or GCRA";
-    case PS_RL_MODEL_STEADY:
+    case PS_RLM_LABEL_WINDOW:
         if (steady_model(k, &evidence)) return evidence;
         if (not_bucket(&k->clues))
             return "Reset held while Remaining fell: fixed window, sliding log or sliding window "
@@ -789,15 +796,10 @@ static const char *model_evidence(const key_seq *k)
         return "Reset held while Remaining fell: fixed window, sliding log or sliding window "
                "counter, or a token bucket whose Reset moved less than a second per request; not "
                "told apart by what was seen";
-    case PS_RL_MODEL_UNKNOWN:
+    default:
         break;
     }
     return "too few consecutive responses in one window to tell";
-}
-
-static const char *counted_name(unsigned yes, unsigned no)
-{
-    return yes ? "counted" : no ? "not counted" : "not seen";
 }
 
 void ps_ratelimit_judge_report(const ps_conform *c, ps_jw *w)
@@ -811,15 +813,14 @@ void ps_ratelimit_judge_report(const ps_conform *c, ps_jw *w)
         ps_jw_kstring(w, "key", i == 0 ? "main" : "limit");
         ps_jw_kstring(w, "model", model_name(k));
         ps_jw_kstring(w, "evidence", model_evidence(k));
+        /* exactly what ps_ratelimit_judge_view gives the suites */
+        ps_rlm_counting cnt;
+        counting_of(k, &cnt);
         ps_jw_key(w, "counted");
         ps_jw_object_open(w);
-        ps_jw_kstring(w, "listCategories",
-                      counted_name(k->counted[0][0] + k->burst_counted[0], k->uncounted[0][0]));
-        ps_jw_kstring(w, "createCategory",
-                      counted_name(k->counted[1][0] + k->burst_counted[1], k->uncounted[1][0]));
-        ps_jw_kstring(w, "errors",
-                      counted_name(k->counted[0][1] + k->counted[1][1],
-                                   k->uncounted[0][1] + k->uncounted[1][1]));
+        ps_jw_kstring(w, "listCategories", ps_rlm_counted_words(cnt.ops[PS_RLM_OP_LIST]));
+        ps_jw_kstring(w, "createCategory", ps_rlm_counted_words(cnt.ops[PS_RLM_OP_CREATE]));
+        ps_jw_kstring(w, "errors", ps_rlm_counted_words(cnt.errors));
         ps_jw_object_close(w);
         ps_jw_object_close(w);
     }

@@ -17,6 +17,7 @@
 
 #include "core/json_writer.h"
 #include "core/ratelimit_headers.h"
+#include "core/ratelimit_model.h"
 #include "runner/conform.h"
 
 /* The observer (an entry of ps_suite_observers): its function and the
@@ -24,23 +25,13 @@
 #define PS_RATELIMIT_JUDGE_STATE_SIZE 2048
 void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation *o);
 
-typedef enum ps_rl_model {
-    PS_RL_MODEL_UNKNOWN, /* not enough pairs seen */
-    PS_RL_MODEL_STEADY,  /* Reset held while Remaining fell: fixed window, sliding log or counter */
-    PS_RL_MODEL_BUCKET,  /* Reset moved later with counted requests: token bucket / GCRA */
-} ps_rl_model;
-
-/* Whether requests of one kind were seen to be counted. */
-typedef enum ps_rl_counted {
-    PS_RL_COUNTED_UNSEEN,
-    PS_RL_COUNTED_YES,
-    PS_RL_COUNTED_NO,
-} ps_rl_counted;
-
-/* What the judge learned about one key so far. */
+/* What the judge learned about one key so far: the label of the limiter
+ * its headers follow (unknown, window: Reset held while Remaining fell,
+ * token-bucket: Reset moved later with counted requests) and what the
+ * shared model (core/ratelimit_model.h) decided counts. */
 typedef struct ps_rl_key_view {
-    ps_rl_model model;
-    ps_rl_counted list_counted, create_counted;
+    ps_rlm_label model;
+    ps_rlm_counted list_counted, create_counted, errors_counted;
 } ps_rl_key_view;
 
 /* The view of the key a role uses (the limit key is the main key without

@@ -96,3 +96,97 @@ def run_on_pty(argv, env, timeout=60, stdout_too=True):
     rc = p.wait(10)
     os.close(master)
     return rc, b"".join(chunks)
+
+
+def free_port():
+    """A loopback port nothing listens on now (the kernel's pick)."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc=None, timeout=10):
+    """True once 127.0.0.1:port accepts a connection (bounded); False when
+    proc (if given) ended first or the timeout passed."""
+    import socket
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def make_ca(tmp, name="ca"):
+    """A private CA made with openssl in tmp: returns (cert, key) paths, or
+    None when openssl is missing or fails."""
+    cert, key = os.path.join(tmp, name + ".pem"), os.path.join(tmp, name + ".key")
+    try:
+        r = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                            "-subj", "/CN=petstore test %s" % name, "-keyout", key, "-out", cert],
+                           capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (cert, key) if r.returncode == 0 else None
+
+
+def make_cert(tmp, ca, name, san="IP:127.0.0.1,DNS:localhost"):
+    """A server certificate for san (subjectAltName syntax) signed by ca
+    (make_ca's pair): returns (cert, key) paths, or None."""
+    cert, key, csr = (os.path.join(tmp, name + ext) for ext in (".pem", ".key", ".csr"))
+    ext = os.path.join(tmp, name + ".ext")
+    with open(ext, "w") as f:
+        f.write("subjectAltName=%s\nbasicConstraints=CA:FALSE\n" % san)
+    try:
+        for argv in (["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=" + name,
+                      "-keyout", key, "-out", csr],
+                     ["openssl", "x509", "-req", "-in", csr, "-CA", ca[0], "-CAkey", ca[1],
+                      "-CAcreateserial", "-days", "2", "-extfile", ext, "-out", cert]):
+            if subprocess.run(argv, capture_output=True, timeout=60).returncode != 0:
+                return None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return cert, key
+
+
+def nginx_binary():
+    """nginx's path, or None."""
+    import shutil
+    return "/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else shutil.which("nginx")
+
+
+def start_nginx(tmp, servers, http_extra=""):
+    """nginx (one worker, no master, no access log unless a server asks)
+    with its files in tmp. servers(ports) returns the server { } blocks for
+    the list of free ports it is given; call as start_nginx(tmp, fn, ...)
+    with fn.nports set (default 1). Returns (proc, ports) once every port
+    accepts, or (None, None); a port taken meanwhile is retried."""
+    nginx = nginx_binary()
+    if not nginx:
+        return None, None
+    nports = getattr(servers, "nports", 1)
+    for _ in range(5):
+        ports = [free_port() for _ in range(nports)]
+        conf = os.path.join(tmp, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write("""daemon off; master_process off; worker_processes 1; pid %(t)s/nginx.pid;
+error_log %(t)s/nginx.err warn;
+events { worker_connections 1024; }
+http {
+  access_log off; client_body_temp_path %(t)s; proxy_temp_path %(t)s;
+  fastcgi_temp_path %(t)s; uwsgi_temp_path %(t)s; scgi_temp_path %(t)s;
+  %(x)s
+%(s)s
+}
+""" % {"t": tmp, "x": http_extra, "s": servers(ports)})
+        proc = subprocess.Popen([nginx, "-p", tmp, "-c", conf], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        if all(wait_port(p, proc) for p in ports):
+            return proc, ports
+        stop_process(proc)
+    return None, None

@@ -16,37 +16,15 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from pstest import check, exit_status, start_server, stop_process  # noqa: E402
+from pstest import check, exit_status, free_port, start_server, stop_process, wait_port  # noqa: E402
 
 KEY = "spread-key-%04d"  # one per run: each starts on fresh counters
 PLAN = "enterprise:10:100000"  # 10 a minute; --time-scale 30: 2 s windows
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port, proc, timeout=10):
-    """True once 127.0.0.1:port accepts (bounded), False if proc ended first."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
 def start_balancer(tmp, backends):

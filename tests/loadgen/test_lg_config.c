@@ -55,7 +55,7 @@ static void good_flags(void)
               PS_LG_CONFIG_OK);
     CHECK_STR(c.host, "::1");
     CHECK_STR(c.port, "443");
-    CHECK_INT(c.engine, PS_LG_ENGINE_CURL);
+    CHECK_INT(c.engine, PS_LG_ENGINE_EPOLL); /* https too, unless a proxy applies */
     CHECK(!ps_lg_config_open_model(&c));
     CHECK_INT(c.duration_ns, INT64_C(10000000000));
     ps_lg_config_free(&c);
@@ -65,6 +65,59 @@ static void good_flags(void)
     ps_lg_config_free(&c);
     CHECK_INT(parse(&c, &err, "--help", NULL), PS_LG_CONFIG_HELP);
     ps_lg_config_free(&c);
+}
+
+/* The proxy variables as libcurl reads them decide --engine auto. */
+static const char *const *proxy_env;
+
+static const char *proxy_get(const char *name)
+{
+    for (size_t i = 0; proxy_env[i]; i += 2)
+        if (strcmp(proxy_env[i], name) == 0) return proxy_env[i + 1];
+    return NULL;
+}
+
+static void proxy_choice(void)
+{
+    static const struct {
+        const char *url;
+        const char *env[7];
+        bool applies;
+    } cases[] = {
+        {"https://api.example.com/v1", {NULL}, false},
+        {"https://api.example.com/v1", {"https_proxy", "http://p:3128", NULL}, true},
+        {"https://api.example.com/v1", {"HTTPS_PROXY", "http://p:3128", NULL}, true},
+        {"https://api.example.com/v1", {"http_proxy", "http://p:3128", NULL}, false},
+        {"http://api.example.com/v1", {"http_proxy", "http://p:3128", NULL}, true},
+        /* libcurl ignores HTTP_PROXY in capitals (a CGI's Proxy header sets it) */
+        {"http://api.example.com/v1", {"HTTP_PROXY", "http://p:3128", NULL}, false},
+        {"http://api.example.com/v1", {"ALL_PROXY", "socks5://p", NULL}, true},
+        {"https://api.example.com/v1", {"https_proxy", "", NULL}, false},
+        {"https://api.example.com/v1",
+         {"https_proxy", "http://p", "NO_PROXY", "example.com", NULL},
+         false},
+        {"https://api.example.com/v1",
+         {"https_proxy", "http://p", "no_proxy", ".example.com", NULL},
+         false},
+        {"https://api.example.com/v1",
+         {"https_proxy", "http://p", "NO_PROXY", "ample.com", NULL},
+         true},
+        {"https://127.0.0.1:8443/v1",
+         {"https_proxy", "http://p", "NO_PROXY", "localhost, 127.0.0.1", NULL},
+         false},
+        {"https://10.0.0.1/v1", {"https_proxy", "http://p", "NO_PROXY", "*", NULL}, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ps_lg_config c;
+        ps_error err;
+        CHECK_INT(parse(&c, &err, "--base-url", cases[i].url, "--api-key", "k", NULL),
+                  PS_LG_CONFIG_OK);
+        proxy_env = cases[i].env;
+        bool got = ps_lg_proxy_applies(&c, proxy_get);
+        if (got != cases[i].applies) fprintf(stderr, "proxy case %zu: got %d\n", i, got);
+        CHECK(got == cases[i].applies);
+        ps_lg_config_free(&c);
+    }
 }
 
 static void bad_flags(void)
@@ -88,7 +141,9 @@ static void bad_flags(void)
         {{"--base-url", "http://x/v1", "--api-key", "k", "--duration", NULL}, "needs a value"},
         {{"--base-url", "http://x/v1", "--api-key", "k", "--ramp", "100"}, "R1:R2"},
         {{"--base-url", "http://x/v1", "--api-key", "two words", NULL}, "printable"},
-        {{"--base-url", "https://x/v1", "--api-key", "k", "--burst", NULL}, "epoll"},
+        {{"--base-url", "https://x/v1", "--api-key", "k", "--engine=curl", "--burst"}, "epoll"},
+        {{"--base-url", "https://x/v1", "--api-key", "k", "--engine", "fast"},
+         "auto, epoll or curl"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ps_lg_config c;
@@ -265,8 +320,14 @@ static void mix_ratio(void)
 
 int main(void)
 {
+    /* --engine auto reads the proxy variables: none here, whatever the caller's */
+    static const char *const proxies[] = {"https_proxy", "HTTPS_PROXY", "http_proxy", "all_proxy",
+                                          "ALL_PROXY"};
+    for (size_t i = 0; i < sizeof proxies / sizeof proxies[0]; i++)
+        unsetenv(proxies[i]);
     RUN(good_flags);
     RUN(bad_flags);
+    RUN(proxy_choice);
     RUN(keys_file);
     RUN(thresholds);
     RUN(redaction);

@@ -21,7 +21,7 @@ static ps_limiter *make(double scale, int64_t ban_threshold, int64_t ban_seconds
                             ban_seconds,
                             max_ids,
                             racy ? (ps_fault_set)1 << PS_FAULT_OVER_ADMISSION_RACE : 0,
-                            PS_LIMITER_FIXED};
+                            PS_RLM_FIXED};
     ps_limiter *l = NULL;
     ps_error err;
     if (ps_limiter_create(&o, &l, &err) != 0) {
@@ -44,8 +44,7 @@ static ps_limiter *make_mode(ps_limiter_mode mode, ps_fault_set faults)
 }
 
 #define F(f) ((ps_fault_set)1 << (f))
-#define ALL_MODES                                                                                  \
-    for (ps_limiter_mode mode = PS_LIMITER_FIXED; mode <= PS_LIMITER_TOKEN_BUCKET; mode++)
+#define ALL_MODES for (ps_limiter_mode mode = PS_RLM_FIXED; mode <= PS_RLM_TOKEN_BUCKET; mode++)
 
 /* Sends one request at t and expects the verdict (and, when admitted, the
  * remaining); returns the decision. */
@@ -74,7 +73,7 @@ static void check_retry_after_enough(ps_limiter *l, int64_t pm, int64_t pd, int6
 
 static void test_sliding_log_sequence(void)
 {
-    ps_limiter *l = make_mode(PS_LIMITER_SLIDING_LOG, 0);
+    ps_limiter *l = make_mode(PS_RLM_SLIDING_LOG, 0);
     int64_t oldest_leaves = (T0 + 60 * S + S - 1) / S; /* T0's millisecond + 60 s, rounded up */
     for (int i = 0; i < 5; i++) {
         ps_limit_decision d = at(l, 5, 0, T0 + i * 10 * S);
@@ -102,7 +101,7 @@ static void test_sliding_log_sequence(void)
 
 static void test_sliding_counter_sequence(void)
 {
-    ps_limiter *l = make_mode(PS_LIMITER_SLIDING_COUNTER, 0);
+    ps_limiter *l = make_mode(PS_RLM_SLIDING_COUNTER, 0);
     int64_t end = (T0 + 60 * S + S - 1) / S;
     for (int i = 0; i < 10; i++) {
         ps_limit_decision d = at(l, 10, 0, T0);
@@ -132,7 +131,7 @@ static void test_sliding_counter_sequence(void)
 
 static void test_token_bucket_sequence(void)
 {
-    ps_limiter *l = make_mode(PS_LIMITER_TOKEN_BUCKET, 0);
+    ps_limiter *l = make_mode(PS_RLM_TOKEN_BUCKET, 0);
     /* 6 per minute: a token every 10 s; Reset = when the bucket is full again */
     for (int i = 0; i < 6; i++) {
         ps_limit_decision d = at(l, 6, 0, T0);
@@ -158,7 +157,7 @@ static void test_token_bucket_sequence(void)
     CHECK_INT(d.reset_unix_s, (T0 + 70 * S + S - 1) / S);
     /* in any 60 s: at most the bucket (6) plus what refilled */
     ps_limiter_destroy(l);
-    l = make_mode(PS_LIMITER_TOKEN_BUCKET, 0);
+    l = make_mode(PS_RLM_TOKEN_BUCKET, 0);
     int admitted = 0;
     for (int64_t t = 0; t < 60 * S; t += S / 10)
         admitted += at(l, 6, 0, T0 + t).verdict == PS_ADMITTED;
@@ -190,7 +189,7 @@ static void test_every_mode_shows_fewest_remaining(void)
         CHECK_INT(d.remaining, 0);
         CHECK(d.retry_after_s >= 1);
         check_retry_after_enough(l, 5, 100, T0 + 1, &d);
-        if (ps_test_failures) fprintf(stderr, "  (mode %s)\n", ps_limiter_mode_name(mode));
+        if (ps_test_failures) fprintf(stderr, "  (mode %s)\n", ps_rlm_algo_name(mode));
         ps_limiter_destroy(l);
     }
 }
@@ -216,7 +215,7 @@ static void test_refund_frees_the_place(void)
         CHECK_INT(at(l, 3, 1000, T0 + 8000).verdict, PS_LIMITED);
         /* an unknown identity: nothing happens */
         ps_limiter_refund(l, "other", 5, 3, 1000, T0);
-        if (ps_test_failures) fprintf(stderr, "  (mode %s)\n", ps_limiter_mode_name(mode));
+        if (ps_test_failures) fprintf(stderr, "  (mode %s)\n", ps_rlm_algo_name(mode));
         ps_limiter_destroy(l);
     }
 }
@@ -240,7 +239,7 @@ static void test_fault_off_by_one_admission(void)
 
 static void test_fault_stacked_limiters(void)
 {
-    ps_limiter *l = make_mode(PS_LIMITER_FIXED, F(PS_FAULT_STACKED_LIMITERS));
+    ps_limiter *l = make_mode(PS_RLM_FIXED, F(PS_FAULT_STACKED_LIMITERS));
     ps_limit_decision d;
     for (int i = 0; i < 60; i++) {
         d = at(l, 60, 1000, T0 + i);
@@ -571,7 +570,7 @@ static void test_concurrent_admission_is_atomic_in_every_mode(void)
         for (int i = 0; i < 8; i++)
             pthread_join(t[i], NULL);
         ps_limiter_destroy(s.l);
-        fprintf(stderr, "%s: %d admitted of 8000 (limit 100)\n", ps_limiter_mode_name(mode),
+        fprintf(stderr, "%s: %d admitted of 8000 (limit 100)\n", ps_rlm_algo_name(mode),
                 atomic_load(&s.admitted));
         CHECK_INT(atomic_load(&s.admitted), 100);
         CHECK_INT(atomic_load(&s.bad), 0);
@@ -586,10 +585,10 @@ static void test_mode_names(void)
     ps_error err;
     ALL_MODES
     {
-        CHECK_INT(ps_limiter_mode_parse(ps_limiter_mode_name(mode), &m, &err), 0);
+        CHECK_INT(ps_rlm_algo_parse(ps_rlm_algo_name(mode), &m, &err), 0);
         CHECK_INT(m, mode);
     }
-    CHECK_INT(ps_limiter_mode_parse("leaky", &m, &err), -1);
+    CHECK_INT(ps_rlm_algo_parse("leaky", &m, &err), -1);
     CHECK(strstr(err.message, "token-bucket") != NULL);
 }
 

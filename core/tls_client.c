@@ -1,0 +1,248 @@
+/* tls_client.c - OpenSSL client contexts and connections for the
+ * programs' own sockets; see tls_client.h. */
+#include "core/tls_client.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/tls_mismatch.h"
+
+struct ps_tls_client {
+    SSL_CTX *ctx;
+    bool insecure;
+};
+
+/* The SSL ex_data slot holding a connection's ps_tls_resume. */
+static int resume_index = -1;
+static pthread_once_t resume_once = PTHREAD_ONCE_INIT;
+
+static void make_resume_index(void)
+{
+    resume_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+}
+
+/* A ticket arrived (TLS 1.3: after the handshake, read with the first
+ * response): the connection's thread keeps the newest. */
+static int on_new_session(SSL *ssl, SSL_SESSION *session)
+{
+    ps_tls_resume *r = SSL_get_ex_data(ssl, resume_index);
+    if (!r) return 0;
+    if (r->session) SSL_SESSION_free(r->session);
+    r->session = session;
+    return 1; /* the reference is ours now */
+}
+
+/* OpenSSL's oldest queued error, as text, emptying the queue. */
+static void take_error_text(char *out, size_t len)
+{
+    unsigned long e = ERR_get_error();
+    if (e)
+        ERR_error_string_n(e, out, len);
+    else
+        snprintf(out, len, "unknown error");
+    ERR_clear_error();
+}
+
+int ps_tls_client_create(const ps_tls_client_opts *opts, ps_tls_client **out, ps_error *err)
+{
+    char why[256];
+    *out = NULL;
+    pthread_once(&resume_once, make_resume_index);
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx || resume_index < 0) {
+        take_error_text(why, sizeof why);
+        SSL_CTX_free(ctx);
+        return ps_error_set(err, "TLS: cannot create a context: %s", why);
+    }
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
+    /* A server closing a keep-alive connection without close_notify is an
+     * ordinary end of stream, as it is over plain TCP. */
+    SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+#endif
+    /* One recv takes every record waiting, instead of a header read and a
+     * body read per record. */
+    SSL_CTX_set_read_ahead(ctx, 1);
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+    SSL_CTX_sess_set_new_cb(ctx, on_new_session);
+    static const unsigned char alpn[] = "\x08http/1.1";
+    SSL_CTX_set_alpn_protos(ctx, alpn, sizeof alpn - 1);
+    if (opts->insecure) {
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+    } else {
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+        int ok = opts->cacert ? SSL_CTX_load_verify_locations(ctx, opts->cacert, NULL)
+                              : SSL_CTX_set_default_verify_paths(ctx);
+        if (ok != 1) {
+            take_error_text(why, sizeof why);
+            SSL_CTX_free(ctx);
+            if (opts->cacert)
+                return ps_error_set(err, "--cacert '%s': not a PEM CA certificate: %s",
+                                    opts->cacert, why);
+            return ps_error_set(err, "TLS: cannot load the system's CA certificates: %s", why);
+        }
+    }
+    if (opts->cert_file) {
+        const char *key = opts->key_file ? opts->key_file : opts->cert_file;
+        if (SSL_CTX_use_certificate_chain_file(ctx, opts->cert_file) != 1 ||
+            SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||
+            SSL_CTX_check_private_key(ctx) != 1) {
+            take_error_text(why, sizeof why);
+            SSL_CTX_free(ctx);
+            return ps_error_set(err, "client certificate '%s' (key '%s'): %s", opts->cert_file, key,
+                                why);
+        }
+    }
+    ps_tls_client *c = calloc(1, sizeof *c);
+    if (!c) abort();
+    c->ctx = ctx;
+    c->insecure = opts->insecure;
+    *out = c;
+    return 0;
+}
+
+void ps_tls_client_destroy(ps_tls_client *c)
+{
+    if (!c) return;
+    SSL_CTX_free(c->ctx);
+    free(c);
+}
+
+static bool is_address(const char *host)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
+}
+
+SSL *ps_tls_client_ssl(ps_tls_client *c, int fd, const char *host, ps_tls_resume *resume,
+                       ps_error *err)
+{
+    char why[256];
+    SSL *ssl = SSL_new(c->ctx);
+    if (!ssl || SSL_set_fd(ssl, fd) != 1) goto fail;
+    SSL_set_connect_state(ssl);
+    if (is_address(host)) {
+        /* RFC 6066 3: no SNI for an address; the certificate must name it. */
+        if (!c->insecure && X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) != 1)
+            goto fail;
+    } else {
+        if (SSL_set_tlsext_host_name(ssl, host) != 1) goto fail;
+        if (!c->insecure && SSL_set1_host(ssl, host) != 1) goto fail;
+    }
+    if (resume) {
+        SSL_set_ex_data(ssl, resume_index, resume);
+        if (resume->session) SSL_set_session(ssl, resume->session);
+    }
+    return ssl;
+fail:
+    take_error_text(why, sizeof why);
+    SSL_free(ssl);
+    ps_error_set(err, "TLS: cannot set up a connection to %s: %s", host, why);
+    return NULL;
+}
+
+void ps_tls_resume_clear(ps_tls_resume *r)
+{
+    if (r->session) SSL_SESSION_free(r->session);
+    r->session = NULL;
+}
+
+/* The one-line reason of a failed handshake or record. */
+static void describe(SSL *ssl, int code, int saved_errno, char *why, size_t len)
+{
+    long v = SSL_get_verify_result(ssl);
+    if (code == SSL_ERROR_SSL && v != X509_V_OK) {
+        bool name = v == X509_V_ERR_HOSTNAME_MISMATCH || v == X509_V_ERR_IP_ADDRESS_MISMATCH;
+        snprintf(why, len, "TLS: the server's certificate did not verify: %s (%s)",
+                 X509_verify_cert_error_string(v),
+                 name ? "it is for another name; --insecure skips the check"
+                      : "give its CA with --cacert FILE, or --insecure to skip the check");
+        ERR_clear_error();
+        return;
+    }
+    if (code == SSL_ERROR_SSL) {
+        char text[256];
+        take_error_text(text, sizeof text);
+        if (ps_tls_answered_in_plain_http(true, text))
+            snprintf(why, len, PS_TLS_MSG_PLAIN_ANSWER);
+        else
+            snprintf(why, len, "TLS: %s", text);
+        return;
+    }
+    snprintf(why, len, "TLS: connection broken: %s",
+             saved_errno ? strerror(saved_errno) : "closed by the peer");
+    ERR_clear_error();
+}
+
+ps_tls_io ps_tls_client_io(SSL *ssl, int ret, char *why, size_t len)
+{
+    int saved_errno = errno;
+    int code = SSL_get_error(ssl, ret);
+    switch (code) {
+    case SSL_ERROR_NONE:
+        return PS_TLS_IO_OK;
+    case SSL_ERROR_WANT_READ:
+        return PS_TLS_IO_WANT_READ;
+    case SSL_ERROR_WANT_WRITE:
+        return PS_TLS_IO_WANT_WRITE;
+    case SSL_ERROR_ZERO_RETURN:
+        return PS_TLS_IO_EOF;
+    case SSL_ERROR_SYSCALL:
+        if (ERR_peek_error() == 0 && saved_errno == 0) return PS_TLS_IO_EOF;
+        break;
+    default:
+        break;
+    }
+    if (why)
+        describe(ssl, code, saved_errno, why, len);
+    else
+        ERR_clear_error();
+    return PS_TLS_IO_ERROR;
+}
+
+int ps_tls_client_handshake_blocking(ps_tls_client *c, int fd, const char *host, int timeout_ms,
+                                     ps_error *err)
+{
+    SSL *ssl = ps_tls_client_ssl(c, fd, host, NULL, err);
+    if (!ssl) return -1;
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    int rc = -1;
+    for (;;) {
+        errno = 0;
+        int r = SSL_do_handshake(ssl);
+        char why[sizeof err->message];
+        ps_tls_io io = ps_tls_client_io(ssl, r, why, sizeof why);
+        if (io == PS_TLS_IO_OK) {
+            rc = 0;
+            break;
+        }
+        if (io == PS_TLS_IO_ERROR || io == PS_TLS_IO_EOF) {
+            if (io == PS_TLS_IO_EOF)
+                snprintf(why, sizeof why,
+                         "TLS: the server closed the "
+                         "connection during the handshake");
+            ps_error_set(err, "%s", why);
+            break;
+        }
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        struct pollfd p = {.fd = fd, .events = io == PS_TLS_IO_WANT_READ ? POLLIN : POLLOUT};
+        if (spent >= timeout_ms || poll(&p, 1, (int)(timeout_ms - spent)) == 0) {
+            ps_error_set(err, "TLS: no handshake within %d ms", timeout_ms);
+            break;
+        }
+    }
+    SSL_free(ssl);
+    return rc;
+}

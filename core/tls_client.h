@@ -1,0 +1,75 @@
+/* tls_client.h - the client side of TLS on the programs' own non-blocking
+ * sockets (OpenSSL): one context per run, built from --cacert / --insecure
+ * (and a client certificate), shared by every thread; one SSL per
+ * connection, with SNI, the peer's name or address verified, and the
+ * session resumed from the latest ticket its thread kept.
+ *
+ * Ownership: ps_tls_client_create's context is the caller's, freed with
+ * ps_tls_client_destroy after every SSL made from it is freed. A
+ * ps_tls_resume belongs to one thread (not shared); clear it with
+ * ps_tls_resume_clear. Contexts may be used from any thread at once. */
+#ifndef PS_TLS_CLIENT_H
+#define PS_TLS_CLIENT_H
+
+#include <openssl/ssl.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/error.h"
+
+typedef struct ps_tls_client_opts {
+    const char *cacert;    /* PEM CA bundle to verify the server with; NULL = the system's */
+    bool insecure;         /* no certificate or name verification */
+    const char *cert_file; /* client certificate (PEM), NULL = none */
+    const char *key_file;  /* its private key, NULL = in cert_file */
+} ps_tls_client_opts;
+
+typedef struct ps_tls_client ps_tls_client;
+
+/* The latest session ticket a thread was given, for resuming its next
+ * connections (a full handshake costs the client ~1 ms of CPU, a resumed
+ * one a fraction). */
+typedef struct ps_tls_resume {
+    SSL_SESSION *session;
+} ps_tls_resume;
+
+/* Builds the context (TLS 1.2 or later, read-ahead on: one recv takes
+ * every record waiting). Returns 0, or -1 with err ("--cacert 'x': ..."). */
+int ps_tls_client_create(const ps_tls_client_opts *opts, ps_tls_client **out, ps_error *err);
+void ps_tls_client_destroy(ps_tls_client *c);
+
+/* An SSL for connected socket fd, in client mode: SNI = host unless it is
+ * an address, the certificate checked against host (name or address)
+ * unless insecure, resuming resume->session if any and keeping the tickets
+ * the server sends into resume (which must outlive the SSL; NULL = no
+ * resumption). Returns NULL with err on failure. Free with SSL_free. */
+SSL *ps_tls_client_ssl(ps_tls_client *c, int fd, const char *host, ps_tls_resume *resume,
+                       ps_error *err);
+
+void ps_tls_resume_clear(ps_tls_resume *r);
+
+/* What an SSL call that returned `ret` meant, for a non-blocking loop. */
+typedef enum ps_tls_io {
+    PS_TLS_IO_OK,         /* done (ret bytes, or the handshake finished) */
+    PS_TLS_IO_WANT_READ,  /* call again when the socket is readable */
+    PS_TLS_IO_WANT_WRITE, /* ... writable */
+    PS_TLS_IO_EOF,        /* the peer closed (close_notify or a bare FIN) */
+    PS_TLS_IO_ERROR,      /* failed (why below) */
+} ps_tls_io;
+
+/* Classifies an SSL call's return `ret` on ssl (right after the call, on
+ * the same thread). On PS_TLS_IO_ERROR it writes why in one line into
+ * why[len] (unless why is NULL) and empties OpenSSL's error queue: a
+ * certificate that did not verify names the reason and what to do ("TLS:
+ * the server's certificate did not verify: unable to get local issuer
+ * certificate (give its CA with --cacert FILE, or --insecure to skip the
+ * check)"); a plain-HTTP answer is PS_TLS_MSG_PLAIN_ANSWER. */
+ps_tls_io ps_tls_client_io(SSL *ssl, int ret, char *why, size_t len);
+
+/* Handshakes on connected non-blocking socket fd, waiting at most
+ * timeout_ms (a probe before a run: a wrong CA or a plain port is then said
+ * once, clearly). Returns 0, or -1 with err saying why. */
+int ps_tls_client_handshake_blocking(ps_tls_client *c, int fd, const char *host, int timeout_ms,
+                                     ps_error *err);
+
+#endif
