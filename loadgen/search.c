@@ -63,7 +63,7 @@ typedef struct step {
     char why[600];
     char *doc; /* the run's JSON document (the last repeat's) */
     double achieved, error_rate, send_rate;
-    int64_t lat[5]; /* p50 p90 p99 p99_9 max, corrected, us */
+    int64_t lat[5];  /* p50 p90 p99 p99_9 max, corrected, us */
     int64_t late[4]; /* lateness p50 p90 p99 max, us */
     int64_t errors;
     char gen_verdict[24];
@@ -84,9 +84,9 @@ typedef struct search {
     ps_error err;
 } search;
 
-static const char *const refused[] = {"rate",  "ramp",   "duration", "requests", "threshold",
-                                      "burst", "shard",  "shards",   "start-at", "run-id",
-                                      "hdr",   "hdr-log"};
+static const char *const refused[] = {"rate",      "ramp",   "duration", "requests",
+                                      "threshold", "burst",  "shard",    "shards",
+                                      "start-at",  "run-id", "hdr",      "hdr-log"};
 
 /* A run flag the search sets itself or cannot use: by any unique prefix
  * getopt would take for it. */
@@ -105,7 +105,8 @@ static const char *refused_flag(const char *arg)
 
 static int parse_rate(const char *flag, const char *v, double *out, ps_error *err)
 {
-    if (ps_cli_parse_double(v, 0.001, 10e6, out, err) != 0) return ps_error_prefix(err, "%s: ", flag);
+    if (ps_cli_parse_double(v, 0.001, 10e6, out, err) != 0)
+        return ps_error_prefix(err, "%s: ", flag);
     return 0;
 }
 
@@ -130,8 +131,8 @@ static int parse_args(search *S, int argc, char **argv)
             rc = 1;
             goto out;
         }
-        static const char *const own[] = {"--slo", "--from", "--to", "--resolution", "--step",
-                                           "--repeat"};
+        static const char *const own[] = {"--slo",        "--from", "--to",
+                                          "--resolution", "--step", "--repeat"};
         size_t which = sizeof own / sizeof own[0];
         const char *val = NULL;
         for (size_t k = 0; k < sizeof own / sizeof own[0]; k++) {
@@ -152,7 +153,7 @@ static int parse_args(search *S, int argc, char **argv)
             const char *r = refused_flag(a);
             if (r) {
                 ps_error_set(&S->err, "--%s: the search sets it%s", r,
-                             !strcmp(r, "threshold") ? " (give objectives with --slo)"
+                             !strcmp(r, "threshold")  ? " (give objectives with --slo)"
                              : !strcmp(r, "duration") ? " (each step lasts --step)"
                                                       : "");
                 goto out;
@@ -233,8 +234,8 @@ static int parse_args(search *S, int argc, char **argv)
     if (!run) abort();
     run[nrun] = NULL;
     char *bodies = ps_data_path("create-bodies.json");
-    ps_lg_parse_status st = ps_lg_config_parse(nrun, run, bodies ? bodies : "create-bodies.json",
-                                               &S->cfg, &S->err);
+    ps_lg_parse_status st =
+        ps_lg_config_parse(nrun, run, bodies ? bodies : "create-bodies.json", &S->cfg, &S->err);
     free(bodies);
     S->cfg_ready = true;
     if (st != PS_LG_CONFIG_OK) goto out;
@@ -285,7 +286,8 @@ static void judge_step(step *st, const ps_json *d)
     int64_t e5 = 0;
     const ps_json *status = ps_json_get(d, "status");
     for (size_t i = 0; status && status->type == PS_JSON_OBJECT && i < status->count; i++)
-        if (status->keys[i][0] == '5') e5 += status->items[i]->type == PS_JSON_NUMBER ? (int64_t)status->items[i]->d : 0;
+        if (status->keys[i][0] == '5')
+            e5 += status->items[i]->type == PS_JSON_NUMBER ? (int64_t)status->items[i]->d : 0;
     st->errors = ps_json_get_int(d, "failed", 0) + ps_json_get_int(d, "timed_out", 0) + e5;
     const ps_json *g = ps_json_get(d, "generator");
     snprintf(st->gen_verdict, sizeof st->gen_verdict, "%s",
@@ -318,9 +320,9 @@ static void judge_step(step *st, const ps_json *d)
         add_why(st, "error budget: %.2f%% errors over %.2f%%",
                 100.0 * ps_json_get_number(eb, "error_rate", 0),
                 100.0 * ps_json_get_number(eb, "budget", 0));
-    if (!strcmp(ps_json_path(d, "limits.verdict") ? ps_json_get_string(ps_json_get(d, "limits"),
-                                                                       "verdict", "")
-                                                  : "",
+    if (!strcmp(ps_json_path(d, "limits.verdict")
+                    ? ps_json_get_string(ps_json_get(d, "limits"), "verdict", "")
+                    : "",
                 "fail"))
         add_why(st, "limits violated (%zu violations)",
                 ps_json_path(d, "limits.violations") ? ps_json_path(d, "limits.violations")->count
@@ -340,8 +342,7 @@ static void judge_step(step *st, const ps_json *d)
 static void print_step_line(const search *S, const step *st, size_t n)
 {
     if (S->quiet) return;
-    fprintf(stderr,
-            "  %2zu %11.1f %11.1f %9.3f %9.3f %7lld %9.3f  %-18s %s%s%s\n", n, st->rate,
+    fprintf(stderr, "  %2zu %11.1f %11.1f %9.3f %9.3f %7lld %9.3f  %-18s %s%s%s\n", n, st->rate,
             st->achieved, (double)st->lat[0] / 1e3, (double)st->lat[2] / 1e3, (long long)st->errors,
             (double)st->late[2] / 1e3, st->gen_verdict, st->passed ? "pass" : "FAIL",
             st->passed ? "" : ": ", st->why);

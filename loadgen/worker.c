@@ -206,6 +206,8 @@ static void settle(ps_lg_thread *t, int64_t now)
 }
 
 static void drop_due_at_end(ps_lg_thread *t, int64_t now);
+/* How long after the end of the duration a request still due may be sent. */
+#define PS_LG_END_GRACE_NS INT64_C(100000000)
 
 static bool quota_reached(const ps_lg_thread *t)
 {
@@ -289,13 +291,13 @@ static void drop_unsent(ps_lg_thread *t, int64_t due)
     if (t->in_flight >= t->nconns || t->full_until_ns >= due) t->stats.conn_waits++;
 }
 
-/* The run ends at its duration (and --max-lateness): what is still due
+/* The run ends at its duration (and a 100 ms grace): what is still due
  * then is not sent late (a run never overruns to catch up); only the
  * requests in flight drain. */
 static void drop_due_at_end(ps_lg_thread *t, int64_t now)
 {
-    /* A request due just before the end may leave as late as any other. */
-    if (now < t->end_ns || now - t->end_ns < t->sh->cfg->max_lateness_ns) return;
+    /* A request due just before the end may leave a little late. */
+    if (now < t->end_ns || now - t->end_ns < PS_LG_END_GRACE_NS) return;
     while (t->nheap > 0) {
         ps_lg_stream *s = &t->heap[0];
         int64_t due = t->begin_ns + s->due;

@@ -32,7 +32,8 @@ static const ps_json **sorted_steps(const ps_json *search, size_t *n)
 static const char *result_text(const char *result)
 {
     if (!strcmp(result, "found")) return "found";
-    if (!strcmp(result, "all-passed")) return "every rate up to --to passed: the capacity is higher";
+    if (!strcmp(result, "all-passed"))
+        return "every rate up to --to passed: the capacity is higher";
     if (!strcmp(result, "first-step-failed")) return "even the first step failed: lower --from";
     if (!strcmp(result, "generator-saturated"))
         return "the generator saturated before the target failed: no capacity claimed beyond it";
@@ -95,7 +96,8 @@ int ps_report_console_search(const ps_json *doc, FILE *out, const ps_load_consol
     }
     free(s);
     int rc = 0;
-    if (fwrite(b.data, 1, b.len, out) != b.len) rc = ps_error_set(err, "console report: write failed");
+    if (fwrite(b.data, 1, b.len, out) != b.len)
+        rc = ps_error_set(err, "console report: write failed");
     ps_buf_free(&b);
     return rc;
 }
@@ -160,27 +162,25 @@ void ps_report_html_search(ps_buf *b, const ps_json *search)
         {.name = "p50", .key = "p50", .x = x, .y = p50, .n = n, .color = 0},
         {.name = "p99", .key = "p99", .x = x, .y = p99, .n = n, .color = 1},
     };
-    ps_svg_plot lp = {.id = "search-latency",
-                      .title = "Latency against the target rate",
-                      .x = {.scale = PS_SVG_LINEAR, .label = "target rate", .unit = "req/s",
-                            .from_zero = true},
-                      .y = {.scale = PS_SVG_LOG, .label = "latency", .unit = "ms",
-                            .divisor = 1000},
-                      .series = lat_series,
-                      .nseries = 2};
+    ps_svg_plot lp = {
+        .id = "search-latency",
+        .title = "Latency against the target rate",
+        .x = {.scale = PS_SVG_LINEAR, .label = "target rate", .unit = "req/s", .from_zero = true},
+        .y = {.scale = PS_SVG_LOG, .label = "latency", .unit = "ms", .divisor = 1000},
+        .series = lat_series,
+        .nseries = 2};
     ps_svg_plot_write(b, &lp);
     ps_svg_series rate_series[] = {
         {.name = "target", .key = "target", .x = x, .y = x, .n = n, .color = 2, .dashed = true},
         {.name = "answered", .key = "answered", .x = x, .y = ach, .n = n, .color = 0},
     };
-    ps_svg_plot rp = {.id = "search-throughput",
-                      .title = "Answered against the target rate",
-                      .x = {.scale = PS_SVG_LINEAR, .label = "target rate", .unit = "req/s",
-                            .from_zero = true},
-                      .y = {.scale = PS_SVG_LINEAR, .label = "answered", .unit = "req/s",
-                            .from_zero = true},
-                      .series = rate_series,
-                      .nseries = 2};
+    ps_svg_plot rp = {
+        .id = "search-throughput",
+        .title = "Answered against the target rate",
+        .x = {.scale = PS_SVG_LINEAR, .label = "target rate", .unit = "req/s", .from_zero = true},
+        .y = {.scale = PS_SVG_LINEAR, .label = "answered", .unit = "req/s", .from_zero = true},
+        .series = rate_series,
+        .nseries = 2};
     ps_svg_plot_write(b, &rp);
     free(x);
     free(p50);

@@ -3,7 +3,7 @@
 reference server (docs/capacity-testing.md), one case per ctest:
 
   schedule     1,000 keys at rate=5 and the same 5,000/s shared round-robin
-               (two runs at once, on 2,000 keys of one server) give p99
+               (interleaved, the better of two runs each) give p99
                within 2x of each other (per-key schedules at spread phases,
                not in lockstep), the generator keeps up, lateness bounded,
                and the console names the target it followed
@@ -67,44 +67,40 @@ def case_schedule(args, tmp):
     own, shared = os.path.join(tmp, "own.keys"), os.path.join(tmp, "shared.keys")
     keys_file(own, 1000, rate=5)
     keys_file(shared, 1000, prefix="other")
-    # Both at once, so both see the same machine (a busy CI box changes
-    # between two runs one after the other).
-    runs = {}
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
-    for name, keys, extra in (("per-key", own, []), ("shared", shared, ["--rate", "5000"])):
-        out = os.path.join(tmp, name + ".json")
-        p = subprocess.Popen([args.load, "--base-url", url, "--keys", keys, "--connections", "32", "--duration", "3s",
-                              "--max-lateness", "100ms", "--json", out] + extra,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-        runs[name] = (p, out)
-    docs = {}
-    for name, (p, out) in runs.items():
-        try:
-            _, err = p.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            _, err = p.communicate()
-        err = err.decode("utf-8", "replace")
-        check(p.returncode == 0, "%s: exit %d: %s" % (name, p.returncode, err[-600:]))
-        d = load_json(out)
-        if not d:
-            continue
-        docs[name] = d
-        g = d["generator"]
-        check(g["verdict"] == "ok", "%s: generator %s: %s" % (name, g["verdict"], g["why"]))
-        check(abs(g["target_rps"] - 5000) < 50, "%s: target %.1f/s, expected 5000" % (name, g["target_rps"]))
-        check(g["sent"] >= 14000, "%s: sent %d of 15000" % (name, g["sent"]))
-        check(g["lateness_us"]["p90"] <= 100000, "%s: p90 lateness %d us" % (name, g["lateness_us"]["p90"]))
-        check("of 5000/s target" in err or "of 5000.0/s due" in err,
-              "%s: the console does not name the 5000/s target: %s" % (name, err[:400]))
+    # Interleaved, twice each, the better of each pair compared: a busy CI
+    # machine's load changes from one run to the next.
+    best = {}
+    for rnd in range(2):
+        for name, keys, extra in (("per-key", own, []), ("shared", shared, ["--rate", "5000"])):
+            out = os.path.join(tmp, "%s-%d.json" % (name, rnd))
+            rc, _, err = run([args.load, "--base-url", url, "--keys", keys, "--connections", "32", "--duration", "2s",
+                              "--json", out] + extra)
+            check(rc == 0, "%s: exit %d: %s" % (name, rc, err[-600:]))
+            d = load_json(out)
+            if not d:
+                continue
+            g = d["generator"]
+            check(g["verdict"] == "ok", "%s: generator %s: %s" % (name, g["verdict"], g["why"]))
+            check(abs(g["target_rps"] - 5000) < 50, "%s: target %.1f/s, expected 5000" % (name, g["target_rps"]))
+            check(g["sent"] >= 9500, "%s: sent %d of 10000" % (name, g["sent"]))
+            check(g["lateness_us"]["p90"] <= 100000, "%s: p90 lateness %d us" % (name, g["lateness_us"]["p90"]))
+            check("of 5000/s target" in err or "of 5000.0/s due" in err,
+                  "%s: the console does not name the 5000/s target: %s" % (name, err[:400]))
+            lat = d["latency_us"]["corrected"]
+            if name not in best or lat["p99"] < best[name]["p99"]:
+                best[name] = lat
     stop_process(proc)
-    if len(docs) == 2:
-        a, b = (docs[n]["latency_us"]["corrected"]["p99"] for n in ("per-key", "shared"))
-        la, lb = (docs[n]["generator"]["lateness_us"]["p99"] for n in ("per-key", "shared"))
-        print("p99 per-key rate=5: %d us; shared 5000/s: %d us; lateness p99 %d / %d us" % (a, b, la, lb))
-        # within 2x; under 2 ms both are noise on a loaded machine
-        check(max(a, b) <= 2 * min(a, b) or max(a, b) < 2000,
-              "p99 per-key %d us vs shared %d us: not within 2x" % (a, b))
+    if len(best) == 2:
+        a, b = best["per-key"], best["shared"]
+        print("per-key rate=5: p50 %d us, p99 %d us; shared 5000/s: p50 %d us, p99 %d us" %
+              (a["p50"], a["p99"], b["p50"], b["p99"]))
+        # In lockstep 1,000 keys fire together every 200 ms: a burst takes tens
+        # of ms to drain, so its median is ms and its p99 tens of ms. Within
+        # 2x, unless both are below what a loaded machine's noise reaches.
+        for pct, floor in (("p50", 1000), ("p99", 10000)):
+            x, y = a[pct], b[pct]
+            check(max(x, y) <= 2 * min(x, y) or max(x, y) < floor,
+                  "%s per-key %d us vs shared %d us: not within 2x (nor both under %d us)" % (pct, x, y, floor))
 
 
 def cpus():
