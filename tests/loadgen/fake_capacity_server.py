@@ -59,6 +59,11 @@ def main():
                 sel.unregister(c)
                 bufs.pop(c, None)
                 c.close()
+                if not bufs:
+                    # every client gone (between search steps): its queue
+                    # goes with it, so each step meets an idle worker
+                    due.clear()
+                    free_at = 0.0
                 continue
             buf = bufs[c] + data
             now = time.monotonic()

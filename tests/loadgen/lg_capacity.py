@@ -95,12 +95,15 @@ def case_schedule(args, tmp):
         print("per-key rate=5: p50 %d us, p99 %d us; shared 5000/s: p50 %d us, p99 %d us" %
               (a["p50"], a["p99"], b["p50"], b["p99"]))
         # In lockstep 1,000 keys fire together every 200 ms: a burst takes tens
-        # of ms to drain, so its median is ms and its p99 tens of ms. Within
-        # 2x, unless both are below what a loaded machine's noise reaches.
-        for pct, floor in (("p50", 1000), ("p99", 10000)):
-            x, y = a[pct], b[pct]
-            check(max(x, y) <= 2 * min(x, y) or max(x, y) < floor,
-                  "%s per-key %d us vs shared %d us: not within 2x (nor both under %d us)" % (pct, x, y, floor))
+        # of ms to drain, so its median is ms (9.7 ms against 0.07 ms here).
+        # The medians within 2x of each other, unless both are under 1 ms;
+        # the per-key p99 at most 2x the shared one, unless under 20 ms (a
+        # loaded machine's tail is noise, either way).
+        x, y = a["p50"], b["p50"]
+        check(max(x, y) <= 2 * min(x, y) or max(x, y) < 1000,
+              "p50 per-key %d us vs shared %d us: not within 2x (nor both under 1 ms)" % (x, y))
+        check(a["p99"] <= 2 * b["p99"] or a["p99"] < 20000,
+              "p99 per-key %d us over twice the shared %d us (and over 20 ms)" % (a["p99"], b["p99"]))
 
 
 def cpus():
