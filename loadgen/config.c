@@ -93,7 +93,7 @@ void ps_lg_config_usage(FILE *out)
 void ps_lg_redact(const char *key, char out[8])
 {
     size_t n = strlen(key);
-    if (n < 8) {
+    if (n < 16) {
         memcpy(out, "***", 4);
         return;
     }

@@ -42,11 +42,15 @@ typedef enum ps_lg_limited_errors {
     PS_LG_ERRORS_NO,
 } ps_lg_limited_errors;
 
+/* A key's label in reports (loadgen/key_label.h): "ab***yz~1f2e3d" */
+#define PS_LG_LABEL_SIZE 40
+
 typedef struct ps_lg_key {
     char *key;
     ps_plan plan;
     double rate; /* its own req/s (--keys RATE column), 0 = shares --rate / closed model */
     int line;    /* line in the keys file, 0 for --api-key */
+    char label[PS_LG_LABEL_SIZE]; /* what reports show; set by ps_lg_key_labels */
 } ps_lg_key;
 
 typedef enum ps_lg_metric {
@@ -108,6 +112,10 @@ typedef struct ps_lg_config {
      * rates: by key_scale_from at the start to key_scale_to at the end of the
      * duration (0: not scaled). */
     double key_scale_from, key_scale_to;
+    /* the run's key secret (loadgen/key_label.h), derived from every key
+     * before the shards divide them; key_secret_set false: none derived */
+    unsigned char key_secret[32];
+    bool key_secret_set;
 } ps_lg_config;
 
 typedef enum ps_lg_parse_status {
@@ -129,8 +137,9 @@ void ps_lg_config_usage(FILE *out);
 int ps_lg_keys_load(ps_lg_config *cfg, const char *path, ps_error *err);
 /* Parses one threshold ("p99<200ms", "max<=1s", "error_rate<1%"). */
 int ps_lg_threshold_parse(const char *text, ps_lg_threshold *out, ps_error *err);
-/* Key as it may appear in reports: first 2 + "***" + last 2 characters
- * ("***" alone for keys shorter than 8). out needs 8 bytes. */
+/* Key masked: first 2 + "***" + last 2 characters ("***" alone for keys
+ * shorter than 16, so a short key shows none). out needs 8 bytes. Reports
+ * show ps_lg_key.label (key_label.h), which adds a keyed hash. */
 void ps_lg_redact(const char *key, char out[8]);
 
 /* Parses --limited-ops (auto|all|list|create) and --limited-errors

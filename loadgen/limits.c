@@ -341,19 +341,18 @@ static bool answers_ordered(const ps_lg_config *cfg)
 
 /* One key's evidence, summed over its windows (tallies: one per window of
  * the key, filled into the caller's array). */
-static void key_evidence(const ps_lg_limits *l, const ps_lg_config *cfg, size_t key,
-                         ps_rlm_evidence *e, ps_rlm_window_tally *tallies, bool *seen)
+static void key_evidence(const ps_lg_limits *l, const ps_lg_config *cfg, const size_t *slots,
+                         size_t nslots, ps_rlm_evidence *e, ps_rlm_window_tally *tallies,
+                         bool *seen)
 {
     memset(e, 0, sizeof *e);
     e->ops_rule = (ps_rlm_ops_rule)cfg->limited_ops;
     e->errors_rule = (ps_rlm_errors_rule)cfg->limited_errors;
     e->ordered = answers_ordered(cfg);
     e->windows = tallies;
-    *seen = false;
-    for (size_t i = 0; i < l->cap; i++) {
-        const ps_lg_window *w = &l->slots[i];
-        if (!w->used || w->key != key) continue;
-        *seen = true;
+    *seen = nslots > 0;
+    for (size_t j = 0; j < nslots; j++) {
+        const ps_lg_window *w = &l->slots[slots[j]];
         if (w->min_remaining >= 0 && w->min_remaining < w->limit) e->below_limit = true;
         ps_rlm_window_tally *t = &tallies[e->nwindows++];
         memset(t, 0, sizeof *t);
@@ -381,15 +380,29 @@ static ps_lg_counting *counting_table(const ps_lg_limits *l, const ps_lg_config 
 {
     ps_lg_counting *c = calloc(cfg->nkeys + 1, sizeof *c);
     ps_rlm_window_tally *tallies = calloc(l->count + 1, sizeof *tallies);
-    if (!c || !tallies) abort();
+    /* the used slots grouped by key (a counting sort), so each key visits
+     * its own windows: a scan of every slot per key was quadratic (4 shards
+     * of 8,000 keys took 4.7 s to merge) */
+    size_t *first = calloc(cfg->nkeys + 2, sizeof *first);
+    size_t *slots = calloc(l->count + 1, sizeof *slots);
+    if (!c || !tallies || !first || !slots) abort();
+    for (size_t i = 0; i < l->cap; i++)
+        if (l->slots[i].used && l->slots[i].key < cfg->nkeys) first[l->slots[i].key + 2]++;
+    for (size_t k = 2; k < cfg->nkeys + 2; k++)
+        first[k] += first[k - 1];
+    for (size_t i = 0; i < l->cap; i++)
+        if (l->slots[i].used && l->slots[i].key < cfg->nkeys)
+            slots[first[l->slots[i].key + 1]++] = i;
     for (size_t k = 0; k < cfg->nkeys; k++) {
         ps_rlm_evidence e;
         bool seen;
-        key_evidence(l, cfg, k, &e, tallies, &seen);
+        key_evidence(l, cfg, slots + first[k], first[k + 1] - first[k], &e, tallies, &seen);
         c[k].key = k;
         ps_rlm_decide(&e, &c[k].counting);
         if (seen_out) seen_out[k] = seen;
     }
+    free(first);
+    free(slots);
     free(tallies);
     return c;
 }

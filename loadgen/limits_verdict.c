@@ -214,8 +214,7 @@ static void plan_mismatch(verdict *vd, size_t a, size_t b, int64_t allowed, ps_r
 {
     const ps_lg_window *w = vd->v->ws[a];
     const ps_lg_key *key = &vd->cfg->keys[w->key];
-    char red[8];
-    ps_lg_redact(key->key, red);
+    const char *red = key->label;
     int64_t responses = 0;
     for (size_t j = a; j < b; j++)
         responses += vd->v->ws[j]->admitted + vd->v->ws[j]->limited;
@@ -256,8 +255,8 @@ static void check_moving(verdict *vd, size_t a, size_t b, ps_rlm_bound bound, in
     }
     if (most <= allow) return;
     const ps_lg_key *key = &vd->cfg->keys[w->key];
-    char red[8], lab[48];
-    ps_lg_redact(key->key, red);
+    char lab[48];
+    const char *red = key->label;
     ps_lg_violation *v = add(vd, PS_LG_V_OVER_ADMISSION, true, w->key);
     v->window = ps_rlm_window_name(ps_rlm_window_of_limit(&key->plan, allowed));
     v->bound = bound;
@@ -293,8 +292,8 @@ static void check_window(verdict *vd, size_t i, size_t a, size_t b, int64_t allo
                             : ps_rlm_window_of_limit(&key->plan, w->limit);
     bool watched_from_start = follows || w->max_remaining == w->limit - 1;
     bool known = allowed > 0 && kc->missing_headers == 0 && kc->bad_headers == 0;
-    char red[8], lab[48], ext[80];
-    ps_lg_redact(key->key, red);
+    char lab[48], ext[80];
+    const char *red = key->label;
     ps_rlm_counted_label(&cnt->counting, lab, sizeof lab);
     extent(w, implied_window_ns(vd->v->ws, a, b), ext, sizeof ext);
     ps_lg_violation *v;
@@ -363,8 +362,7 @@ static void key_checks(verdict *vd)
 {
     for (size_t k = 0; k < vd->l->nkeys && k < vd->cfg->nkeys; k++) {
         const ps_lg_key_checks *c = &vd->l->keys[k];
-        char red[8];
-        ps_lg_redact(vd->cfg->keys[k].key, red);
+        const char *red = vd->cfg->keys[k].label;
         struct {
             ps_lg_violation_kind kind;
             int64_t count;

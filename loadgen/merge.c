@@ -278,19 +278,6 @@ static ps_plan_id plan_by_name(const char *name)
     return PS_PLAN_UNKNOWN;
 }
 
-/* A key for the report: its redacted form is the shard's ("ab***yz" comes
- * back from "ab....yz"); the key itself never left the shard. */
-static char *stand_in_key(const char *redacted)
-{
-    char *k = malloc(9);
-    if (!k) abort();
-    if (strlen(redacted) == 7 && strcmp(redacted + 2, "***") != 0)
-        snprintf(k, 9, "%c%c....%c%c", redacted[0], redacted[1], redacted[5], redacted[6]);
-    else
-        snprintf(k, 9, "***");
-    return k;
-}
-
 /* The union of the shards' keys by id, in linear time: ids (16 hex
  * digits, shard_read.c) in an open-addressing table kept at most half
  * full (a scan per key made 80,000 keys take 11.6 s). A shard naming one
@@ -339,12 +326,17 @@ static int union_keys(merge *m)
             s->key_map[k] = merged;
             m->key_ids[merged] = strdup(id);
             if (!m->key_ids[merged]) abort();
+            /* the key itself never left its shard: its label (shard_read.c:
+             * printable, at most 32 characters) names it */
             cfg->keys[merged] = (ps_lg_key){
-                .key = stand_in_key(ps_json_get_string(kj, "key", "***")),
+                .key = strdup("***"),
                 .plan = {plan_by_name(ps_json_get_string(kj, "plan", "unknown")),
                          ps_json_get_int(kj, "per_minute", 0), ps_json_get_int(kj, "per_day", 0)},
                 .rate = ps_json_get_number(kj, "rate", 0),
             };
+            if (!cfg->keys[merged].key) abort();
+            snprintf(cfg->keys[merged].label, sizeof cfg->keys[merged].label, "%s",
+                     ps_json_get_string(kj, "key", "***"));
         }
     }
     free(slots);
@@ -605,7 +597,7 @@ static int merge_limits(merge *m)
     return 0;
 }
 
-static void merge_free(merge *m)
+void ps_lg_merge_free(merge *m)
 {
     for (size_t i = 0; i < m->nshards; i++) {
         ps_json_free(m->shards[i].doc);
@@ -629,77 +621,85 @@ static void merge_free(merge *m)
     ps_lg_config_free(&m->cfg);
 }
 
+int ps_lg_merge_run(merge *m, char *const *files, size_t nfiles)
+{
+    int code = PS_LG_EXIT_USAGE;
+    m->nshards = nfiles;
+    m->shards = calloc(m->nshards + 1, sizeof *m->shards);
+    if (!m->shards) abort();
+    for (size_t i = 0; i < m->nshards; i++) {
+        m->shards[i].path = files[i];
+        if (load_shard(m, &m->shards[i]) != 0) return code;
+    }
+    if ((code = check_set(m)) != 0) return code;
+    code = PS_LG_EXIT_USAGE;
+    if (build_config(m) != 0 || merge_stats(m) != 0 || merge_intervals(m) != 0 ||
+        merge_limits(m) != 0)
+        return code;
+    if (m->verify_limits) {
+        m->failing = ps_lg_limits_verify(&m->limits, &m->cfg, &m->violations, &m->nviolations);
+        ps_lg_limits_models(&m->limits, &m->cfg, &m->models, &m->nmodels);
+        ps_lg_limits_counting(&m->limits, &m->cfg, &m->counting, &m->ncounting);
+        m->windows_checked = ps_lg_limits_counted_windows(&m->limits, &m->cfg);
+    }
+    m->thresholds = calloc(m->cfg.nthresholds + 1, sizeof *m->thresholds);
+    if (!m->thresholds) abort();
+    bool thr_failed = false;
+    for (size_t i = 0; i < m->cfg.nthresholds; i++) {
+        m->thresholds[i] = ps_lg_threshold_eval(&m->cfg.thresholds[i], &m->total);
+        thr_failed |= !m->thresholds[i].passed;
+    }
+    code = m->failing ? PS_LG_EXIT_LIMITS : thr_failed ? PS_LG_EXIT_THRESHOLD : PS_LG_EXIT_OK;
+    ps_lg_summary sum = {
+        .cfg = &m->cfg,
+        .total = &m->total,
+        .rows = m->rows,
+        .nrows = m->nrows,
+        .limits_checked = m->verify_limits,
+        .windows = m->windows_checked,
+        .violations = m->violations,
+        .nviolations = m->nviolations,
+        .failing_violations = m->failing,
+        .models = m->models,
+        .nmodels = m->nmodels,
+        .counting = m->counting,
+        .ncounting = m->ncounting,
+        .thresholds = m->thresholds,
+        .duration_s = m->duration_s,
+        .started_wall_ns = (int64_t)llround(m->start_unix_s * 1e9),
+        .exit_code = code,
+        .extra = ps_lg_merged_json,
+        .extra_arg = m,
+    };
+    if (ps_lg_summary_json(&sum, &m->json, &m->err) != 0) return PS_LG_EXIT_USAGE;
+    m->merged = true;
+    return code;
+}
+
 int ps_lg_merge_main(int argc, char **argv)
 {
     merge m = {.json = PS_BUF_INIT};
-    int code = PS_LG_EXIT_USAGE, first = 0;
+    int first = 0;
     int p = parse_args(&m, argc, argv, &first);
     if (p == 1) {
         usage(stdout);
-        merge_free(&m);
+        ps_lg_merge_free(&m);
         return 0;
     }
     if (p != 0) {
         ps_cli_usage_error(stderr, "petstore-load merge", m.err.message);
-        merge_free(&m);
+        ps_lg_merge_free(&m);
         return PS_LG_EXIT_USAGE;
     }
-    m.nshards = (size_t)(argc - first);
-    m.shards = calloc(m.nshards, sizeof *m.shards);
-    if (!m.shards) abort();
-    for (size_t i = 0; i < m.nshards; i++) {
-        m.shards[i].path = argv[first + (int)i];
-        if (load_shard(&m, &m.shards[i]) != 0) goto fail;
-    }
-    if ((code = check_set(&m)) != 0) goto fail;
-    code = PS_LG_EXIT_USAGE;
-    if (build_config(&m) != 0 || merge_stats(&m) != 0 || merge_intervals(&m) != 0 ||
-        merge_limits(&m) != 0)
-        goto fail;
-    if (m.verify_limits) {
-        m.failing = ps_lg_limits_verify(&m.limits, &m.cfg, &m.violations, &m.nviolations);
-        ps_lg_limits_models(&m.limits, &m.cfg, &m.models, &m.nmodels);
-        ps_lg_limits_counting(&m.limits, &m.cfg, &m.counting, &m.ncounting);
-        m.windows_checked = ps_lg_limits_counted_windows(&m.limits, &m.cfg);
-    }
-    m.thresholds = calloc(m.cfg.nthresholds + 1, sizeof *m.thresholds);
-    if (!m.thresholds) abort();
-    bool thr_failed = false;
-    for (size_t i = 0; i < m.cfg.nthresholds; i++) {
-        m.thresholds[i] = ps_lg_threshold_eval(&m.cfg.thresholds[i], &m.total);
-        thr_failed |= !m.thresholds[i].passed;
-    }
-    code = m.failing ? PS_LG_EXIT_LIMITS : thr_failed ? PS_LG_EXIT_THRESHOLD : PS_LG_EXIT_OK;
-    ps_lg_summary sum = {
-        .cfg = &m.cfg,
-        .total = &m.total,
-        .rows = m.rows,
-        .nrows = m.nrows,
-        .limits_checked = m.verify_limits,
-        .windows = m.windows_checked,
-        .violations = m.violations,
-        .nviolations = m.nviolations,
-        .failing_violations = m.failing,
-        .models = m.models,
-        .nmodels = m.nmodels,
-        .counting = m.counting,
-        .ncounting = m.ncounting,
-        .thresholds = m.thresholds,
-        .duration_s = m.duration_s,
-        .started_wall_ns = (int64_t)llround(m.start_unix_s * 1e9),
-        .exit_code = code,
-        .extra = ps_lg_merged_json,
-        .extra_arg = &m,
-    };
-    if (ps_lg_summary_json(&sum, &m.json, &m.err) != 0 || ps_lg_merge_write_outputs(&m) != 0) {
+    int code = ps_lg_merge_run(&m, argv + first, (size_t)(argc - first));
+    if (m.merged && ps_lg_merge_write_outputs(&m) != 0) {
         code = PS_LG_EXIT_USAGE;
-        goto fail;
+        m.merged = false;
     }
-    ps_lg_merge_print_summary(&m, code);
-    merge_free(&m);
-    return code;
-fail:
-    fprintf(stderr, "petstore-load merge: %s\n", m.err.message);
-    merge_free(&m);
+    if (m.merged)
+        ps_lg_merge_print_summary(&m, code);
+    else
+        fprintf(stderr, "petstore-load merge: %s\n", m.err.message);
+    ps_lg_merge_free(&m);
     return code;
 }

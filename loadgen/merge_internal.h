@@ -47,8 +47,16 @@ typedef struct merge {
     size_t ncounting, windows_checked;
     ps_lg_threshold_result *thresholds;
     ps_buf json;
+    bool merged; /* json holds the merged report */
     ps_error err;
 } merge;
+
+/* Reads, checks and merges the nfiles shard reports into m (parse_args'
+ * fields set, the rest zero, json PS_BUF_INIT): m->json holds the merged
+ * report when m->merged. Returns the exit code; on failure m->err says why.
+ * Writes nothing: the caller does (ps_lg_merge_write_outputs). */
+int ps_lg_merge_run(merge *m, char *const *files, size_t nfiles);
+void ps_lg_merge_free(merge *m);
 
 /* The "merged" member (the summary's extra hook; arg is the merge). */
 int ps_lg_merged_json(ps_jw *w, const void *arg, ps_error *err);

@@ -124,8 +124,7 @@ void ps_lg_merge_print_summary(const merge *m, int code)
         fprintf(stderr, "  %s: %s\n", m->violations[i].fails ? "LIMIT VIOLATION" : "warning",
                 m->violations[i].message);
     for (size_t i = 0; i < m->ncounting; i++) {
-        char red[8];
-        ps_lg_redact(m->cfg.keys[m->counting[i].key].key, red);
+        const char *red = m->cfg.keys[m->counting[i].key].label;
         fprintf(stderr, "  limits counted for key %s: %s\n", red, m->counting[i].counting.reason);
     }
     if (m->verify_limits)

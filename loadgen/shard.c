@@ -13,7 +13,7 @@
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/clock.h"
-#include "core/hash.h"
+#include "loadgen/key_label.h"
 
 int ps_lg_shard_parse(const char *text, int *index, int *of, ps_error *err)
 {
@@ -124,18 +124,21 @@ static void derive_run_id(ps_lg_config *cfg)
                   cfg->ramp_from, cfg->ramp_to, (long long)cfg->duration_ns,
                   (long long)cfg->requests, cfg->connections, cfg->threads, cfg->mix[0],
                   cfg->mix[1], cfg->nkeys);
-    for (size_t k = 0; k < cfg->nkeys; k++)
-        ps_buf_printf(&b, "|%s", cfg->keys[k].key);
-    uint64_t h = ps_hash_bytes(b.data, b.len);
+    /* the keys enter through the secret only: a fast hash of them, published
+     * as the run id, gave a short key back (issue 22) */
+    char digest[17], id[24];
+    ps_lg_key_digest(cfg, b.data, digest);
     ps_buf_free(&b);
-    char id[24];
-    snprintf(id, sizeof id, "r%016llx", (unsigned long long)h);
+    snprintf(id, sizeof id, "r%s", digest);
     cfg->run_id = strdup(id);
     if (!cfg->run_id) abort();
 }
 
 int ps_lg_shard_apply(ps_lg_config *cfg, ps_error *err)
 {
+    /* labels (and the secret every shard derives alike) before the keys
+     * are divided */
+    ps_lg_key_labels(cfg);
     if (cfg->shards <= 0) return 0;
     int i0 = cfg->shard - 1, n = cfg->shards;
     if (!cfg->run_id) derive_run_id(cfg);

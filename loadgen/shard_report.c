@@ -10,13 +10,11 @@
 #include "core/clock.h"
 #include "core/hash.h"
 #include "core/hdr_log.h"
+#include "loadgen/key_label.h"
 
 void ps_lg_shard_key_id(const ps_lg_config *cfg, const char *key, char out[17])
 {
-    ps_buf b = PS_BUF_INIT;
-    ps_buf_printf(&b, "%s\n%s", cfg->run_id ? cfg->run_id : "", key);
-    snprintf(out, 17, "%016llx", (unsigned long long)ps_hash_bytes(b.data, b.len));
-    ps_buf_free(&b);
+    ps_lg_key_id(cfg, key, out);
 }
 
 size_t ps_lg_shard_drop_partial_views(const ps_lg_config *cfg, ps_lg_violation *v, size_t n)
@@ -112,9 +110,9 @@ static void keys_and_windows(ps_jw *w, const ps_lg_config *cfg, const ps_lg_limi
     ps_jw_key(w, "keys");
     ps_jw_array_open(w);
     for (size_t k = 0; k < cfg->nkeys; k++) {
-        char id[17], red[8];
+        char id[17];
         ps_lg_shard_key_id(cfg, cfg->keys[k].key, id);
-        ps_lg_redact(cfg->keys[k].key, red);
+        const char *red = cfg->keys[k].label;
         ps_jw_object_open(w);
         ps_jw_kstring(w, "id", id);
         ps_jw_kstring(w, "key", red);

@@ -16,8 +16,9 @@
 #include "loadgen/stats.h"
 #include "loadgen/summary.h"
 
-/* A shard's key, as the shard report names it: a hash of run id and key (the
- * same in every shard of the run, never the key itself). out: 17 bytes. */
+/* A shard's key, as the shard report names it: a keyed hash of run id and
+ * key (key_label.h: the same in every shard of the run, never the key
+ * itself). out: 17 bytes. */
 void ps_lg_shard_key_id(const ps_lg_config *cfg, const char *key, char out[17]);
 
 /* With a shared key, drops under-admission warnings (a partial view) from

@@ -329,8 +329,7 @@ static void limits(ps_jw *w, const ps_lg_summary *s)
     ps_jw_array_open(w);
     for (size_t i = 0; i < s->nviolations; i++) {
         const ps_lg_violation *v = &s->violations[i];
-        char red[8];
-        ps_lg_redact(cfg->keys[v->key].key, red);
+        const char *red = cfg->keys[v->key].label;
         ps_jw_object_open(w);
         ps_jw_kstring(w, "key", red);
         ps_jw_kstring(w, "plan", ps_plan_name(cfg->keys[v->key].plan.id));
@@ -349,8 +348,7 @@ static void limits(ps_jw *w, const ps_lg_summary *s)
     ps_jw_array_open(w);
     for (size_t i = 0; i < s->nmodels; i++) {
         const ps_lg_key_model *m = &s->models[i];
-        char red[8];
-        ps_lg_redact(cfg->keys[m->key].key, red);
+        const char *red = cfg->keys[m->key].label;
         ps_jw_object_open(w);
         ps_jw_kstring(w, "key", red);
         ps_jw_kint(w, "limit", m->limit);
@@ -363,8 +361,7 @@ static void limits(ps_jw *w, const ps_lg_summary *s)
     ps_jw_array_open(w);
     for (size_t i = 0; i < s->ncounting; i++) {
         const ps_lg_counting *c = &s->counting[i];
-        char red[8];
-        ps_lg_redact(cfg->keys[c->key].key, red);
+        const char *red = cfg->keys[c->key].label;
         ps_jw_object_open(w);
         ps_jw_kstring(w, "key", red);
         ps_jw_kstring(w, "list", ps_rlm_counted_name(c->counting.ops[PS_RLM_OP_LIST]));

@@ -472,6 +472,10 @@ int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *e
         default:
             snprintf(ex->error, sizeof ex->error, "%s", what);
         }
+        /* a reply that came but not whole: the burst names it alike */
+        ex->reply_bad = cc == CURLE_PARTIAL_FILE || cc == CURLE_WEIRD_SERVER_REPLY ||
+                        cc == CURLE_WRITE_ERROR ||
+                        (cc == CURLE_OPERATION_TIMEDOUT && ex->resp_headers.count > 0);
         /* libcurl's message may quote the reply (a status line, a header). */
         char *red = ps_client_redact(c, ex->error, strlen(ex->error), NULL);
         snprintf(ex->error, sizeof ex->error, "%s", red);

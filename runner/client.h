@@ -53,6 +53,8 @@ typedef struct ps_exchange {
     /* the outcome */
     bool responded;   /* false: transport failure, see error */
     bool unreachable; /* the failure was connecting (refused, unresolvable) */
+    bool reply_bad;   /* a reply came but not a whole HTTP response (cut short, not HTTP,
+                         its head over the cap): named as such, never admitted */
     char error[320];
     long status;
     ps_headers resp_headers;

@@ -12,6 +12,7 @@
 #include "core/json_writer.h"
 #include "core/ratelimit_headers.h"
 #include "runner/politeness.h"
+#include "runner/suites/burst.h"
 
 volatile sig_atomic_t ps_conform_interrupted;
 
@@ -41,6 +42,8 @@ struct ps_conform {
     char skip_reason[512]; /* why the last send was skipped */
     char wait_why[2][48];  /* [0] main key, [1] limit key: what the last 429 asked */
     ps_conform_tally tally;
+    ps_burst_stats burst; /* the last limit burst's transport */
+    bool burst_ran;
 };
 
 static void random_hex(char *out, size_t n)
@@ -433,6 +436,24 @@ static void note_429(ps_conform *c, const char *key, const ps_exchange *ex, int6
 void ps_conform_note_refusal(ps_conform *c, const ps_exchange *ex, ps_key_role role)
 {
     note_429(c, politeness_key(c, role), ex, ex->done_wall_ns);
+}
+
+void ps_conform_note_burst(ps_conform *c, const ps_burst_stats *bs)
+{
+    c->burst = *bs;
+    c->burst_ran = true;
+    if (c->cfg->verbose)
+        fprintf(stderr,
+                "petstore-conform: burst transport %s: %zu connections open in %.1f ms, release "
+                "spread %.0f us (its last requests %.0f us), %zu bytes kept per reply\n",
+                bs->via_curl ? "libcurl connect-only" : "sockets", bs->opened,
+                (double)bs->open_ns / 1e6, (double)bs->spread_ns[0] / 1e3,
+                (double)bs->spread_ns[1] / 1e3, bs->reply_cap);
+}
+
+const ps_burst_stats *ps_conform_last_burst(const ps_conform *c)
+{
+    return c->burst_ran ? &c->burst : NULL;
 }
 
 int64_t ps_conform_key_free_at(const ps_conform *c, ps_key_role role)

@@ -112,6 +112,11 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req,
  * ps_conform_send waits as it indicated, or backs off (1 s, 2 s, ...) when
  * it indicated nothing. A burst's refusals are one attempt: note one. */
 void ps_conform_note_refusal(ps_conform *c, const ps_exchange *ex, ps_key_role role);
+/* Records what the limit suite's burst met (for the report's transport). */
+struct ps_burst_stats;
+void ps_conform_note_burst(ps_conform *c, const struct ps_burst_stats *bs);
+/* The last burst's stats, NULL when none ran. */
+const struct ps_burst_stats *ps_conform_last_burst(const ps_conform *c);
 /* The wall time (ns) before which nothing may be sent on a role's key, 0 when free. */
 int64_t ps_conform_key_free_at(const ps_conform *c, ps_key_role role);
 

@@ -32,7 +32,7 @@ else status=1; fi
 
 echo "== libFuzzer targets (clang), each fuzzed for a bounded time =="
 if CC=clang cmake -S . -B build-fuzz -DPETSTORE_FUZZ=ON -DPETSTORE_WERROR=ON >/dev/null &&
-   cmake --build build-fuzz -j"$jobs" --target fuzz_validate fuzz_replies fuzz_lg_respparse -- --no-print-directory >/dev/null; then
+   cmake --build build-fuzz -j"$jobs" --target fuzz_validate fuzz_replies fuzz_lg_respparse fuzz_lg_merge -- --no-print-directory >/dev/null; then
   (cd build-fuzz && ctest -L fuzz -j"$jobs" --output-on-failure --timeout 120) || status=1
 else status=1; fi
 

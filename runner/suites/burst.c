@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "runner/suites/burst.h"
 
-#include <ctype.h>
+#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -20,11 +20,15 @@
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/fd_limit.h"
+#include "core/http_reply.h"
 
-/* A reply is read up to this many bytes (more is dropped and marked truncated). */
-#define BURST_REPLY_MAX ((size_t)1 << 20)
+/* TLS handshakes (or proxy tunnels) under way at once: enough that a
+ * Business burst (1,001) over a 100 ms round trip opens in a few seconds,
+ * few enough not to look like a flood. */
+#define BURST_PARALLEL 32
 
 typedef struct target {
+    bool https;
     char host[256]; /* without brackets */
     char port[8];
     char authority[300]; /* Host header value, as in the URL */
@@ -34,8 +38,13 @@ typedef struct target {
 static bool parse_target(const char *url, target *t)
 {
     memset(t, 0, sizeof *t);
-    if (strncmp(url, "http://", 7) != 0) return false;
-    const char *p = url + 7;
+    const char *p;
+    if (strncmp(url, "http://", 7) == 0)
+        p = url + 7;
+    else if (strncmp(url, "https://", 8) == 0)
+        p = url + 8, t->https = true;
+    else
+        return false;
     size_t alen = strcspn(p, "/?#");
     if (alen == 0 || alen >= sizeof t->authority) return false;
     memcpy(t->authority, p, alen);
@@ -58,8 +67,27 @@ static bool parse_target(const char *url, target *t)
         if (hl == 0 || hl >= sizeof t->host) return false;
         memcpy(t->host, a, hl);
     }
-    snprintf(t->port, sizeof t->port, "%.6s", colon && colon[1] ? colon + 1 : "80");
+    snprintf(t->port, sizeof t->port, "%.6s",
+             colon && colon[1] ? colon + 1
+             : t->https        ? "443"
+                               : "80");
     return true;
+}
+
+/* Whether curl would reach an http:// target through a proxy: it reads
+ * http_proxy (lower case only, as curl does) and ALL_PROXY; NO_PROXY is
+ * left to curl, which then connects directly. */
+static bool proxy_configured(const target *t)
+{
+    static const char *const plain[] = {"http_proxy", "ALL_PROXY", "all_proxy"};
+    static const char *const tls[] = {"HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"};
+    const char *const *names = t->https ? tls : plain;
+    size_t n = t->https ? 4 : 3;
+    for (size_t i = 0; i < n; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v) return true;
+    }
+    return false;
 }
 
 bool ps_burst_supported(const char *base_url)
@@ -68,19 +96,82 @@ bool ps_burst_supported(const char *base_url)
     return parse_target(base_url, &t);
 }
 
-/* One connection of the burst. */
+size_t ps_burst_reply_cap(size_t n)
+{
+    size_t each = n ? PS_BURST_MEMORY_BUDGET / n : PS_BURST_REPLY_CAP;
+    if (each > PS_BURST_REPLY_CAP) each = PS_BURST_REPLY_CAP;
+    return each < 4096 ? 4096 : each; /* a head and a small Error body still fit */
+}
+
+/* One connection of the burst: a socket of its own, or a libcurl
+ * connect-only handle (its socket then is curl's, read and written through
+ * curl for TLS). */
 typedef struct conn {
     int fd;
+    CURL *h;
+    char curl_err[CURL_ERROR_SIZE];
     ps_buf wire; /* the request it sends, as written */
-    ps_buf in;
+    size_t written;
+    ps_http_reply reply;
     bool done;
 } conn;
 
+/* Writes data on cn without blocking: 0 with *n written (maybe 0 when the
+ * socket is full), or an errno value. */
+static int io_send(conn *cn, const char *data, size_t len, size_t *n)
+{
+    *n = 0;
+    if (cn->h) {
+        CURLcode cc = curl_easy_send(cn->h, data, len, n);
+        return cc == CURLE_OK || cc == CURLE_AGAIN ? 0 : EPIPE;
+    }
+    ssize_t w = send(cn->fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w >= 0) {
+        *n = (size_t)w;
+        return 0;
+    }
+    return errno == EAGAIN || errno == EINTR ? 0 : errno;
+}
+
+/* Reads what has come on cn: > 0 bytes, 0 at the close, -EAGAIN when
+ * nothing is there yet, another -errno on a failure. */
+static ssize_t io_recv(conn *cn, char *buf, size_t size)
+{
+    if (cn->h) {
+        size_t n = 0;
+        CURLcode cc = curl_easy_recv(cn->h, buf, size, &n);
+        if (cc == CURLE_AGAIN) return -EAGAIN;
+        return cc == CURLE_OK ? (ssize_t)n : -ECONNRESET;
+    }
+    ssize_t got = recv(cn->fd, buf, size, MSG_DONTWAIT);
+    if (got >= 0) return got;
+    return errno == EINTR ? -EAGAIN : -errno;
+}
+
+/* Writes data[0..len) on cn whole, waiting for room until the deadline: 0,
+ * or an errno value. */
+static int write_all(conn *cn, const char *data, size_t len, int64_t deadline)
+{
+    size_t off = 0;
+    while (off < len) {
+        size_t n;
+        int err = io_send(cn, data + off, len - off, &n);
+        if (err) return err;
+        off += n;
+        if (off == len) break;
+        int64_t left = deadline - ps_clock_mono_ns();
+        if (left <= 0) return ETIMEDOUT;
+        struct pollfd pf = {cn->fd, POLLOUT, 0};
+        poll(&pf, 1, (int)(left / 1000000 + 1));
+    }
+    return 0;
+}
 /* The request as recorded: Authorization's token redacted. */
 static void record_request(const ps_burst_request *req, const target *t, ps_exchange *ex)
 {
     ps_buf url = PS_BUF_INIT;
-    ps_buf_printf(&url, "http://%s%s%s", t->authority, t->prefix, req->path);
+    ps_buf_printf(&url, "%s://%s%s%s", t->https ? "https" : "http", t->authority, t->prefix,
+                  req->path);
     ex->method = strdup(req->method);
     ex->url = ps_buf_detach(&url);
     if (!ex->method || !ex->url) abort();
@@ -107,138 +198,11 @@ static void record_request(const ps_burst_request *req, const target *t, ps_exch
     ps_buf_free(&red);
 }
 
-/* Where the line starting at `from` ends in d[0..len): the index of its
- * '\n', or len while no line end has come. A line ends in CRLF or, as RFC
- * 9112 2.2 lets a recipient accept (and libcurl does), in a bare LF; the CR
- * left before the LF is trimmed by whoever reads the line. */
-static size_t line_end(const char *d, size_t from, size_t len)
-{
-    const char *nl = from < len ? memchr(d + from, '\n', len - from) : NULL;
-    return nl ? (size_t)(nl - d) : len;
-}
-
-/* The line [from, eol) is empty (nothing, or a lone CR). */
-static bool line_empty(const char *d, size_t from, size_t eol)
-{
-    return eol == from || (eol == from + 1 && d[from] == '\r');
-}
-
-/* The head of the final response in a reply. */
-typedef struct reply_head {
-    size_t start;              /* its status line */
-    size_t end;                /* the empty line that ends it */
-    size_t body;               /* just past that line */
-    long status;               /* 101 or 200..999 */
-    bool chunked;              /* Transfer-Encoding names chunked */
-    bool has_length;           /* Content-Length given */
-    unsigned long long length; /* its value */
-} reply_head;
-
-/* Finds the final response's head in d[0..len). Interim 1xx responses
- * before it (103 Early Hints, an unsolicited 100 Continue) are skipped, as
- * RFC 9110 15.2 asks of a client; 101 is final (no upgrade is asked for, so
- * a 101 ends the exchange and is judged as the answer it is). Returns 1 with
- * *h filled, 0 while the head has not all come, -1 when the bytes are not an
- * HTTP/1.x response. */
-static int find_head(const char *d, size_t len, reply_head *h)
-{
-    size_t at = 0;
-    for (;;) {
-        if (len - at < 13) return 0; /* "HTTP/1.1 200" and a line end */
-        const char *s = d + at;
-        if (memcmp(s, "HTTP/1.", 7) != 0 || (s[7] != '0' && s[7] != '1') || s[8] != ' ' ||
-            s[9] < '1' || s[9] > '9' || s[10] < '0' || s[10] > '9' || s[11] < '0' || s[11] > '9' ||
-            (s[12] != ' ' && s[12] != '\r' && s[12] != '\n'))
-            return -1;
-        memset(h, 0, sizeof *h);
-        h->start = at;
-        h->status = (s[9] - '0') * 100 + (s[10] - '0') * 10 + (s[11] - '0');
-        size_t line = line_end(d, at, len) + 1;
-        for (;;) {
-            if (line > len) return 0;
-            size_t eol = line_end(d, line, len);
-            if (eol == len) return 0;
-            if (line_empty(d, line, eol)) {
-                h->end = line;
-                h->body = eol + 1;
-                break;
-            }
-            size_t n = eol - line;
-            if (n > 15 && strncasecmp(d + line, "Content-Length:", 15) == 0) {
-                h->has_length = true;
-                h->length = strtoull(d + line + 15, NULL, 10);
-            } else if (n > 18 && strncasecmp(d + line, "Transfer-Encoding:", 18) == 0 &&
-                       memmem(d + line + 18, n - 18, "chunked", 7)) {
-                h->chunked = true;
-            }
-            line = eol + 1;
-        }
-        if (h->status >= 200 || h->status == 101) return 1;
-        at = h->body; /* an interim response: the final one follows */
-    }
-}
-
-/* Walks a chunked body in d[from, len) (sizes in hex, CRLF or bare LF line
- * ends), appending its data to out when out is not NULL. Returns the offset
- * just past its last chunk and trailers, 0 while it has not all come, -1
- * when it is malformed. */
-static long long walk_chunks(const char *d, size_t from, size_t len, ps_buf *out)
-{
-    size_t r = from;
-    for (;;) {
-        size_t eol = line_end(d, r, len);
-        if (eol == len) return 0;
-        unsigned long long n = 0;
-        size_t k = r;
-        for (; k < eol && isxdigit((unsigned char)d[k]); k++) {
-            if (n >> 60) return -1; /* no chunk is that large */
-            n = n * 16 + (unsigned long long)(isdigit((unsigned char)d[k])
-                                                  ? d[k] - '0'
-                                                  : (tolower((unsigned char)d[k]) - 'a' + 10));
-        }
-        if (k == r) return -1;
-        r = eol + 1;
-        if (n == 0) break;
-        if (n > len - r) return 0;
-        if (out) ps_buf_append(out, d + r, (size_t)n);
-        r += (size_t)n;
-        if (r < len && d[r] == '\r') r++;
-        if (r >= len) return 0;
-        if (d[r] != '\n') return -1;
-        r++;
-    }
-    for (;;) { /* trailers, up to an empty line */
-        size_t eol = line_end(d, r, len);
-        if (eol == len) return 0;
-        bool empty = line_empty(d, r, eol);
-        r = eol + 1;
-        if (empty) return (long long)r;
-    }
-}
-
-/* Whether a reply has all come: its final response's body is complete
- * (Content-Length, the last chunk, none for 101, 204 and 304), or its bytes
- * are no HTTP response at all. Otherwise it ends when the connection
- * closes: the burst then does not wait on a server that keeps the
- * connection open despite Connection: close. */
-static bool reply_complete(const ps_buf *in)
-{
-    reply_head h;
-    const char *d = in->data ? in->data : "";
-    int found = find_head(d, in->len, &h);
-    if (found < 0) return true;
-    if (found == 0) return false;
-    if (h.status < 200 || h.status == 204 || h.status == 304) return true;
-    if (h.chunked) return walk_chunks(d, h.body, in->len, NULL) != 0;
-    return h.has_length && in->len - h.body >= h.length;
-}
-
-/* Splits a reply into the final response's status, headers and body. */
 /* A gzip body is inflated (the request asks for identity, but RFC 9110
  * 12.5.3 only says a server SHOULD honour that; the libcurl client decodes
  * such a body too, so both judge the content). Returns false, leaving the
  * body as it came, when it does not inflate. */
-static bool inflate_gzip(ps_buf *body)
+static bool inflate_gzip(ps_buf *body, size_t cap)
 {
     z_stream zs = {0};
     if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return false;
@@ -253,129 +217,15 @@ static bool inflate_gzip(ps_buf *body)
         rc = inflate(&zs, Z_NO_FLUSH);
         if (rc != Z_OK && rc != Z_STREAM_END) break;
         ps_buf_append(&out, chunk, sizeof chunk - zs.avail_out);
-    } while (rc != Z_STREAM_END && out.len < BURST_REPLY_MAX);
+    } while (rc != Z_STREAM_END && out.len < cap);
     inflateEnd(&zs);
-    if (rc != Z_STREAM_END && out.len < BURST_REPLY_MAX) {
+    if (rc != Z_STREAM_END && out.len < cap) {
         ps_buf_free(&out);
         return false;
     }
     ps_buf_free(body);
     *body = out;
     return true;
-}
-
-static void parse_reply(const ps_buf *in, ps_exchange *ex)
-{
-    const char *d = in->data ? in->data : "";
-    reply_head h;
-    int found = find_head(d, in->len, &h);
-    if (found <= 0) {
-        snprintf(ex->error, sizeof ex->error,
-                 found < 0 ? "the reply is not HTTP/1.x (%zu bytes)"
-                           : "the reply's head did not all come (%zu bytes)",
-                 in->len);
-        return;
-    }
-    for (size_t line = line_end(d, h.start, in->len) + 1; line < h.end;) {
-        size_t eol = line_end(d, line, in->len);
-        const char *colon = memchr(d + line, ':', eol - line);
-        if (colon && colon != d + line)
-            ps_headers_add(&ex->resp_headers, d + line, (size_t)(colon - (d + line)), colon + 1,
-                           (size_t)(d + eol - colon - 1));
-        line = eol + 1;
-    }
-    if (h.status < 200 || h.status == 204 || h.status == 304) {
-        /* no body */
-    } else if (h.chunked) {
-        if (walk_chunks(d, h.body, in->len, &ex->body) <= 0) {
-            ps_buf_free(&ex->body);
-            snprintf(ex->error, sizeof ex->error, "the chunked body is malformed or cut short");
-            return;
-        }
-    } else {
-        size_t blen = in->len - h.body;
-        if (h.has_length && h.length < blen) blen = (size_t)h.length;
-        ps_buf_append(&ex->body, d + h.body, blen);
-    }
-    const char *coding = ps_headers_get(&ex->resp_headers, "Content-Encoding");
-    if (coding && ex->body.len &&
-        (strcasecmp(coding, "gzip") == 0 || strcasecmp(coding, "x-gzip") == 0) &&
-        !inflate_gzip(&ex->body)) {
-        snprintf(ex->error, sizeof ex->error, "the gzip body does not inflate");
-        return;
-    }
-    ex->status = h.status;
-    ex->body_total = ex->body.len;
-    ex->body_cap = BURST_REPLY_MAX;
-    ex->responded = true;
-}
-
-/* Writes each connection's request on connections [from, to) back to back. */
-static void release(conn *cs, size_t from, size_t to, ps_exchange *out)
-{
-    for (size_t i = from; i < to; i++) {
-        if (cs[i].done) continue;
-        out[i].sent_wall_ns = ps_clock_wall_ns();
-        const ps_buf *wire = &cs[i].wire;
-        if (send(cs[i].fd, wire->data, wire->len, MSG_NOSIGNAL) != (ssize_t)wire->len) {
-            snprintf(out[i].error, sizeof out[i].error, "sending failed: %s", strerror(errno));
-            cs[i].done = true;
-        }
-        fcntl(cs[i].fd, F_SETFL, fcntl(cs[i].fd, F_GETFL) | O_NONBLOCK);
-    }
-}
-
-/* Reads the replies on connections [from, to) until each closes or the
- * deadline passes. pf and idx have room for every connection. */
-static void collect(conn *cs, size_t from, size_t to, ps_exchange *out, struct pollfd *pf,
-                    size_t *idx, int64_t deadline)
-{
-    for (;;) {
-        size_t np = 0;
-        for (size_t i = from; i < to; i++) {
-            if (cs[i].done) continue;
-            pf[np] = (struct pollfd){cs[i].fd, POLLIN, 0};
-            idx[np++] = i;
-        }
-        int64_t left = deadline - ps_clock_mono_ns();
-        if (!np || left <= 0) return;
-        int rc = poll(pf, np, (int)(left / 1000000 + 1));
-        if (rc < 0 && errno != EINTR) return;
-        for (size_t k = 0; k < np && rc > 0; k++) {
-            if (!pf[k].revents) continue;
-            conn *cn = &cs[idx[k]];
-            char buf[16384];
-            ssize_t got = recv(cn->fd, buf, sizeof buf, 0);
-            if (got > 0) {
-                ps_buf_append(&cn->in, buf, (size_t)got);
-                /* whole, or as much as is kept: no need to wait for the close */
-                if (cn->in.len >= BURST_REPLY_MAX || reply_complete(&cn->in)) {
-                    cn->done = true;
-                    out[idx[k]].done_wall_ns = ps_clock_wall_ns();
-                }
-            } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
-                cn->done = true;
-                out[idx[k]].done_wall_ns = ps_clock_wall_ns();
-            }
-        }
-    }
-}
-
-/* Closes connections [from, to) and turns what each read into its exchange. */
-static void finish(conn *cs, size_t from, size_t to, ps_exchange *out)
-{
-    for (size_t i = from; i < to; i++) {
-        ps_exchange *ex = &out[i];
-        if (cs[i].fd >= 0) close(cs[i].fd);
-        cs[i].fd = -1;
-        if (!ex->done_wall_ns) ex->done_wall_ns = ps_clock_wall_ns();
-        if (ex->sent_wall_ns) ex->elapsed_ms = (double)(ex->done_wall_ns - ex->sent_wall_ns) / 1e6;
-        if (!ex->error[0] && cs[i].in.len)
-            parse_reply(&cs[i].in, ex);
-        else if (!ex->error[0])
-            snprintf(ex->error, sizeof ex->error, "no reply within the burst's time");
-        ps_buf_free(&cs[i].in);
-    }
 }
 
 /* Starts a non-blocking connect of cn to a; false with errno set when it
@@ -444,7 +294,7 @@ static int open_one(conn *cn, const struct addrinfo *a, int64_t *retry_ns, int64
 /* Opens cs[0..n) to the first address of ai that takes them, trying the
  * next address for those that fail, within the deadline; out[i].error says
  * why a connection could not be opened. Returns how many are open
- * (blocking, with TCP_NODELAY).
+ * (non-blocking, with TCP_NODELAY).
  *
  * One handshake at a time: a listener whose accept queue is full (Python's
  * default backlog is 5) drops the last ACK of a handshake it answered
@@ -484,12 +334,104 @@ static size_t open_all(conn *cs, size_t n, struct addrinfo *ai, int64_t deadline
         }
         int one = 1;
         setsockopt(cs[i].fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        fcntl(cs[i].fd, F_SETFL, fcntl(cs[i].fd, F_GETFL) & ~O_NONBLOCK);
         opened++;
     }
     return opened;
 }
 
+/* Why a libcurl connect failed, as the runner's client words it. */
+static void curl_failure(const conn *cn, CURLcode cc, ps_exchange *ex)
+{
+    const char *what = cn->curl_err[0] ? cn->curl_err : curl_easy_strerror(cc);
+    switch (cc) {
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_SSL_CACERT_BADFILE:
+        snprintf(ex->error, sizeof ex->error,
+                 "could not connect: TLS failed: %.200s (for a private CA, give --cacert FILE)",
+                 what);
+        break;
+    case CURLE_OPERATION_TIMEDOUT:
+        snprintf(ex->error, sizeof ex->error,
+                 "could not connect: no connection within the burst's time (%.200s)", what);
+        break;
+    default:
+        snprintf(ex->error, sizeof ex->error, "could not connect: %.280s", what);
+    }
+    ex->unreachable = true;
+}
+
+static CURL *connect_only_handle(conn *cn, const char *url, const ps_burst_options *opt,
+                                 int64_t left_ns)
+{
+    CURL *h = curl_easy_init();
+    if (!h) abort();
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_CONNECT_ONLY, 1L);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L); /* one request per connection */
+    /* the burst writes HTTP/1.1: ALPN must not settle on h2 */
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    /* through a proxy, the bytes go to the target as written: a tunnel */
+    curl_easy_setopt(h, CURLOPT_HTTPPROXYTUNNEL, 1L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(left_ns / 1000000 + 1));
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cn->curl_err);
+    if (opt->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, opt->ca_file);
+    return h;
+}
+
+/* Opens cs[0..n) as libcurl connect-only connections, BURST_PARALLEL
+ * handshakes at a time, each held once done (its handle stays in the multi
+ * handle, whose cache owns the connection). Returns how many are open. */
+static size_t open_curl(conn *cs, size_t n, const char *url, const ps_burst_options *opt,
+                        int64_t deadline, ps_exchange *out, CURLM *m)
+{
+    size_t started = 0, finished = 0, opened = 0;
+    curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, (long)n + 16);
+    for (size_t i = 0; i < n; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        cs[i].fd = -1;
+    }
+    while (finished < n) {
+        int64_t left = deadline - ps_clock_mono_ns();
+        while (started < n && started - finished < BURST_PARALLEL && left > 0) {
+            cs[started].h = connect_only_handle(&cs[started], url, opt, left);
+            curl_easy_setopt(cs[started].h, CURLOPT_PRIVATE, (void *)&cs[started]);
+            curl_multi_add_handle(m, cs[started].h);
+            started++;
+        }
+        if (left <= 0) break;
+        int running = 0;
+        curl_multi_perform(m, &running);
+        CURLMsg *msg;
+        int queued;
+        while ((msg = curl_multi_info_read(m, &queued))) {
+            if (msg->msg != CURLMSG_DONE) continue;
+            conn *cn = NULL;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&cn);
+            size_t i = (size_t)(cn - cs);
+            finished++;
+            curl_socket_t fd = CURL_SOCKET_BAD;
+            if (msg->data.result == CURLE_OK) curl_easy_getinfo(cn->h, CURLINFO_ACTIVESOCKET, &fd);
+            if (msg->data.result != CURLE_OK || fd == CURL_SOCKET_BAD) {
+                curl_failure(cn, msg->data.result, &out[i]);
+                cn->done = true;
+                continue;
+            }
+            cn->fd = (int)fd;
+            opened++;
+        }
+        if (finished < n) curl_multi_poll(m, NULL, 0, 20, NULL);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (cs[i].fd >= 0 || cs[i].done) continue;
+        snprintf(out[i].error, sizeof out[i].error,
+                 "could not connect: no connection within the burst's time");
+        out[i].unreachable = true;
+        cs[i].done = true;
+    }
+    return opened;
+}
 /* The request as written on the wire. */
 static void write_request(const ps_burst_request *req, const target *t, ps_buf *wire)
 {
@@ -504,75 +446,244 @@ static void write_request(const ps_burst_request *req, const target *t, ps_buf *
     if (req->body) ps_buf_puts(wire, req->body);
 }
 
-int ps_burst_run(const ps_burst_request *reqs, size_t n, size_t together, ps_exchange *out,
-                 char *why, size_t why_size)
+/* Writes the requests of connections [from, to) but their last byte: what
+ * the release then sends is one byte per connection. Only requests about
+ * to be released: a lenient server reads a request cut short at the close
+ * as whole, so one written in part and never released may still count. */
+static void presend(conn *cs, size_t from, size_t to, ps_exchange *out, int64_t deadline)
 {
-    const ps_burst_request *req = &reqs[0]; /* the base URL and timeout every request shares */
-    target t;
-    if (!parse_target(req->base_url, &t)) {
-        snprintf(why, why_size, "a burst needs an http:// base URL");
-        return -1;
+    for (size_t i = from; i < to; i++) {
+        if (cs[i].done) continue;
+        int err = write_all(&cs[i], cs[i].wire.data, cs[i].wire.len - 1, deadline);
+        if (err) {
+            snprintf(out[i].error, sizeof out[i].error, "sending failed: %s", strerror(err));
+            cs[i].done = true;
+        }
+        cs[i].written = cs[i].wire.len - 1;
+    }
+}
+
+/* Releases connections [from, to): each one's last byte, back to back.
+ * Returns the spread: the first final byte written to the last. */
+static int64_t release(conn *cs, size_t from, size_t to, ps_exchange *out, int64_t deadline)
+{
+    int64_t first = 0, last = 0;
+    for (size_t i = from; i < to; i++) {
+        if (cs[i].done) continue;
+        out[i].sent_wall_ns = ps_clock_wall_ns();
+        int err = write_all(&cs[i], cs[i].wire.data + cs[i].written, 1, deadline);
+        int64_t now = ps_clock_mono_ns();
+        if (!first) first = now;
+        last = now;
+        if (err) {
+            snprintf(out[i].error, sizeof out[i].error, "sending failed: %s", strerror(err));
+            cs[i].done = true;
+        }
+    }
+    return last - first;
+}
+
+/* Reads what has come on cn (all of it: a TLS record may hold more than
+ * the socket shows) into its reply; marks it done once the reply is whole,
+ * bad, or the connection closed. */
+static void drain(conn *cn, ps_exchange *ex)
+{
+    char buf[16384];
+    for (;;) {
+        ssize_t got = io_recv(cn, buf, sizeof buf);
+        if (got == -EAGAIN) return;
+        if (got > 0 && ps_http_reply_feed(&cn->reply, buf, (size_t)got) == PS_REPLY_MORE) continue;
+        if (got <= 0) ps_http_reply_eof(&cn->reply);
+        cn->done = true;
+        ex->done_wall_ns = ps_clock_wall_ns();
+        return;
+    }
+}
+
+/* Reads the replies on connections [from, to) until each is whole or
+ * closed, or the deadline passes. pf and idx have room for every connection. */
+static void collect(conn *cs, size_t from, size_t to, ps_exchange *out, struct pollfd *pf,
+                    size_t *idx, int64_t deadline)
+{
+    for (;;) {
+        size_t np = 0;
+        for (size_t i = from; i < to; i++) {
+            if (cs[i].done) continue;
+            pf[np] = (struct pollfd){cs[i].fd, POLLIN, 0};
+            idx[np++] = i;
+        }
+        int64_t left = deadline - ps_clock_mono_ns();
+        if (!np || left <= 0) return;
+        int rc = poll(pf, np, (int)(left / 1000000 + 1));
+        if (rc < 0 && errno != EINTR) return;
+        for (size_t k = 0; k < np && rc > 0; k++)
+            if (pf[k].revents) drain(&cs[idx[k]], &out[idx[k]]);
+    }
+}
+
+/* The reply read on cn as ex's response, or the reason there is none. A
+ * reply is admitted only whole: one cut short, over the cap's head, or not
+ * HTTP is named as such (reply_bad), never as a reply. */
+static void to_exchange(conn *cn, size_t cap, ps_exchange *ex)
+{
+    ps_http_reply *r = &cn->reply;
+    if (ex->error[0]) return; /* never sent */
+    if (r->state == PS_REPLY_MORE) {
+        if (r->fed)
+            snprintf(ex->error, sizeof ex->error,
+                     "no complete reply within the burst's time (%zu bytes came)", r->fed);
+        else
+            snprintf(ex->error, sizeof ex->error, "no reply within the burst's time");
+        ex->reply_bad = r->fed > 0;
+        return;
+    }
+    if (r->state == PS_REPLY_BAD) {
+        snprintf(ex->error, sizeof ex->error, "%s", r->why);
+        ex->reply_bad = r->fed > 0;
+        return;
+    }
+    ex->status = r->status;
+    ex->resp_headers = r->headers;
+    memset(&r->headers, 0, sizeof r->headers);
+    ex->body = r->body;
+    memset(&r->body, 0, sizeof r->body);
+    ex->body_total = r->body_total;
+    ex->body_cap = cap;
+    ex->truncated = r->truncated;
+    const char *coding = ps_headers_get(&ex->resp_headers, "Content-Encoding");
+    if (coding && ex->body.len && !ex->truncated &&
+        (strcasecmp(coding, "gzip") == 0 || strcasecmp(coding, "x-gzip") == 0) &&
+        !inflate_gzip(&ex->body, cap)) {
+        snprintf(ex->error, sizeof ex->error, "the gzip body does not inflate");
+        ex->reply_bad = true;
+        return;
+    }
+    if (coding && ex->body.len) ex->body_total = ex->body.len;
+    ex->responded = true;
+}
+
+/* Closes connections [from, to) and turns what each read into its exchange. */
+static void finish(conn *cs, size_t from, size_t to, size_t cap, ps_exchange *out)
+{
+    for (size_t i = from; i < to; i++) {
+        ps_exchange *ex = &out[i];
+        if (!cs[i].h && cs[i].fd >= 0) close(cs[i].fd);
+        cs[i].fd = -1;
+        if (!ex->done_wall_ns) ex->done_wall_ns = ps_clock_wall_ns();
+        if (ex->sent_wall_ns) ex->elapsed_ms = (double)(ex->done_wall_ns - ex->sent_wall_ns) / 1e6;
+        to_exchange(&cs[i], cap, ex);
+        ps_http_reply_free(&cs[i].reply);
+    }
+}
+
+/* Opens every connection on the transport the target needs (see burst.h). */
+static size_t open_conns(conn *cs, size_t n, const target *t, const ps_burst_request *req,
+                         const ps_burst_options *opt, ps_exchange *out, CURLM **m, char *why,
+                         size_t why_size)
+{
+    int64_t deadline = ps_clock_mono_ns() + req->timeout_ns;
+    if (t->https || proxy_configured(t)) {
+        *m = curl_multi_init();
+        if (!*m) abort();
+        return open_curl(cs, n, req->base_url, opt, deadline, out, *m);
     }
     struct addrinfo hints = {0}, *ai = NULL;
     hints.ai_socktype = SOCK_STREAM;
-    int gai = getaddrinfo(t.host, t.port, &hints, &ai);
+    int gai = getaddrinfo(t->host, t->port, &hints, &ai);
     if (gai != 0) {
-        snprintf(why, why_size, "cannot resolve %s: %s", t.host, gai_strerror(gai));
+        snprintf(why, why_size, "cannot resolve %s: %s", t->host, gai_strerror(gai));
+        return 0;
+    }
+    size_t opened = open_all(cs, n, ai, deadline, out);
+    freeaddrinfo(ai);
+    return opened;
+}
+
+static void close_conns(conn *cs, size_t n, CURLM *m)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (cs[i].h) {
+            curl_multi_remove_handle(m, cs[i].h);
+            curl_easy_cleanup(cs[i].h);
+        } else if (cs[i].fd >= 0) {
+            close(cs[i].fd);
+        }
+        ps_http_reply_free(&cs[i].reply);
+        ps_buf_free(&cs[i].wire);
+    }
+    if (m) curl_multi_cleanup(m);
+}
+
+int ps_burst_run(const ps_burst_request *reqs, size_t n, const ps_burst_options *opt,
+                 ps_exchange *out, ps_burst_stats *stats, char *why, size_t why_size)
+{
+    const ps_burst_request *req = &reqs[0]; /* the base URL and timeout every request shares */
+    int rc = -1;
+    target t;
+    CURLM *m = NULL;
+    memset(stats, 0, sizeof *stats);
+    why[0] = '\0';
+    if (!parse_target(req->base_url, &t)) {
+        snprintf(why, why_size, "a burst needs an http:// or https:// base URL without userinfo");
         return -1;
     }
     ps_fd_limit_raise((int64_t)n + 64);
     conn *cs = calloc(n ? n : 1, sizeof *cs);
-    if (!cs) abort();
+    struct pollfd *pf = calloc(n ? n : 1, sizeof *pf);
+    size_t *idx = calloc(n ? n : 1, sizeof *idx);
+    if (!cs || !pf || !idx) abort();
+    for (size_t i = 0; i < n; i++)
+        cs[i].fd = -1;
+    size_t cap = stats->reply_cap = ps_burst_reply_cap(n);
+    stats->via_curl = t.https || proxy_configured(&t);
 
-    /* 1: every connection open (and held by the server, see open_all)
-     * before anything is sent, within the burst's time: a blocking connect
-     * to a listener whose backlog is full waits out SYN retransmissions (over
-     * a minute against a server that accepts one connection at a time), far
-     * past --timeout */
-    size_t opened = open_all(cs, n, ai, ps_clock_mono_ns() + req->timeout_ns, out);
+    /* 1: every connection open (handshakes done, each held by the server)
+     * before anything is sent, within the burst's time */
+    int64_t t0 = ps_clock_mono_ns();
+    size_t opened = open_conns(cs, n, &t, req, opt, out, &m, why, why_size);
+    stats->open_ns = ps_clock_mono_ns() - t0;
+    stats->opened = opened;
     for (size_t i = 0; i < n; i++) {
         record_request(&reqs[i], &t, &out[i]);
         write_request(&reqs[i], &t, &cs[i].wire);
+        ps_http_reply_init(&cs[i].reply, cap);
     }
-    freeaddrinfo(ai);
     if (!opened) {
-        snprintf(why, why_size, "no connection of the burst could be opened (%s)", out[0].error);
-        for (size_t i = 0; i < n; i++)
-            ps_buf_free(&cs[i].wire);
-        free(cs);
-        return -1;
+        if (!why[0])
+            snprintf(why, why_size, "no connection of the burst could be opened (%s)",
+                     out[0].error);
+        goto out;
     }
-    /* 2: the burst, then its last `together` requests at once: the moment
-     * the limit is crossed is the one a check-then-count race shows in, and
-     * a burst's last replies come from whichever worker still has a queue
-     * (one at a time); released on their own, they meet in the limiter. */
-    struct pollfd *pf = calloc(n ? n : 1, sizeof *pf);
-    size_t *idx = calloc(n ? n : 1, sizeof *idx);
-    if (!pf || !idx) abort();
-    size_t first = together < n ? n - together : 0;
+    /* 2: every request written but its last byte; then the burst's last
+     * bytes, then those of its last `together` requests on their own: the
+     * moment the limit is crossed is the one a check-then-count race shows
+     * in, and a burst's last replies come from whichever worker still has
+     * a queue (one at a time); released on their own, they meet in the
+     * limiter. */
+    size_t first = opt->together < n ? n - opt->together : 0;
     int64_t deadline = ps_clock_mono_ns() + req->timeout_ns;
-    release(cs, 0, first, out);
+    presend(cs, 0, first, out, deadline);
+    stats->spread_ns[0] = release(cs, 0, first, out, deadline);
     collect(cs, 0, first, out, pf, idx, deadline);
-    finish(cs, 0, first, out);
+    finish(cs, 0, first, cap, out);
     /* a refusal already: the rest would only be refused too (a ban risked for nothing) */
     bool refused = false;
     for (size_t i = 0; i < first; i++)
         refused |= out[i].responded && out[i].status == 429;
-    if (refused) {
-        for (size_t i = first; i < n; i++) {
-            if (!cs[i].done)
-                snprintf(out[i].error, sizeof out[i].error,
-                         "not sent: the burst was already refused");
-            cs[i].done = true;
-        }
+    for (size_t i = first; refused && i < n; i++) {
+        if (!cs[i].done)
+            snprintf(out[i].error, sizeof out[i].error, "not sent: the burst was already refused");
+        cs[i].done = true;
     }
-    release(cs, first, n, out);
+    presend(cs, first, n, out, deadline);
+    stats->spread_ns[1] = release(cs, first, n, out, deadline);
     collect(cs, first, n, out, pf, idx, deadline);
-    finish(cs, first, n, out);
+    finish(cs, first, n, cap, out);
+    rc = (int)n;
+out:
+    close_conns(cs, n, m);
+    free(cs);
     free(pf);
     free(idx);
-    for (size_t i = 0; i < n; i++)
-        ps_buf_free(&cs[i].wire);
-    free(cs);
-    return (int)n;
+    return rc;
 }

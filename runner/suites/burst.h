@@ -1,18 +1,25 @@
 /* burst.h - a concurrent burst of requests for the 429 suite (one request
  * per connection, mostly alike: the limit's crossing may mix operations):
- * every connection is opened first, then the requests are released
- * together (as petstore-load --burst does), the last few of them on their
- * own once the others are answered, so the moment the limit is crossed is
- * a concurrent one: a limiter's check-then-count race or an off-by-one
- * admission shows in the count of admissions.
+ * every connection is opened (and its TLS handshake done) first, each
+ * request is written but its last byte, and the last bytes are then
+ * released together (last-byte synchronisation, HTTP/1.1), the final
+ * `together` of them on their own once the others are answered, so the
+ * moment the limit is crossed is a concurrent one: a limiter's
+ * check-then-count race or an off-by-one admission shows in the count.
  *
- * Plain http:// only (raw sockets on pre-opened connections); for https://
- * ps_burst_supported says no and the suite sends sequentially instead.
- * A reply is read as libcurl would: interim 1xx responses before the final
- * one skipped, bare-LF line ends accepted, done at its Content-Length or
- * last chunk (or the close). Connections are opened one handshake at a time
- * so each is held by the server, not just by our kernel, before the burst
- * is released (a small accept backlog slows the set-up, not the burst).
+ * Transports: plain http:// on the burst's own sockets, opened one
+ * handshake at a time where a handshake is quick (so each is held by the
+ * server, not just by our kernel, before the release: a small accept
+ * backlog slows the set-up, not the burst); https:// and any target reached
+ * through a proxy (http_proxy, HTTPS_PROXY, ALL_PROXY, NO_PROXY, as curl
+ * reads them; an http:// target is tunnelled with CONNECT) on libcurl
+ * connect-only connections, BURST_PARALLEL handshakes at a time, each
+ * connection held once its handshake is done. No transport falls back to
+ * sequential requests.
+ *
+ * Replies are read with core/http_reply.h, at most `reply cap` bytes each
+ * (64 KiB, less when n * 64 KiB would pass the burst's 64 MiB budget): a
+ * longer head makes the reply bad, a longer body is counted and cut.
  * Each reply becomes a ps_exchange (request redacted: the Authorization
  * value's token is "***", the curl line names ${key_env}) that the caller
  * frees with ps_exchange_free. */
@@ -21,6 +28,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <stdbool.h>
 
 #include "runner/client.h"
 
@@ -34,8 +43,29 @@ typedef struct ps_burst_request {
     int64_t timeout_ns;         /* for the whole burst */
 } ps_burst_request;
 
-/* True when the base URL can be burst (http://). */
+/* The most a burst keeps of one reply, and of all its replies together. */
+#define PS_BURST_REPLY_CAP ((size_t)64 << 10)
+#define PS_BURST_MEMORY_BUDGET ((size_t)64 << 20)
+
+typedef struct ps_burst_options {
+    size_t together;     /* released last, on their own */
+    const char *ca_file; /* --cacert, NULL: the system's CAs */
+} ps_burst_options;
+
+/* What the burst's transport did, for the report. */
+typedef struct ps_burst_stats {
+    bool via_curl;        /* https or a proxy: libcurl connect-only connections */
+    size_t opened;        /* connections held before the release */
+    int64_t open_ns;      /* opening them all (handshakes included) */
+    int64_t spread_ns[2]; /* first to last final byte written: the burst, its last requests */
+    size_t reply_cap;     /* bytes kept per reply */
+} ps_burst_stats;
+
+/* True when the base URL can be burst (http:// or https://, no userinfo). */
 bool ps_burst_supported(const char *base_url);
+
+/* The per-reply cap for a burst of n: PS_BURST_REPLY_CAP within the budget. */
+size_t ps_burst_reply_cap(size_t n);
 
 /* Opens n connections, then sends reqs[i] on connection i: the first
  * n - together at once, reading their replies (Connection: close), then the
@@ -43,7 +73,7 @@ bool ps_burst_supported(const char *base_url);
  * sent when a first reply was already a 429. Every reqs[i] names the same
  * base URL. out[0..n) are filled (responded or with error set). Returns n,
  * or -1 with why filled when no connection could be opened. */
-int ps_burst_run(const ps_burst_request *reqs, size_t n, size_t together, ps_exchange *out,
-                 char *why, size_t why_size);
+int ps_burst_run(const ps_burst_request *reqs, size_t n, const ps_burst_options *opt,
+                 ps_exchange *out, ps_burst_stats *stats, char *why, size_t why_size);
 
 #endif

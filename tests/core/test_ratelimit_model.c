@@ -210,7 +210,7 @@ static void runner_view(const answer *seq, size_t n, ps_rl_key_view *out)
 static void loadgen_view(const answer *seq, size_t n, ps_rlm_counting *out)
 {
     static char k0[] = "unit-main-key";
-    ps_lg_key keys[1] = {{k0, {PS_PLAN_FREE, 60, 1000}, 0, 0}};
+    ps_lg_key keys[1] = {{.key = k0, .plan = {PS_PLAN_FREE, 60, 1000}}};
     ps_lg_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.keys = keys;

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (r == PS_LG_PARSE_DONE) {
         if (p.resp.status < 200 || p.resp.status > 599) abort();
         static char key[] = "fuzz-key-0001";
-        ps_lg_key k = {key, {PS_PLAN_FREE, 60, 1000}, 0, 0};
+        ps_lg_key k = {.key = key, .plan = {PS_PLAN_FREE, 60, 1000}};
         ps_lg_config cfg;
         memset(&cfg, 0, sizeof cfg);
         cfg.keys = &k;

@@ -154,6 +154,20 @@ def _other_layout():
     return base64.b64encode(struct.pack(">II", 0x1C849314, len(packed)) + packed).decode()
 
 
+def case_terminal_text(c):
+    """Issue 22: text from shard files reached the terminal raw (clear screen, OSC titles and
+    links, CR). A run id is refused unless printable; a failed shard's verdict and reason are
+    shown escaped."""
+    esc = "\x1b]0;pwned\x07\x1b[2J\r\u009b31m"
+    c.refused("run id with escapes", lambda d: sh(d).update(run_id="r" + esc), "shard.run_id: not 1-128 printable")
+    path = c.variant("failed_with_escapes", lambda d: d.update(exit_code=3, verdict="unreachable" + esc,
+                                                                aborted="no connection" + esc))
+    rc, err, _, _ = c.merge([c.s1, path])
+    check(rc == 3 and "\x1b" not in err and "\r" not in err and "\u009b" not in err and "\a" not in err,
+          "a failed shard's escapes: exit %d, stderr %r" % (rc, err))
+    check("unreachable\\x1b]0;pwned\\x07\\x1b[2J\\x0d\\x9b31m" in err, "escapes not shown as \\xHH: %r" % err)
+
+
 def peak_rss_kb_of(argv):
     """Runs argv in a child and returns (rc, stderr, its peak RSS in KB)."""
     r, w = os.pipe()

@@ -3,18 +3,20 @@
 #include <string.h>
 
 #include "harness.h"
+#include "loadgen/key_label.h"
 #include "loadgen/limits.h"
 
 static ps_lg_config cfg_with_keys(void)
 {
     static ps_lg_key keys[2];
-    static char k0[] = "abcdefgh-key-zz", k1[] = "short";
-    keys[0] = (ps_lg_key){k0, {PS_PLAN_FREE, 60, 1000}, 0, 0};
-    keys[1] = (ps_lg_key){k1, {PS_PLAN_PRO, 300, 10000}, 0, 0};
+    static char k0[] = "abcdefgh-key-00zz", k1[] = "short";
+    keys[0] = (ps_lg_key){.key = k0, .plan = {PS_PLAN_FREE, 60, 1000}};
+    keys[1] = (ps_lg_key){.key = k1, .plan = {PS_PLAN_PRO, 300, 10000}};
     ps_lg_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.keys = keys;
     cfg.nkeys = 2;
+    ps_lg_key_labels(&cfg); /* masks only: no --verify-limits, no secret */
     return cfg;
 }
 
@@ -265,7 +267,7 @@ static void declared_plan_is_the_allowance(void)
 
     /* Plain enterprise (no figures): the header's Limit stands. */
     static char k2[] = "enterprise-key-01";
-    ps_lg_key ent = {k2, {PS_PLAN_ENTERPRISE, 0, 0}, 0, 0};
+    ps_lg_key ent = {.key = k2, .plan = {PS_PLAN_ENTERPRISE, 0, 0}};
     cfg.keys = &ent;
     cfg.nkeys = 1;
     ps_lg_limits_init(&l, 1);

@@ -1,0 +1,34 @@
+/* key_label.h - how petstore-load names keys in what it writes: never the
+ * key, nor anything a short key could be found from (issue 22: a key id
+ * that was FNV-1a of run id and key, beside a label showing 4 of its
+ * characters, gave a 10-character key back in 22 s on one core).
+ *
+ * The run's key secret is PBKDF2-HMAC-SHA256 over every key of the run (in
+ * file order, before the shards divide them: every shard derives the same)
+ * at PS_LG_KEY_SECRET_ROUNDS rounds. Everything written is an HMAC under
+ * it: a guess at a key costs a whole derivation, and with several keys a
+ * guess must get all of them right at once.
+ * - label: "ab***yz~1f2e3d" (keys of 16 characters or more: first and last
+ *   two), "***~1f2e3d" (shorter keys: no character); the 6 hex digits tell
+ *   keys with the same mask apart (issue 18: pr***00 was pro-00000,
+ *   pro-00100, ...), the same in every shard and every run of the same keys;
+ * - key id (shard reports): 16 hex digits of HMAC(secret, run id, key);
+ * - derived run id: "r" + 16 hex digits of HMAC(secret, the run's
+ *   parameters) (it was a fast hash of the parameters and the keys). */
+#ifndef PS_LG_KEY_LABEL_H
+#define PS_LG_KEY_LABEL_H
+
+#include "loadgen/config.h"
+
+/* ~75 ms on the machines this was measured on (0.4 s under ASan). */
+#define PS_LG_KEY_SECRET_ROUNDS 20000
+
+/* Derives cfg's key secret from all its keys (only when something will
+ * show a key: --verify-limits or a shard) and sets every key's label. */
+void ps_lg_key_labels(ps_lg_config *cfg);
+/* The key id a shard report gives key (run id and secret from cfg). */
+void ps_lg_key_id(const ps_lg_config *cfg, const char *key, char out[17]);
+/* 16 hex digits of HMAC(secret, text): a derived run id's digits. */
+void ps_lg_key_digest(const ps_lg_config *cfg, const char *text, char out[17]);
+
+#endif

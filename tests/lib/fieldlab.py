@@ -1,0 +1,181 @@
+"""fieldlab.py - the field a CI gate meets, built on loopback for tests: a
+private CA and a server certificate made by the test (openssl), nginx
+terminating TLS in front of an upstream (keep-alive to it), and a latency
+proxy adding a delay each way (asyncio, in a thread). Every daemon binds
+127.0.0.1 on a free port, waits are bounded, and stop() ends what it started.
+
+Import it with the test's folder's ../lib on sys.path (see pstest.py).
+"""
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_port(port, timeout=10):
+    """True once 127.0.0.1:port accepts a connection, within timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def nginx_binary():
+    if os.path.exists("/usr/sbin/nginx"):
+        return "/usr/sbin/nginx"
+    return shutil.which("nginx")
+
+
+def make_ca(tmp, cn="127.0.0.1"):
+    """A CA and a server certificate for 127.0.0.1 signed by it: returns
+    (ca_cert, server_cert, server_key) paths."""
+    ca_key, ca = os.path.join(tmp, "ca.key"), os.path.join(tmp, "ca.pem")
+    key, csr, cert = os.path.join(tmp, "srv.key"), os.path.join(tmp, "srv.csr"), os.path.join(tmp, "srv.pem")
+    ext = os.path.join(tmp, "srv.ext")
+    with open(ext, "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n")
+    steps = [
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+         "-days", "2", "-subj", "/CN=petstore field test CA", "-keyout", ca_key, "-out", ca],
+        ["openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+         "-subj", "/O=petstore field/CN=" + cn, "-keyout", key, "-out", csr],
+        ["openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+         "-days", "2", "-extfile", ext, "-out", cert],
+    ]
+    for argv in steps:
+        r = subprocess.run(argv, capture_output=True, timeout=60)
+        if r.returncode != 0:
+            raise RuntimeError("openssl failed: %s" % r.stderr[-300:])
+    return ca, cert, key
+
+
+class Nginx:
+    """nginx on 127.0.0.1:port in front of upstream (host:port), terminating
+    TLS with cert/key when given, keep-alive to the upstream."""
+
+    def __init__(self, tmp, upstream, cert=None, key=None, workers=1, keepalive=64):
+        self.port = free_port()
+        self.dir = os.path.join(tmp, "nginx-%d" % self.port)
+        os.makedirs(self.dir)
+        conf = os.path.join(self.dir, "nginx.conf")
+        listen = "127.0.0.1:%d" % self.port
+        tls = ""
+        if cert:
+            listen += " ssl"
+            tls = "ssl_certificate %s; ssl_certificate_key %s;" % (cert, key)
+        with open(conf, "w") as f:
+            f.write("""daemon off; master_process off; worker_processes %(w)d; pid %(t)s/nginx.pid;
+error_log %(t)s/nginx.err warn;
+events { worker_connections 4096; }
+http {
+  access_log off; client_body_temp_path %(t)s; proxy_temp_path %(t)s;
+  fastcgi_temp_path %(t)s; uwsgi_temp_path %(t)s; scgi_temp_path %(t)s;
+  upstream app { server %(u)s;%(ka)s }
+  server {
+    listen %(l)s; %(tls)s
+    location / { proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+}
+""" % {"t": self.dir, "l": listen, "tls": tls, "u": upstream, "w": workers,
+               "ka": " keepalive %d;" % keepalive if keepalive else ""})
+        self.proc = subprocess.Popen([nginx_binary(), "-p", self.dir, "-c", conf],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if not wait_port(self.port):
+            self.stop()
+            raise RuntimeError("nginx did not listen on %d" % self.port)
+        self.url = "%s://127.0.0.1:%d/v1" % ("https" if cert else "http", self.port)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+class LatencyProxy(threading.Thread):
+    """A TCP proxy on 127.0.0.1 adding delay_s to every chunk each way
+    (bytes keep their order; a chunk leaves delay_s after it arrived)."""
+
+    def __init__(self, upstream_port, delay_s):
+        super().__init__(daemon=True)
+        self.upstream_port, self.delay_s = upstream_port, delay_s
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.port = None
+
+    async def pipe(self, reader, writer):
+        queue = asyncio.Queue()
+
+        async def sender():
+            while True:
+                due, data = await queue.get()
+                if data is None:
+                    break
+                wait = due - self.loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                writer.write(data)
+                await writer.drain()
+            try:
+                writer.write_eof()
+            except OSError:
+                pass
+
+        task = asyncio.ensure_future(sender())
+        try:
+            while True:
+                data = await reader.read(65536)
+                queue.put_nowait((self.loop.time() + self.delay_s, data or None))
+                if not data:
+                    break
+            await task
+        except (OSError, asyncio.CancelledError):
+            task.cancel()
+        finally:
+            writer.close()
+
+    async def handle(self, reader, writer):
+        try:
+            up_r, up_w = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        except OSError:
+            writer.close()
+            return
+        await asyncio.gather(self.pipe(reader, up_w), self.pipe(up_r, writer), return_exceptions=True)
+
+    def run(self):
+        asyncio.set_event_loop(self.loop)
+        server = self.loop.run_until_complete(
+            asyncio.start_server(self.handle, "127.0.0.1", 0, backlog=4096))
+        self.port = server.sockets[0].getsockname()[1]
+        self.server = server
+        self.ready.set()
+        self.loop.run_forever()
+        server.close()
+
+    def start_proxy(self):
+        self.start()
+        if not self.ready.wait(10):
+            raise RuntimeError("the latency proxy did not start")
+        return self.port
+
+    def stop(self):
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.join(5)
