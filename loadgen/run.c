@@ -679,14 +679,14 @@ static void judge_generator(load_run *R)
                           R->send_span_s, &R->generator);
     free(cpu);
     R->generator.drain_s = R->drain_s;
-    /* Requests never sent because the target held every connection are the
-     * target's timeouts, as a client with that many connections would have
+    /* Requests that waited past --timeout for a connection the target held
+     * are its timeouts, as a client with that many connections would have
      * seen them; when the generator itself fell behind (saturated) they
      * stay out of the target's figures. */
     if (R->generator.verdict != PS_LG_GEN_SATURATED) {
-        R->total.scheduled += R->total.unsent;
-        R->total.timed_out += R->total.unsent;
-        R->total.err_timeout += R->total.unsent;
+        R->total.scheduled += R->total.unsent_expired;
+        R->total.timed_out += R->total.unsent_expired;
+        R->total.err_timeout += R->total.unsent_expired;
     }
 }
 

@@ -214,6 +214,7 @@ void ps_lg_stats_add(ps_lg_stats *dst, const ps_lg_stats *src)
     dst->scheduled += src->scheduled;
     dst->sent += src->sent;
     dst->unsent += src->unsent;
+    dst->unsent_expired += src->unsent_expired;
     dst->conn_waits += src->conn_waits;
     dst->warmup_requests += src->warmup_requests;
     if (dst->lateness && src->lateness) ps_hist_add(dst->lateness, src->lateness);

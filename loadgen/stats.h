@@ -56,11 +56,12 @@ typedef struct ps_lg_stats {
     int64_t err_connect, err_read, err_timeout;
     int64_t connect_failures;
     /* Generator health: requests handed to a connection and written (sent)
-     * or dropped unsent after --timeout (unsent, among timed_out); of those,
+     * or never sent (unsent; unsent_expired: of those, the ones that waited
+     * past --timeout rather than being cut off by the end); of all those,
      * the ones that waited for a free connection; requests of --warmup (in
      * no other figure); the open model's lateness, send time minus due time
      * (us). */
-    int64_t sent, unsent, conn_waits, warmup_requests;
+    int64_t sent, unsent, unsent_expired, conn_waits, warmup_requests;
     ps_hist *lateness;
     int64_t op_requests[PS_LG_OPS];
     int64_t plan_admitted[PS_LG_PLANS], plan_limited[PS_LG_PLANS];

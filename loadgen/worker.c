@@ -206,8 +206,6 @@ static void settle(ps_lg_thread *t, int64_t now)
 }
 
 static void drop_due_at_end(ps_lg_thread *t, int64_t now);
-/* How long after the end of the duration a request still due may be sent. */
-#define PS_LG_END_GRACE_NS INT64_C(100000000)
 
 static bool quota_reached(const ps_lg_thread *t)
 {
@@ -273,13 +271,14 @@ ps_lg_take_result ps_lg_take(ps_lg_thread *t, int64_t now, ps_lg_req *r, int64_t
     return PS_LG_TAKE_EXHAUSTED;
 }
 
-/* A request due at `due` that was never sent (it waited past --timeout,
- * or the run ended first). Against an unreachable target it failed for
- * want of a connection; else it is the generator's unsent, which run.c
- * counts as timed out when the target held every connection
- * (connection-limited), and leaves out of every figure of the target when
- * the generator itself fell behind (saturated). */
-static void drop_unsent(ps_lg_thread *t, int64_t due)
+/* A request due at `due` that was never sent: it waited past --timeout
+ * (expired), or the run ended first. Against an unreachable target it
+ * failed for want of a connection; else it is the generator's unsent. run.c
+ * counts the expired ones as timed out when the target held every
+ * connection (connection-limited), as a client would have seen them, and
+ * leaves them out of every figure of the target when the generator itself
+ * fell behind (saturated); the ones cut off by the end are no timeout. */
+static void drop_unsent(ps_lg_thread *t, int64_t due, bool expired)
 {
     if (due < t->measure_from_ns) return;
     if (ps_lg_unreachable(t)) {
@@ -288,16 +287,17 @@ static void drop_unsent(ps_lg_thread *t, int64_t due)
         return;
     }
     t->stats.unsent++;
+    t->stats.unsent_expired += expired;
     if (t->in_flight >= t->nconns || t->full_until_ns >= due) t->stats.conn_waits++;
 }
 
-/* The run ends at its duration (and a 100 ms grace): what is still due
+/* The run ends at its duration (and --max-lateness): what is still due
  * then is not sent late (a run never overruns to catch up); only the
  * requests in flight drain. */
 static void drop_due_at_end(ps_lg_thread *t, int64_t now)
 {
-    /* A request due just before the end may leave a little late. */
-    if (now < t->end_ns || now - t->end_ns < PS_LG_END_GRACE_NS) return;
+    /* A request due just before the end may leave as late as any other. */
+    if (now < t->end_ns || now - t->end_ns < t->sh->cfg->max_lateness_ns) return;
     while (t->nheap > 0) {
         ps_lg_stream *s = &t->heap[0];
         int64_t due = t->begin_ns + s->due;
@@ -306,7 +306,7 @@ static void drop_due_at_end(ps_lg_thread *t, int64_t now)
             heap_down(t->heap, t->nheap, 0);
             continue;
         }
-        drop_unsent(t, due);
+        drop_unsent(t, due, false);
         advance_earliest(t);
     }
 }
@@ -320,7 +320,7 @@ void ps_lg_expire_overdue(ps_lg_thread *t, int64_t now)
         ps_lg_stream *s = &t->heap[0];
         int64_t due = t->begin_ns + s->due;
         if (due > now - timeout) return;
-        drop_unsent(t, due);
+        drop_unsent(t, due, true);
         advance_earliest(t);
     }
 }

@@ -72,12 +72,14 @@ def case_known_capacity(args, tmp):
     if not url:
         return
     out, html = os.path.join(tmp, "search.json"), os.path.join(tmp, "search.html")
-    # p90, not p99: a loaded machine's scheduling stalls reach the slowest
-    # percent of a 2 s step below capacity too; above it the queue grows
-    # without bound and the p90 with it (10% over: ~300 ms by the end).
+    # p90, not p99: a loaded machine's scheduling stalls (up to ~170 ms at
+    # the p90 of a step at 60% of capacity beside ctest -j4) reach the
+    # slowest percent below capacity too; above it the queue grows without
+    # bound and the p90 with it: 10% over for the 5 s of warm-up and step is
+    # ~500 ms by the end.
     rc, _, err = run([args.load, "search", "--base-url", url, "--api-key", "any-key-0001", "--connections", "64",
-                      "--max-lateness", "200ms", "--slo", "p90<150ms", "--from", "60", "--to", "1000",
-                      "--step", "2s", "--warmup", "1s", "--json", out, "--html", html])
+                      "--slo", "p90<300ms", "--from", "60", "--to", "1000",
+                      "--step", "3s", "--warmup", "2s", "--json", out, "--html", html])
     stop_process(proc)
     print(err)
     check(rc == 0, "search against a 100 req/s service: exit %d" % rc)
@@ -96,7 +98,7 @@ def case_known_capacity(args, tmp):
         else:
             check(st["why"], "a failed step without why: %r" % st)
     check(d["parameters"]["rate"] == mx and d["exit_code"] == 0, "the report is not the max_rate step's run")
-    check(s["slos"] == ["p90<150ms"] and s["step_s"] == 2 and s["warmup_s"] == 1, "search parameters %r" % s)
+    check(s["slos"] == ["p90<300ms"] and s["step_s"] == 3 and s["warmup_s"] == 2, "search parameters %r" % s)
     validate(args.npm, out)
     try:
         page = open(html).read()
