@@ -28,7 +28,7 @@ import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
-from pstest import check, exit_status, start_server, stop_process  # noqa: E402
+from pstest import check, exit_status, failures, start_server, stop_process  # noqa: E402
 
 SCHEMAS = os.path.join(here, "..", "..", "schemas")
 READER = os.path.join(here, "..", "reports", "peers", "read_reports.mjs")
@@ -68,9 +68,21 @@ def validate(npm, path):
 
 
 def case_known_capacity(args, tmp):
+    # Up to two searches: one where the generator itself ran late (90% of a
+    # step's requests over 50 ms after their due time) at or below 110 req/s
+    # measured the machine's stalls, which the corrected latency counts, not
+    # the service. Neither valid: skipped (77), the machine is too busy.
+    for attempt in range(2):
+        result = known_capacity_search(args, tmp)
+        if result != "invalid":
+            return result
+    return "the generator ran late in both searches: the machine is too busy to measure"
+
+
+def known_capacity_search(args, tmp):
     proc, url = fake(10)
     if not url:
-        return
+        return None
     out, html = os.path.join(tmp, "search.json"), os.path.join(tmp, "search.html")
     # p90, not p99: a loaded machine's scheduling stalls (up to ~170 ms at
     # the p90 of a step at 60% of capacity beside ctest -j4) reach the
@@ -82,11 +94,15 @@ def case_known_capacity(args, tmp):
                       "--step", "3s", "--warmup", "2s", "--json", out, "--html", html])
     stop_process(proc)
     print(err)
-    check(rc == 0, "search against a 100 req/s service: exit %d" % rc)
     d = load_json(out)
     if not d:
-        return
+        return None
     s = d["search"]
+    late = [st for st in s["steps"] if st["rate"] <= 110 and st["generator"]["lateness_us"]["p90"] > 50000]
+    if late:
+        print("the generator ran late at %s req/s: search not valid" % ", ".join("%g" % st["rate"] for st in late))
+        return "invalid"
+    check(rc == 0, "search against a 100 req/s service: exit %d" % rc)
     check(s["result"] == "found", "result %s" % s["result"])
     mx = s["max_rate"] or 0
     check(90 <= mx <= 110, "max_rate %s, expected within 10%% of 100" % mx)
@@ -109,6 +125,7 @@ def case_known_capacity(args, tmp):
     check(page.count("<tr data-step>") == len(s["steps"]), "HTML step rows")
     check("p99 latency against the target rate" in err and "result: found; highest rate measured passing" in err,
           "console: %s" % err[-600:])
+    return None
 
 
 def case_first_fail(args, tmp):
@@ -198,7 +215,10 @@ def main():
     ap.add_argument("--npm")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="lg_search_") as tmp:
-        CASES[args.case](args, tmp)
+        skip = CASES[args.case](args, tmp)
+    if skip and not failures:
+        print("skipped: " + skip)
+        return 77
     return exit_status()
 
 
