@@ -24,6 +24,7 @@ void ps_lg_config_usage(FILE *out)
           "         [--engine auto|epoll|curl] [--cacert FILE | --insecure]\n"
           "         [--threshold EXPR]...\n"
           "         [--json FILE] [--hdr FILE] [--hdr-log FILE] [--html FILE] [--quiet]\n"
+          "         [--summary-md FILE]\n"
           "         [--shard I/N | --shards N] [--start-at TIME] [--run-id ID]\n"
           "         [--seed N] [--arrivals uniform|poisson] [--warmup D] [--max-lateness D]\n"
           "         [--error-budget P%]\n"
@@ -57,7 +58,8 @@ void ps_lg_config_usage(FILE *out)
           "  --engine E            auto (default): epoll for http:// and https://, curl when\n"
           "                        a proxy variable (https_proxy, ...) applies; curl: libcurl\n"
           "                        (proxies, HTTP/2 by ALPN); epoll: direct, even with a proxy\n"
-          "  --threshold EXPR      e.g. 'p99<200ms', 'p99.9<=1s', 'max < 2s', 'error_rate<1%'\n",
+          "  --threshold EXPR      e.g. 'p99<200ms', 'p99.9<=1s', 'max < 2s', 'error_rate<1%'\n"
+          "  --summary-md FILE     Markdown summary for a CI job page ($GITHUB_STEP_SUMMARY)\n",
           out);
     fputs("  --seed N              per-key schedules start at phases drawn from N (default 1)\n"
           "  --arrivals A          uniform (default: evenly spaced) or poisson (random gaps)\n"
@@ -411,6 +413,8 @@ enum {
     OPT_MAX_LATENESS,
     OPT_ERROR_BUDGET,
     OPT_WARMUP,
+    /* --summary-md (reports/report_markdown.h) */
+    OPT_SUMMARY_MD,
 };
 
 static const struct option options[] = {
@@ -455,6 +459,8 @@ static const struct option options[] = {
     {"max-lateness", required_argument, NULL, OPT_MAX_LATENESS},
     {"error-budget", required_argument, NULL, OPT_ERROR_BUDGET},
     {"warmup", required_argument, NULL, OPT_WARMUP},
+    /* --summary-md (reports/report_markdown.h) */
+    {"summary-md", required_argument, NULL, OPT_SUMMARY_MD},
     {NULL, 0, NULL, 0},
 };
 
@@ -659,6 +665,10 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         case OPT_HTML:
             if (set_path(&cfg->html_path, optarg, "--html", err)) return PS_LG_CONFIG_ERROR;
             break;
+        case OPT_SUMMARY_MD:
+            if (set_path(&cfg->summary_md_path, optarg, "--summary-md", err))
+                return PS_LG_CONFIG_ERROR;
+            break;
         case OPT_THRESHOLD: {
             cfg->thresholds =
                 realloc(cfg->thresholds, (cfg->nthresholds + 1) * sizeof *cfg->thresholds);
@@ -824,6 +834,7 @@ void ps_lg_config_free(ps_lg_config *cfg)
     free(cfg->hdr_path);
     free(cfg->hdr_log_path);
     free(cfg->html_path);
+    free(cfg->summary_md_path);
     free(cfg->bodies_path);
     free(cfg->cacert);
     for (size_t i = 0; i < cfg->nthresholds; i++)

@@ -85,6 +85,7 @@ typedef struct ps_lg_config {
     unsigned mix[PS_LG_OPS];
     int64_t timeout_ns;
     char *json_path, *hdr_path, *hdr_log_path, *html_path, *bodies_path;
+    char *summary_md_path; /* --summary-md: GitHub-flavoured Markdown summary */
     ps_lg_threshold *thresholds;
     size_t nthresholds;
     bool verify_limits, burst, honour_retry_after, quiet;

@@ -30,6 +30,7 @@
 #include "loadgen/tls_target.h"
 #include "loadgen/transport.h"
 #include "reports/html_report.h"
+#include "reports/report_markdown.h"
 #include "reports/report_load_console.h"
 
 static ps_lg_sync *volatile signal_target;
@@ -461,6 +462,15 @@ static int write_html(FILE *f, const char *json, size_t len, ps_error *err)
     return rc;
 }
 
+static int write_md(FILE *f, const char *json, size_t len, ps_error *err)
+{
+    ps_json *doc = ps_json_parse(json, len, NULL, err);
+    if (!doc) return ps_error_prefix(err, "own JSON summary unreadable: ");
+    int rc = ps_report_md_load(doc, f, err);
+    ps_json_free(doc);
+    return rc;
+}
+
 /* Everything one run holds, from the first step to the last; run_free
  * releases whatever the steps got to. */
 typedef struct load_run {
@@ -475,7 +485,7 @@ typedef struct load_run {
     int started;
     _Atomic int finished;
     collector col; /* also holds the --hdr-log file */
-    FILE *json_out, *hdr_out, *html_out;
+    FILE *json_out, *hdr_out, *html_out, *md_out;
     /* After join: */
     double duration_s; /* first request to last answer */
     ps_lg_stats total;
@@ -524,6 +534,7 @@ static int open_outputs(load_run *R)
     if (cfg->json_path && !(R->json_out = open_out(cfg->json_path, &R->err))) return -1;
     if (cfg->hdr_path && !(R->hdr_out = open_out(cfg->hdr_path, &R->err))) return -1;
     if (cfg->html_path && !(R->html_out = open_out(cfg->html_path, &R->err))) return -1;
+    if (cfg->summary_md_path && !(R->md_out = open_out(cfg->summary_md_path, &R->err))) return -1;
     return 0;
 }
 
@@ -841,6 +852,11 @@ static int write_outputs(load_run *R)
         int hrc = write_html(f, R->json.data, R->json.len, &R->err);
         if (close_out(f, cfg->html_path, &R->err) != 0 || hrc != 0) return -1;
     }
+    if ((f = R->md_out)) {
+        R->md_out = NULL;
+        int mrc = write_md(f, R->json.data, R->json.len, &R->err);
+        if (close_out(f, cfg->summary_md_path, &R->err) != 0 || mrc != 0) return -1;
+    }
     return 0;
 }
 
@@ -849,7 +865,7 @@ static void run_free(load_run *R)
     const ps_lg_config *cfg = R->cfg;
     ps_lg_shared *sh = R->sh;
     signal_target = NULL;
-    FILE *still_open[] = {R->col.hdr_log, R->json_out, R->hdr_out, R->html_out};
+    FILE *still_open[] = {R->col.hdr_log, R->json_out, R->hdr_out, R->html_out, R->md_out};
     for (size_t i = 0; i < sizeof still_open / sizeof still_open[0]; i++)
         if (still_open[i] && still_open[i] != stdout) fclose(still_open[i]);
     if (R->col.iv.h) ps_hist_close(R->col.iv.h);

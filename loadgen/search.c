@@ -18,6 +18,7 @@
 #include "loadgen/run.h"
 #include "reports/html_report.h"
 #include "reports/report_load_console.h"
+#include "reports/report_markdown.h"
 #include "reports/report_search.h"
 
 #define PS_LG_SEARCH_MAX_STEPS 40
@@ -77,7 +78,7 @@ typedef struct search {
     double from, to, resolution, own_rate_sum;
     int64_t step_ns;
     int64_t repeat;
-    char *json_path, *html_path;
+    char *json_path, *html_path, *md_path;
     bool quiet;
     step *steps;
     size_t nsteps;
@@ -551,6 +552,15 @@ static int write_outputs(const search *S, const ps_buf *report, ps_error *err)
                 rc = ps_error_set(err, "error writing '%s'", S->html_path);
         }
     }
+    if (S->md_path && rc == 0) {
+        FILE *f = fopen(S->md_path, "w");
+        if (!f)
+            rc = ps_error_set(err, "cannot write '%s': %s", S->md_path, strerror(errno));
+        else {
+            rc = ps_report_md_load(doc, f, err);
+            if (fclose(f) != 0 && rc == 0) rc = ps_error_set(err, "error writing '%s'", S->md_path);
+        }
+    }
     if (!S->quiet && rc == 0) {
         ps_load_console_options o = {.color = ps_cli_color_enabled(S->cfg.color, 2),
                                      .utf8 = ps_console_locale_utf8()};
@@ -570,6 +580,7 @@ static void search_free(search *S)
     free(S->steps);
     free(S->json_path);
     free(S->html_path);
+    free(S->md_path);
     if (S->cfg_ready) ps_lg_config_free(&S->cfg);
 }
 
@@ -593,7 +604,8 @@ int ps_lg_search_main(int argc, char **argv)
     S.cfg.quiet = true;
     S.json_path = S.cfg.json_path;
     S.html_path = S.cfg.html_path;
-    S.cfg.json_path = S.cfg.html_path = NULL;
+    S.md_path = S.cfg.summary_md_path;
+    S.cfg.json_path = S.cfg.html_path = S.cfg.summary_md_path = NULL;
     if (S.cfg.key_scale_from > 0)
         for (size_t i = 0; i < S.cfg.nkeys; i++)
             S.own_rate_sum += S.cfg.keys[i].rate;

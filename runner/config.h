@@ -31,6 +31,7 @@ typedef struct ps_conform_config {
     ps_cli_color
         color; /* --color / --no-color; resolved with the environment by ps_cli_color_enabled */
     const char *json_path, *tap_path, *junit_path, *html_path;
+    const char *summary_md_path; /* --summary-md: GitHub-flavoured Markdown */
 } ps_conform_config;
 
 /* Fills cfg from argv and getenv. --help/--version/--list need no target. */

@@ -251,7 +251,7 @@ static void lg_limits_race(void)
         /* a window's count, or (the race's refusals followed by admissions
          * under one Reset read as a moving window) an interval's */
         CHECK(ps_json_get_int(first, "window_reset", 0) > 1700000000 ||
-              strstr(ps_json_get_string(first, "message", ""), "arrived within") != NULL);
+              strstr(ps_json_get_string(first, "message", ""), "arrived in a span of") != NULL);
         CHECK_STR(ps_json_get_string(first, "window", ""), "minute");
     }
     ps_json_free(d);
