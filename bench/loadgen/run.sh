@@ -119,7 +119,7 @@ else
 fi
 
 echo
-echo "== closed model, curl engine (https:// and --engine curl) against the epoll one, 1 thread, 32 connections, ${secs}s"
+echo "== closed model, curl engine (--engine curl: proxies, HTTP/2) against the epoll one, 1 thread, 32 connections, ${secs}s"
 "$load" --quiet --base-url "$base" --api-key bench-key-0001 --threads 1 --connections 32 \
   --duration "${secs}s" --engine curl --json "$tmp/curl.json"
 curl_rps=$(jnum "$tmp/curl.json" throughput_rps)

@@ -229,12 +229,16 @@ def case_many_keys(c):
     p1 = c.variant("keys1", with_keys(None, "a00"), base=json.load(open(c.s1)))
     p2 = c.variant("keys2", with_keys(None, "b00"))
     out = os.path.join(c.tmp, "mkeys.json")
-    rc, err, secs = run([c.a.load, "merge", "--verify-limits", "--quiet", "--json", out, p1, p2])
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rc, err, _ = run([c.a.load, "merge", "--verify-limits", "--quiet", "--json", out, p1, p2])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU time: a busy machine stretches wall time
+    secs = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     check(rc == 0, "80,000 keys: exit %d %r" % (rc, err[:300]))
     if rc == 0:
         check(json.load(open(out))["parameters"]["keys"] == 80000, "80,000 keys: not all in the merged report")
-    print("80,000 keys merged in %.2f s" % secs)
-    check(secs < 8, "80,000 keys took %.1f s to merge (linear: ~1 s; a scan per key: 11.6 s)" % secs)
+    print("80,000 keys merged in %.2f s of CPU" % secs)
+    check(secs < 8, "80,000 keys took %.1f s of CPU to merge (linear: ~0.5 s; a scan per key: 11.6 s)" % secs)
 
 
 def main():
