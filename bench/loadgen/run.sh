@@ -118,7 +118,7 @@ else
 fi
 
 echo
-echo "== closed model, curl engine (https:// and --engine curl) against the epoll one, 1 thread, 32 connections, ${secs}s"
+echo "== closed model, curl engine (--engine curl: proxies, HTTP/2) against the epoll one, 1 thread, 32 connections, ${secs}s"
 "$load" --quiet --base-url "$base" --api-key bench-key-0001 --threads 1 --connections 32 \
   --duration "${secs}s" --engine curl --json "$tmp/curl.json"
 curl_rps=$(jnum "$tmp/curl.json" throughput_rps)
@@ -133,7 +133,9 @@ for rate in 1000 10000 50000; do
     --rate "$rate" --duration "${secs}s" --json "$tmp/rate.json"
   sent=$(jnum "$tmp/rate.json" send_rate_rps)
   ans=$(jnum "$tmp/rate.json" throughput_rps)
-  p99=$(sed -n 's/.*"latency_us": {"corrected": {[^}]*"p99": \([0-9]*\).*/\1/p' "$tmp/rate.json" | head -n1)
+  # the JSON spreads latency_us over several lines: read it as JSON
+  p99=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["latency_us"]["corrected"]["p99"])' \
+    "$tmp/rate.json" 2>/dev/null || echo 0)
   awk -v r="$rate" -v s="$sent" -v a="$ans" -v p="$p99" 'BEGIN {
     printf "%10d %12.1f %12.1f %14.3f %9.2f%%\n", r, s, a, p / 1000, (a - r) / r * 100 }'
 done

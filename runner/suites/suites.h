@@ -35,5 +35,8 @@ void ps_suite_roundtrip(ps_conform *c);
 void ps_suite_ratelimit(ps_conform *c);
 /* limit429.*: exhausts the per-minute limit of the limit key and waits it out. */
 void ps_suite_limit429(ps_conform *c);
+/* After the suites: ratelimit.service-clock from every Date the run read
+ * (the offset every time-based check was judged in, conform.h). */
+void ps_suite_clock_finish(ps_conform *c);
 
 #endif
