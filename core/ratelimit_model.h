@@ -90,6 +90,7 @@ int64_t ps_rlm_plan_figure(const ps_plan *plan, ps_rlm_window w);
 /* Reset is rounded up to a whole second: the time it names lies in
  * (Reset - 1 s, Reset]. */
 #define PS_RLM_RESET_ROUNDING_NS 1000000000LL
+#define PS_RLM_RESET_ROUNDING_S INT64_C(1)
 /* Slack for comparing a Reset with a client clock: the rounding on both
  * sides plus an exchange's own duration. */
 #define PS_RLM_RESET_SLACK_S 2
@@ -111,7 +112,10 @@ typedef enum ps_rlm_reset_form {
 
 ps_rlm_reset_form ps_rlm_reset_form_of(int64_t reset);
 /* The Unix second a Reset in any of those forms names; sent_s is the
- * client's second when the request went out (for seconds left). */
+ * client's second when the request went out (for seconds left). Seconds
+ * left counted from a whole second land within a second of the true end:
+ * two answers of one window name ends at most PS_RLM_RESET_ROUNDING_NS
+ * apart. */
 int64_t ps_rlm_reset_unix(int64_t reset, int64_t sent_s);
 
 /* ---- the admission bound --------------------------------------------------- */

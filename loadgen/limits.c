@@ -170,11 +170,12 @@ static bool header_checks(ps_lg_key_checks *k, const ps_lg_resp *r)
 
 /* The window a response with a Reset that is no Unix time joins: its end
  * placed at arrival + seconds left (or milliseconds / 1000), joined to a
- * window already placed within the clock slack of it (the value is rounded,
- * and arrivals differ by their share of a second). */
+ * window already placed within a second of it (the whole second of arrival
+ * plus a whole number left lands within a second of the true end), the
+ * nearest first: windows of 3 s and more never merge. */
 static ps_lg_window *placed_window(ps_lg_limits *l, uint32_t key, int64_t limit, int64_t end)
 {
-    for (int64_t d = 0; d <= PS_RLM_RESET_SLACK_S; d++)
+    for (int64_t d = 0; d <= PS_RLM_RESET_ROUNDING_S; d++)
         for (int sign = -1; sign <= 1; sign += 2) {
             size_t i = slot_hash(key, limit, end + sign * d) & (l->cap - 1);
             for (;; i = (i + 1) & (l->cap - 1)) {
@@ -247,7 +248,9 @@ void ps_lg_limits_merge(ps_lg_limits *dst, const ps_lg_limits *src)
     for (size_t i = 0; i < src->cap; i++) {
         const ps_lg_window *s = &src->slots[i];
         if (!s->used) continue;
-        ps_lg_window *d = find_or_add(dst, s->key, s->limit, s->reset);
+        /* placed windows of two threads a second apart are one window */
+        ps_lg_window *d = s->placed ? placed_window(dst, s->key, s->limit, s->reset)
+                                    : find_or_add(dst, s->key, s->limit, s->reset);
         d->admitted += s->admitted;
         d->limited += s->limited;
         if (s->max_remaining > d->max_remaining) d->max_remaining = s->max_remaining;
@@ -273,6 +276,11 @@ void ps_lg_limits_merge(ps_lg_limits *dst, const ps_lg_limits *src)
     for (size_t k = 0; k < dst->nkeys && k < src->nkeys; k++) {
         ps_lg_key_checks *d = &dst->keys[k];
         const ps_lg_key_checks *s = &src->keys[k];
+        /* the first sample of a check: the earliest thread's that has one */
+        if (!d->missing_sample[0])
+            memcpy(d->missing_sample, s->missing_sample, sizeof d->missing_sample);
+        if (!d->bad_sample[0]) memcpy(d->bad_sample, s->bad_sample, sizeof d->bad_sample);
+        if (!d->retry_sample[0]) memcpy(d->retry_sample, s->retry_sample, sizeof d->retry_sample);
         d->responses += s->responses;
         d->missing_headers += s->missing_headers;
         d->bad_headers += s->bad_headers;

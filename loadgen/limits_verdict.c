@@ -82,7 +82,7 @@ static int by_time(const void *a, const void *b)
 /* Most admissions of the kinds in mask of ws[a..b) arriving within any
  * span of span_ns. */
 static int64_t densest(const ps_lg_window *const *ws, size_t a, size_t b, int64_t span_ns,
-                       unsigned mask)
+                       unsigned mask, int64_t *first_ns, int64_t *last_ns)
 {
     size_t n = 0;
     for (size_t j = a; j < b; j++)
@@ -98,7 +98,11 @@ static int64_t densest(const ps_lg_window *const *ws, size_t a, size_t b, int64_
     for (size_t lo = 0, hi = 0; hi < n; hi++) {
         while (t[hi] - t[lo] >= span_ns)
             lo++;
-        if ((int64_t)(hi - lo + 1) > best) best = (int64_t)(hi - lo + 1);
+        if ((int64_t)(hi - lo + 1) > best) {
+            best = (int64_t)(hi - lo + 1);
+            if (first_ns) *first_ns = t[lo];
+            if (last_ns) *last_ns = t[hi];
+        }
     }
     free(t);
     return best;
@@ -158,7 +162,7 @@ static ps_rlm_label infer_label(const ps_lg_window *const *ws, size_t a, size_t 
     if (moved_early) {
         /* no sliding log admits more than its limit in under a window */
         if (!refill && ps_rlm_longest_span(wn) > 0)
-            refill = densest(ws, a, b, ps_rlm_longest_span(wn), mask) > limit;
+            refill = densest(ws, a, b, ps_rlm_longest_span(wn), mask, NULL, NULL) > limit;
         return refill ? PS_RLM_LABEL_TOKEN_BUCKET : PS_RLM_LABEL_MOVING_WINDOW;
     }
     if (rose || partial) return PS_RLM_LABEL_SLIDING_WINDOW;
@@ -192,6 +196,17 @@ static const char *utc(int64_t unix_s, char *buf, size_t size)
     struct tm tm;
     if (!gmtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
         snprintf(buf, size, "%lld", (long long)unix_s);
+    return buf;
+}
+
+/* "2026-11-25T15:01:00.123Z" (UTC, ms) into buf (>= 32 bytes). */
+static const char *utc_ms(int64_t unix_ns, char *buf, size_t size)
+{
+    char s[24];
+    utc(unix_ns / NS, s, sizeof s);
+    size_t len = strlen(s);
+    if (len && s[len - 1] == 'Z') s[len - 1] = '\0';
+    snprintf(buf, size, "%s.%03lldZ", s, (long long)(unix_ns % NS / 1000000));
     return buf;
 }
 
@@ -241,15 +256,18 @@ static void check_moving(verdict *vd, size_t a, size_t b, ps_rlm_bound bound, in
     const ps_lg_counting *cnt = &vd->v->counting[w->key];
     int64_t wn = implied_window_ns(vd->v->ws, a, b), longest = ps_rlm_longest_span(wn);
     if (longest <= 0) return;
-    int64_t most = 0, allow = 0, span = 0;
+    int64_t most = 0, allow = 0, span = 0, from_ns = 0, to_ns = 0;
     for (int64_t s = bound == PS_RLM_BOUND_TOKEN ? PS_RLM_FIRST_SPAN_NS : longest;; s *= 2) {
         if (s > longest) s = longest;
-        int64_t m = densest(vd->v->ws, a, b, s, cnt->counting.mask);
+        int64_t f = 0, t = 0;
+        int64_t m = densest(vd->v->ws, a, b, s, cnt->counting.mask, &f, &t);
         int64_t al = ps_rlm_allowed(bound, allowed, wn, s);
         if (m - al > most - allow) {
             most = m;
             allow = al;
             span = s;
+            from_ns = f;
+            to_ns = t;
         }
         if (s == longest) break;
     }
@@ -265,17 +283,20 @@ static void check_moving(verdict *vd, size_t a, size_t b, ps_rlm_bound bound, in
     v->count = most - allow;
     /* the bound applied, not a claim of the algorithm (limits.models[]
      * says what the responses showed) */
-    snprintf(v->message, sizeof v->message,
-             "key %s (%s): %lld admissions (%s counted) arrived within %lld ms, over the %lld "
-             "allowed there by limit %lld (X-RateLimit-Limit: %lld) held to %s (window %lld ms, "
-             "as X-RateLimit-Reset implies)",
-             red, ps_plan_name(key->plan.id), (long long)most,
-             ps_rlm_counted_label(&cnt->counting, lab, sizeof lab), (long long)(span / 1000000),
-             (long long)allow, (long long)allowed, (long long)w->limit,
-             bound == PS_RLM_BOUND_TOKEN
-                 ? "a token bucket's bound (Reset moved ahead before the previous one passed)"
-                 : "a sliding window's bound (room came back under a Reset that had refused)",
-             (long long)(wn / 1000000));
+    char from[40], to[40];
+    snprintf(
+        v->message, sizeof v->message,
+        "key %s (%s): %lld admissions (%s counted) arrived in a span of %lld ms (from %s to %s), "
+        "over the %lld allowed there by limit %lld (X-RateLimit-Limit: %lld) held to %s "
+        "(window %lld ms, as X-RateLimit-Reset implies)",
+        red, ps_plan_name(key->plan.id), (long long)most,
+        ps_rlm_counted_label(&cnt->counting, lab, sizeof lab), (long long)(span / 1000000),
+        utc_ms(from_ns, from, sizeof from), utc_ms(to_ns, to, sizeof to), (long long)allow,
+        (long long)allowed, (long long)w->limit,
+        bound == PS_RLM_BOUND_TOKEN
+            ? "a token bucket's bound (Reset moved ahead before the previous one passed)"
+            : "a sliding window's bound (room came back under a Reset that had refused)",
+        (long long)(wn / 1000000));
 }
 
 /* One announced window held to its allowance: over it fails; refused short
@@ -371,7 +392,9 @@ static void key_checks(verdict *vd)
             {PS_LG_V_MISSING_HEADERS, c->missing_headers,
              "lacked one of X-RateLimit-Limit, -Remaining, -Reset", c->missing_sample},
             {PS_LG_V_BAD_HEADERS, c->bad_headers,
-             "had a malformed (or repeated, disagreeing) X-RateLimit-* header", c->bad_sample},
+             "had a malformed X-RateLimit-* header (or one repeated with another value, or a "
+             "Reset that is no Unix time)",
+             c->bad_sample},
             {PS_LG_V_MISSING_RETRY_AFTER, c->missing_retry_after + c->bad_retry_after,
              "were 429 without a valid Retry-After", c->retry_sample},
         };

@@ -50,6 +50,7 @@ static const char usage[] =
     "  --tap FILE          TAP 13\n"
     "  --junit FILE        JUnit XML\n"
     "  --html FILE         self-contained HTML report\n"
+    "  --summary-md FILE   Markdown summary for a CI job page ($GITHUB_STEP_SUMMARY)\n"
     "other:\n"
     "  -h, --help          this text\n"
     "  --version           print the version and exit\n"
@@ -103,6 +104,7 @@ enum {
     OPT_TAP,
     OPT_JUNIT,
     OPT_HTML,
+    OPT_SUMMARY_MD,
     OPT_VERSION,
     OPT_SEED,
     OPT_EXAMPLES,
@@ -133,6 +135,7 @@ static const struct option options[] = {
     {"tap", required_argument, NULL, OPT_TAP},
     {"junit", required_argument, NULL, OPT_JUNIT},
     {"html", required_argument, NULL, OPT_HTML},
+    {"summary-md", required_argument, NULL, OPT_SUMMARY_MD},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {"seed", required_argument, NULL, OPT_SEED},
@@ -221,6 +224,9 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
             break;
         case OPT_HTML:
             cfg->html_path = value;
+            break;
+        case OPT_SUMMARY_MD:
+            cfg->summary_md_path = value;
             break;
         case OPT_MAX_BODY: {
             int64_t bytes;

@@ -38,6 +38,7 @@ typedef struct ps_conform_config {
     int64_t generate_time_ns; /* --generate-time: the phase's time bound */
     unsigned create_budget;   /* --create-budget: categories the run may create */
     const char *replay_dir;   /* --replay-dir: where failures' replay files go (NULL: none) */
+    const char *summary_md_path; /* --summary-md: GitHub-flavoured Markdown */
 } ps_conform_config;
 
 /* The defaults of the generative phase's bounds. */

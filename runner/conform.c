@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/json_writer.h"
 #include "core/ratelimit_headers.h"
+#include "core/service_clock.h"
 #include "runner/politeness.h"
 #include "runner/suites/burst.h"
 
@@ -42,8 +43,9 @@ struct ps_conform {
     char skip_reason[512]; /* why the last send was skipped */
     char wait_why[2][48];  /* [0] main key, [1] limit key: what the last 429 asked */
     ps_conform_tally tally;
-    uint64_t seed;        /* --seed, or drawn at random */
-    ps_burst_stats burst; /* the last limit burst's transport */
+    uint64_t seed;          /* --seed, or drawn at random */
+    ps_service_clock clock; /* the service's, from Date */
+    ps_burst_stats burst;   /* the last limit burst's transport */
     bool burst_ran;
 };
 
@@ -420,9 +422,37 @@ ps_json *ps_conform_parse_body(const ps_exchange *ex, char *why, size_t why_size
 
 void ps_conform_observe(ps_conform *c, const ps_exchange *ex, ps_key_role role)
 {
+    /* the service's clock first: this response is judged in it too */
+    const char *date = ex->responded ? ps_headers_get(&ex->resp_headers, "Date") : NULL;
+    int64_t date_s;
+    if (date && ex->sent_wall_ns && ps_http_date_parse(date, &date_s))
+        ps_service_clock_add(&c->clock, date_s, ex->sent_wall_ns, ex->done_wall_ns);
     ps_observation o = {ex, role};
     for (size_t i = 0; i < c->nobservers; i++)
         c->observers[i].observe(c, c->observer_state[i], &o);
+}
+
+int64_t ps_conform_clock_offset_ns(const ps_conform *c)
+{
+    return ps_service_clock_offset_ns(&c->clock);
+}
+
+const ps_service_clock *ps_conform_clock(const ps_conform *c)
+{
+    return &c->clock;
+}
+
+int64_t ps_conform_service_ns(const ps_conform *c, int64_t wall_ns)
+{
+    return wall_ns + ps_service_clock_offset_ns(&c->clock);
+}
+
+void *ps_conform_observer_state(const ps_conform *c,
+                                void (*observe)(ps_conform *, void *, const ps_observation *))
+{
+    for (size_t i = 0; i < c->nobservers; i++)
+        if (c->observers[i].observe == observe) return c->observer_state[i];
+    return NULL;
 }
 
 /* ---- sending -------------------------------------------------------------- */
@@ -448,26 +478,23 @@ static int wait_slot(const ps_conform *c, const char *key)
 
 /* Records a 429 on key, received at now (wall ns): nothing is sent on key
  * before the time it indicates (Retry-After, else an X-RateLimit-Reset
- * ahead, else exponential backoff), and wait_why says which. */
+ * ahead, else exponential backoff; core ps_rl_retry_at_ns, in the
+ * service's clock), and wait_why says which. */
 static void note_429(ps_conform *c, const char *key, const ps_exchange *ex, int64_t now)
 {
     ps_rl_info rl;
-    ps_rl_read(&ex->resp_headers, now / 1000000000, &rl);
-    int64_t until = 0;
+    ps_rl_read(&ex->resp_headers, ps_conform_service_ns(c, now) / 1000000000, &rl);
     char *why = c->wait_why[wait_slot(c, key)];
-    snprintf(why, sizeof c->wait_why[0], "no Retry-After or reset time: backing off");
-    if (rl.retry_after_state == PS_RL_OK) {
-        until = ps_clock_s_to_ns(rl.retry_after_unix_s);
+    ps_retry_source src;
+    int64_t until = ps_rl_retry_at_ns(&rl, now, ps_conform_clock_offset_ns(c), &src);
+    if (src == PS_RETRY_AFTER) {
         const char *text = ps_headers_get(&ex->resp_headers, "Retry-After");
         snprintf(why, sizeof c->wait_why[0], "Retry-After %.30s", text ? text : "");
-    } else if (rl.reset_state == PS_RL_OK && rl.reset > now / 1000000000 &&
-               rl.reset < now / 1000000000 + 86400 + 60) {
-        until = rl.reset * 1000000000LL;
+    } else if (src == PS_RETRY_RESET_AHEAD) {
         snprintf(why, sizeof c->wait_why[0], "X-RateLimit-Reset %lld", (long long)rl.reset);
+    } else {
+        snprintf(why, sizeof c->wait_why[0], "no Retry-After or reset time: backing off");
     }
-    /* A delay counted from a whole-second clock: never resend early. */
-    if (until && rl.retry_after_state == PS_RL_OK && rl.retry_after_form == PS_RETRY_AFTER_DELAY)
-        until = ex->done_wall_ns + ps_clock_s_to_ns(rl.retry_after_s);
     ps_politeness_note_429(c->polite, key, now, until);
 }
 

@@ -138,6 +138,17 @@ int ps_conform_send_ex(ps_conform *c, ps_check_id ck, const ps_client_request *r
  * ps_conform_send waits as it indicated, or backs off (1 s, 2 s, ...) when
  * it indicated nothing. A burst's refusals are one attempt: note one. */
 void ps_conform_note_refusal(ps_conform *c, const ps_exchange *ex, ps_key_role role);
+/* The service's clock: the offset (service minus client, ns) every
+ * time-based check is judged in, measured from each response's Date
+ * (core/service_clock.h) before the observers see it. */
+int64_t ps_conform_clock_offset_ns(const ps_conform *c);
+const struct ps_service_clock *ps_conform_clock(const ps_conform *c);
+/* The service's wall clock at the client's wall-clock time wall_ns. */
+int64_t ps_conform_service_ns(const ps_conform *c, int64_t wall_ns);
+/* The memory of the observer whose function is observe for this run (NULL:
+ * none such): how a suite reaches an observer's state, e.g. the judge's. */
+void *ps_conform_observer_state(const ps_conform *c,
+                                void (*observe)(ps_conform *, void *, const ps_observation *));
 /* Records what the limit suite's burst met (for the report's transport). */
 struct ps_burst_stats;
 void ps_conform_note_burst(ps_conform *c, const struct ps_burst_stats *bs);

@@ -45,5 +45,8 @@ void ps_suite_generate(ps_conform *c);
 void ps_suite_http_dates_finish(ps_conform *c);
 /* The observer of those two (http_dates.c), an entry of ps_suite_observers. */
 void ps_http_dates_observe(ps_conform *c, void *state, const ps_observation *o);
+/* After the suites: ratelimit.service-clock from every Date the run read
+ * (the offset every time-based check was judged in, conform.h). */
+void ps_suite_clock_finish(ps_conform *c);
 
 #endif

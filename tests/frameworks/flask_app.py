@@ -6,7 +6,19 @@ by default; --deviation switches on one stock behaviour the runner must name
 
   /usr/bin/python3 flask_app.py --key K [--key K2] [--window-s 5]
       [--strategy fixed-window|moving-window] [--retry-after delta-seconds|http-date]
-      [--stacked-day] [--deviation default-429-body|headers-disabled|per-route-limits]
+      [--stacked-day] [--workers N] [--storage redis://127.0.0.1:PORT] [--racy-counter]
+      [--deviation default-429-body|headers-disabled|per-route-limits|reset-seconds-left|
+                   no-reset-on-2xx]
+
+--workers N runs N processes behind one port (SO_REUSEPORT: the kernel
+spreads connections over them), as a pre-forking deployment does; each counts
+alone unless --storage names a store they share (Flask-Limiter's redis
+storage: INCR, atomic). --racy-counter replaces Flask-Limiter with a fixed
+window counted in that store by read, 5 ms of work, then write: the
+check-then-count race of a hand-rolled limiter, which admits more than the
+limit under concurrency. reset-seconds-left rewrites X-RateLimit-Reset to the
+seconds left (a common plugin default); no-reset-on-2xx drops it from every
+answer but the 429.
 
 Flask-Limiter sends X-RateLimit-Reset as int(window end + 1) (Unix seconds)
 and Retry-After on every response it decorates, not only on a 429 (anything
@@ -18,8 +30,16 @@ one is breached, then the breached one.
 import argparse
 import itertools
 import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import sqlite3
 import sys
+import tempfile
 import threading
+import time
 
 from flask import Flask, jsonify, request
 from flask_limiter import Limiter
@@ -36,10 +56,19 @@ def parse_args():
     ap.add_argument("--strategy", choices=("fixed-window", "moving-window"), default="fixed-window")
     ap.add_argument("--retry-after", choices=("delta-seconds", "http-date"), default="delta-seconds")
     ap.add_argument("--stacked-day", action="store_true")
-    ap.add_argument("--deviation", choices=("none", "default-429-body", "headers-disabled", "per-route-limits"), default="none")
+    ap.add_argument("--deviation", choices=("none", "default-429-body", "headers-disabled", "per-route-limits",
+                                            "reset-seconds-left", "no-reset-on-2xx"), default="none")
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--storage", default="memory://")
+    ap.add_argument("--racy-counter", action="store_true")
     a = ap.parse_args()
+    a.items_db = None  # --workers: the categories in a file every worker shares
     if a.window_s < 1:
         ap.error("--window-s: at least 1")
+    if a.workers < 1 or a.workers > 16:
+        ap.error("--workers: 1 to 16")
+    if a.racy_counter and not a.storage.startswith("redis://"):
+        ap.error("--racy-counter: needs --storage redis://...")
     return a
 
 
@@ -74,6 +103,75 @@ def parse_new_category(raw):
     return category, None
 
 
+class MemoryItems:
+    """The categories of one process (the server is threaded)."""
+
+    def __init__(self):
+        self.items, self.ids, self.lock = [], itertools.count(1), threading.Lock()
+
+    def all(self):
+        with self.lock:
+            return list(self.items)
+
+    def add(self, category):
+        with self.lock:
+            created = {"id": next(self.ids), **category}
+            self.items.append(created)
+            return created
+
+
+class SharedItems:
+    """The categories of every worker: one SQLite file (a deployment's database)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.local = threading.local()
+
+    def db(self):
+        if not hasattr(self.local, "db"):
+            self.local.db = sqlite3.connect(self.path, timeout=10)
+            self.local.db.execute("CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY, doc TEXT)")
+        return self.local.db
+
+    def all(self):
+        return [dict(id=i, **json.loads(doc)) for i, doc in self.db().execute("SELECT id, doc FROM items ORDER BY id")]
+
+    def add(self, category):
+        with self.db() as db:
+            cur = db.execute("INSERT INTO items (doc) VALUES (?)", (json.dumps(category),))
+        return {"id": cur.lastrowid, **category}
+
+
+def racy_limiter(app, a, limit_key):
+    """A fixed window per key counted in redis by GET, work, SET: two requests
+    that read the same count are both admitted (check-then-count race)."""
+    import redis  # python3-redis; only this mode needs it
+    store = redis.Redis.from_url(a.storage)
+
+    @app.before_request
+    def limit():
+        now = time.time()
+        window = int(now // a.window_s)
+        reset = (window + 1) * a.window_s
+        counter = "racy:%s:%d" % (limit_key(), window)
+        used = int(store.get(counter) or 0)
+        headers = {"X-RateLimit-Limit": str(PLAN_LIMIT), "X-RateLimit-Reset": str(reset)}
+        if used >= PLAN_LIMIT:
+            resp = error(429, "rate_limited", "rate limit exceeded: %d per %d seconds" % (PLAN_LIMIT, a.window_s))
+            resp.headers.update(headers, **{"X-RateLimit-Remaining": "0",
+                                            "Retry-After": str(max(reset - int(now), 1))})
+            return resp
+        time.sleep(0.005)  # the work between the check and the count
+        store.set(counter, used + 1, ex=a.window_s + 2)
+        request.environ["racy.headers"] = dict(headers, **{"X-RateLimit-Remaining": str(PLAN_LIMIT - used - 1)})
+        return None
+
+    @app.after_request
+    def racy_headers(resp):
+        resp.headers.update(request.environ.get("racy.headers", {}))
+        return resp
+
+
 def create_app(a):
     app = Flask(__name__)
     app.json.sort_keys = False
@@ -91,14 +189,28 @@ def create_app(a):
     # application_limits: one counter per key for the whole service, as the plan
     # counts requests per account. default_limits (the per-route-limits deviation)
     # are per route: list and create would each count to 60 under the same headers.
-    per_route = a.deviation == "per-route-limits"
-    Limiter(limit_key, app=app, application_limits=None if per_route else limits,
-            default_limits=limits if per_route else None, strategy=a.strategy, storage_uri="memory://",
-            headers_enabled=a.deviation != "headers-disabled", retry_after=a.retry_after)
+    # after_request functions run last-registered first: this one, registered
+    # before the limiter's, sees the headers the limiter wrote
+    @app.after_request
+    def reset_form(resp):
+        reset = resp.headers.get("X-RateLimit-Reset")
+        if reset is None or resp.status_code == 429 and a.deviation == "no-reset-on-2xx":
+            return resp
+        if a.deviation == "no-reset-on-2xx":
+            del resp.headers["X-RateLimit-Reset"]
+        elif a.deviation == "reset-seconds-left":
+            resp.headers["X-RateLimit-Reset"] = str(max(int(reset) - int(time.time()), 0))
+        return resp
 
-    items = []
-    ids = itertools.count(1)
-    lock = threading.Lock()  # the server is threaded
+    per_route = a.deviation == "per-route-limits"
+    if a.racy_counter:
+        racy_limiter(app, a, limit_key)
+    else:
+        Limiter(limit_key, app=app, application_limits=None if per_route else limits,
+                default_limits=limits if per_route else None, strategy=a.strategy, storage_uri=a.storage,
+                headers_enabled=a.deviation != "headers-disabled", retry_after=a.retry_after)
+
+    store = SharedItems(a.items_db) if a.items_db else MemoryItems()
 
     # registered after the Limiter's own before_request: limited first, then authenticated
     @app.before_request
@@ -113,18 +225,14 @@ def create_app(a):
 
     @app.get("/v1/categories")
     def list_categories():
-        with lock:
-            return jsonify(list(items))
+        return jsonify(store.all())
 
     @app.post("/v1/categories")
     def create_category():
         category, bad = parse_new_category(request.get_data())
         if bad is not None:
             return bad
-        with lock:
-            created = {"id": next(ids), **category}
-            items.append(created)
-        return jsonify(created), 201
+        return jsonify(store.add(category)), 201
 
     # a route of its own so the Limiter (which skips requests without an endpoint) decorates the 404 too
     @app.route("/<path:_unknown>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
@@ -144,8 +252,75 @@ def create_app(a):
     return app
 
 
+def reuseport_socket(port):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind(("127.0.0.1", port))
+    return sock
+
+
+def serve_workers(a):
+    """N processes, each its own app (its own counters) on its own socket
+    bound to one port with SO_REUSEPORT. The parent holds the port (bound,
+    not listening), prints the URL once every worker listens, and ends them
+    on SIGTERM; a worker ends when the parent is gone (its pipe closes)."""
+    a.items_db = os.path.join(tempfile.mkdtemp(prefix="flask-app-"), "items.db")
+    holder = reuseport_socket(0)
+    port = holder.getsockname()[1]
+    ready_r, ready_w = os.pipe()
+    alive_r, alive_w = os.pipe()
+    children = []
+    for _ in range(a.workers):
+        pid = os.fork()
+        if pid == 0:
+            os.close(ready_r)
+            os.close(alive_w)
+            sock = reuseport_socket(port)
+            sock.listen(128)
+            server = make_server("127.0.0.1", port, create_app(a), threaded=True, fd=sock.fileno())
+
+            def orphaned():
+                os.read(alive_r, 1)  # EOF: the parent is gone
+                os._exit(0)
+
+            threading.Thread(target=orphaned, daemon=True).start()
+            os.write(ready_w, b"r")
+            server.serve_forever()
+            os._exit(0)
+        children.append(pid)
+    os.close(ready_w)
+    got = 0
+    while got < a.workers:
+        chunk = os.read(ready_r, a.workers)
+        if not chunk:
+            break
+        got += len(chunk)
+
+    def stop(_sig, _frame):
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for pid in children:
+            os.waitpid(pid, 0)
+        shutil.rmtree(os.path.dirname(a.items_db), ignore_errors=True)
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    print("http://127.0.0.1:%d/v1" % port, flush=True)
+    while True:
+        signal.pause()
+
+
 def main():
     a = parse_args()
+    # werkzeug logs a line per request; several processes would interleave them
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    if a.workers > 1:
+        return serve_workers(a)
     server = make_server("127.0.0.1", 0, create_app(a), threaded=True)
     print("http://127.0.0.1:%d/v1" % server.server_port, flush=True)
     server.serve_forever()

@@ -23,9 +23,12 @@ import contextlib
 import json
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
@@ -47,6 +50,20 @@ NON_JSON_429 = {"limit429.error-body", "errors.schema", "errors.status-matches",
 # so no ctest here relies on it: every Flask case sends the HTTP-date form,
 # which names reset_at itself.
 FLASK = ["--retry-after", "http-date"]
+
+# The deployments of several processes: 4 workers behind one port, 3 s windows.
+WORKERS = ["--workers", "4", "--window-s", "3"]
+# The shared store: Flask-Limiter's moving window in redis (a Lua script over a list of
+# timestamps; Reset from the oldest, stable). Its fixed window in redis names Reset as the
+# key's whole-second TTL added to the clock: one second back now and then, which the
+# runner's ratelimit.reset-consistent fails ("went back"), so it is not the legal case here.
+SHARED = ["--storage", "{redis}", "--strategy", "moving-window"]
+# counters apart: Remaining and Reset jump as requests meet another process's counter
+WORKERS_ALONE_ALSO = {"ratelimit.headers-consistent", "ratelimit.reset-consistent", "ratelimit.no-early-refusal",
+                      "ratelimit.remaining-decrements", "limit429.remaining-zero", "limit429.recovers",
+                      "limit429.retry-after-agrees", "limit429.enforced"}
+# racing requests read the same count: they show the same Remaining
+RACY_ALSO = {"ratelimit.headers-consistent", "ratelimit.no-early-refusal"}
 
 # CASE: (app, app flags, checks that must fail (empty: legal), checks that may
 # fail with them because the same deviation explains them)
@@ -73,6 +90,18 @@ CASES = {
                                # a 429 naming no wait: the runner backs off 1 s, then judges nothing
                                # against the wait (limit429.recovers not applicable; de53f09)
                                {"limit429.remaining-zero", "limit429.retry-after"}),
+    # 2xx answers without X-RateLimit-Reset (only the 429 carries it)
+    "flask_no_reset_on_2xx": ("flask", FLASK + ["--deviation", "no-reset-on-2xx"], {"ratelimit.headers-present"},
+                              set()),
+    # four processes behind one port (SO_REUSEPORT), each counting alone: the limit burst's
+    # requests (one per connection) meet several counters; sequential requests may switch
+    # between them too
+    "flask_workers_alone": ("flask", FLASK + WORKERS, {"limit429.no-over-admission"}, WORKERS_ALONE_ALSO),
+    # the same sharing one redis store (Flask-Limiter's redis storage: atomic): legal
+    "flask_workers_shared": ("flask", FLASK + WORKERS + SHARED, set(), set()),
+    # a hand-rolled counter in redis, read then written 5 ms later: concurrent requests race
+    "flask_racy_counter": ("flask", FLASK + WORKERS + ["--storage", "{redis}", "--racy-counter"],
+                           {"limit429.no-over-admission"}, RACY_ALSO),
     "flask_per_route_limits": ("flask", FLASK + ["--deviation", "per-route-limits"],
                                # two counters under one set of headers: Remaining and Reset jump between them;
                                # the limit burst's create (the last request) meets the create route's own
@@ -99,6 +128,25 @@ CASES = {
 CLOSED = ["--duration", "9s"]
 OPEN = ["--duration", "9s", "--rate", "300"]
 RAMP = ["--duration", "9s", "--ramp", "100:400"]
+# Stacks run twice, the closed model (on MAIN_KEY) then the open one (on
+# LIMIT_KEY), 7 s each over 3 s windows: (app, app flags, violation kinds that
+# must fail the run (empty: legal), the kinds allowed as well, whether lists
+# and creates must be inferred counted).
+BOTH_CLOSED = ["--duration", "7s"]
+BOTH_OPEN = ["--duration", "7s", "--rate", "300"]
+BOTH_MODELS = {
+    # seconds left: bad_headers naming the value; each real window admitted its 60
+    "fastify_delta_reset": ("fastify", ["--deviation", "delta-reset", "--window-ms", "3000"], {"bad_headers"}, set(),
+                            True),
+    # 2xx answers without Reset: missing_headers alone, never an under_admission warning
+    "flask_no_reset_on_2xx": ("flask", FLASK + ["--deviation", "no-reset-on-2xx", "--window-s", "3"],
+                              {"missing_headers"}, set(), False),
+    "flask_workers_alone": ("flask", FLASK + WORKERS, {"over_admission"}, set(), True),
+    "flask_workers_shared": ("flask", FLASK + WORKERS + SHARED, set(), set(), True),
+    "flask_racy_counter": ("flask", FLASK + WORKERS + ["--storage", "{redis}", "--racy-counter"],
+                           {"over_admission"}, set(), True),
+}
+
 LOAD_CASES = {
     "express_legal": ("express", [], CLOSED, "fixed", None),
     "express_admits_61": ("express", ["--deviation", "admits-61"], CLOSED, "fixed", "over_admission"),
@@ -129,6 +177,55 @@ def app_command(a, app, flags):
             return None, "%s is not installed in %s (scripts/install-deps.sh)" % (pkg, a.node_modules)
     env = dict(os.environ, NODE_PATH=a.node_modules)
     return ([a.node, os.path.join(HERE, app + "_app.js")] + keys + flags, env), None
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_redis(tmp):
+    """redis-server on a free loopback port, nothing saved, for the block:
+    yields its URL (None when it did not come up within 10 s)."""
+    proc = port = None
+    for _ in range(5):  # a port taken between choosing and binding: another
+        port = free_port()
+        proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                 "--appendonly", "no", "--dir", tmp, "--protected-mode", "yes"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as c:
+                    c.sendall(b"PING\r\n")
+                    if c.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            pstest.stop_process(proc)
+            continue
+        break
+    try:
+        yield "redis://127.0.0.1:%d/0" % port if proc.poll() is None else None
+    finally:
+        pstest.stop_process(proc)
+
+
+@contextlib.contextmanager
+def app_flags(flags, tmp):
+    """flags with {redis} replaced by the URL of a redis-server started for the
+    block (None when it did not start or is not installed)."""
+    if "{redis}" not in flags:
+        yield flags
+        return
+    if not shutil.which("redis-server"):
+        yield None
+        return
+    with running_redis(tmp) as url:
+        yield None if url is None else [url if f == "{redis}" else f for f in flags]
 
 
 def checks_by_status(doc):
@@ -172,6 +269,14 @@ def tool_env(**keys):
 
 def run_case(a, name, tmp):
     app, flags, must_fail, may_fail = CASES[name]
+    with app_flags(flags, tmp) as flags:
+        if flags is None:
+            print("skip: redis-server did not start (scripts/install-deps.sh installs it)")
+            return SKIP
+        return judge_case(a, name, tmp, app, flags, must_fail, may_fail)
+
+
+def judge_case(a, name, tmp, app, flags, must_fail, may_fail):
     cmd, why = app_command(a, app, flags)
     if cmd is None:
         print("skip: " + why)
@@ -276,6 +381,77 @@ def run_load_case(a, name, tmp):
     return pstest.exit_status()
 
 
+def load_run(a, url, tmp, name, key, load_flags):
+    """One petstore-load --verify-limits run: (exit status, report) or (status, None)."""
+    report = os.path.join(tmp, name + ".json")
+    run = subprocess.run([a.load, "--base-url", url, "--plan", "free", "--threads", "2", "--connections", "8",
+                          "--mix", "list=3,create=1", "--ignore-retry-after", "--verify-limits", "--timeout", "5s",
+                          "--progress-interval", "0", "--color", "never", "--json", report] + load_flags,
+                         env=tool_env(PETSTORE_API_KEY=key), capture_output=True, timeout=40)
+    sys.stderr.write(run.stderr.decode("utf-8", "replace")[-3000:])
+    if not os.path.exists(report) or os.path.getsize(report) == 0:
+        return run.returncode, None
+    with open(report, encoding="utf-8") as f:
+        return run.returncode, json.load(f)
+
+
+def judge_load(name, model, rc, doc, must_fail, may_fail, counted):
+    """Asserts one run's verdict: exactly the kinds of must_fail fail (and
+    may_fail may), never a warning; each violation names its values."""
+    if not pstest.check(doc is not None, "%s (%s): no JSON report written" % (name, model)):
+        return
+    limits = doc.get("limits") or {}
+    violations = limits.get("violations", [])
+    kinds = {v.get("kind") for v in violations if v.get("severity") == "error"}
+    print("%s (%s): petstore-load exit %d, limits %s, %s windows, counting %s, violations: %s" % (
+        name, model, rc, limits.get("verdict"), limits.get("windows"),
+        [(c.get("list"), c.get("create"), c.get("errors_4xx")) for c in limits.get("counting", [])],
+        "; ".join("%s (%s): %s" % (v.get("kind"), v.get("severity"), v.get("message")) for v in violations) or "none"))
+    pstest.check(doc.get("accounting_exact") is True, "%s: accounting not exact" % model)
+    pstest.check(limits.get("checked") is True, "%s: limits not checked" % model)
+    warnings = [v.get("message") for v in violations if v.get("severity") != "error"]
+    pstest.check(not warnings, "%s: warnings (false alarms): %s" % (model, warnings))
+    if counted:
+        for c in limits.get("counting", []):
+            pstest.check(c.get("list") == "counted" and c.get("create") == "counted",
+                         "%s: lists and creates both count, inferred: %s" % (model, c.get("reason")))
+    pstest.check(must_fail <= kinds, "%s: %s not named (failed: %s)" % (model, sorted(must_fail), sorted(kinds)))
+    extra = kinds - must_fail - may_fail
+    pstest.check(not extra, "%s: violations the stack does not explain: %s" % (model, sorted(extra)))
+    want = (1 if must_fail else 0, "fail" if must_fail else "pass")
+    pstest.check((rc, limits.get("verdict")) == want,
+                 "%s: exit %d, verdict %s; expected %s" % (model, rc, limits.get("verdict"), want))
+    for v in violations:  # each explains itself: the header and its value, or the window and bound
+        msg = v.get("message") or ""
+        if v.get("kind") == "over_admission":
+            pstest.check("X-RateLimit-Limit: " in msg and re.search(r"(bound of|allowed there by limit) \d+", msg),
+                         "%s: over_admission without its header values and bound: %s" % (model, msg))
+        elif v.get("kind") in ("bad_headers", "missing_headers"):
+            pstest.check(re.search(r"e\.g\. .*X-RateLimit-\w+", msg) or "X-RateLimit-Limit: " in msg,
+                         "%s: %s without the header and its value: %s" % (model, v.get("kind"), msg))
+
+
+def run_both_models(a, name, tmp):
+    app, flags, must_fail, may_fail, counted = BOTH_MODELS[name]
+    with app_flags(flags, tmp) as flags:
+        if flags is None:
+            print("skip: redis-server did not start (scripts/install-deps.sh installs it)")
+            return SKIP
+        cmd, why = app_command(a, app, flags)
+        if cmd is None:
+            print("skip: " + why)
+            return SKIP
+        argv, env = cmd
+        with running_app(app, argv, env, tmp) as url:
+            if not pstest.check(url is not None, "%s did not print its base URL" % app):
+                return 1
+            # a key per model: each starts on fresh counters
+            for model, key, load_flags in (("closed", MAIN_KEY, BOTH_CLOSED), ("open", LIMIT_KEY, BOTH_OPEN)):
+                rc, doc = load_run(a, url, tmp, model, key, load_flags)
+                judge_load(name, model, rc, doc, must_fail, may_fail, counted)
+    return pstest.exit_status()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     tool = ap.add_mutually_exclusive_group(required=True)
@@ -284,13 +460,16 @@ def main():
     ap.add_argument("--node", default="")
     ap.add_argument("--node-modules", default=os.path.join(HERE, "..", "..", "tools", "npm", "node_modules"))
     ap.add_argument("--flask-python", default="/usr/bin/python3")
-    ap.add_argument("case", choices=sorted(set(CASES) | set(LOAD_CASES)))
+    ap.add_argument("--both-models", action="store_true",
+                    help="with --load: CASE is one of BOTH_MODELS, run in the closed and the open model")
+    ap.add_argument("case", choices=sorted(set(CASES) | set(LOAD_CASES) | set(BOTH_MODELS)))
     a = ap.parse_args()
-    cases = LOAD_CASES if a.load else CASES
+    cases = (BOTH_MODELS if a.both_models else LOAD_CASES) if a.load else CASES
     if a.case not in cases:
         ap.error("case %s: not one of %s" % (a.case, ", ".join(sorted(cases))))
     with tempfile.TemporaryDirectory(prefix="ps-frameworks-") as tmp:
-        return (run_load_case if a.load else run_case)(a, a.case, tmp)
+        run = run_both_models if a.both_models else run_load_case if a.load else run_case
+        return run(a, a.case, tmp)
 
 
 if __name__ == "__main__":
