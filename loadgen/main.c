@@ -10,12 +10,15 @@
 #include "loadgen/config.h"
 #include "loadgen/merge.h"
 #include "loadgen/run.h"
+#include "loadgen/search.h"
 
 int main(int argc, char **argv)
 {
     ps_coredump_disable(); /* the process holds API keys (core/coredump.h) */
     /* `petstore-load merge SHARD.json...`: the shards of a run merged. */
     if (argc > 1 && strcmp(argv[1], "merge") == 0) return ps_lg_merge_main(argc - 1, argv + 1);
+    /* `petstore-load search RUN-FLAGS --slo ...`: the highest rate within objectives. */
+    if (argc > 1 && strcmp(argv[1], "search") == 0) return ps_lg_search_main(argc - 1, argv + 1);
     ps_lg_config cfg;
     ps_error err = {{0}};
     /* The default --bodies: DATADIR/create-bodies.json (core/datadir.h). */
