@@ -34,10 +34,10 @@ typedef struct ps_conform_config {
     /* the generative phase (runner/suites/generate.c) */
     uint64_t seed; /* --seed; drawn at random unless seed_given */
     bool seed_given;
-    unsigned examples;        /* --examples: generated requests at most */
-    int64_t generate_time_ns; /* --generate-time: the phase's time bound */
-    unsigned create_budget;   /* --create-budget: categories the run may create */
-    const char *replay_dir;   /* --replay-dir: where failures' replay files go (NULL: none) */
+    unsigned examples;           /* --examples: generated requests at most */
+    int64_t generate_time_ns;    /* --generate-time: the phase's time bound */
+    unsigned create_budget;      /* --create-budget: categories the run may create */
+    const char *replay_dir;      /* --replay-dir: where failures' replay files go (NULL: none) */
     const char *summary_md_path; /* --summary-md: GitHub-flavoured Markdown */
 } ps_conform_config;
 
