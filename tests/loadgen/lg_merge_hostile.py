@@ -192,6 +192,9 @@ def case_starts_far_apart(c):
     # 9.9e6 s apart: not one run (the merge took 1.08 GB for the span before)
     c.refused("starts 9.9e6 s apart", lambda d: sh(d).update(start_unix_s=sh(d)["start_unix_s"] + 9.9e6),
               "not one run")
+    # an interval far beyond its shard's run (2 s) is not a time of the run
+    c.refused("interval beyond the run", lambda d: d["intervals"][0].update(t_s=1e6),
+              "intervals[0].t_s: 1000000.0 is outside")
     # 3000 s apart (shards started by hand): legal, merged, memory follows the rows, not the span
     path = c.variant("starts_3000_apart", lambda d: sh(d).update(start_unix_s=sh(d)["start_unix_s"] + 3000))
     out = os.path.join(c.tmp, "m3000.json")
