@@ -43,6 +43,7 @@ struct ps_conform {
     char skip_reason[512]; /* why the last send was skipped */
     char wait_why[2][48];  /* [0] main key, [1] limit key: what the last 429 asked */
     ps_conform_tally tally;
+    uint64_t seed;          /* --seed, or drawn at random */
     ps_service_clock clock; /* the service's, from Date */
     ps_burst_stats burst;   /* the last limit burst's transport */
     bool burst_ran;
@@ -99,10 +100,24 @@ ps_conform *ps_conform_create(const ps_conform_config *cfg, ps_checks *checks,
     }
     if (cfg->limit_key_given) ps_client_add_secret(c->client, cfg->limit_key, "PETSTORE_LIMIT_KEY");
     c->polite = ps_politeness_create();
-    random_hex(c->run_token, sizeof c->run_token);
-    char rnd[25];
-    random_hex(rnd, sizeof rnd);
-    snprintf(c->unknown_key, sizeof c->unknown_key, "conform-unknown-%s", rnd);
+    /* The run token comes from the seed, so --seed reproduces every request. */
+    c->seed = cfg->seed;
+    if (!cfg->seed_given) {
+        char hex[17];
+        random_hex(hex, sizeof hex);
+        c->seed = strtoull(hex, NULL, 16);
+    }
+    snprintf(c->run_token, sizeof c->run_token, "%08x",
+             (unsigned)((c->seed * 0x9e3779b97f4a7c15ULL) >> 32));
+    uint64_t u = c->seed ^ 0x5bd1e9955bd1e995ULL, parts[2];
+    for (int i = 0; i < 2; i++) { /* splitmix64 */
+        uint64_t z = (u += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        parts[i] = z ^ (z >> 31);
+    }
+    snprintf(c->unknown_key, sizeof c->unknown_key, "conform-unknown-%016llx%08llx",
+             (unsigned long long)parts[0], (unsigned long long)(parts[1] >> 32));
     c->observer_state = calloc(nobservers ? nobservers : 1, sizeof *c->observer_state);
     if (!c->observer_state) abort();
     for (size_t i = 0; i < nobservers; i++) {
@@ -149,6 +164,29 @@ const char *ps_conform_run_token(const ps_conform *c)
 const char *ps_conform_unknown_key(const ps_conform *c)
 {
     return c->unknown_key;
+}
+
+uint64_t ps_conform_seed(const ps_conform *c)
+{
+    return c->seed;
+}
+
+void ps_conform_add_secret(ps_conform *c, const char *secret, const char *env_var)
+{
+    ps_client_add_secret(c->client, secret, env_var);
+}
+
+void ps_conform_count_creates(ps_conform *c, unsigned n)
+{
+    c->tally.creates += n;
+}
+
+void ps_conform_note_generated(ps_conform *c, unsigned sent, const char *stop_reason,
+                               int64_t duration_ns)
+{
+    c->tally.generated = sent;
+    c->tally.generate_ns = duration_ns;
+    snprintf(c->tally.generate_stop, sizeof c->tally.generate_stop, "%s", stop_reason);
 }
 
 /* A message of an outcome, formatted by a suite and often quoting the
@@ -530,6 +568,13 @@ static bool wait_for_key(ps_conform *c, const char *key)
 int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req, ps_key_role role,
                     unsigned flags, ps_exchange *ex)
 {
+    return ps_conform_send_ex(c, ck, req, NULL, role, flags, ex);
+}
+
+int ps_conform_send_ex(ps_conform *c, ps_check_id ck, const ps_client_request *req,
+                       const char *authorization2, ps_key_role role, unsigned flags,
+                       ps_exchange *ex)
+{
     const char *key = politeness_key(c, role);
     memset(ex, 0, sizeof *ex);
     c->skip_reason[0] = '\0';
@@ -551,7 +596,7 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req,
             return PS_SEND_SKIPPED;
         }
         ps_exchange_free(ex);
-        int rc = ps_client_perform(c->client, req, ex);
+        int rc = ps_client_perform_ex(c->client, req, authorization2, ex);
         c->tally.exchanges++;
         ps_check_add_time(c->checks, ck, ex->elapsed_ms);
         if (ps_conform_interrupted) {
@@ -579,11 +624,13 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req,
         }
         c->consecutive_transport_failures = 0;
         c->consecutive_connect_failures = 0;
+        if (strcmp(req->method, "POST") == 0 && ex->status >= 200 && ex->status < 300)
+            c->tally.creates++;
         if (ex->status == 429)
             note_429(c, key, ex, ps_clock_wall_ns());
         else
             ps_politeness_note_ok(c->polite, key);
-        ps_conform_observe(c, ex, role);
+        if (!(flags & PS_SEND_NOT_OBSERVED)) ps_conform_observe(c, ex, role);
         if (ex->status == 429 && (flags & PS_SEND_RETRY_429)) {
             if (attempt < 5) continue;
             /* Outside the 429 suite a 429 is never judged: the check it

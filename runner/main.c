@@ -19,6 +19,7 @@
 #include "runner/checks.h"
 #include "runner/conform.h"
 #include "runner/config.h"
+#include "runner/replay.h"
 #include "runner/run.h"
 
 static void on_signal(int sig)
@@ -64,6 +65,8 @@ int main(int argc, char **argv)
     int code = 2;
 
     ps_coredump_disable(); /* the process holds API keys (core/coredump.h) */
+    if (argc >= 2 && strcmp(argv[1], "replay") == 0)
+        return ps_conform_replay_main(argc - 1, argv + 1);
     if (ps_conform_config_parse(&cfg, argc, argv, &err) < 0) {
         code = ps_cli_usage_error(stderr, "petstore-conform", err.message);
         goto out;
