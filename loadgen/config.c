@@ -12,6 +12,7 @@
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/keys_file.h"
+#include "loadgen/customers.h"
 #include "loadgen/shard.h"
 
 void ps_lg_config_usage(FILE *out)
@@ -27,7 +28,8 @@ void ps_lg_config_usage(FILE *out)
           "         [--summary-md FILE]\n"
           "         [--shard I/N | --shards N] [--start-at TIME] [--run-id ID]\n"
           "         [--seed N] [--arrivals uniform|poisson] [--warmup D] [--max-lateness D]\n"
-          "         [--error-budget P%]\n"
+          "         [--error-budget P%] [--customers free=N,pro=N,business=N [--quota Q]\n"
+          "         [--time-scale N] [--write-customer-keys FILE]]\n"
           "       petstore-load search RUN-FLAGS --slo EXPR... [--from R] [--to R]\n"
           "         [--resolution P%] [--step D] [--repeat N] (petstore-load search --help)\n"
           "       petstore-load merge SHARD.json... [--json F] [--hdr F] [--hdr-log F] [--html F]\n"
@@ -68,6 +70,11 @@ void ps_lg_config_usage(FILE *out)
           "                        their due time (default 500ms) and 90% of the target was sent\n"
           "  --error-budget P%     a run with more errors (no answer, timeout, 5xx) fails, exit\n"
           "                        99 (default 1%)\n"
+          "  --customers P=N,...   customers per plan (free=200,pro=40,business=5), each at\n"
+          "                        --quota (default 0.95) of its plan's per-minute limit; keys\n"
+          "                        from --keys (the first N of each plan) or made up\n"
+          "  --time-scale N        the server's windows run N times faster: customers too\n"
+          "  --write-customer-keys FILE  write the made-up keys (petstore-server --keys-file)\n"
           "  --shard I/N           run shard I (1-based) of N: its share of rate, connections,\n"
           "                        requests and keys (docs/distributed.md)\n"
           "  --shards N            the same, I from JOB_COMPLETION_INDEX (0-based, Indexed Jobs)\n"
@@ -413,6 +420,10 @@ enum {
     OPT_MAX_LATENESS,
     OPT_ERROR_BUDGET,
     OPT_WARMUP,
+    OPT_CUSTOMERS,
+    OPT_QUOTA,
+    OPT_TIME_SCALE,
+    OPT_WRITE_KEYS,
     /* --summary-md (reports/report_markdown.h) */
     OPT_SUMMARY_MD,
 };
@@ -459,6 +470,10 @@ static const struct option options[] = {
     {"max-lateness", required_argument, NULL, OPT_MAX_LATENESS},
     {"error-budget", required_argument, NULL, OPT_ERROR_BUDGET},
     {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"customers", required_argument, NULL, OPT_CUSTOMERS},
+    {"quota", required_argument, NULL, OPT_QUOTA},
+    {"time-scale", required_argument, NULL, OPT_TIME_SCALE},
+    {"write-customer-keys", required_argument, NULL, OPT_WRITE_KEYS},
     /* --summary-md (reports/report_markdown.h) */
     {"summary-md", required_argument, NULL, OPT_SUMMARY_MD},
     {NULL, 0, NULL, 0},
@@ -504,6 +519,8 @@ static void capacity_defaults(ps_lg_config *cfg)
      * milliseconds, a saturated generator's lateness grows by the second. */
     cfg->max_lateness_ns = 500 * INT64_C(1000000);
     cfg->error_budget = 0.01;
+    cfg->quota = 0.95;
+    cfg->time_scale = 1;
 }
 
 static int capacity_option(int opt, const char *arg, ps_lg_config *cfg, ps_error *err)
@@ -544,6 +561,19 @@ static int capacity_option(int opt, const char *arg, ps_lg_config *cfg, ps_error
         if (ps_cli_parse_duration(arg, 1, &cfg->warmup_ns, err) != 0)
             return ps_error_prefix(err, "--warmup: ");
         return 0;
+    case OPT_CUSTOMERS:
+        cfg->have_customers = true;
+        return ps_lg_customers_parse(arg, cfg->customers, err);
+    case OPT_QUOTA:
+        if (ps_cli_parse_double(arg, 0.001, 10, &cfg->quota, err) != 0)
+            return ps_error_prefix(err, "--quota: ");
+        return 0;
+    case OPT_TIME_SCALE:
+        if (ps_cli_parse_double(arg, 1, 1e6, &cfg->time_scale, err) != 0)
+            return ps_error_prefix(err, "--time-scale: ");
+        return 0;
+    case OPT_WRITE_KEYS:
+        return set_path(&cfg->write_keys_path, arg, "--write-customer-keys", err);
     default:
         return ps_error_set(err, "internal error: option %d", opt);
     }
@@ -750,6 +780,10 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         case OPT_MAX_LATENESS:
         case OPT_ERROR_BUDGET:
         case OPT_WARMUP:
+        case OPT_CUSTOMERS:
+        case OPT_QUOTA:
+        case OPT_TIME_SCALE:
+        case OPT_WRITE_KEYS:
             if (capacity_option(c, optarg, cfg, err) != 0) return PS_LG_CONFIG_ERROR;
             break;
         default: /* '?' or ':' */
@@ -765,9 +799,16 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
     if (!api_key && !keys_path && (api_key = ps_cli_env("PETSTORE_API_KEY")) &&
         !ps_keys_key_text_ok(api_key, strlen(api_key)))
         return ps_error_set(err, "PETSTORE_API_KEY: the key must be 1-512 printable ASCII bytes");
-    if (!cfg->base_url) return ps_error_set(err, "--base-url: required (or set PETSTORE_BASE_URL)");
+    if (!cfg->base_url && !cfg->write_keys_path)
+        return ps_error_set(err, "--base-url: required (or set PETSTORE_BASE_URL)");
     if (api_key && keys_path) return ps_error_set(err, "give --api-key or --keys, not both");
-    if (!api_key && !keys_path)
+    if (cfg->have_customers && api_key && !keys_path)
+        return ps_error_set(err,
+                            "--customers takes keys from --keys, or makes its own: not --api-key");
+    if (cfg->write_keys_path && (!cfg->have_customers || keys_path))
+        return ps_error_set(err,
+                            "--write-customer-keys writes the keys --customers makes (no --keys)");
+    if (!api_key && !keys_path && !cfg->have_customers)
         return ps_error_set(err, "--api-key: KEY (or PETSTORE_API_KEY) or --keys FILE is required");
     if (keys_path && plan_text)
         return ps_error_set(err, "--plan goes with --api-key; the keys file gives each key's plan");
@@ -776,9 +817,10 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         if (plan_text && ps_plan_parse(plan_text, &plan, err) != 0)
             return ps_error_prefix(err, "--plan: ");
         add_key(cfg, api_key, strlen(api_key), &plan, 0, 0);
-    } else if (ps_lg_keys_load(cfg, keys_path, err) != 0) {
+    } else if (keys_path && ps_lg_keys_load(cfg, keys_path, err) != 0) {
         return PS_LG_CONFIG_ERROR;
     }
+    if (cfg->have_customers && ps_lg_customers_apply(cfg, err) != 0) return PS_LG_CONFIG_ERROR;
     if (have_duration && cfg->requests)
         return ps_error_set(err, "give --duration or --requests, not both");
     if (!have_duration && !cfg->requests) cfg->duration_ns = 10 * INT64_C(1000000000);
@@ -841,5 +883,6 @@ void ps_lg_config_free(ps_lg_config *cfg)
         free(cfg->thresholds[i].expression);
     free(cfg->thresholds);
     free(cfg->run_id);
+    free(cfg->write_keys_path);
     memset(cfg, 0, sizeof *cfg);
 }

@@ -113,6 +113,13 @@ typedef struct ps_lg_config {
      * rates: by key_scale_from at the start to key_scale_to at the end of the
      * duration (0: not scaled). */
     double key_scale_from, key_scale_to;
+    /* --customers (loadgen/customers.h): customers per plan id (all 0: not
+     * given), each at --quota of its plan's per-minute limit, times
+     * --time-scale; --write-customer-keys: write their keys and stop. */
+    int64_t customers[PS_PLAN_UNKNOWN + 1];
+    bool have_customers;
+    double quota, time_scale;
+    char *write_keys_path;
     /* the run's key secret (loadgen/key_label.h), derived from every key
      * before the shards divide them; key_secret_set false: none derived */
     unsigned char key_secret[32];

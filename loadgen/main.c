@@ -8,6 +8,7 @@
 #include "core/datadir.h"
 #include "core/version.h"
 #include "loadgen/config.h"
+#include "loadgen/customers.h"
 #include "loadgen/merge.h"
 #include "loadgen/run.h"
 #include "loadgen/search.h"
@@ -40,6 +41,13 @@ int main(int argc, char **argv)
         ps_cli_usage_error(stderr, "petstore-load", err.message);
         ps_lg_config_free(&cfg);
         return PS_LG_EXIT_USAGE;
+    }
+    if (cfg.write_keys_path) {
+        /* --customers --write-customer-keys: the keys for the server, no run */
+        int wrc = ps_lg_customers_write_keys(&cfg, cfg.write_keys_path, &err);
+        if (wrc != 0) fprintf(stderr, "petstore-load: %s\n", err.message);
+        ps_lg_config_free(&cfg);
+        return wrc == 0 ? 0 : PS_LG_EXIT_USAGE;
     }
     int code = ps_lg_run(&cfg);
     ps_lg_config_free(&cfg);

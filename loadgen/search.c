@@ -49,6 +49,9 @@ static void usage(FILE *out)
           "  --warmup D           sent before each step's measurement, in no figure\n"
           "                       (default 2s)\n"
           "  --repeat N           runs per rate; a rate passes only if all pass (default 1)\n"
+          "  --customers P=N,...  search a factor of that mix of customers (each at --quota of\n"
+          "                       its plan's limit); --from defaults to the mix as given; the\n"
+          "                       result names the customers per plan at the highest rate\n"
           "  --json F, --html F   the report of the step the result rests on, with a\n"
           "                       'search' member: every step, max_rate, min_failing_rate\n"
           "exit: 0 found (or every rate up to --to passed), 99 even the first step failed,\n"
@@ -76,6 +79,7 @@ typedef struct search {
     char **slos;
     size_t nslos;
     double from, to, resolution, own_rate_sum;
+    bool from_given;
     int64_t step_ns;
     int64_t repeat;
     char *json_path, *html_path, *md_path;
@@ -176,6 +180,7 @@ static int parse_args(search *S, int argc, char **argv)
             break;
         }
         case 1:
+            S->from_given = true;
             if (parse_rate("--from", val, &S->from, &S->err)) goto out;
             break;
         case 2:
@@ -514,6 +519,21 @@ static int build_report(const search *S, const outcome *o, ps_buf *out, ps_error
         ps_jw_kdouble(&w, "min_failing_rate", S->steps[o->worst].rate, 3);
     else
         ps_jw_knull(&w, "min_failing_rate");
+    if (S->cfg.have_customers) {
+        /* --customers: the mix scaled to max_rate, customers per plan */
+        ps_jw_key(&w, "customers");
+        if (o->best >= 0 && S->own_rate_sum > 0) {
+            double factor = S->steps[o->best].rate / S->own_rate_sum;
+            ps_jw_object_open(&w);
+            for (int p = 0; p <= PS_PLAN_UNKNOWN; p++)
+                if (S->cfg.customers[p] > 0)
+                    ps_jw_kdouble(&w, ps_plan_name((ps_plan_id)p),
+                                  (double)S->cfg.customers[p] * factor, 1);
+            ps_jw_object_close(&w);
+        } else {
+            ps_jw_null(&w);
+        }
+    }
     ps_jw_key(&w, "steps");
     ps_jw_array_open(&w);
     for (size_t i = 0; i < S->nsteps; i++)
@@ -609,6 +629,11 @@ int ps_lg_search_main(int argc, char **argv)
     if (S.cfg.key_scale_from > 0)
         for (size_t i = 0; i < S.cfg.nkeys; i++)
             S.own_rate_sum += S.cfg.keys[i].rate;
+    /* --customers without --from: start at the mix as given */
+    if (S.cfg.have_customers && !S.from_given && S.own_rate_sum > 0) {
+        S.from = S.own_rate_sum;
+        if (S.to < S.from) S.to = S.from * 1000;
+    }
     S.steps = calloc(PS_LG_SEARCH_MAX_STEPS, sizeof *S.steps);
     if (!S.steps) abort();
     if (!S.quiet)

@@ -203,7 +203,41 @@ def case_cli(args, tmp):
     check(rc == 0 and out.startswith("usage: petstore-load search") and err == "", "--help: %d %r" % (rc, err))
 
 
-CASES = {"known_capacity": case_known_capacity, "first_fail": case_first_fail, "saturated": case_saturated,
+def case_customers(args, tmp):
+    keys = os.path.join(tmp, "customers.keys")
+    rc, _, err = run([args.load, "--customers", "free=5,pro=2", "--write-customer-keys", keys], timeout=30)
+    check(rc == 0, "--write-customer-keys: exit %d: %s" % (rc, err))
+    proc, url = start_server([args.server, "--port", "0", "--keys-file", keys, "--time-scale", "60"],
+                             stderr=subprocess.DEVNULL)
+    if not check(url is not None, "the reference server did not start"):
+        return None
+    # at 120% of quota every customer's windows fill: limits exercised and kept
+    out = os.path.join(tmp, "run.json")
+    rc, _, err = run([args.load, "--base-url", url, "--customers", "free=5,pro=2", "--quota", "1.2", "--time-scale",
+                      "60", "--duration", "3s", "--verify-limits", "--json", out])
+    d = load_json(out)
+    check(rc == 0, "customers run: exit %d: %s" % (rc, err[-500:]))
+    if d:
+        check(d["limits"]["verdict"] == "pass" and d["limits"]["windows_filled"] > 0, "limits %r" % d["limits"]["verdict"])
+        # 5 x 72/s + 2 x 360/s = 1080/s asked (Retry-After skips what the windows refuse)
+        check(abs(d["generator"]["target_rps"] - 1080) < 20, "target %s" % d["generator"]["target_rps"])
+    # the mix at half its quota (450/s), searched up to twice that
+    out = os.path.join(tmp, "search.json")
+    rc, _, err = run([args.load, "search", "--base-url", url, "--customers", "free=5,pro=2", "--quota", "0.5",
+                      "--time-scale", "60", "--slo", "p99<5s", "--to", "900", "--step", "1s", "--warmup", "200ms",
+                      "--json", out])
+    stop_process(proc)
+    d = load_json(out)
+    check(rc == 0, "search --customers: exit %d: %s" % (rc, err[-500:]))
+    if d:
+        s = d["search"]
+        check(s["from_rps"] == 450 and s["result"] == "all-passed", "search from %s result %s" % (s["from_rps"], s["result"]))
+        check(s["customers"] == {"free": 10, "pro": 4}, "customers at max_rate %r" % s.get("customers"))
+        check("free customers at that rate: 10" in err, "console: %s" % err[-400:])
+    return None
+
+
+CASES = {"customers": case_customers, "known_capacity": case_known_capacity, "first_fail": case_first_fail, "saturated": case_saturated,
          "cli": case_cli}
 
 

@@ -285,6 +285,38 @@ static void capacity_flags(void)
     ps_lg_config_free(&cfg);
 }
 
+/* --customers: made-up keys per plan, each at --quota of its plan's
+ * per-minute limit times --time-scale; or the first keys of each plan of a
+ * keys file, and a clear error when it has too few. */
+static void customers_keys_and_rates(void)
+{
+    ps_lg_config cfg;
+    ps_error err;
+    CHECK_INT(parse(&cfg, &err, "--base-url", "http://127.0.0.1:1/v1", "--customers",
+                    "free=3,pro=2", "--quota", "0.5", "--time-scale", "60", NULL),
+              PS_LG_CONFIG_OK);
+    CHECK_INT(cfg.nkeys, 5);
+    if (cfg.nkeys == 5) {
+        CHECK_STR(cfg.keys[0].key, "customer-free-000001");
+        CHECK(fabs(cfg.keys[0].rate - 30) < 1e-9); /* 60/min * 0.5 * 60 / 60 s */
+        CHECK_STR(cfg.keys[4].key, "customer-pro-000002");
+        CHECK(fabs(cfg.keys[4].rate - 150) < 1e-9); /* 300/min */
+        CHECK_INT(cfg.keys[4].plan.per_minute, 300);
+    }
+    ps_lg_config_free(&cfg);
+    CHECK_INT(parse(&cfg, &err, "--base-url", "http://127.0.0.1:1/v1", "--keys", keys_file(4, 0),
+                    "--customers", "business=2", NULL),
+              PS_LG_CONFIG_ERROR);
+    CHECK(strstr(err.message, "--customers: 2 business customers asked, the keys file has 0") !=
+          NULL);
+    ps_lg_config_free(&cfg);
+    CHECK_INT(parse(&cfg, &err, "--base-url", "http://127.0.0.1:1/v1", "--customers",
+                    "enterprise=2", NULL),
+              PS_LG_CONFIG_ERROR);
+    CHECK(strstr(err.message, "not free, pro or business") != NULL);
+    ps_lg_config_free(&cfg);
+}
+
 int main(void)
 {
     RUN(keys_start_at_spread_phases);
@@ -293,6 +325,7 @@ int main(void)
     RUN(poisson_gaps);
     RUN(rate_and_ramp_scale_key_rates);
     RUN(capacity_flags);
+    RUN(customers_keys_and_rates);
     unlink(keys_file(0, 0));
     return TEST_EXIT();
 }
