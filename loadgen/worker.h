@@ -29,6 +29,7 @@
 #include "loadgen/respparse.h"
 #include "loadgen/schedule.h"
 #include "loadgen/stats.h"
+#include "loadgen/volley.h"
 
 typedef struct ps_lg_bytes {
     char *data;
@@ -104,6 +105,7 @@ typedef struct ps_lg_thread {
     size_t rr;              /* round-robin cursor over keys */
     int64_t *blocked_until; /* per key, monotonic ns (Retry-After) */
     int64_t latest_reset_s; /* the latest X-RateLimit-Reset answered (for --burst) */
+    ps_lg_volley volley;    /* --verify-limits: concurrent requests as a key's window opens */
     /* Kept through ps_lg_conn_up/down, ps_lg_connect_failed and
      * ps_lg_transfer_*: how many connections are established, and whether
      * the latest connection attempt failed. Both zero-connection and
