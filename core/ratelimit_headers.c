@@ -145,3 +145,22 @@ void ps_rl_read(const ps_headers *h, int64_t now_s, ps_rl_info *out)
         out->retry_after_state = PS_RL_MALFORMED;
     }
 }
+
+int64_t ps_rl_retry_at_ns(const ps_rl_info *rl, int64_t done_ns, int64_t offset_ns,
+                          ps_retry_source *source)
+{
+    int64_t service_s = (done_ns + offset_ns) / 1000000000;
+    *source = PS_RETRY_NONE;
+    if (rl->retry_after_state == PS_RL_OK) {
+        *source = PS_RETRY_AFTER;
+        if (rl->retry_after_form == PS_RETRY_AFTER_DELAY)
+            return done_ns + rl->retry_after_s * 1000000000LL;
+        return rl->retry_after_unix_s * 1000000000LL - offset_ns;
+    }
+    if (rl->reset_state == PS_RL_OK && rl->reset > service_s &&
+        rl->reset < service_s + 86400 + 60) {
+        *source = PS_RETRY_RESET_AHEAD;
+        return rl->reset * 1000000000LL - offset_ns;
+    }
+    return 0;
+}

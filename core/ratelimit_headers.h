@@ -45,6 +45,23 @@ bool ps_rl_parse_uint(const char *value, int64_t *out);
 bool ps_retry_after_parse(const char *value, int64_t now_s, ps_retry_after_form *form,
                           int64_t *wait_s, int64_t *until_unix_s);
 
+/* What named the time a client may send again (see ps_rl_retry_at_ns). */
+typedef enum ps_retry_source {
+    PS_RETRY_NONE,        /* nothing: the client backs off on its own */
+    PS_RETRY_AFTER,       /* Retry-After */
+    PS_RETRY_RESET_AHEAD, /* an X-RateLimit-Reset ahead (within a day) */
+} ps_retry_source;
+
+/* When a client may send again after a response it read at done_ns (its
+ * wall clock), from a service whose clock is offset_ns ahead of its own
+ * (service_clock.h): Retry-After as delay-seconds counted from done_ns (a
+ * whole-second clock never resends early), as an HTTP-date in the
+ * service's clock; else an X-RateLimit-Reset ahead in the service's clock,
+ * within a day; else 0. rl was read with now_s = the service's second at
+ * done_ns. The one place the runner computes it. */
+int64_t ps_rl_retry_at_ns(const ps_rl_info *rl, int64_t done_ns, int64_t offset_ns,
+                          ps_retry_source *source);
+
 /* HTTP-date (RFC 9110 5.6.7): IMF-fixdate, and the obsolete RFC 850 and
  * asctime forms recipients must accept. */
 bool ps_http_date_parse(const char *value, int64_t *unix_s);

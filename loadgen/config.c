@@ -12,6 +12,7 @@
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/keys_file.h"
+#include "loadgen/customers.h"
 #include "loadgen/shard.h"
 
 void ps_lg_config_usage(FILE *out)
@@ -24,7 +25,13 @@ void ps_lg_config_usage(FILE *out)
           "         [--engine auto|epoll|curl] [--cacert FILE | --insecure]\n"
           "         [--threshold EXPR]...\n"
           "         [--json FILE] [--hdr FILE] [--hdr-log FILE] [--html FILE] [--quiet]\n"
+          "         [--summary-md FILE]\n"
           "         [--shard I/N | --shards N] [--start-at TIME] [--run-id ID]\n"
+          "         [--seed N] [--arrivals uniform|poisson] [--warmup D] [--max-lateness D]\n"
+          "         [--error-budget P%] [--customers free=N,pro=N,business=N [--quota Q]\n"
+          "         [--time-scale N] [--write-customer-keys FILE]]\n"
+          "       petstore-load search RUN-FLAGS --slo EXPR... [--from R] [--to R]\n"
+          "         [--resolution P%] [--step D] [--repeat N] (petstore-load search --help)\n"
           "       petstore-load merge SHARD.json... [--json F] [--hdr F] [--hdr-log F] [--html F]\n"
           "         [--threshold EXPR]... [--verify-limits] [--limited-ops O]\n"
           "         [--limited-errors E] [--quiet]\n"
@@ -37,7 +44,8 @@ void ps_lg_config_usage(FILE *out)
           "  --threads N           event loops (default 1); --connections C total (default 10)\n"
           "  --duration D          run length (30s, 2m; default 10s); --requests N instead\n"
           "  --rate R              open model: R req/s in total on a fixed schedule;\n"
-          "                        without it: closed model, as fast as connections allow\n"
+          "                        without it: closed model, as fast as connections allow;\n"
+          "                        when every key has its own rate, scales them to R in total\n"
           "  --ramp R1:R2          open model, rate linear from R1 to R2 over the duration\n"
           "  --mix list=W,create=W operation weights (default list=1)\n"
           "  --timeout D           per request (default 10s)\n"
@@ -54,6 +62,20 @@ void ps_lg_config_usage(FILE *out)
           "                        a proxy variable (https_proxy, ...) applies; curl: libcurl\n"
           "                        (proxies, HTTP/2 by ALPN); epoll: direct, even with a proxy\n"
           "  --threshold EXPR      e.g. 'p99<200ms', 'p99.9<=1s', 'max < 2s', 'error_rate<1%'\n"
+          "  --summary-md FILE     Markdown summary for a CI job page ($GITHUB_STEP_SUMMARY)\n",
+          out);
+    fputs("  --seed N              per-key schedules start at phases drawn from N (default 1)\n"
+          "  --arrivals A          uniform (default: evenly spaced) or poisson (random gaps)\n"
+          "  --warmup D            send for D first; nothing of it counts in any figure\n"
+          "  --max-lateness D      the generator kept up if 90% of requests left within D of\n"
+          "                        their due time (default 500ms) and 90% of the target was sent\n"
+          "  --error-budget P%     a run with more errors (no answer, timeout, 5xx) fails, exit\n"
+          "                        99 (default 1%)\n"
+          "  --customers P=N,...   customers per plan (free=200,pro=40,business=5), each at\n"
+          "                        --quota (default 0.95) of its plan's per-minute limit; keys\n"
+          "                        from --keys (the first N of each plan) or made up\n"
+          "  --time-scale N        the server's windows run N times faster: customers too\n"
+          "  --write-customer-keys FILE  write the made-up keys (petstore-server --keys-file)\n"
           "  --shard I/N           run shard I (1-based) of N: its share of rate, connections,\n"
           "                        requests and keys (docs/distributed.md)\n"
           "  --shards N            the same, I from JOB_COMPLETION_INDEX (0-based, Indexed Jobs)\n"
@@ -69,10 +91,12 @@ void ps_lg_config_usage(FILE *out)
           "environment: PETSTORE_BASE_URL and PETSTORE_API_KEY stand in for --base-url and\n"
           "  --api-key when those are not given (keeps the key out of ps).\n"
           "Long flags may be abbreviated to a unique prefix; --flag=VALUE works too.\n"
-          "exit: 0 ok, 1 rate limit violated, 2 usage, 99 threshold failed,\n"
+          "exit: 0 ok, 1 rate limit violated, 2 usage, 99 threshold or error budget failed,\n"
           "      3 the run says nothing about the target (verdict in the JSON): unreachable\n"
           "      (no connection at the start, or every connection down at the end), aborted\n"
-          "      (no request answered, or more than half failed), interrupted (SIGINT)\n",
+          "      (no request answered, or more than half failed), interrupted (SIGINT),\n"
+          "      generator saturated (it could not send the schedule), limits not exercised\n"
+          "      (--verify-limits saw no window reach its limit)\n",
           out);
 }
 
@@ -391,6 +415,18 @@ enum {
     OPT_RUN_ID,
     OPT_LIMITED_OPS,
     OPT_LIMITED_ERRORS,
+    /* capacity testing */
+    OPT_SEED,
+    OPT_ARRIVALS,
+    OPT_MAX_LATENESS,
+    OPT_ERROR_BUDGET,
+    OPT_WARMUP,
+    OPT_CUSTOMERS,
+    OPT_QUOTA,
+    OPT_TIME_SCALE,
+    OPT_WRITE_KEYS,
+    /* --summary-md (reports/report_markdown.h) */
+    OPT_SUMMARY_MD,
 };
 
 static const struct option options[] = {
@@ -429,6 +465,18 @@ static const struct option options[] = {
     {"run-id", required_argument, NULL, OPT_RUN_ID},
     {"limited-ops", required_argument, NULL, OPT_LIMITED_OPS},
     {"limited-errors", required_argument, NULL, OPT_LIMITED_ERRORS},
+    /* capacity testing */
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"arrivals", required_argument, NULL, OPT_ARRIVALS},
+    {"max-lateness", required_argument, NULL, OPT_MAX_LATENESS},
+    {"error-budget", required_argument, NULL, OPT_ERROR_BUDGET},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"customers", required_argument, NULL, OPT_CUSTOMERS},
+    {"quota", required_argument, NULL, OPT_QUOTA},
+    {"time-scale", required_argument, NULL, OPT_TIME_SCALE},
+    {"write-customer-keys", required_argument, NULL, OPT_WRITE_KEYS},
+    /* --summary-md (reports/report_markdown.h) */
+    {"summary-md", required_argument, NULL, OPT_SUMMARY_MD},
     {NULL, 0, NULL, 0},
 };
 
@@ -464,6 +512,90 @@ static int set_path(char **slot, const char *value, const char *flag, ps_error *
     return 0;
 }
 
+/* Capacity testing's flags (docs/capacity-testing.md), kept together. */
+static void capacity_defaults(ps_lg_config *cfg)
+{
+    cfg->seed = 1;
+    /* Loose by default: a loaded machine's scheduling delays reach tens of
+     * milliseconds, a saturated generator's lateness grows by the second. */
+    cfg->max_lateness_ns = 500 * INT64_C(1000000);
+    cfg->error_budget = 0.01;
+    cfg->quota = 0.95;
+    cfg->time_scale = 1;
+}
+
+static int capacity_option(int opt, const char *arg, ps_lg_config *cfg, ps_error *err)
+{
+    int64_t v;
+    switch (opt) {
+    case OPT_SEED:
+        if (ps_cli_parse_int(arg, 0, INT64_MAX, &v, err) != 0)
+            return ps_error_prefix(err, "--seed: ");
+        cfg->seed = (uint64_t)v;
+        return 0;
+    case OPT_ARRIVALS:
+        if (strcmp(arg, "uniform") == 0)
+            cfg->poisson = false;
+        else if (strcmp(arg, "poisson") == 0)
+            cfg->poisson = true;
+        else
+            return ps_error_set(err, "--arrivals: expected uniform or poisson, got '%s'", arg);
+        return 0;
+    case OPT_MAX_LATENESS:
+        if (ps_cli_parse_duration(arg, 1, &cfg->max_lateness_ns, err) != 0)
+            return ps_error_prefix(err, "--max-lateness: ");
+        return 0;
+    case OPT_ERROR_BUDGET: {
+        size_t n = strlen(arg);
+        bool pct = n > 0 && arg[n - 1] == '%';
+        char num[32];
+        if (n == 0 || n >= sizeof num)
+            return ps_error_set(err, "--error-budget: expected e.g. 1%%");
+        memcpy(num, arg, n - pct);
+        num[n - pct] = '\0';
+        if (ps_cli_parse_double(num, 0, pct ? 100 : 1, &cfg->error_budget, err) != 0)
+            return ps_error_prefix(err, "--error-budget: ");
+        if (pct) cfg->error_budget /= 100.0;
+        return 0;
+    }
+    case OPT_WARMUP:
+        if (ps_cli_parse_duration(arg, 1, &cfg->warmup_ns, err) != 0)
+            return ps_error_prefix(err, "--warmup: ");
+        return 0;
+    case OPT_CUSTOMERS:
+        cfg->have_customers = true;
+        return ps_lg_customers_parse(arg, cfg->customers, err);
+    case OPT_QUOTA:
+        if (ps_cli_parse_double(arg, 0.001, 10, &cfg->quota, err) != 0)
+            return ps_error_prefix(err, "--quota: ");
+        return 0;
+    case OPT_TIME_SCALE:
+        if (ps_cli_parse_double(arg, 1, 1e6, &cfg->time_scale, err) != 0)
+            return ps_error_prefix(err, "--time-scale: ");
+        return 0;
+    case OPT_WRITE_KEYS:
+        return set_path(&cfg->write_keys_path, arg, "--write-customer-keys", err);
+    default:
+        return ps_error_set(err, "internal error: option %d", opt);
+    }
+}
+
+/* After the keys are known: --rate/--ramp over keys that all have their own
+ * rate scale them (never ignored), and --warmup needs a duration. */
+static int capacity_check(ps_lg_config *cfg, bool all_own, ps_error *err)
+{
+    if (cfg->warmup_ns && !cfg->duration_ns) return ps_error_set(err, "--warmup needs --duration");
+    if (cfg->warmup_ns && cfg->burst) return ps_error_set(err, "--warmup does not go with --burst");
+    if (!all_own || !(cfg->rate > 0 || cfg->ramp)) return 0;
+    double sum = 0;
+    for (size_t i = 0; i < cfg->nkeys; i++)
+        sum += cfg->keys[i].rate;
+    if (!(sum > 0)) return 0;
+    cfg->key_scale_from = (cfg->ramp ? cfg->ramp_from : cfg->rate) / sum;
+    cfg->key_scale_to = (cfg->ramp ? cfg->ramp_to : cfg->rate) / sum;
+    return 0;
+}
+
 ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default_bodies,
                                       ps_lg_config *cfg, ps_error *err)
 {
@@ -478,6 +610,7 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
     int64_t v, shards_n = 0;
     int c;
     cfg->progress_interval_ns = 10 * INT64_C(1000000000);
+    capacity_defaults(cfg);
     ps_cli_getopt_reset();
     while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         switch (c) {
@@ -563,6 +696,10 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         case OPT_HTML:
             if (set_path(&cfg->html_path, optarg, "--html", err)) return PS_LG_CONFIG_ERROR;
             break;
+        case OPT_SUMMARY_MD:
+            if (set_path(&cfg->summary_md_path, optarg, "--summary-md", err))
+                return PS_LG_CONFIG_ERROR;
+            break;
         case OPT_THRESHOLD: {
             cfg->thresholds =
                 realloc(cfg->thresholds, (cfg->nthresholds + 1) * sizeof *cfg->thresholds);
@@ -639,6 +776,17 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
             if (ps_cli_parse_color(optarg, &cfg->color, err) != 0)
                 return ps_error_prefix(err, "--color: ");
             break;
+        case OPT_SEED:
+        case OPT_ARRIVALS:
+        case OPT_MAX_LATENESS:
+        case OPT_ERROR_BUDGET:
+        case OPT_WARMUP:
+        case OPT_CUSTOMERS:
+        case OPT_QUOTA:
+        case OPT_TIME_SCALE:
+        case OPT_WRITE_KEYS:
+            if (capacity_option(c, optarg, cfg, err) != 0) return PS_LG_CONFIG_ERROR;
+            break;
         default: /* '?' or ':' */
             return ps_cli_getopt_error(c, argc, argv, options, err);
         }
@@ -652,9 +800,16 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
     if (!api_key && !keys_path && (api_key = ps_cli_env("PETSTORE_API_KEY")) &&
         !ps_keys_key_text_ok(api_key, strlen(api_key)))
         return ps_error_set(err, "PETSTORE_API_KEY: the key must be 1-512 printable ASCII bytes");
-    if (!cfg->base_url) return ps_error_set(err, "--base-url: required (or set PETSTORE_BASE_URL)");
+    if (!cfg->base_url && !cfg->write_keys_path)
+        return ps_error_set(err, "--base-url: required (or set PETSTORE_BASE_URL)");
     if (api_key && keys_path) return ps_error_set(err, "give --api-key or --keys, not both");
-    if (!api_key && !keys_path)
+    if (cfg->have_customers && api_key && !keys_path)
+        return ps_error_set(err,
+                            "--customers takes keys from --keys, or makes its own: not --api-key");
+    if (cfg->write_keys_path && (!cfg->have_customers || keys_path))
+        return ps_error_set(err,
+                            "--write-customer-keys writes the keys --customers makes (no --keys)");
+    if (!api_key && !keys_path && !cfg->have_customers)
         return ps_error_set(err, "--api-key: KEY (or PETSTORE_API_KEY) or --keys FILE is required");
     if (keys_path && plan_text)
         return ps_error_set(err, "--plan goes with --api-key; the keys file gives each key's plan");
@@ -663,9 +818,10 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         if (plan_text && ps_plan_parse(plan_text, &plan, err) != 0)
             return ps_error_prefix(err, "--plan: ");
         add_key(cfg, api_key, strlen(api_key), &plan, 0, 0);
-    } else if (ps_lg_keys_load(cfg, keys_path, err) != 0) {
+    } else if (keys_path && ps_lg_keys_load(cfg, keys_path, err) != 0) {
         return PS_LG_CONFIG_ERROR;
     }
+    if (cfg->have_customers && ps_lg_customers_apply(cfg, err) != 0) return PS_LG_CONFIG_ERROR;
     if (have_duration && cfg->requests)
         return ps_error_set(err, "give --duration or --requests, not both");
     if (!have_duration && !cfg->requests) cfg->duration_ns = 10 * INT64_C(1000000000);
@@ -685,6 +841,7 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
     if (any_own && !all_own && !shared_rate)
         return ps_error_set(err, "some keys in the keys file have a RATE and some do not: give "
                                  "--rate (shared by the keys without one) or a rate for every key");
+    if (capacity_check(cfg, all_own, err) != 0) return PS_LG_CONFIG_ERROR;
     if (cfg->engine == PS_LG_ENGINE_AUTO)
         cfg->engine = ps_lg_proxy_applies(cfg, ps_cli_env) ? PS_LG_ENGINE_CURL : PS_LG_ENGINE_EPOLL;
     if ((cfg->cacert || cfg->insecure) && !cfg->https)
@@ -720,11 +877,13 @@ void ps_lg_config_free(ps_lg_config *cfg)
     free(cfg->hdr_path);
     free(cfg->hdr_log_path);
     free(cfg->html_path);
+    free(cfg->summary_md_path);
     free(cfg->bodies_path);
     free(cfg->cacert);
     for (size_t i = 0; i < cfg->nthresholds; i++)
         free(cfg->thresholds[i].expression);
     free(cfg->thresholds);
     free(cfg->run_id);
+    free(cfg->write_keys_path);
     memset(cfg, 0, sizeof *cfg);
 }

@@ -85,6 +85,7 @@ typedef struct ps_lg_config {
     unsigned mix[PS_LG_OPS];
     int64_t timeout_ns;
     char *json_path, *hdr_path, *hdr_log_path, *html_path, *bodies_path;
+    char *summary_md_path; /* --summary-md: GitHub-flavoured Markdown summary */
     ps_lg_threshold *thresholds;
     size_t nthresholds;
     bool verify_limits, burst, honour_retry_after, quiet;
@@ -102,6 +103,23 @@ typedef struct ps_lg_config {
     bool shard_keys_shared; /* one key, driven by every shard */
     int64_t start_at_ns;    /* --start-at (wall clock ns), 0 = start now */
     char *run_id;           /* --run-id, or derived; NULL when not sharded */
+    /* Capacity testing (docs/capacity-testing.md): */
+    uint64_t seed;           /* --seed: the schedules' phases and Poisson draws */
+    bool poisson;            /* --arrivals poisson (default uniform) */
+    int64_t max_lateness_ns; /* --max-lateness: the generator's p90 lateness bound */
+    double error_budget;     /* --error-budget: the error rate a passing run may have */
+    int64_t warmup_ns;       /* --warmup: sent, not counted in any figure */
+    /* --rate/--ramp over keys that all have a rate of their own scale those
+     * rates: by key_scale_from at the start to key_scale_to at the end of the
+     * duration (0: not scaled). */
+    double key_scale_from, key_scale_to;
+    /* --customers (loadgen/customers.h): customers per plan id (all 0: not
+     * given), each at --quota of its plan's per-minute limit, times
+     * --time-scale; --write-customer-keys: write their keys and stop. */
+    int64_t customers[PS_PLAN_UNKNOWN + 1];
+    bool have_customers;
+    double quota, time_scale;
+    char *write_keys_path;
     /* the run's key secret (loadgen/key_label.h), derived from every key
      * before the shards divide them; key_secret_set false: none derived */
     unsigned char key_secret[32];

@@ -8,14 +8,18 @@
 #include "core/datadir.h"
 #include "core/version.h"
 #include "loadgen/config.h"
+#include "loadgen/customers.h"
 #include "loadgen/merge.h"
 #include "loadgen/run.h"
+#include "loadgen/search.h"
 
 int main(int argc, char **argv)
 {
     ps_coredump_disable(); /* the process holds API keys (core/coredump.h) */
     /* `petstore-load merge SHARD.json...`: the shards of a run merged. */
     if (argc > 1 && strcmp(argv[1], "merge") == 0) return ps_lg_merge_main(argc - 1, argv + 1);
+    /* `petstore-load search RUN-FLAGS --slo ...`: the highest rate within objectives. */
+    if (argc > 1 && strcmp(argv[1], "search") == 0) return ps_lg_search_main(argc - 1, argv + 1);
     ps_lg_config cfg;
     ps_error err = {{0}};
     /* The default --bodies: DATADIR/create-bodies.json (core/datadir.h). */
@@ -37,6 +41,13 @@ int main(int argc, char **argv)
         ps_cli_usage_error(stderr, "petstore-load", err.message);
         ps_lg_config_free(&cfg);
         return PS_LG_EXIT_USAGE;
+    }
+    if (cfg.write_keys_path) {
+        /* --customers --write-customer-keys: the keys for the server, no run */
+        int wrc = ps_lg_customers_write_keys(&cfg, cfg.write_keys_path, &err);
+        if (wrc != 0) fprintf(stderr, "petstore-load: %s\n", err.message);
+        ps_lg_config_free(&cfg);
+        return wrc == 0 ? 0 : PS_LG_EXIT_USAGE;
     }
     int code = ps_lg_run(&cfg);
     ps_lg_config_free(&cfg);

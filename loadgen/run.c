@@ -24,11 +24,13 @@
 #include "core/histogram_print.h"
 #include "core/json.h"
 #include "core/version.h"
+#include "loadgen/generator.h"
 #include "loadgen/shard_report.h"
 #include "loadgen/summary.h"
 #include "loadgen/tls_target.h"
 #include "loadgen/transport.h"
 #include "reports/html_report.h"
+#include "reports/report_markdown.h"
 #include "reports/report_load_console.h"
 
 static ps_lg_sync *volatile signal_target;
@@ -269,8 +271,14 @@ typedef struct worker_arg {
 static void *worker_main(void *p)
 {
     worker_arg *a = p;
+    int64_t cpu0, wait0, start = ps_clock_mono_ns();
+    ps_lg_thread_cpu_now(&cpu0, &wait0);
     if (a->engine->run(a->t) != 0) a->t->rc = -1;
     a->t->finished_ns = ps_clock_mono_ns();
+    ps_lg_thread_cpu_now(&a->t->cpu_ns, &a->t->runq_wait_ns);
+    a->t->cpu_ns -= cpu0;
+    a->t->runq_wait_ns = wait0 < 0 || a->t->runq_wait_ns < 0 ? -1 : a->t->runq_wait_ns - wait0;
+    a->t->ran_ns = a->t->finished_ns - start;
     ps_lg_stats_finish(&a->t->stats);
     atomic_fetch_add(a->finished, 1);
     return NULL;
@@ -454,6 +462,15 @@ static int write_html(FILE *f, const char *json, size_t len, ps_error *err)
     return rc;
 }
 
+static int write_md(FILE *f, const char *json, size_t len, ps_error *err)
+{
+    ps_json *doc = ps_json_parse(json, len, NULL, err);
+    if (!doc) return ps_error_prefix(err, "own JSON summary unreadable: ");
+    int rc = ps_report_md_load(doc, f, err);
+    ps_json_free(doc);
+    return rc;
+}
+
 /* Everything one run holds, from the first step to the last; run_free
  * releases whatever the steps got to. */
 typedef struct load_run {
@@ -468,7 +485,7 @@ typedef struct load_run {
     int started;
     _Atomic int finished;
     collector col; /* also holds the --hdr-log file */
-    FILE *json_out, *hdr_out, *html_out;
+    FILE *json_out, *hdr_out, *html_out, *md_out;
     /* After join: */
     double duration_s; /* first request to last answer */
     ps_lg_stats total;
@@ -481,6 +498,9 @@ typedef struct load_run {
     ps_lg_counting *counting;
     size_t ncounting;
     ps_lg_threshold_result *thresholds;
+    double send_span_s; /* from the measured start to the last send */
+    double drain_s;     /* from the end of the duration to the last answer */
+    ps_lg_generator generator;
     char why[400];
     ps_lg_summary sum;
     ps_lg_shard_report shard;
@@ -514,6 +534,7 @@ static int open_outputs(load_run *R)
     if (cfg->json_path && !(R->json_out = open_out(cfg->json_path, &R->err))) return -1;
     if (cfg->hdr_path && !(R->hdr_out = open_out(cfg->hdr_path, &R->err))) return -1;
     if (cfg->html_path && !(R->html_out = open_out(cfg->html_path, &R->err))) return -1;
+    if (cfg->summary_md_path && !(R->md_out = open_out(cfg->summary_md_path, &R->err))) return -1;
     return 0;
 }
 
@@ -637,17 +658,70 @@ static int merge_threads(load_run *R)
     if (ps_lg_stats_init(&R->total, (1u << PS_LG_PLANS) - 1, false, &R->err) != 0) return -1;
     R->total_ready = true;
     ps_lg_limits_init(&R->limits, cfg->nkeys);
-    int64_t begin = INT64_MAX, last = 0;
+    int64_t begin = INT64_MAX, last = 0, last_sent = 0;
     for (int i = 0; i < cfg->threads; i++) {
         const ps_lg_thread *t = &R->threads[i];
         if (t->finished_ns > last) last = t->finished_ns;
+        if (t->last_sent_ns > last_sent) last_sent = t->last_sent_ns;
         ps_lg_stats_add(&R->total, &t->stats);
         ps_lg_limits_merge(&R->limits, &t->limits);
         if (t->begin_ns && t->begin_ns < begin) begin = t->begin_ns;
     }
     if (begin == INT64_MAX) begin = R->sh->start_mono_ns;
-    R->duration_s = (double)(last - begin) / 1e9;
+    /* --warmup: the figures' time starts where it ends. */
+    begin += cfg->warmup_ns;
+    R->duration_s = last > begin ? (double)(last - begin) / 1e9 : 0;
+    R->send_span_s = last_sent > begin ? (double)(last_sent - begin) / 1e9 : 0;
+    int64_t end = begin + cfg->duration_ns;
+    R->drain_s = cfg->duration_ns && last > end ? (double)(last - end) / 1e9 : 0;
     return 0;
+}
+
+/* The generator's verdict over the measured part of the run. */
+static void judge_generator(load_run *R)
+{
+    const ps_lg_config *cfg = R->cfg;
+    ps_lg_thread_cpu *cpu = calloc((size_t)cfg->threads, sizeof *cpu);
+    if (!cpu) abort();
+    for (int i = 0; i < cfg->threads; i++)
+        cpu[i] = (ps_lg_thread_cpu){R->threads[i].cpu_ns, R->threads[i].runq_wait_ns,
+                                    R->threads[i].ran_ns};
+    ps_lg_generator_judge(cfg, &R->total, cpu, cfg->threads, (double)cfg->duration_ns / 1e9,
+                          R->send_span_s, &R->generator);
+    free(cpu);
+    R->generator.drain_s = R->drain_s;
+    /* Requests that waited past --timeout for a connection the target held
+     * are its timeouts, as a client with that many connections would have
+     * seen them; when the generator itself fell behind (saturated) they
+     * stay out of the target's figures. */
+    if (R->generator.verdict != PS_LG_GEN_SATURATED) {
+        R->total.scheduled += R->total.unsent_expired;
+        R->total.timed_out += R->total.unsent_expired;
+        R->total.err_timeout += R->total.unsent_expired;
+    }
+}
+
+/* A run that would pass but claims nothing (exit 3): its generator could
+ * not send what was asked (saturated), or --verify-limits saw windows but
+ * none reach its limit. Connection-limited is the target's doing: the
+ * waits are in the corrected latencies and the unsent in its timeouts. */
+static const char *run_claims_nothing(load_run *R, size_t filled)
+{
+    const ps_lg_config *cfg = R->cfg;
+    if (R->generator.verdict == PS_LG_GEN_SATURATED) {
+        snprintf(R->why, sizeof R->why, "the generator could not keep its schedule: %s",
+                 R->generator.why);
+        return "saturated";
+    }
+    /* A shard sees part of each window: the merge judges the limits. */
+    if (cfg->verify_limits && !cfg->shards && filled == 0 &&
+        ps_lg_limits_counted_windows(&R->limits, cfg) > 0) {
+        snprintf(R->why, sizeof R->why,
+                 "--verify-limits saw no window reach its limit (no 429, no window admitted up to "
+                 "its limit): the limits were not exercised; send faster on fewer keys");
+        return "not-exercised";
+    }
+    return NULL;
 }
 
 /* Verifies the limits, evaluates the thresholds and fills the summary with
@@ -662,24 +736,40 @@ static int judge_results(load_run *R)
         ps_lg_limits_counting(&R->limits, cfg, &R->counting, &R->ncounting);
         R->nviolations = ps_lg_shard_drop_partial_views(cfg, R->violations, R->nviolations);
     }
+    judge_generator(R); /* first: it decides whether unsent requests count as timeouts */
     bool thr_failed = false;
     for (size_t i = 0; i < cfg->nthresholds; i++) {
         R->thresholds[i] = ps_lg_threshold_eval(&cfg->thresholds[i], &R->total);
         thr_failed |= !R->thresholds[i].passed;
     }
-    int exit_code = R->failing_violations ? PS_LG_EXIT_LIMITS
-                    : thr_failed          ? PS_LG_EXIT_THRESHOLD
-                                          : PS_LG_EXIT_OK;
+    bool over_budget = ps_lg_error_rate(&R->total) > cfg->error_budget;
+    int exit_code = R->failing_violations       ? PS_LG_EXIT_LIMITS
+                    : thr_failed || over_budget ? PS_LG_EXIT_THRESHOLD
+                                                : PS_LG_EXIT_OK;
     bool interrupted = atomic_load(&R->sync->stop) != 0;
     const char *verdict = judge_run(cfg, R->threads, &R->total, interrupted, R->why, sizeof R->why);
-    if (verdict) exit_code = PS_LG_EXIT_UNREACHABLE;
+    size_t filled = cfg->verify_limits ? ps_lg_limits_windows_filled(&R->limits) : 0;
+    if (verdict) {
+        exit_code = PS_LG_EXIT_UNREACHABLE;
+    } else if (exit_code == PS_LG_EXIT_OK ||
+               (R->generator.verdict == PS_LG_GEN_SATURATED && R->total.answered == 0)) {
+        /* A pass needs a generator that sent what it was asked, and limits
+         * that were put to the test: else the run claims nothing. A failure
+         * stands even so: the target failed under less than was asked,
+         * unless a saturated generator got nothing answered to judge. */
+        verdict = run_claims_nothing(R, filled);
+        if (verdict) exit_code = PS_LG_EXIT_UNREACHABLE;
+    }
     R->sum = (ps_lg_summary){
+        .error_budget_failed = over_budget,
         .cfg = cfg,
         .total = &R->total,
         .rows = R->col.rows,
         .nrows = R->col.nrows,
         .limits_checked = cfg->verify_limits,
         .windows = cfg->verify_limits ? ps_lg_limits_counted_windows(&R->limits, cfg) : 0,
+        .windows_filled = filled,
+        .generator = &R->generator,
         .violations = R->violations,
         .nviolations = R->nviolations,
         .failing_violations = R->failing_violations,
@@ -762,6 +852,11 @@ static int write_outputs(load_run *R)
         int hrc = write_html(f, R->json.data, R->json.len, &R->err);
         if (close_out(f, cfg->html_path, &R->err) != 0 || hrc != 0) return -1;
     }
+    if ((f = R->md_out)) {
+        R->md_out = NULL;
+        int mrc = write_md(f, R->json.data, R->json.len, &R->err);
+        if (close_out(f, cfg->summary_md_path, &R->err) != 0 || mrc != 0) return -1;
+    }
     return 0;
 }
 
@@ -770,7 +865,7 @@ static void run_free(load_run *R)
     const ps_lg_config *cfg = R->cfg;
     ps_lg_shared *sh = R->sh;
     signal_target = NULL;
-    FILE *still_open[] = {R->col.hdr_log, R->json_out, R->hdr_out, R->html_out};
+    FILE *still_open[] = {R->col.hdr_log, R->json_out, R->hdr_out, R->html_out, R->md_out};
     for (size_t i = 0; i < sizeof still_open / sizeof still_open[0]; i++)
         if (still_open[i] && still_open[i] != stdout) fclose(still_open[i]);
     if (R->col.iv.h) ps_hist_close(R->col.iv.h);
@@ -810,6 +905,11 @@ static void run_free(load_run *R)
 
 int ps_lg_run(const ps_lg_config *cfg)
 {
+    return ps_lg_run_capture(cfg, NULL);
+}
+
+int ps_lg_run_capture(const ps_lg_config *cfg, ps_buf *json)
+{
     int exit_code = PS_LG_EXIT_USAGE;
     load_run *R = run_create(cfg);
     ps_lg_shared *sh = R->sh;
@@ -840,6 +940,7 @@ int ps_lg_run(const ps_lg_config *cfg)
     if (merge_threads(R) != 0) goto fail;
     exit_code = judge_results(R);
     if (ps_lg_summary_json(&R->sum, &R->json, &R->err) != 0) goto fail_output;
+    if (json) ps_buf_append(json, R->json.data, R->json.len);
     print_text_summary(R);
     if (write_outputs(R) != 0) goto fail_output;
     goto out;

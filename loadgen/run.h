@@ -10,6 +10,7 @@
 #ifndef PS_LG_RUN_H
 #define PS_LG_RUN_H
 
+#include "core/buf.h"
 #include "loadgen/config.h"
 
 enum {
@@ -21,5 +22,9 @@ enum {
 };
 
 int ps_lg_run(const ps_lg_config *cfg);
+/* The same, and when json is not NULL the run's JSON document is appended
+ * to it (also when no --json is written): petstore-load search judges its
+ * steps from it. */
+int ps_lg_run_capture(const ps_lg_config *cfg, ps_buf *json);
 
 #endif

@@ -257,8 +257,9 @@ static int intervals(vctx *v, const ps_json *d, const ps_json *shard, double dur
         if (row->type != PS_JSON_OBJECT) return bad(v, label, "not an object");
         double t_s, len;
         int64_t n, h, cls = 0, x;
-        /* a row starts within the run (rounding: a second's slack) */
-        if (number(v, row, "t_s", label, NAN, 0, duration_s + 1, &t_s) ||
+        /* a row starts within the run: its measured or planned length, and a
+         * minute's slack (rounding, a drain, time left out of the figures) */
+        if (number(v, row, "t_s", label, NAN, 0, duration_s + 60, &t_s) ||
             number(v, row, "length_s", label, 1, 0, 3600, &len) ||
             count(v, row, "requests", label, -1, v->answered, &n))
             return -1;
@@ -430,10 +431,12 @@ int ps_lg_shard_validate(const ps_json *doc, const char *path, ps_error *err)
         goto out;
     }
     /* a Unix time between 1970 and 2286, and a run of at most ~3 years */
+    double planned;
     if (number(&v, shard, "start_unix_s", "shard.start_unix_s", NAN, 1, 1e10, &start) ||
         number(&v, doc, "duration_s", "duration_s", NAN, 0, 1e8, &duration) ||
+        number(&v, doc, "parameters.duration_s", "parameters.duration_s", 0, 0, 1e8, &planned) ||
         parameters(&v, doc) || totals(&v, doc, shard) || plans(&v, doc, shard) ||
-        intervals(&v, doc, shard, duration) || keys(&v, shard, &nkeys, &room) ||
+        intervals(&v, doc, shard, fmax(duration, planned)) || keys(&v, shard, &nkeys, &room) ||
         windows(&v, shard, nkeys, room))
         goto out;
     rc = 0;

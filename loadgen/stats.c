@@ -41,6 +41,9 @@ int ps_lg_stats_init(ps_lg_stats *s, unsigned plan_mask, bool intervals, ps_erro
         if (pair_init(&s->cls[i], err) != 0) goto fail;
     for (int i = 0; i < PS_LG_PLANS; i++)
         if ((plan_mask & (1u << i)) && pair_init(&s->plan[i], err) != 0) goto fail;
+    if (ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &s->lateness,
+                     err) != 0)
+        goto fail;
     s->intervals = intervals;
     pthread_mutex_init(&s->lock, NULL);
     for (int i = 0; i < PS_LG_RING; i++) {
@@ -67,6 +70,7 @@ void ps_lg_stats_free(ps_lg_stats *s)
         pair_free(&s->plan[i]);
     for (int i = 0; i < PS_LG_RING; i++)
         if (s->ring[i].h) ps_hist_close(s->ring[i].h);
+    if (s->lateness) ps_hist_close(s->lateness);
     pthread_mutex_destroy(&s->lock);
     memset(s, 0, sizeof *s);
 }
@@ -208,6 +212,12 @@ void ps_lg_stats_add(ps_lg_stats *dst, const ps_lg_stats *src)
     for (int i = 0; i < 600; i++)
         dst->status[i] += src->status[i];
     dst->scheduled += src->scheduled;
+    dst->sent += src->sent;
+    dst->unsent += src->unsent;
+    dst->unsent_expired += src->unsent_expired;
+    dst->conn_waits += src->conn_waits;
+    dst->warmup_requests += src->warmup_requests;
+    if (dst->lateness && src->lateness) ps_hist_add(dst->lateness, src->lateness);
     dst->answered += src->answered;
     dst->failed += src->failed;
     dst->timed_out += src->timed_out;
@@ -222,4 +232,10 @@ void ps_lg_stats_add(ps_lg_stats *dst, const ps_lg_stats *src)
         dst->plan_admitted[i] += src->plan_admitted[i];
         dst->plan_limited[i] += src->plan_limited[i];
     }
+}
+
+void ps_lg_stats_late(ps_lg_stats *s, int64_t late_us)
+{
+    /* The histogram starts at 1 us: on time is recorded as 1 us. */
+    ps_hist_record(s->lateness, late_us < 1 ? 1 : late_us);
 }

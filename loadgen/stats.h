@@ -55,6 +55,14 @@ typedef struct ps_lg_stats {
      * fail a request only when the thread had no connection at all. */
     int64_t err_connect, err_read, err_timeout;
     int64_t connect_failures;
+    /* Generator health: requests handed to a connection and written (sent)
+     * or never sent (unsent; unsent_expired: of those, the ones that waited
+     * past --timeout rather than being cut off by the end); of all those,
+     * the ones that waited for a free connection; requests of --warmup (in
+     * no other figure); the open model's lateness, send time minus due time
+     * (us). */
+    int64_t sent, unsent, unsent_expired, conn_waits, warmup_requests;
+    ps_hist *lateness;
     int64_t op_requests[PS_LG_OPS];
     int64_t plan_admitted[PS_LG_PLANS], plan_limited[PS_LG_PLANS];
     /* the interval ring (owner side) */
@@ -78,6 +86,8 @@ typedef enum ps_lg_failure {
     PS_LG_FAIL_READ,
     PS_LG_FAIL_TIMEOUT
 } ps_lg_failure;
+/* A request sent `late_us` after its due time (open model). */
+void ps_lg_stats_late(ps_lg_stats *s, int64_t late_us);
 /* One request that got no (usable) response. */
 void ps_lg_stats_fail(ps_lg_stats *s, ps_lg_failure why);
 

@@ -127,6 +127,24 @@ int ps_lg_spectrum_json(const ps_hist *h, ps_jw *w, ps_error *err)
     return 0;
 }
 
+/* How the open model's schedule was drawn (docs/capacity-testing.md). */
+static void schedule_parameters(ps_jw *w, const ps_lg_config *cfg)
+{
+    ps_jw_kuint(w, "seed", cfg->seed);
+    ps_jw_kstring(w, "arrivals", cfg->poisson ? "poisson" : "uniform");
+    ps_jw_kdouble(w, "warmup_s", (double)cfg->warmup_ns / 1e9, 3);
+    ps_jw_kdouble(w, "max_lateness_s", (double)cfg->max_lateness_ns / 1e9, 6);
+    ps_jw_key(w, "key_rate_scale"); /* --rate/--ramp over keys with rates of their own */
+    if (cfg->key_scale_from > 0 || cfg->key_scale_to > 0) {
+        ps_jw_array_open(w);
+        ps_jw_double(w, cfg->key_scale_from, 6);
+        ps_jw_double(w, cfg->key_scale_to, 6);
+        ps_jw_array_close(w);
+    } else {
+        ps_jw_null(w);
+    }
+}
+
 static void parameters(ps_jw *w, const ps_lg_config *cfg)
 {
     ps_jw_key(w, "parameters");
@@ -176,6 +194,7 @@ static void parameters(ps_jw *w, const ps_lg_config *cfg)
         if (present) ps_jw_string(w, ps_plan_name((ps_plan_id)p));
     }
     ps_jw_array_close(w);
+    schedule_parameters(w, cfg);
     ps_jw_object_close(w);
 }
 
@@ -194,7 +213,9 @@ static void counts_and_latencies(ps_jw *w, const ps_lg_summary *s)
     ps_jw_kint(w, "timed_out", t->timed_out);
     ps_jw_kint(w, "skipped_retry_after", t->skipped_retry_after);
     ps_jw_kbool(w, "accounting_exact", t->scheduled == t->answered + t->failed + t->timed_out);
-    if (cfg->duration_ns && ps_lg_config_open_model(cfg))
+    if (s->generator && s->generator->verdict != PS_LG_GEN_NOT_APPLICABLE)
+        ps_jw_kdouble(w, "send_rate_rps", s->generator->send_rate_rps, 1);
+    else if (!s->generator && cfg->duration_ns && ps_lg_config_open_model(cfg))
         ps_jw_kdouble(
             w, "send_rate_rps",
             (double)(t->scheduled + t->skipped_retry_after) / ((double)cfg->duration_ns / 1e9), 1);
@@ -292,15 +313,18 @@ static void limits(ps_jw *w, const ps_lg_summary *s)
 {
     const ps_lg_config *cfg = s->cfg;
     /* Nothing checked is not a pass: no window seen, no violation, no verdict. */
-    const char *verdict = !s->limits_checked      ? "not_checked"
-                          : s->failing_violations ? "fail"
-                          : s->windows == 0       ? "not_checked"
-                                                  : "pass";
+    /* Windows seen but none filled: the limits were never put to the test. */
+    const char *verdict = !s->limits_checked                       ? "not_checked"
+                          : s->failing_violations                  ? "fail"
+                          : s->windows == 0                        ? "not_checked"
+                          : s->windows_filled == 0 && s->generator ? "not_exercised"
+                                                                   : "pass";
     ps_jw_key(w, "limits");
     ps_jw_object_open(w);
     ps_jw_kstring(w, "verdict", verdict);
     ps_jw_kbool(w, "checked", s->limits_checked);
     ps_jw_kuint(w, "windows", s->windows);
+    if (s->generator) ps_jw_kuint(w, "windows_filled", s->windows_filled);
     ps_jw_key(w, "violations");
     ps_jw_array_open(w);
     for (size_t i = 0; i < s->nviolations; i++) {
@@ -373,6 +397,18 @@ static void thresholds(ps_jw *w, const ps_lg_config *cfg, const ps_lg_threshold_
     ps_jw_array_close(w);
 }
 
+/* The generator's health and the error budget (docs/capacity-testing.md). */
+static void capacity_members(ps_jw *w, const ps_lg_summary *s)
+{
+    ps_lg_generator_json(w, s->generator);
+    ps_jw_key(w, "error_budget");
+    ps_jw_object_open(w);
+    ps_jw_kdouble(w, "budget", s->cfg->error_budget, 6);
+    ps_jw_kdouble(w, "error_rate", ps_lg_error_rate(s->total), 6);
+    ps_jw_kbool(w, "passed", !s->error_budget_failed);
+    ps_jw_object_close(w);
+}
+
 int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *b, ps_error *err)
 {
     const ps_lg_stats *t = s->total;
@@ -398,6 +434,7 @@ int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *b, ps_error *err)
     plans(&w, s->cfg, t);
     limits(&w, s);
     thresholds(&w, s->cfg, s->thresholds);
+    if (s->generator) capacity_members(&w, s);
     ps_jw_kbool(&w, "interrupted", s->interrupted);
     ps_jw_kstring(&w, "aborted", s->aborted); /* NULL: null */
     ps_jw_kstring(&w, "verdict", s->verdict ? s->verdict : s->exit_code == 0 ? "pass" : "fail");

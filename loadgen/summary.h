@@ -14,6 +14,7 @@
 #include "core/buf.h"
 #include "core/json_writer.h"
 #include "loadgen/config.h"
+#include "loadgen/generator.h"
 #include "loadgen/limits.h"
 #include "loadgen/stats.h"
 
@@ -53,6 +54,9 @@ typedef struct ps_lg_summary {
     size_t nrows;
     bool limits_checked;
     size_t windows;
+    size_t windows_filled;            /* windows that reached their limit */
+    const ps_lg_generator *generator; /* NULL: not judged (a merge) */
+    bool error_budget_failed;
     const ps_lg_violation *violations;
     size_t nviolations, failing_violations;
     const ps_lg_key_model *models; /* the limiter model inferred per key and limit */

@@ -22,6 +22,65 @@ static void heap_down(ps_lg_stream *h, size_t n, size_t i)
     }
 }
 
+/* Request k's due time (ns after begin) of stream s: evenly spaced at the
+ * stream's phase, or, with --arrivals poisson, at a unit-rate Poisson
+ * process's positions mapped through the rate's integral (a Poisson
+ * process of the rate, ramps included). */
+static void stream_set_due(const ps_lg_thread *t, ps_lg_stream *s)
+{
+    s->due = t->sh->cfg->poisson ? ps_lg_rate_time_ns(&s->rate, s->pos)
+                                 : ps_lg_rate_due_ns(&s->rate, s->k);
+}
+
+static void stream_advance(const ps_lg_thread *t, ps_lg_stream *s)
+{
+    s->k++;
+    if (t->sh->cfg->poisson) s->pos += ps_lg_rng_exp(&s->rng);
+    stream_set_due(t, s);
+}
+
+/* The open model's streams: the shared keys' (--rate, --ramp), then one per
+ * key with a rate of its own. Each thread runs 1/threads of every stream;
+ * its share of a key starts at that key's phase (drawn from --seed) plus
+ * id/threads, so a key's requests stay evenly spaced over the threads
+ * while different keys start at spread phases, never all together. */
+static void init_streams(ps_lg_thread *t)
+{
+    const ps_lg_config *cfg = t->sh->cfg;
+    int nthreads = cfg->threads;
+    t->heap = calloc(cfg->nkeys + 1, sizeof *t->heap);
+    if (!t->heap) abort();
+    double span = cfg->ramp ? (double)cfg->duration_ns / 1e9 : 0;
+    if ((cfg->rate > 0 || cfg->ramp) && t->sh->nshared > 0) {
+        ps_lg_stream *s = &t->heap[t->nheap++];
+        s->key = -1;
+        s->rate.r1 = (cfg->ramp ? cfg->ramp_from : cfg->rate) / nthreads;
+        s->rate.r2 = (cfg->ramp ? cfg->ramp_to : cfg->rate) / nthreads;
+        s->rate.span_s = span;
+    }
+    bool scaled = cfg->key_scale_from > 0 || cfg->key_scale_to > 0;
+    for (size_t i = 0; i < cfg->nkeys; i++) {
+        if (cfg->keys[i].rate <= 0) continue;
+        ps_lg_stream *s = &t->heap[t->nheap++];
+        s->key = (int64_t)i;
+        double r = cfg->keys[i].rate / nthreads;
+        s->rate.r1 = scaled ? r * cfg->key_scale_from : r;
+        s->rate.r2 = scaled ? r * cfg->key_scale_to : r;
+        s->rate.span_s = scaled ? span : 0;
+    }
+    for (size_t i = 0; i < t->nheap; i++) {
+        ps_lg_stream *s = &t->heap[i];
+        /* The shared keys' one stream has nothing to fall in step with. */
+        double u = s->key < 0 ? 0 : ps_lg_stream_phase(cfg->seed, s->key);
+        s->rate.phase = (u + t->id) / nthreads;
+        s->rng = ps_lg_rng_seed(cfg->seed, s->key, t->id);
+        s->pos = ps_lg_rng_exp(&s->rng);
+        stream_set_due(t, s);
+    }
+    for (size_t i = t->nheap; i-- > 0;)
+        heap_down(t->heap, t->nheap, i);
+}
+
 int ps_lg_thread_init(ps_lg_thread *t, int id, int nconns, const ps_lg_shared *sh, ps_lg_sync *sync,
                       ps_error *err)
 {
@@ -49,31 +108,7 @@ int ps_lg_thread_init(ps_lg_thread *t, int id, int nconns, const ps_lg_shared *s
         t->quota = cfg->requests / nthreads + (id < cfg->requests % nthreads ? 1 : 0);
         if (t->quota == 0) t->quota = -1; /* more threads than requests: this one idles */
     }
-    if (t->open) {
-        t->heap = calloc(cfg->nkeys + 1, sizeof *t->heap);
-        if (!t->heap) abort();
-        double phase = (double)id / nthreads;
-        double span = cfg->ramp ? (double)cfg->duration_ns / 1e9 : 0;
-        if ((cfg->rate > 0 || cfg->ramp) && sh->nshared > 0) {
-            ps_lg_stream *s = &t->heap[t->nheap++];
-            s->key = -1;
-            s->rate.r1 = (cfg->ramp ? cfg->ramp_from : cfg->rate) / nthreads;
-            s->rate.r2 = (cfg->ramp ? cfg->ramp_to : cfg->rate) / nthreads;
-            s->rate.span_s = span;
-            s->rate.phase = phase;
-        }
-        for (size_t i = 0; i < cfg->nkeys; i++) {
-            if (cfg->keys[i].rate <= 0) continue;
-            ps_lg_stream *s = &t->heap[t->nheap++];
-            s->key = (int64_t)i;
-            s->rate.r1 = s->rate.r2 = cfg->keys[i].rate / nthreads;
-            s->rate.phase = phase;
-        }
-        for (size_t i = 0; i < t->nheap; i++)
-            t->heap[i].due = ps_lg_rate_due_ns(&t->heap[i].rate, 0);
-        for (size_t i = t->nheap; i-- > 0;)
-            heap_down(t->heap, t->nheap, i);
-    }
+    if (t->open) init_streams(t);
     return 0;
 }
 
@@ -95,12 +130,14 @@ void ps_lg_thread_begin(ps_lg_thread *t, int64_t begin_ns)
     int64_t now = begin_ns, origin = t->sh->schedule_origin_ns;
     if (origin && origin < begin_ns && !t->sh->cfg->burst) begin_ns = origin;
     t->begin_ns = begin_ns;
-    t->end_ns = t->sh->cfg->duration_ns ? begin_ns + t->sh->cfg->duration_ns : INT64_MAX;
+    t->measure_from_ns = begin_ns + t->sh->cfg->warmup_ns;
+    t->end_ns = t->sh->cfg->duration_ns ? begin_ns + t->sh->cfg->warmup_ns + t->sh->cfg->duration_ns
+                                        : INT64_MAX;
     if (begin_ns == now || !t->open) return;
     for (size_t i = 0; i < t->nheap; i++) {
         ps_lg_stream *s = &t->heap[i];
         while (s->due != INT64_MAX && begin_ns + s->due < now)
-            s->due = ps_lg_rate_due_ns(&s->rate, ++s->k);
+            stream_advance(t, s);
     }
     for (size_t i = t->nheap; i-- > 0;)
         heap_down(t->heap, t->nheap, i);
@@ -150,8 +187,30 @@ static void take_for_key(ps_lg_thread *t, ps_lg_req *r, size_t key, int64_t due,
     r->bytes = &sh->reqs[key * sh->per_key + idx];
     r->due_ns = due;
     r->sent_ns = now;
+    r->warm = due < t->measure_from_ns;
+    t->in_flight++;
+    t->last_sent_ns = now;
+    if (r->warm) {
+        t->stats.warmup_requests++;
+        return;
+    }
     t->stats.scheduled++;
+    t->stats.sent++;
+    if (t->open) {
+        ps_lg_stats_late(&t->stats, (now - due) / 1000);
+        /* Every connection was busy at some moment since it was due. */
+        if (t->full_until_ns >= due) t->stats.conn_waits++;
+    }
 }
+
+/* A taken request is settled (answered or failed): its connection is free. */
+static void settle(ps_lg_thread *t, int64_t now)
+{
+    if (t->in_flight >= t->nconns) t->full_until_ns = now;
+    if (t->in_flight > 0) t->in_flight--;
+}
+
+static void drop_due_at_end(ps_lg_thread *t, int64_t now);
 
 static bool quota_reached(const ps_lg_thread *t)
 {
@@ -161,9 +220,7 @@ static bool quota_reached(const ps_lg_thread *t)
 /* Moves the earliest stream on to its next request. */
 static void advance_earliest(ps_lg_thread *t)
 {
-    ps_lg_stream *s = &t->heap[0];
-    s->k++;
-    s->due = ps_lg_rate_due_ns(&s->rate, s->k);
+    stream_advance(t, &t->heap[0]);
     heap_down(t->heap, t->nheap, 0);
 }
 
@@ -193,6 +250,7 @@ static ps_lg_take_result take_scheduled(ps_lg_thread *t, int64_t now, ps_lg_req 
         take_for_key(t, r, (size_t)key, now, now);
         return PS_LG_TAKE_READY;
     }
+    drop_due_at_end(t, now);
     while (drop_ended_streams(t)) {
         ps_lg_stream *s = &t->heap[0];
         int64_t due = t->begin_ns + s->due;
@@ -235,15 +293,56 @@ ps_lg_take_result ps_lg_take(ps_lg_thread *t, int64_t now, ps_lg_req *r, int64_t
     return res;
 }
 
+/* A request due at `due` that was never sent: it waited past --timeout
+ * (expired), or the run ended first. Against an unreachable target it
+ * failed for want of a connection; else it is the generator's unsent. run.c
+ * counts the expired ones as timed out when the target held every
+ * connection (connection-limited), as a client would have seen them, and
+ * leaves them out of every figure of the target when the generator itself
+ * fell behind (saturated); the ones cut off by the end are no timeout. */
+static void drop_unsent(ps_lg_thread *t, int64_t due, bool expired)
+{
+    if (due < t->measure_from_ns) return;
+    if (ps_lg_unreachable(t)) {
+        t->stats.scheduled++;
+        ps_lg_stats_fail(&t->stats, PS_LG_FAIL_CONNECT);
+        return;
+    }
+    t->stats.unsent++;
+    t->stats.unsent_expired += expired;
+    if (t->in_flight >= t->nconns || t->full_until_ns >= due) t->stats.conn_waits++;
+}
+
+/* The run ends at its duration (and --max-lateness): what is still due
+ * then is not sent late (a run never overruns to catch up); only the
+ * requests in flight drain. */
+static void drop_due_at_end(ps_lg_thread *t, int64_t now)
+{
+    /* A request due just before the end may leave as late as any other. */
+    if (now < t->end_ns || now - t->end_ns < t->sh->cfg->max_lateness_ns) return;
+    while (t->nheap > 0) {
+        ps_lg_stream *s = &t->heap[0];
+        int64_t due = t->begin_ns + s->due;
+        if (s->due == INT64_MAX || due >= t->end_ns || quota_reached(t)) {
+            t->heap[0] = t->heap[--t->nheap];
+            heap_down(t->heap, t->nheap, 0);
+            continue;
+        }
+        drop_unsent(t, due, false);
+        advance_earliest(t);
+    }
+}
+
 void ps_lg_expire_overdue(ps_lg_thread *t, int64_t now)
 {
     if (!t->open) return;
     int64_t timeout = t->sh->cfg->timeout_ns;
+    drop_due_at_end(t, now);
     while (drop_ended_streams(t)) {
         ps_lg_stream *s = &t->heap[0];
-        if (t->begin_ns + s->due > now - timeout) return;
-        t->stats.scheduled++;
-        ps_lg_stats_fail(&t->stats, ps_lg_unreachable(t) ? PS_LG_FAIL_CONNECT : PS_LG_FAIL_TIMEOUT);
+        int64_t due = t->begin_ns + s->due;
+        if (due > now - timeout) return;
+        drop_unsent(t, due, true);
         advance_earliest(t);
     }
 }
@@ -254,8 +353,10 @@ void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_l
     if ((resp->seen & PS_LG_H_RESET) && !(resp->bad & PS_LG_H_RESET) &&
         resp->reset > t->latest_reset_s)
         t->latest_reset_s = resp->reset;
-    ps_lg_stats_answer(&t->stats, r->op, cfg->keys[r->key].plan.id, resp->status,
-                       (now - r->due_ns) / 1000, (now - r->sent_ns) / 1000);
+    settle(t, now);
+    if (!r->warm)
+        ps_lg_stats_answer(&t->stats, r->op, cfg->keys[r->key].plan.id, resp->status,
+                           (now - r->due_ns) / 1000, (now - r->sent_ns) / 1000);
     if (cfg->verify_limits) {
         int64_t wall = ps_clock_wall_ns();
         ps_lg_limits_observe_op(&t->limits, r->key, r->op, resp, wall);
@@ -274,7 +375,8 @@ void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_l
 
 void ps_lg_failed(ps_lg_thread *t, const ps_lg_req *r, ps_lg_failure why)
 {
-    ps_lg_stats_fail(&t->stats, why);
+    settle(t, ps_clock_mono_ns());
+    if (!r->warm) ps_lg_stats_fail(&t->stats, why);
     if (t->sh->cfg->verify_limits) ps_lg_limits_failure(&t->limits, r->key);
 }
 
@@ -282,6 +384,7 @@ bool ps_lg_scheduling_done(ps_lg_thread *t, int64_t now)
 {
     if (ps_lg_stopping(t)) return true;
     if (!t->open) return now >= t->end_ns || quota_reached(t);
+    drop_due_at_end(t, now);
     return !drop_ended_streams(t);
 }
 
@@ -307,7 +410,9 @@ void ps_lg_fail_next_if_unconnected(ps_lg_thread *t, int64_t now)
     if (t->open || t->conns_up > 0) return;
     ps_lg_req r;
     int64_t wake = INT64_MAX;
-    if (ps_lg_take(t, now, &r, &wake) == PS_LG_TAKE_READY) ps_lg_failed(t, &r, PS_LG_FAIL_CONNECT);
+    if (ps_lg_take(t, now, &r, &wake) != PS_LG_TAKE_READY) return;
+    if (!r.warm) t->stats.sent--; /* never written: there was no connection */
+    ps_lg_failed(t, &r, PS_LG_FAIL_CONNECT);
 }
 
 void ps_lg_transfer_connected(ps_lg_thread *t)

@@ -76,6 +76,8 @@ typedef struct ps_lg_stream {
     int64_t key; /* index, or -1: cycles through the shared keys */
     int64_t k;   /* index of its next request */
     int64_t due; /* ns after begin_ns that request k is due */
+    double pos;  /* --arrivals poisson: request k's position on the rate's integral */
+    uint64_t rng;
 } ps_lg_stream;
 
 /* One request taken from the schedule; lives in its connection. */
@@ -85,6 +87,7 @@ typedef struct ps_lg_req {
     size_t body;    /* create body index */
     int64_t due_ns; /* when it should have been sent (open) or was sent (closed) */
     int64_t sent_ns;
+    bool warm; /* due within --warmup: sent, never counted */
     const ps_lg_bytes *bytes;
 } ps_lg_req;
 
@@ -106,6 +109,13 @@ typedef struct ps_lg_thread {
     int64_t *blocked_until; /* per key, monotonic ns (Retry-After) */
     int64_t latest_reset_s; /* the latest X-RateLimit-Reset answered (for --burst) */
     ps_lg_volley volley;    /* --verify-limits: concurrent requests as a key's window opens */
+    /* Generator health: requests taken and not yet settled; when the last
+     * moment every connection was busy ended (a request due before it
+     * waited for a connection); the latest send; where --warmup ends. */
+    int64_t in_flight, full_until_ns, last_sent_ns, measure_from_ns;
+    /* The thread's CPU time and run-queue wait (ns, /proc/thread-self/
+     * schedstat; wait -1 when unknown), filled by run.c after it ran. */
+    int64_t cpu_ns, runq_wait_ns, ran_ns;
     /* Kept through ps_lg_conn_up/down, ps_lg_connect_failed and
      * ps_lg_transfer_*: how many connections are established, and whether
      * the latest connection attempt failed. Both zero-connection and

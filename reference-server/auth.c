@@ -211,3 +211,50 @@ ps_credential ps_auth_parse(const char *value, size_t value_len, int count, bool
     *token_len = end - i;
     return PS_CRED_TOKEN;
 }
+
+const ps_key_entry *ps_keyring_find_nocase(const ps_keyring *r, const char *token, size_t len)
+{
+    for (size_t b = 0; b < r->nbuckets; b++)
+        for (node *n = r->buckets[b]; n; n = n->next)
+            if (n->entry.key_len == len && strncasecmp(n->entry.key, token, len) == 0)
+                return &n->entry;
+    return NULL;
+}
+
+ps_credential ps_auth_parse_faulty(const char *value, size_t value_len, int count,
+                                   ps_fault_set faults, ps_buf *bent, const char **token,
+                                   size_t *token_len)
+{
+    if (ps_fault_on(faults, PS_FAULT_REPEATED_AUTH_LAST_WINS) && count > 1) count = 1;
+    const char *v = value;
+    size_t n = value_len;
+    if (v && ps_fault_on(faults, PS_FAULT_OTHER_SCHEME_KEY)) {
+        size_t s = 0;
+        while (s < n && (v[s] == ' ' || v[s] == '\t'))
+            s++;
+        size_t e = s;
+        while (e < n && v[e] != ' ' && v[e] != '\t')
+            e++;
+        if (e - s > 6 && strncasecmp(v + e - 6, "bearer", 6) == 0) {
+            ps_buf_reset(bent);
+            ps_buf_puts(bent, "Bearer");
+            ps_buf_append(bent, v + e, n - e);
+            v = bent->data;
+            n = bent->len;
+        }
+    }
+    if (v && ps_fault_on(faults, PS_FAULT_BEARER_EXTRA_TOKENS)) {
+        size_t i = 0;
+        while (i < n && (v[i] == ' ' || v[i] == '\t'))
+            i++;
+        while (i < n && v[i] != ' ' && v[i] != '\t')
+            i++;
+        while (i < n && v[i] == ' ')
+            i++;
+        while (i < n && v[i] != ' ' && v[i] != '\t')
+            i++;
+        n = i; /* whatever follows the token is ignored */
+    }
+    return ps_auth_parse(v, n, count, ps_fault_on(faults, PS_FAULT_BEARER_CASE_SENSITIVE), token,
+                         token_len);
+}

@@ -12,8 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "core/plan.h"
+#include "reference-server/faults.h"
 
 typedef struct ps_keyring ps_keyring;
 
@@ -69,5 +71,17 @@ typedef enum ps_credential {
  * On PS_CRED_TOKEN, token and token_len give the token inside value. */
 ps_credential ps_auth_parse(const char *value, size_t value_len, int count, bool case_sensitive,
                             const char **token, size_t *token_len);
+
+/* ps_auth_parse as the faults of the credential bend it: bearer-case-sensitive,
+ * bearer-extra-tokens (the token ends at the first white space),
+ * other-scheme-key (a scheme ending in "bearer" is taken for Bearer; the
+ * value rewritten into bent, which the token may then point into: the
+ * caller frees bent after using the token), repeated-auth-last-wins (two
+ * fields are one: the caller kept the last). */
+ps_credential ps_auth_parse_faulty(const char *value, size_t value_len, int count,
+                                   ps_fault_set faults, ps_buf *bent, const char **token,
+                                   size_t *token_len);
+/* Fault key-case-insensitive only: the entry whose key equals token in any case. */
+const ps_key_entry *ps_keyring_find_nocase(const ps_keyring *r, const char *token, size_t len);
 
 #endif

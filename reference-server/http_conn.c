@@ -165,7 +165,8 @@ void ps_conn_send(conn *c, const response *r)
     ps_buf_put_int(h, (long long)r->body_len);
     ps_buf_append(h, "\r\n", 2);
     if (r->headers) ps_buf_puts(h, r->headers);
-    ps_buf_puts(h, date_header(c->lp));
+    if (!ps_fault_on(c->lp->srv->cfg->faults, PS_FAULT_NO_DATE_HEADER))
+        ps_buf_puts(h, date_header(c->lp));
     if (close)
         ps_buf_puts(h, "Connection: close\r\n");
     else if (c->parser.http_major == 1 && c->parser.http_minor == 0)
@@ -430,6 +431,21 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
         if (r->field_is_te && r->te_len > 0 && r->te_len < sizeof r->te) r->te[r->te_len++] = ',';
         r->field_is_host = r->field_len == 4 && strncasecmp(r->field, "host", 4) == 0;
         if (r->field_is_host) r->host_count++;
+        r->field_is_ct = r->field_len == 12 && strncasecmp(r->field, "content-type", 12) == 0;
+        if (r->field_is_ct) r->content_type_count++;
+        /* fault repeated-auth-last-wins: a later Authorization replaces the first */
+        if (r->field_is_auth && r->auth_count > 1 &&
+            ps_fault_on(c->lp->srv->cfg->faults, PS_FAULT_REPEATED_AUTH_LAST_WINS)) {
+            ps_buf_reset(&c->auth);
+            r->auth_overflow = false;
+        }
+    }
+    if (r->field_is_ct && r->content_type_count == 1) {
+        size_t room = sizeof r->content_type - 1 - r->content_type_len;
+        size_t n = len < room ? len : room;
+        memcpy(r->content_type + r->content_type_len, at, n);
+        r->content_type_len += n;
+        r->content_type[r->content_type_len] = '\0';
     }
     if (r->field_is_expect && len >= 12 && strncasecmp(at, "100-continue", 12) == 0)
         r->expect_continue = true;
@@ -442,7 +458,8 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
             r->te_len += len;
         }
     }
-    if (r->field_is_auth && r->auth_count == 1) {
+    if (r->field_is_auth && (r->auth_count == 1 || ps_fault_on(c->lp->srv->cfg->faults,
+                                                               PS_FAULT_REPEATED_AUTH_LAST_WINS))) {
         if (c->auth.len + len <= MAX_AUTH_BYTES)
             ps_buf_append(&c->auth, at, len);
         else

@@ -79,15 +79,18 @@ static void identify(conn *c, bool headers_known, identity *who)
     who->cred = PS_CRED_NONE;
     const char *token = NULL;
     size_t token_len = 0;
+    ps_buf bent = PS_BUF_INIT; /* the value as a faulty parser reads it */
     if (headers_known &&
         c->req.auth_overflow) /* longer than any key; never match a cut-off prefix */
         who->cred = PS_CRED_MALFORMED;
     else if (headers_known)
-        who->cred = ps_auth_parse(c->auth.data, c->auth.len, c->req.auth_count,
-                                  ps_fault_on(cfg->faults, PS_FAULT_BEARER_CASE_SENSITIVE), &token,
-                                  &token_len);
+        who->cred = ps_auth_parse_faulty(c->auth.data, c->auth.len, c->req.auth_count, cfg->faults,
+                                         &bent, &token, &token_len);
     if (who->cred == PS_CRED_TOKEN) {
         const ps_key_entry *e = ps_keyring_find(cfg->keys, token, token_len);
+        /* fault key-case-insensitive */
+        if (!e && ps_fault_on(cfg->faults, PS_FAULT_KEY_CASE_INSENSITIVE))
+            e = ps_keyring_find_nocase(cfg->keys, token, token_len);
         /* fault prefix-key-match: a near miss (one character short or one
          * too many) is taken for the key it nearly is */
         if (!e && ps_fault_on(cfg->faults, PS_FAULT_PREFIX_KEY_MATCH))
@@ -98,6 +101,7 @@ static void identify(conn *c, bool headers_known, identity *who)
             who->id_len = e->key_len;
             who->per_minute = e->plan.per_minute;
             who->per_day = e->plan.per_day;
+            ps_buf_free(&bent);
             return;
         }
         if (ps_fault_on(cfg->faults, PS_FAULT_ACCEPT_ANY_KEY)) {
@@ -106,9 +110,10 @@ static void identify(conn *c, bool headers_known, identity *who)
             who->id_len = token_len;
             who->per_minute = 60;
             who->per_day = 1000;
-            return;
+            return; /* token points into c->auth: accept-any-key bends nothing else */
         }
     }
+    ps_buf_free(&bent);
     if (who->cred == PS_CRED_NONE && headers_known && ps_fault_on(cfg->faults, PS_FAULT_NO_AUTH))
         who->authenticated = true;
     /* Unauthenticated requests are counted per client address on Free numbers. */
@@ -296,6 +301,13 @@ static void create_category(conn *c)
     ps_http_server *s = c->lp->srv;
     const ps_server_config *cfg = s->cfg;
     ps_new_category nc;
+    /* fault content-type-exact: a media type with parameters or in another case is refused */
+    if (ps_fault_on(cfg->faults, PS_FAULT_CONTENT_TYPE_EXACT) &&
+        strcmp(c->req.content_type, "application/json") != 0) {
+        send_error(c, 415, "unsupported_media_type", "Content-Type must be application/json", NULL,
+                   false);
+        return;
+    }
     if (ps_validate_new_category(c->body.data, c->body.len, cfg->faults, &nc) != 0) {
         if (nc.json_failure == PS_JSON_MALFORMED &&
             ps_fault_on(cfg->faults, PS_FAULT_MALFORMED_JSON_500))
@@ -317,6 +329,17 @@ static void create_category(conn *c)
         name_len = mname.len;
         desc = mdesc.data ? mdesc.data : "";
         desc_len = mdesc.len;
+    }
+    if (ps_fault_on(cfg->faults, PS_FAULT_TRIM_WHITESPACE)) {
+        ps_trim_ascii_space(&name, &name_len);
+        if (desc) ps_trim_ascii_space(&desc, &desc_len);
+    }
+    if (ps_fault_on(cfg->faults, PS_FAULT_DESCRIPTION_LENGTH_500) && has_desc && desc_len > 1000) {
+        send_error(c, 500, "internal_error", "value too long for column description", NULL, false);
+        ps_buf_free(&mname);
+        ps_buf_free(&mdesc);
+        ps_new_category_free(&nc);
+        return;
     }
     if (ps_fault_on(cfg->faults, PS_FAULT_TRUNCATE_NAMES) && name_len > 64) {
         name_len = 64; /* cut at a UTF-8 boundary: back over continuation bytes */
@@ -406,6 +429,16 @@ void ps_handle_request(conn *c)
     ps_store_snapshot *snap = ps_store_list(s->store);
     size_t len;
     const char *json = ps_store_snapshot_json(snap, &len);
+    if (ps_fault_on(cfg->faults, PS_FAULT_LIST_PAGE_CUT)) {
+        ps_buf page = PS_BUF_INIT;
+        if (ps_render_list_first(&page, json, len, 100) == 0) {
+            respond(c, 200, page.data, page.len, NULL, NULL, false);
+            ps_buf_free(&page);
+            ps_store_snapshot_release(snap);
+            return;
+        }
+        ps_buf_free(&page);
+    }
     respond(c, 200, json, len, snap, NULL, false); /* fault list-id-string: the store renders it */
 }
 

@@ -50,7 +50,7 @@ typedef struct request {
     /* header parsing: the field being read and what was seen */
     char field[32];
     size_t field_len;
-    bool in_value, field_is_auth, field_is_expect, field_is_te, field_is_host;
+    bool in_value, field_is_auth, field_is_expect, field_is_te, field_is_host, field_is_ct;
     bool expect_continue;
     int auth_count;
     bool auth_overflow; /* Authorization longer than any key */
@@ -58,7 +58,10 @@ typedef struct request {
     bool host_bad;
     char te[64]; /* the Transfer-Encoding values, joined by ',' */
     size_t te_len;
-    bool te_too_long; /* longer than any list of codings we take */
+    bool te_too_long;      /* longer than any list of codings we take */
+    char content_type[64]; /* the Content-Type value, cut (fault content-type-exact) */
+    size_t content_type_len;
+    int content_type_count;
     size_t header_bytes;
     int error_status;          /* set by a parser callback that stops the parse */
     const char *error_message; /* and, when it knows more, why (static string) */

@@ -2,6 +2,7 @@
 #include "reference-server/responses.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "core/json.h"
 
@@ -102,6 +103,49 @@ out:
     return rc;
 }
 
+int ps_render_list_first(ps_buf *b, const char *json, size_t len, size_t n)
+{
+    if (len < 2 || json[0] != '[') return -1;
+    /* the byte where item n+1 would start: a comma at depth 1, outside strings */
+    int depth = 0;
+    bool in_string = false, escaped = false;
+    size_t items = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = json[i];
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (ch == '\\')
+                escaped = true;
+            else if (ch == '"')
+                in_string = false;
+            continue;
+        }
+        if (ch == '"') {
+            in_string = true;
+        } else if (ch == '[' || ch == '{') {
+            depth++;
+        } else if (ch == ']' || ch == '}') {
+            depth--;
+        } else if (ch == ',' && depth == 1 && ++items == n) {
+            ps_buf_append(b, json, i);
+            ps_buf_putc(b, ']');
+            return 0;
+        }
+    }
+    ps_buf_append(b, json, len); /* n items or fewer: all of them */
+    return 0;
+}
+
+void ps_trim_ascii_space(const char **s, size_t *len)
+{
+    static const char space[] = " \t\r\n\f\v";
+    while (*len && memchr(space, (*s)[0], sizeof space - 1))
+        (*s)++, (*len)--;
+    while (*len && memchr(space, (*s)[*len - 1], sizeof space - 1))
+        (*len)--;
+}
+
 void ps_mangle_unicode(ps_buf *b, const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++) {
@@ -143,6 +187,9 @@ void ps_rate_headers_compute(const ps_limit_decision *d, int status, int64_t now
         int64_t ra = d->retry_after_s > 0 ? d->retry_after_s : d->reset_unix_s - now_s;
         if (ra < 1) ra = 1;
         out->retry_after = ps_fault_on(faults, PS_FAULT_RETRY_AFTER_MISMATCH) ? 3600 : ra;
+        /* a date names whole seconds: a second later, so it never falls early */
+        if (ps_fault_on(faults, PS_FAULT_RETRY_AFTER_RFC850))
+            out->retry_after_rfc850_at = now_s + out->retry_after + 1;
     }
 }
 
@@ -158,7 +205,16 @@ void ps_rate_headers_render(ps_buf *b, const ps_rate_headers *h)
         ps_buf_put_int(b, (long long)h->reset);
         ps_buf_append(b, "\r\n", 2);
     }
-    if (h->retry_after_present) {
+    if (h->retry_after_present && h->retry_after_rfc850_at) {
+        time_t t = (time_t)h->retry_after_rfc850_at;
+        struct tm tm;
+        char date[64];
+        gmtime_r(&t, &tm);
+        /* RFC 850's two-digit year (RFC 9110 5.6.7 rfc850-date) */
+        if (strftime(date, sizeof date, "%A, %d-%b-", &tm) > 0)
+            ps_buf_printf(b, "Retry-After: %s%02d %02d:%02d:%02d GMT\r\n", date, tm.tm_year % 100,
+                          tm.tm_hour, tm.tm_min, tm.tm_sec);
+    } else if (h->retry_after_present) {
         ps_buf_append(b, "Retry-After: ", 13);
         ps_buf_put_int(b, (long long)h->retry_after);
         ps_buf_append(b, "\r\n", 2);

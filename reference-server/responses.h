@@ -30,6 +30,14 @@ void ps_render_category(ps_buf *b, int64_t id, const char *name, size_t name_len
  * of objects. */
 int ps_render_list_string_ids(ps_buf *b, const char *json, size_t len);
 
+/* The first n items of a list JSON array, as an array (fault list-page-cut).
+ * Returns 0, -1 if json is not an array. */
+int ps_render_list_first(ps_buf *b, const char *json, size_t len, size_t n);
+
+/* Trims ASCII white space (space, tab, CR, LF, FF, VT) from both ends of
+ * the string *s of *len bytes, in place (fault trim-whitespace). */
+void ps_trim_ascii_space(const char **s, size_t *len);
+
 /* Replaces every non-ASCII UTF-8 sequence of s by '?' (fault unicode-mangled). */
 void ps_mangle_unicode(ps_buf *b, const char *s, size_t len);
 
@@ -39,6 +47,7 @@ typedef struct ps_rate_headers {
     int64_t limit, remaining, reset;
     bool retry_after_present;
     int64_t retry_after;
+    int64_t retry_after_rfc850_at; /* fault retry-after-rfc850: the date sent, else 0 */
 } ps_rate_headers;
 
 /* Computes the header values for decision d of a response with the given

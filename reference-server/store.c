@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "core/buf.h"
@@ -441,6 +442,15 @@ void ps_store_create_async_id(ps_store *s, int64_t requested_id, const char *nam
     if (!s->journal) {
         pthread_mutex_lock(&s->mu);
         it.id = take_id(s, requested_id);
+        if (ps_fault_on(s->faults, PS_FAULT_ID_RACE) && requested_id <= 0) {
+            /* read, then insert after a pause without the lock: a create on
+             * another loop in between reads the same next id */
+            s->next_id = it.id;
+            pthread_mutex_unlock(&s->mu);
+            usleep(5000);
+            pthread_mutex_lock(&s->mu);
+            if (s->next_id <= it.id) s->next_id = it.id + 1;
+        }
         append_item(s, &it, NULL, 0);
         pthread_mutex_unlock(&s->mu);
         ps_category c = {it.id, it.name, it.name_len, it.description, it.description_len};

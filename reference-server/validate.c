@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 /* Sets the code and the message "prefix detail" (detail cut to fit). */
 static int fail(ps_new_category *out, const char *code, const char *prefix, const char *detail)
@@ -19,6 +20,15 @@ static int fail(ps_new_category *out, const char *code, const char *prefix, cons
         d--;
     out->message[n + d] = '\0';
     return -1;
+}
+
+/* fault member-case-insensitive: the last member whose name equals key in any case. */
+static const ps_json *get_nocase_last(const ps_json *o, const char *key)
+{
+    const ps_json *found = NULL;
+    for (size_t i = 0; i < o->count; i++)
+        if (strcasecmp(o->keys[i], key) == 0) found = o->items[i];
+    return found;
 }
 
 int ps_validate_new_category(const char *body, size_t len, ps_fault_set faults,
@@ -67,6 +77,10 @@ int ps_validate_new_category(const char *body, size_t len, ps_fault_set faults,
     /* Unknown members are ignored (forward compatibility); only name and description matter. */
     const ps_json *name = ps_json_get(root, "name");
     const ps_json *desc = ps_json_get(root, "description");
+    if (ps_fault_on(faults, PS_FAULT_MEMBER_CASE_INSENSITIVE)) {
+        name = get_nocase_last(root, "name");
+        desc = get_nocase_last(root, "description");
+    }
     if (!name) {
         if (!ps_fault_on(faults, PS_FAULT_MISSING_NAME_ACCEPTED))
             return fail(out, "missing_name", "the required member 'name' is missing", "");

@@ -8,6 +8,7 @@
 
 #include "core/buf.h"
 #include "reports/html_common.h"
+#include "reports/report_search.h"
 #include "reports/svg.h"
 
 static const char script[] = "document.documentElement.setAttribute('data-script','ran');\n";
@@ -910,6 +911,7 @@ int ps_report_html_load(const ps_json *doc, FILE *out, ps_error *err)
                     ps_html_get(doc, "status_classes", PS_JSON_OBJECT), "count");
     limits_section(&b, ps_json_get(doc, "limits"), ps_html_get(doc, "plans", PS_JSON_ARRAY));
     thresholds_section(&b, ps_html_get(doc, "thresholds", PS_JSON_ARRAY));
+    ps_report_html_search(&b, ps_json_get(doc, "search")); /* petstore-load search */
 
     ps_html_footer(&b, doc, "petstore-load");
     ps_html_page_end(&b, script);

@@ -93,9 +93,14 @@ static void rate_line(ps_buf *b, const ps_json *doc)
     double dur = ps_json_get_number(doc, "duration_s", 0);
     long long sent = (long long)ps_json_get_int(doc, "scheduled", 0);
     long long skipped = (long long)ps_json_get_int(doc, "skipped_retry_after", 0);
-    long long due = sent + skipped;
+    /* The generator's figures, when there: requests actually written. */
+    const ps_json *gen = ps_json_get(doc, "generator");
+    if (gen && gen->type == PS_JSON_OBJECT) sent = (long long)ps_json_get_int(gen, "sent", sent);
+    long long due = sent + skipped + (long long)ps_json_get_int(gen, "unsent", 0);
     ps_buf_puts(b, "  send rate: ");
-    if (dur > 0)
+    if (gen && gen->type == PS_JSON_OBJECT)
+        ps_buf_printf(b, "%.1f/s sent", ps_json_get_number(gen, "send_rate_rps", 0));
+    else if (dur > 0)
         ps_buf_printf(b, "%.1f/s sent", (double)sent / dur);
     else
         ps_buf_puts(b, "n/a");
@@ -104,12 +109,73 @@ static void rate_line(ps_buf *b, const ps_json *doc)
     else if (ramp && ramp->type == PS_JSON_ARRAY && ramp->count == 2 &&
              ramp->items[0]->type == PS_JSON_NUMBER && ramp->items[1]->type == PS_JSON_NUMBER)
         ps_buf_printf(b, " of a %g to %g/s ramp", ramp->items[0]->d, ramp->items[1]->d);
+    else if (gen && ps_json_get_number(gen, "target_rps", 0) > 0)
+        ps_buf_printf(b, " of %.1f/s due (per-key rates)",
+                      ps_json_get_number(gen, "target_rps", 0));
     else
         ps_buf_puts(b, " (per-key rates)");
     ps_buf_printf(b, "; %lld due, %lld skipped for Retry-After", due, skipped);
     if (due > 0 && skipped > 0)
         ps_buf_printf(b, " (%.1f%%)", 100.0 * (double)skipped / (double)due);
     ps_buf_printf(b, ", %lld sent\n", sent);
+}
+
+/* The generator's health (loadgen/generator.h): whether it kept its
+ * schedule, how late requests left, its CPU, and connection waits. */
+static void generator_line(ps_buf *b, const ps_json *doc, const ps_load_console_options *opts)
+{
+    const ps_json *g = ps_json_get(doc, "generator");
+    if (!g || g->type != PS_JSON_OBJECT) return;
+    const char *v = ps_json_get_string(g, "verdict", "?");
+    if (!strcmp(v, "not-applicable")) return;
+    const ps_json *late = ps_json_get(g, "lateness_us");
+    bool ok = !strcmp(v, "ok");
+    ps_buf_printf(
+        b, "  generator: %s%s%s; lateness ms p50 %.3f p90 %.3f p99 %.3f max %.3f; ",
+        col(opts, ok ? "" : C_RED), ok ? "kept up" : v, col(opts, C_RESET),
+        ps_json_get_number(late, "p50", 0) / 1e3, ps_json_get_number(late, "p90", 0) / 1e3,
+        ps_json_get_number(late, "p99", 0) / 1e3, ps_json_get_number(late, "max", 0) / 1e3);
+    double busy = ps_json_get_number(g, "busy_share", -1);
+    ps_buf_printf(b, "CPU %.2f s", ps_json_get_number(g, "thread_cpu_s", 0));
+    if (busy >= 0) ps_buf_printf(b, " (busy %.0f%%)", 100.0 * busy);
+    ps_buf_printf(b, "; %lld waited for a connection, %lld unsent; drain %.2f s\n",
+                  (long long)ps_json_get_int(g, "connection_waits", 0),
+                  (long long)ps_json_get_int(g, "unsent", 0), ps_json_get_number(g, "drain_s", 0));
+    const char *why = ps_json_get_string(g, "why", NULL);
+    if (why) ps_buf_printf(b, "    %s\n", why);
+}
+
+static int by_reason(const void *a, const void *b)
+{
+    const ps_json *x = *(const ps_json *const *)a, *y = *(const ps_json *const *)b;
+    return strcmp(ps_json_get_string(x, "reason", ""), ps_json_get_string(y, "reason", ""));
+}
+
+/* Which answers each key's limits counted: one line per reason, with how
+ * many keys share it, so 20,000 keys do not print 20,000 lines. */
+static void counting_lines(ps_buf *b, const ps_json *cnt)
+{
+    if (!cnt || cnt->type != PS_JSON_ARRAY || cnt->count == 0) return;
+    const ps_json **items = malloc(cnt->count * sizeof *items);
+    if (!items) abort();
+    for (size_t i = 0; i < cnt->count; i++)
+        items[i] = cnt->items[i];
+    qsort(items, cnt->count, sizeof *items, by_reason);
+    for (size_t i = 0; i < cnt->count;) {
+        size_t j = i + 1;
+        while (j < cnt->count && by_reason(&items[i], &items[j]) == 0)
+            j++;
+        if (j - i == 1)
+            ps_buf_printf(b, "    counted for key %s: %s\n",
+                          ps_json_get_string(items[i], "key", "?"),
+                          ps_json_get_string(items[i], "reason", "?"));
+        else
+            ps_buf_printf(b, "    counted for %zu keys (%s ...): %s\n", j - i,
+                          ps_json_get_string(items[i], "key", "?"),
+                          ps_json_get_string(items[i], "reason", "?"));
+        i = j;
+    }
+    free(items);
 }
 
 static void latency_rows(ps_buf *b, const ps_json *lat)
@@ -150,6 +216,7 @@ int ps_report_console_load(const ps_json *doc, FILE *out, const ps_load_console_
         col(opts, C_BOLD), col(opts, C_RESET), (long long)ps_json_get_int(doc, "scheduled", 0), dur,
         dur > 0 ? (double)answered / dur : 0.0, model, ps_json_get_string(params, "engine", "?"));
     if (strcmp(model, "open") == 0) rate_line(&b, doc);
+    generator_line(&b, doc, opts);
     const ps_json *errs = ps_json_get(doc, "errors");
     ps_buf_printf(&b,
                   "  answered %lld, failed %lld, timed out %lld; 429 responses %lld; "
@@ -175,19 +242,27 @@ int ps_report_console_load(const ps_json *doc, FILE *out, const ps_load_console_
     const ps_json *checked = ps_json_get(params, "verify_limits");
     if (checked && checked->type == PS_JSON_BOOL && checked->boolean) {
         const char *v = ps_json_get_string(lim, "verdict", "not_checked");
-        ps_buf_printf(&b, "  limits: %s (%lld windows checked)\n",
-                      !strcmp(v, "fail")   ? "FAIL"
-                      : !strcmp(v, "pass") ? "pass"
-                                           : "not checked",
+        ps_buf_printf(&b, "  limits: %s (%lld windows checked",
+                      !strcmp(v, "fail")            ? "FAIL"
+                      : !strcmp(v, "pass")          ? "pass"
+                      : !strcmp(v, "not_exercised") ? "NOT EXERCISED"
+                                                    : "not checked",
                       (long long)ps_json_get_int(lim, "windows", 0));
+        if (ps_json_get(lim, "windows_filled"))
+            ps_buf_printf(&b, ", %lld reached their limit",
+                          (long long)ps_json_get_int(lim, "windows_filled", 0));
+        ps_buf_puts(&b, ")\n");
         /* which answers counted (spec section 8 rule 4 leaves it open), and why */
-        const ps_json *cnt = ps_json_get(lim, "counting");
-        for (size_t i = 0; cnt && cnt->type == PS_JSON_ARRAY && i < cnt->count; i++)
-            ps_buf_printf(&b, "    counted for key %s: %s\n",
-                          ps_json_get_string(cnt->items[i], "key", "?"),
-                          ps_json_get_string(cnt->items[i], "reason", "?"));
+        counting_lines(&b, ps_json_get(lim, "counting"));
     }
 
+    const ps_json *eb = ps_json_get(doc, "error_budget");
+    const ps_json *eb_ok = ps_json_get(eb, "passed");
+    if (eb_ok && eb_ok->type == PS_JSON_BOOL && !eb_ok->boolean)
+        ps_buf_printf(&b, "  %serror budget: FAIL%s: error rate %.2f%% over the budget of %.2f%%\n",
+                      col(opts, C_RED), col(opts, C_RESET),
+                      100.0 * ps_json_get_number(eb, "error_rate", 0),
+                      100.0 * ps_json_get_number(eb, "budget", 0));
     const ps_json *th = ps_json_get(doc, "thresholds");
     if (th && th->type == PS_JSON_ARRAY && th->count) {
         int width = 0;

@@ -256,15 +256,17 @@ static void add_req_header(ps_client *c, ps_exchange *ex, struct curl_slist **li
     ps_buf_free(&line);
 }
 
-static void build_curl_line(ps_client *c, const ps_client_request *req, const char *url,
-                            ps_exchange *ex)
+static void build_curl_line(ps_client *c, const ps_client_request *req, const char *auth2,
+                            const char *url, ps_exchange *ex)
 {
     ps_buf b = PS_BUF_INIT;
     ps_buf_puts(&b, "curl -i");
     if (strcmp(req->method, "GET") != 0) ps_buf_printf(&b, " -X %s", req->method);
-    if (req->authorization) {
+    const char *auths[2] = {req->authorization, auth2};
+    for (int i = 0; i < 2; i++) {
+        if (!auths[i]) continue;
         ps_buf line = PS_BUF_INIT;
-        ps_buf_printf(&line, "Authorization: %s", req->authorization);
+        ps_buf_printf(&line, "Authorization: %s", auths[i]);
         ps_buf_puts(&b, " -H ");
         shell_word(c, &b, line.data, line.len);
         ps_buf_free(&line);
@@ -348,6 +350,12 @@ static bool tls_port(ps_client *c, const char *url)
 
 int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *ex)
 {
+    return ps_client_perform_ex(c, req, NULL, ex);
+}
+
+int ps_client_perform_ex(ps_client *c, const ps_client_request *req, const char *authorization2,
+                         ps_exchange *ex)
+{
     struct curl_slist *headers = NULL;
     char errbuf[CURL_ERROR_SIZE] = "";
     int rc = -1;
@@ -365,7 +373,7 @@ int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *e
         ps_buf_append(&ex->req_body, red, rlen);
         free(red);
     }
-    build_curl_line(c, req, url.data, ex);
+    build_curl_line(c, req, authorization2, url.data, ex);
 
     CURL *h = c->curl;
     curl_easy_reset(h);
@@ -391,6 +399,7 @@ int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *e
         curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
     }
     if (req->authorization) add_req_header(c, ex, &headers, "Authorization", req->authorization);
+    if (authorization2) add_req_header(c, ex, &headers, "Authorization", authorization2);
     add_req_header(c, ex, &headers, "Accept", "application/json");
     add_req_header(c, ex, &headers, "Accept-Encoding", "identity");
     if (strcmp(req->method, "GET") == 0) {

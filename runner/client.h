@@ -91,6 +91,12 @@ void ps_client_set_cancel(ps_client *c, volatile sig_atomic_t *flag);
  * transport failure (ex->error says what: refused, timeout, closed, ...). */
 int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *ex);
 
+/* As ps_client_perform, with a second Authorization field line after the
+ * first when authorization2 is not NULL (RFC 9110 5.3: a sender must not;
+ * the generative phase does, to see which one a service believes). */
+int ps_client_perform_ex(ps_client *c, const ps_client_request *req, const char *authorization2,
+                         ps_exchange *ex);
+
 void ps_exchange_free(ps_exchange *ex);
 
 /* Replaces every registered secret in s by "***" (new string, caller frees):

@@ -11,6 +11,7 @@
 
 static const char usage[] =
     "usage: petstore-conform --base-url URL [--api-key KEY] [--plan PLAN] [options]\n"
+    "       petstore-conform replay FILE [--base-url URL] [--api-key KEY] [--timeout DUR]\n"
     "\n"
     "Checks a Pet Store Categories service against its interface specification.\n"
     "\n"
@@ -31,6 +32,14 @@ static const char usage[] =
     "  --cacert FILE       CA certificates (PEM) for an https:// target with a private CA\n"
     "  --max-body SIZE     reply bytes kept and parsed (default 1M; a longer list is not judged)\n"
     "  --strict            HTTP-RFC checks (level http) fail the run instead of warning\n"
+    "generative phase:\n"
+    "  --seed N            seed of the generated requests and the run's names (printed;\n"
+    "                      the same seed sends the same requests byte for byte)\n"
+    "  --examples N        generated requests at most (default 200; 0: no generation)\n"
+    "  --generate-time DUR time bound of the generative phase (default 20s)\n"
+    "  --create-budget N   categories the run may create (default 200; staging keeps them)\n"
+    "  --replay-dir DIR    write each shrunk failure there as a replay file\n"
+    "                      (petstore-conform replay FILE sends it again)\n"
     "  --verbose           print every exchange (keys redacted) to stderr\n"
     "  --quiet             no progress on stderr (a line per suite, each Retry-After wait)\n"
     "  --color WHEN        colour the console: auto (default), always or never;\n"
@@ -41,6 +50,7 @@ static const char usage[] =
     "  --tap FILE          TAP 13\n"
     "  --junit FILE        JUnit XML\n"
     "  --html FILE         self-contained HTML report\n"
+    "  --summary-md FILE   Markdown summary for a CI job page ($GITHUB_STEP_SUMMARY)\n"
     "other:\n"
     "  -h, --help          this text\n"
     "  --version           print the version and exit\n"
@@ -94,7 +104,13 @@ enum {
     OPT_TAP,
     OPT_JUNIT,
     OPT_HTML,
+    OPT_SUMMARY_MD,
     OPT_VERSION,
+    OPT_SEED,
+    OPT_EXAMPLES,
+    OPT_GENERATE_TIME,
+    OPT_CREATE_BUDGET,
+    OPT_REPLAY_DIR,
 };
 
 static const struct option options[] = {
@@ -119,8 +135,14 @@ static const struct option options[] = {
     {"tap", required_argument, NULL, OPT_TAP},
     {"junit", required_argument, NULL, OPT_JUNIT},
     {"html", required_argument, NULL, OPT_HTML},
+    {"summary-md", required_argument, NULL, OPT_SUMMARY_MD},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"examples", required_argument, NULL, OPT_EXAMPLES},
+    {"generate-time", required_argument, NULL, OPT_GENERATE_TIME},
+    {"create-budget", required_argument, NULL, OPT_CREATE_BUDGET},
+    {"replay-dir", required_argument, NULL, OPT_REPLAY_DIR},
     {NULL, 0, NULL, 0},
 };
 
@@ -132,6 +154,9 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
     cfg->max_wait_ns = 75LL * 1000000000;
     cfg->timeout_ns = 10LL * 1000000000;
     cfg->max_body = (size_t)1 << 20;
+    cfg->examples = PS_CONFORM_DEFAULT_EXAMPLES;
+    cfg->generate_time_ns = PS_CONFORM_DEFAULT_GENERATE_TIME_S * 1000000000LL;
+    cfg->create_budget = PS_CONFORM_DEFAULT_CREATE_BUDGET;
     bool plan_given = false, limit_plan_given = false;
     const char *plan_text = NULL, *limit_plan_text = NULL;
 
@@ -200,6 +225,9 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
         case OPT_HTML:
             cfg->html_path = value;
             break;
+        case OPT_SUMMARY_MD:
+            cfg->summary_md_path = value;
+            break;
         case OPT_MAX_BODY: {
             int64_t bytes;
             if (ps_cli_parse_size(value, &bytes, err) < 0)
@@ -223,6 +251,38 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
                 return ps_error_prefix(err, "--timeout: ");
             if (cfg->timeout_ns < 1000000)
                 return ps_error_set(err, "--timeout: at least 1ms, got '%s'", value);
+            break;
+        case OPT_SEED: {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(value, &end, 10);
+            if (errno || *end || *value == '-' || *value == '+')
+                return ps_error_set(err, "--seed: expected a decimal integer below 2^64, got '%s'",
+                                    value);
+            cfg->seed = v;
+            cfg->seed_given = true;
+            break;
+        }
+        case OPT_EXAMPLES:
+        case OPT_CREATE_BUDGET: {
+            int64_t v;
+            if (ps_cli_parse_int(value, 0, 100000, &v, err) < 0)
+                return ps_error_prefix(err, "--%s: ", ps_cli_long_name(options, c));
+            if (c == OPT_EXAMPLES)
+                cfg->examples = (unsigned)v;
+            else
+                cfg->create_budget = (unsigned)v;
+            break;
+        }
+        case OPT_GENERATE_TIME:
+            if (ps_cli_parse_duration(value, 1, &cfg->generate_time_ns, err) < 0)
+                return ps_error_prefix(err, "--generate-time: ");
+            break;
+        case OPT_REPLAY_DIR:
+            if (access(value, W_OK) != 0)
+                return ps_error_set(err, "--replay-dir: cannot write into '%s': %s", value,
+                                    strerror(errno));
+            cfg->replay_dir = value;
             break;
         default: /* '?' or ':' */
             return ps_cli_getopt_error(c, argc, argv, options, err);

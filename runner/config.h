@@ -31,7 +31,20 @@ typedef struct ps_conform_config {
     ps_cli_color
         color; /* --color / --no-color; resolved with the environment by ps_cli_color_enabled */
     const char *json_path, *tap_path, *junit_path, *html_path;
+    /* the generative phase (runner/suites/generate.c) */
+    uint64_t seed; /* --seed; drawn at random unless seed_given */
+    bool seed_given;
+    unsigned examples;           /* --examples: generated requests at most */
+    int64_t generate_time_ns;    /* --generate-time: the phase's time bound */
+    unsigned create_budget;      /* --create-budget: categories the run may create */
+    const char *replay_dir;      /* --replay-dir: where failures' replay files go (NULL: none) */
+    const char *summary_md_path; /* --summary-md: GitHub-flavoured Markdown */
 } ps_conform_config;
+
+/* The defaults of the generative phase's bounds. */
+#define PS_CONFORM_DEFAULT_EXAMPLES 200
+#define PS_CONFORM_DEFAULT_GENERATE_TIME_S 20
+#define PS_CONFORM_DEFAULT_CREATE_BUDGET 200
 
 /* Fills cfg from argv and getenv. --help/--version/--list need no target. */
 int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_error *err);

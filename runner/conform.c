@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/json_writer.h"
 #include "core/ratelimit_headers.h"
+#include "core/service_clock.h"
 #include "runner/politeness.h"
 #include "runner/suites/burst.h"
 
@@ -42,7 +43,9 @@ struct ps_conform {
     char skip_reason[512]; /* why the last send was skipped */
     char wait_why[2][48];  /* [0] main key, [1] limit key: what the last 429 asked */
     ps_conform_tally tally;
-    ps_burst_stats burst; /* the last limit burst's transport */
+    uint64_t seed;          /* --seed, or drawn at random */
+    ps_service_clock clock; /* the service's, from Date */
+    ps_burst_stats burst;   /* the last limit burst's transport */
     bool burst_ran;
 };
 
@@ -97,10 +100,24 @@ ps_conform *ps_conform_create(const ps_conform_config *cfg, ps_checks *checks,
     }
     if (cfg->limit_key_given) ps_client_add_secret(c->client, cfg->limit_key, "PETSTORE_LIMIT_KEY");
     c->polite = ps_politeness_create();
-    random_hex(c->run_token, sizeof c->run_token);
-    char rnd[25];
-    random_hex(rnd, sizeof rnd);
-    snprintf(c->unknown_key, sizeof c->unknown_key, "conform-unknown-%s", rnd);
+    /* The run token comes from the seed, so --seed reproduces every request. */
+    c->seed = cfg->seed;
+    if (!cfg->seed_given) {
+        char hex[17];
+        random_hex(hex, sizeof hex);
+        c->seed = strtoull(hex, NULL, 16);
+    }
+    snprintf(c->run_token, sizeof c->run_token, "%08x",
+             (unsigned)((c->seed * 0x9e3779b97f4a7c15ULL) >> 32));
+    uint64_t u = c->seed ^ 0x5bd1e9955bd1e995ULL, parts[2];
+    for (int i = 0; i < 2; i++) { /* splitmix64 */
+        uint64_t z = (u += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        parts[i] = z ^ (z >> 31);
+    }
+    snprintf(c->unknown_key, sizeof c->unknown_key, "conform-unknown-%016llx%08llx",
+             (unsigned long long)parts[0], (unsigned long long)(parts[1] >> 32));
     c->observer_state = calloc(nobservers ? nobservers : 1, sizeof *c->observer_state);
     if (!c->observer_state) abort();
     for (size_t i = 0; i < nobservers; i++) {
@@ -147,6 +164,29 @@ const char *ps_conform_run_token(const ps_conform *c)
 const char *ps_conform_unknown_key(const ps_conform *c)
 {
     return c->unknown_key;
+}
+
+uint64_t ps_conform_seed(const ps_conform *c)
+{
+    return c->seed;
+}
+
+void ps_conform_add_secret(ps_conform *c, const char *secret, const char *env_var)
+{
+    ps_client_add_secret(c->client, secret, env_var);
+}
+
+void ps_conform_count_creates(ps_conform *c, unsigned n)
+{
+    c->tally.creates += n;
+}
+
+void ps_conform_note_generated(ps_conform *c, unsigned sent, const char *stop_reason,
+                               int64_t duration_ns)
+{
+    c->tally.generated = sent;
+    c->tally.generate_ns = duration_ns;
+    snprintf(c->tally.generate_stop, sizeof c->tally.generate_stop, "%s", stop_reason);
 }
 
 /* A message of an outcome, formatted by a suite and often quoting the
@@ -382,9 +422,37 @@ ps_json *ps_conform_parse_body(const ps_exchange *ex, char *why, size_t why_size
 
 void ps_conform_observe(ps_conform *c, const ps_exchange *ex, ps_key_role role)
 {
+    /* the service's clock first: this response is judged in it too */
+    const char *date = ex->responded ? ps_headers_get(&ex->resp_headers, "Date") : NULL;
+    int64_t date_s;
+    if (date && ex->sent_wall_ns && ps_http_date_parse(date, &date_s))
+        ps_service_clock_add(&c->clock, date_s, ex->sent_wall_ns, ex->done_wall_ns);
     ps_observation o = {ex, role};
     for (size_t i = 0; i < c->nobservers; i++)
         c->observers[i].observe(c, c->observer_state[i], &o);
+}
+
+int64_t ps_conform_clock_offset_ns(const ps_conform *c)
+{
+    return ps_service_clock_offset_ns(&c->clock);
+}
+
+const ps_service_clock *ps_conform_clock(const ps_conform *c)
+{
+    return &c->clock;
+}
+
+int64_t ps_conform_service_ns(const ps_conform *c, int64_t wall_ns)
+{
+    return wall_ns + ps_service_clock_offset_ns(&c->clock);
+}
+
+void *ps_conform_observer_state(const ps_conform *c,
+                                void (*observe)(ps_conform *, void *, const ps_observation *))
+{
+    for (size_t i = 0; i < c->nobservers; i++)
+        if (c->observers[i].observe == observe) return c->observer_state[i];
+    return NULL;
 }
 
 /* ---- sending -------------------------------------------------------------- */
@@ -410,26 +478,23 @@ static int wait_slot(const ps_conform *c, const char *key)
 
 /* Records a 429 on key, received at now (wall ns): nothing is sent on key
  * before the time it indicates (Retry-After, else an X-RateLimit-Reset
- * ahead, else exponential backoff), and wait_why says which. */
+ * ahead, else exponential backoff; core ps_rl_retry_at_ns, in the
+ * service's clock), and wait_why says which. */
 static void note_429(ps_conform *c, const char *key, const ps_exchange *ex, int64_t now)
 {
     ps_rl_info rl;
-    ps_rl_read(&ex->resp_headers, now / 1000000000, &rl);
-    int64_t until = 0;
+    ps_rl_read(&ex->resp_headers, ps_conform_service_ns(c, now) / 1000000000, &rl);
     char *why = c->wait_why[wait_slot(c, key)];
-    snprintf(why, sizeof c->wait_why[0], "no Retry-After or reset time: backing off");
-    if (rl.retry_after_state == PS_RL_OK) {
-        until = ps_clock_s_to_ns(rl.retry_after_unix_s);
+    ps_retry_source src;
+    int64_t until = ps_rl_retry_at_ns(&rl, now, ps_conform_clock_offset_ns(c), &src);
+    if (src == PS_RETRY_AFTER) {
         const char *text = ps_headers_get(&ex->resp_headers, "Retry-After");
         snprintf(why, sizeof c->wait_why[0], "Retry-After %.30s", text ? text : "");
-    } else if (rl.reset_state == PS_RL_OK && rl.reset > now / 1000000000 &&
-               rl.reset < now / 1000000000 + 86400 + 60) {
-        until = rl.reset * 1000000000LL;
+    } else if (src == PS_RETRY_RESET_AHEAD) {
         snprintf(why, sizeof c->wait_why[0], "X-RateLimit-Reset %lld", (long long)rl.reset);
+    } else {
+        snprintf(why, sizeof c->wait_why[0], "no Retry-After or reset time: backing off");
     }
-    /* A delay counted from a whole-second clock: never resend early. */
-    if (until && rl.retry_after_state == PS_RL_OK && rl.retry_after_form == PS_RETRY_AFTER_DELAY)
-        until = ex->done_wall_ns + ps_clock_s_to_ns(rl.retry_after_s);
     ps_politeness_note_429(c->polite, key, now, until);
 }
 
@@ -503,6 +568,13 @@ static bool wait_for_key(ps_conform *c, const char *key)
 int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req, ps_key_role role,
                     unsigned flags, ps_exchange *ex)
 {
+    return ps_conform_send_ex(c, ck, req, NULL, role, flags, ex);
+}
+
+int ps_conform_send_ex(ps_conform *c, ps_check_id ck, const ps_client_request *req,
+                       const char *authorization2, ps_key_role role, unsigned flags,
+                       ps_exchange *ex)
+{
     const char *key = politeness_key(c, role);
     memset(ex, 0, sizeof *ex);
     c->skip_reason[0] = '\0';
@@ -524,7 +596,7 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req,
             return PS_SEND_SKIPPED;
         }
         ps_exchange_free(ex);
-        int rc = ps_client_perform(c->client, req, ex);
+        int rc = ps_client_perform_ex(c->client, req, authorization2, ex);
         c->tally.exchanges++;
         ps_check_add_time(c->checks, ck, ex->elapsed_ms);
         if (ps_conform_interrupted) {
@@ -552,11 +624,13 @@ int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req,
         }
         c->consecutive_transport_failures = 0;
         c->consecutive_connect_failures = 0;
+        if (strcmp(req->method, "POST") == 0 && ex->status >= 200 && ex->status < 300)
+            c->tally.creates++;
         if (ex->status == 429)
             note_429(c, key, ex, ps_clock_wall_ns());
         else
             ps_politeness_note_ok(c->polite, key);
-        ps_conform_observe(c, ex, role);
+        if (!(flags & PS_SEND_NOT_OBSERVED)) ps_conform_observe(c, ex, role);
         if (ex->status == 429 && (flags & PS_SEND_RETRY_429)) {
             if (attempt < 5) continue;
             /* Outside the 429 suite a 429 is never judged: the check it

@@ -31,6 +31,11 @@ typedef enum ps_key_role {
 /* Flags of ps_conform_send. */
 enum {
     PS_SEND_RETRY_429 = 1, /* a 429 is waited out (Retry-After, within --max-wait) and retried */
+    /* The response is judged by the sender alone, not handed to the
+     * observers: a request malformed at the HTTP level (a repeated
+     * singleton field), which a proxy in front of the service (nginx)
+     * may answer itself with a page of its own. */
+    PS_SEND_NOT_OBSERVED = 2,
 };
 
 /* Results of ps_conform_send. */
@@ -68,6 +73,10 @@ typedef struct ps_conform_tally {
     unsigned skipped_waits;
     int64_t longest_skipped_wait_ns; /* the longest such wait asked for */
     int64_t started_wall_ns, started_mono_ns;
+    unsigned creates;        /* creates answered 2xx: categories the run (probably) made */
+    unsigned generated;      /* requests the generative phase sent */
+    char generate_stop[200]; /* why it stopped early; "" when it did not */
+    int64_t generate_ns;     /* how long it took */
 } ps_conform_tally;
 
 /* Set by the SIGINT/SIGTERM handler: the run stops at the next request. */
@@ -88,6 +97,17 @@ const char *ps_conform_base_url(const ps_conform *c);
 const char *ps_conform_run_token(const ps_conform *c);
 /* A key the service cannot know. */
 const char *ps_conform_unknown_key(const ps_conform *c);
+/* The run's seed (--seed, else drawn at random): the run token and the
+ * generative phase's requests follow from it. */
+uint64_t ps_conform_seed(const ps_conform *c);
+/* Registers one more secret every output redacts (see ps_client_add_secret). */
+void ps_conform_add_secret(ps_conform *c, const char *secret, const char *env_var);
+/* Counts creates answered 2xx outside ps_conform_send (a concurrent burst's). */
+void ps_conform_count_creates(ps_conform *c, unsigned n);
+/* What the generative phase did, for the report: requests sent, and why it
+ * stopped early ("" when it did not). */
+void ps_conform_note_generated(ps_conform *c, unsigned sent, const char *stop_reason,
+                               int64_t duration_ns);
 /* auth.near-miss-keys sends the main key less its last character, which
  * every output redacts (registered as a secret at create); a shorter key's
  * near miss would be a few common characters, hiding ordinary text, so for
@@ -107,11 +127,28 @@ void ps_conform_tally_get(const ps_conform *c, ps_conform_tally *out);
 int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req, ps_key_role role,
                     unsigned flags, ps_exchange *ex);
 
+/* As ps_conform_send, with a second Authorization field line when
+ * authorization2 is not NULL (ps_client_perform_ex). */
+int ps_conform_send_ex(ps_conform *c, ps_check_id ck, const ps_client_request *req,
+                       const char *authorization2, ps_key_role role, unsigned flags,
+                       ps_exchange *ex);
+
 /* Records a 429 that came back outside ps_conform_send (a concurrent
  * burst's), received at ex->done_wall_ns: the key's next request through
  * ps_conform_send waits as it indicated, or backs off (1 s, 2 s, ...) when
  * it indicated nothing. A burst's refusals are one attempt: note one. */
 void ps_conform_note_refusal(ps_conform *c, const ps_exchange *ex, ps_key_role role);
+/* The service's clock: the offset (service minus client, ns) every
+ * time-based check is judged in, measured from each response's Date
+ * (core/service_clock.h) before the observers see it. */
+int64_t ps_conform_clock_offset_ns(const ps_conform *c);
+const struct ps_service_clock *ps_conform_clock(const ps_conform *c);
+/* The service's wall clock at the client's wall-clock time wall_ns. */
+int64_t ps_conform_service_ns(const ps_conform *c, int64_t wall_ns);
+/* The memory of the observer whose function is observe for this run (NULL:
+ * none such): how a suite reaches an observer's state, e.g. the judge's. */
+void *ps_conform_observer_state(const ps_conform *c,
+                                void (*observe)(ps_conform *, void *, const ps_observation *));
 /* Records what the limit suite's burst met (for the report's transport). */
 struct ps_burst_stats;
 void ps_conform_note_burst(ps_conform *c, const struct ps_burst_stats *bs);

@@ -14,10 +14,12 @@
 #include "reports/html_report.h"
 #include "reports/report_console.h"
 #include "reports/report_junit.h"
+#include "reports/report_markdown.h"
 #include "reports/report_tap.h"
 #include "runner/checks.h"
 #include "runner/conform.h"
 #include "runner/config.h"
+#include "runner/replay.h"
 #include "runner/run.h"
 
 static void on_signal(int sig)
@@ -59,10 +61,12 @@ int main(int argc, char **argv)
     ps_checks *checks = NULL;
     ps_buf doc = PS_BUF_INIT;
     ps_json *tree = NULL;
-    FILE *json_f = NULL, *tap_f = NULL, *junit_f = NULL, *html_f = NULL;
+    FILE *json_f = NULL, *tap_f = NULL, *junit_f = NULL, *html_f = NULL, *md_f = NULL;
     int code = 2;
 
     ps_coredump_disable(); /* the process holds API keys (core/coredump.h) */
+    if (argc >= 2 && strcmp(argv[1], "replay") == 0)
+        return ps_conform_replay_main(argc - 1, argv + 1);
     if (ps_conform_config_parse(&cfg, argc, argv, &err) < 0) {
         code = ps_cli_usage_error(stderr, "petstore-conform", err.message);
         goto out;
@@ -90,7 +94,8 @@ int main(int argc, char **argv)
     if (open_report(cfg.json_path, "--json", &json_f) < 0 ||
         open_report(cfg.tap_path, "--tap", &tap_f) < 0 ||
         open_report(cfg.junit_path, "--junit", &junit_f) < 0 ||
-        open_report(cfg.html_path, "--html", &html_f) < 0)
+        open_report(cfg.html_path, "--html", &html_f) < 0 ||
+        open_report(cfg.summary_md_path, "--summary-md", &md_f) < 0)
         goto out;
 
     struct sigaction sa;
@@ -126,6 +131,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "petstore-conform: --junit: %s\n", err.message), code = code ? code : 3;
     if (html_f && ps_report_html_conform(tree, html_f, &err) < 0)
         fprintf(stderr, "petstore-conform: --html: %s\n", err.message), code = code ? code : 3;
+    if (md_f && ps_report_md_conform(tree, md_f, &err) < 0)
+        fprintf(stderr, "petstore-conform: --summary-md: %s\n", err.message),
+            code = code ? code : 3;
     if (code == 3) {
         const ps_json *ab = ps_json_get(tree, "aborted");
         const ps_json *inc = ps_json_get(tree, "incomplete");
@@ -137,7 +145,8 @@ int main(int argc, char **argv)
 
 out:
     if (close_report(json_f, cfg.json_path) < 0 || close_report(tap_f, cfg.tap_path) < 0 ||
-        close_report(junit_f, cfg.junit_path) < 0 || close_report(html_f, cfg.html_path) < 0)
+        close_report(junit_f, cfg.junit_path) < 0 || close_report(html_f, cfg.html_path) < 0 ||
+        close_report(md_f, cfg.summary_md_path) < 0)
         code = code ? code : 3;
     ps_json_free(tree);
     ps_buf_free(&doc);

@@ -208,6 +208,19 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
     ps_jw_kstring(&w, "started_at", started);
     ps_jw_kdouble(&w, "duration_s", duration_s, 3);
     ps_jw_kuint(&w, "exchanges", tally.exchanges);
+    ps_jw_key(&w, "generate"); /* the generative phase: how to reproduce it, what it made */
+    ps_jw_object_open(&w);
+    ps_jw_kuint(&w, "seed", ps_conform_seed(c));
+    ps_jw_kuint(&w, "requests", tally.generated);
+    ps_jw_kdouble(&w, "duration_s", (double)tally.generate_ns / 1e9, 3);
+    ps_jw_kuint(&w, "examples", cfg->examples);
+    if (tally.generate_stop[0])
+        ps_jw_kstring(&w, "stopped_early", tally.generate_stop);
+    else
+        ps_jw_knull(&w, "stopped_early");
+    ps_jw_kuint(&w, "creates", tally.creates);
+    ps_jw_kuint(&w, "create_budget", cfg->create_budget);
+    ps_jw_object_close(&w);
     ps_jw_kuint(&w, "body_cap_bytes", cfg->max_body);
     ps_jw_key(&w, "summary");
     ps_jw_object_open(&w);
@@ -281,8 +294,15 @@ int ps_conform_run(const ps_conform_config *cfg, ps_checks *checks, ps_buf *doc,
             announce_suite(cfg, "limit429", "exhaust the limit key's window, then wait it out");
             ps_suite_limit429(c);
         }
+        /* After the limit suite: it must not spend the window that suite needs. */
+        if (!ps_conform_aborted(c) && ps_checks_any_selected(checks, "generate.")) {
+            announce_suite(cfg, "generate", "generated requests, concurrent creates, a long list");
+            ps_suite_generate(c);
+        }
     }
+    ps_suite_http_dates_finish(c);
 
+    ps_suite_clock_finish(c);
     ps_ratelimit_judge_finish(c); /* its whole-run rules, before the outcomes are read */
     outcome_tally t;
     tally_outcomes(checks, cfg->strict, &t);

@@ -49,6 +49,14 @@ static int ps_test_checks;
         fprintf(stderr, "%s %s\n", ps_test_failures == before_ ? "ok  " : "FAIL", #fn);            \
     } while (0)
 
+/* How much slower than the normal build a timed bound may allow: ASan,
+ * UBSan and TSan builds run the same code several times slower. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define PS_TEST_SLOW 6
+#else
+#define PS_TEST_SLOW 1
+#endif
+
 #define TEST_EXIT()                                                                                \
     (fprintf(stderr, "%d checks, %d failed\n", ps_test_checks, ps_test_failures),                  \
      ps_test_failures ? 1 : 0)

@@ -102,6 +102,7 @@ const ps_observer ps_suite_observers[] = {
     {"content-type", 0, observe_content_type},
     {"error-body", 0, observe_error_body},
     {"fields-not-repeated", 0, observe_singletons},
+    {"http-dates", 0, ps_http_dates_observe},
     {"ratelimit-judge", PS_RATELIMIT_JUDGE_STATE_SIZE, ps_ratelimit_judge_observe},
 };
 const size_t ps_suite_observer_count = sizeof ps_suite_observers / sizeof ps_suite_observers[0];

@@ -33,6 +33,19 @@
 /* Beyond this many requests the limit is not exhausted (use a smaller plan). */
 #define MAX_EXHAUST 5000
 
+/* The service's Unix second at the client's wall-clock time wall_ns (its
+ * clock measured from Date, conform.h): what its headers are written in. */
+static int64_t service_s(const ps_conform *c, int64_t wall_ns)
+{
+    return ps_conform_service_ns(c, wall_ns) / 1000000000;
+}
+
+/* The client's wall-clock time at the service's Unix second s. */
+static int64_t client_ns(const ps_conform *c, int64_t s)
+{
+    return ps_clock_s_to_ns(s) - ps_conform_clock_offset_ns(c);
+}
+
 /* Waits until the wall clock reaches until_ns; false when that is more than
  * --max-wait away or the run is interrupted. */
 static bool wait_until(ps_conform *c, int64_t until_ns)
@@ -110,7 +123,7 @@ static void check_refusal(ps_conform *c, const ps_exchange *ex)
     }
     ps_json_free(v);
 
-    int64_t now_s = ex->done_wall_ns / 1000000000;
+    int64_t now_s = service_s(c, ex->done_wall_ns);
     ps_rl_info rl;
     ps_rl_read(&ex->resp_headers, now_s, &rl);
     /* Remaining alone: a bad Limit or Reset is another check's finding */
@@ -153,7 +166,7 @@ static void check_refusal(ps_conform *c, const ps_exchange *ex)
      * token, a sliding counter's decay); a fixed window names the same time
      * (ratelimit.reset-consistent holds the rest of the headers to it).
      * Allow whole-second rounding on both sides and the exchange's duration. */
-    int64_t sent_s = ex->sent_wall_ns / 1000000000;
+    int64_t sent_s = service_s(c, ex->sent_wall_ns);
     int64_t ends = rl.retry_after_form == PS_RETRY_AFTER_DELAY ? sent_s + rl.retry_after_s
                                                                : rl.retry_after_unix_s;
     int64_t ends_hi = rl.retry_after_form == PS_RETRY_AFTER_DELAY ? now_s + rl.retry_after_s
@@ -194,8 +207,8 @@ typedef struct burst_count {
     int64_t unopened;         /* requests never sent: their connection never opened */
 } burst_count;
 
-static void count_burst(const ps_exchange *exs, int n, int64_t probe_reset, bool creates_count,
-                        burst_count *bc)
+static void count_burst(const ps_conform *c, const ps_exchange *exs, int n, int64_t probe_reset,
+                        bool creates_count, burst_count *bc)
 {
     memset(bc, 0, sizeof *bc);
     bc->first_429 = bc->last_429 = bc->last_admitted = bc->stacked_a = bc->stacked_b = -1;
@@ -212,7 +225,7 @@ static void count_burst(const ps_exchange *exs, int n, int64_t probe_reset, bool
         if (!first_sent || ex->sent_wall_ns < first_sent) first_sent = ex->sent_wall_ns;
         if (ex->done_wall_ns > last_done) last_done = ex->done_wall_ns;
         ps_rl_info rl;
-        ps_rl_read(&ex->resp_headers, ex->done_wall_ns / 1000000000, &rl);
+        ps_rl_read(&ex->resp_headers, service_s(c, ex->done_wall_ns), &rl);
         if (ex->status >= 200 && ex->status < 300 && !creates_count &&
             strcmp(ex->method, "POST") == 0) {
             bc->free_admitted++;
@@ -220,7 +233,7 @@ static void count_burst(const ps_exchange *exs, int n, int64_t probe_reset, bool
             bc->admitted++;
             bc->last_admitted = i;
             int64_t reset;
-            if (!ps_ratelimit_reset_time(&rl, ex->sent_wall_ns / 1000000000, &reset) ||
+            if (!ps_ratelimit_reset_time(&rl, service_s(c, ex->sent_wall_ns), &reset) ||
                 reset != probe_reset)
                 bc->reset_moved = true;
         } else if (ex->status == 429) {
@@ -228,15 +241,11 @@ static void count_burst(const ps_exchange *exs, int n, int64_t probe_reset, bool
             if (bc->first_429 < 0) bc->first_429 = i;
             if (bc->last_429 < 0 || ex->done_wall_ns > exs[bc->last_429].done_wall_ns)
                 bc->last_429 = i;
-            int64_t until = 0;
-            if (rl.retry_after_state == PS_RL_OK)
-                until = rl.retry_after_form == PS_RETRY_AFTER_DELAY
-                            ? ex->done_wall_ns + ps_clock_s_to_ns(rl.retry_after_s)
-                            : ps_clock_s_to_ns(rl.retry_after_unix_s);
-            else if (rl.reset_state == PS_RL_OK)
-                until = ps_clock_s_to_ns(rl.reset);
+            ps_retry_source src;
+            int64_t until =
+                ps_rl_retry_at_ns(&rl, ex->done_wall_ns, ps_conform_clock_offset_ns(c), &src);
             if (until > bc->retry_until_ns) bc->retry_until_ns = until;
-            if (rl.retry_after_state == PS_RL_OK || until > ex->done_wall_ns) bc->named_wait = true;
+            if (src != PS_RETRY_NONE) bc->named_wait = true;
         } else {
             bc->other++;
         }
@@ -417,15 +426,15 @@ static void check_refused_creates(ps_conform *c, const refused_creates *r)
     ps_exchange_free(&ex);
 }
 
-/* Waits, once the key may be used again, until the wall clock is phase_ms
- * into a second: where a window opens decides how much of it a burst can
- * use before "Reset minus a second", and where in a second a 429 falls
- * decides whether a truncated delay-seconds Retry-After ends early. */
+/* Waits, once the key may be used again, until the service's clock is
+ * phase_ms into a second: where a window opens decides how much of it a
+ * burst can use before "Reset minus a second", and where in a second a 429
+ * falls decides whether a truncated delay-seconds Retry-After ends early. */
 static void wait_phase(ps_conform *c, int phase_ms)
 {
     int64_t start = ps_clock_wall_ns(), free_at = ps_conform_key_free_at(c, PS_KEY_LIMIT);
     if (free_at > start) start = free_at;
-    int64_t second = start / 1000000000 * 1000000000, at = second + (int64_t)phase_ms * 1000000;
+    int64_t at = client_ns(c, service_s(c, start)) + (int64_t)phase_ms * 1000000;
     if (at < start) at += 1000000000;
     if (at - start > 20000000) wait_until(c, at); /* within 20 ms of it is close enough */
 }
@@ -448,7 +457,7 @@ typedef struct window_probe {
     int64_t announced; /* X-RateLimit-Remaining, -1 when not an integer */
     int64_t limit;     /* X-RateLimit-Limit, -1 when not an integer */
     int64_t reset_s;   /* the Unix second Reset names (ps_ratelimit_reset_time), 0: none */
-    int64_t skew_s;    /* how far the service's Date is ahead of the client's clock */
+    int64_t offset_ns; /* the service's clock ahead of the client's when probed */
     bool fresh;        /* nothing but this request counted in the window yet */
     bool reset_plan;   /* reset_s is the probe's time plus the plan's window: the
                           service's Reset named no time ahead (never a legal limiter) */
@@ -481,12 +490,12 @@ static bool probe_window(ps_conform *c, const ps_client_request *req, int phase_
             ps_exchange_free(&ex);
             return false;
         }
-        ps_rl_read(&ex.resp_headers, ex.done_wall_ns / 1000000000, &rl);
-        timed = ps_ratelimit_reset_time(&rl, ex.sent_wall_ns / 1000000000, &p->reset_s);
+        ps_rl_read(&ex.resp_headers, service_s(c, ex.done_wall_ns), &rl);
+        timed = ps_ratelimit_reset_time(&rl, service_s(c, ex.sent_wall_ns), &p->reset_s);
         p->fresh = rl.remaining_state == PS_RL_OK && rl.limit_state == PS_RL_OK &&
                    rl.remaining >= rl.limit - 1;
         if (p->fresh || tries == 3 || !timed) break;
-        int64_t until = ps_clock_s_to_ns(p->reset_s) + 50000000;
+        int64_t until = client_ns(c, p->reset_s) + 50000000;
         if (until < ps_clock_wall_ns() || !wait_until(c, until)) break;
         ps_exchange_free(&ex);
     }
@@ -494,20 +503,15 @@ static bool probe_window(ps_conform *c, const ps_client_request *req, int phase_
     p->limit = rl.limit_state == PS_RL_OK ? rl.limit : -1;
     /* A Reset naming no time ahead claims no window: the plan's (the spec's
      * minute or day for the figure Limit equals), from the probe on. */
-    int64_t sent_s = ex.sent_wall_ns / 1000000000, end_s = ex.done_wall_ns / 1000000000;
+    int64_t sent_s = service_s(c, ex.sent_wall_ns), end_s = service_s(c, ex.done_wall_ns);
     p->reset_plan = false;
     if (!timed || p->reset_s < sent_s - 2 || p->reset_s > end_s + 86400 + 2) {
         int64_t w = p->limit >= 0 ? ps_ratelimit_judge_window_s(c, PS_KEY_LIMIT, p->limit) : 0;
         p->reset_s = w ? sent_s + w : 0;
         p->reset_plan = w != 0;
     }
-    /* A service whose clock is ahead names a Reset that comes later by the
-     * client's clock than the window's end: its Date (whole seconds) says
-     * by how much, roughly. */
-    p->skew_s = 0;
-    int64_t date_s, done_s = ex.done_wall_ns / 1000000000;
-    const char *date = ps_headers_get(&ex.resp_headers, "Date");
-    if (date && ps_http_date_parse(date, &date_s) && date_s > done_s) p->skew_s = date_s - done_s;
+    /* the window's end in the client's clock: the service's Reset less its lead */
+    p->offset_ns = ps_conform_clock_offset_ns(c);
     ps_exchange_free(&ex);
     return true;
 }
@@ -536,14 +540,14 @@ static bool within_probed_window(const window_probe *p, int64_t until_ns, char *
                  "requests ran cannot be told");
         return false;
     }
-    int64_t deadline_ns = ps_clock_s_to_ns(p->reset_s - 1 - p->skew_s);
+    int64_t deadline_ns = ps_clock_s_to_ns(p->reset_s - 1) - p->offset_ns;
     if (until_ns >= deadline_ns) {
         snprintf(why, why_size,
                  "the last answer came %.3f s after X-RateLimit-Reset %" PRId64
                  " minus the second it is rounded up by%s%s: the window may have ended (a "
                  "logged request left, a token came back) while the requests ran",
                  (double)(until_ns - deadline_ns) / 1e9, p->reset_s,
-                 p->skew_s ? " and the service's clock lead" : "",
+                 p->offset_ns ? " (in the service's clock, by its Date)" : "",
                  p->reset_plan ? " (the plan's window from the probe: its X-RateLimit-Reset "
                                  "named no time ahead)"
                                : "");
@@ -589,9 +593,9 @@ void ps_suite_limit429(ps_conform *c)
         }
         /* Room left in the window after the next whole second: with enough,
          * the burst starts there (see PROBE_PHASE_MS). */
-        int64_t next_s = (ps_clock_wall_ns() / 1000000000 + 1) * 1000000000;
+        int64_t next_s = client_ns(c, service_s(c, ps_clock_wall_ns()) + 1);
         aligned = probe.fresh && probe.reset_s &&
-                  ps_clock_s_to_ns(probe.reset_s - 1 - probe.skew_s) - next_s >= ALIGN_ROOM_NS;
+                  ps_clock_s_to_ns(probe.reset_s - 1) - probe.offset_ns - next_s >= ALIGN_ROOM_NS;
         if (aligned) wait_until(c, next_s + 2000000);
         budget = probe.announced >= 0 ? probe.announced
                  : ps_conform_cfg(c)->limit_plan.per_minute > 0
@@ -676,7 +680,7 @@ void ps_suite_limit429(ps_conform *c)
             refused_creates_free(&refused_names);
             return;
         }
-        count_burst(exs, got, probe.reset_s, ops.creates || ops.creates_count, &bc);
+        count_burst(c, exs, got, probe.reset_s, ops.creates || ops.creates_count, &bc);
         for (int i = 0; i < got; i++)
             note_refused_create(&refused_names, &exs[i]);
         /* The burst's refusals, one attempt: the key's next request waits as
@@ -850,15 +854,15 @@ void ps_suite_limit429(ps_conform *c)
     ps_conform_pass(c, PS_CK_LIMIT429_ENFORCED);
     check_refusal(c, &refusal);
     int64_t reset_before = 0;
-    ps_rl_read(&refusal.resp_headers, refusal.done_wall_ns / 1000000000, &rl);
+    ps_rl_read(&refusal.resp_headers, service_s(c, refusal.done_wall_ns), &rl);
     if (rl.reset_state == PS_RL_OK) reset_before = rl.reset;
     int64_t asked_s = rl.retry_after_state == PS_RL_OK ? rl.retry_after_s : -1;
     /* Without a time named by any 429 the runner backs off (1 s, 2 s, ...,
      * politeness.h): a refusal after that contradicts nothing the service
      * said (limit429.retry-after already fails the missing Retry-After). */
-    bool named_wait =
-        bc.named_wait || rl.retry_after_state == PS_RL_OK ||
-        (rl.reset_state == PS_RL_OK && ps_clock_s_to_ns(rl.reset) > refusal.done_wall_ns);
+    ps_retry_source named;
+    ps_rl_retry_at_ns(&rl, refusal.done_wall_ns, ps_conform_clock_offset_ns(c), &named);
+    bool named_wait = bc.named_wait || named != PS_RETRY_NONE;
     int64_t refused_at_ns = refusal.done_wall_ns; /* the last 429 read */
     if (bc.last_429 >= 0 && exs[bc.last_429].done_wall_ns > refused_at_ns)
         refused_at_ns = exs[bc.last_429].done_wall_ns;
@@ -888,7 +892,7 @@ void ps_suite_limit429(ps_conform *c)
     if (rc != PS_SENT) {
         ps_conform_no_response(c, PS_CK_LIMIT429_RECOVERS, rc, &ex);
     } else if (ex.status >= 200 && ex.status < 300) {
-        ps_rl_read(&ex.resp_headers, ex.done_wall_ns / 1000000000, &rl);
+        ps_rl_read(&ex.resp_headers, service_s(c, ex.done_wall_ns), &rl);
         if (rl.reset_state == PS_RL_OK && reset_before && rl.reset < reset_before) {
             ps_conform_fail(
                 c, PS_CK_LIMIT429_RECOVERS, &ex, "a new window (a later X-RateLimit-Reset)",
@@ -898,7 +902,7 @@ void ps_suite_limit429(ps_conform *c)
             ps_conform_pass(c, PS_CK_LIMIT429_RECOVERS);
         }
     } else {
-        int64_t sent_s = ex.sent_wall_ns / 1000000000;
+        int64_t sent_s = service_s(c, ex.sent_wall_ns);
         ps_rl_read(&ex.resp_headers, sent_s, &rl);
         if (ex.status == 429 && !named_wait)
             ps_conform_not_applicable(

@@ -99,13 +99,11 @@ typedef struct judge {
     key_seq main, limit;
 } judge;
 
-/* The judge of the run in progress: the framework owns the state, the
- * suites reach it through the run (one run at a time per process). */
-static judge *current;
-
+/* The judge of a run: its observer state, which the run owns. */
 static judge *judge_of(const ps_conform *c)
 {
-    return current && current->owner == c ? current : NULL;
+    judge *j = ps_conform_observer_state(c, ps_ratelimit_judge_observe);
+    return j && j->owner == c ? j : NULL;
 }
 
 static key_seq *seq_for(const ps_conform *c, judge *j, ps_key_role role)
@@ -290,8 +288,9 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
         snprintf(exp, sizeof exp, "a Unix time in whole seconds between %" PRId64 " and %" PRId64,
                  sent_s - RESET_SLACK_S, done_s + 86400 + RESET_SLACK_S);
         ps_conform_fail(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS, ex, exp,
-                        "X-RateLimit-Reset is %s at client time %" PRId64 "%s%s", rl.reset_raw,
-                        sent_s, reset_int ? "" : ": not a whole number of seconds", hint);
+                        "X-RateLimit-Reset is %s at %s time %" PRId64 "%s%s", rl.reset_raw,
+                        ps_conform_clock_offset_ns(c) ? "the service's (Date's)" : "client", sent_s,
+                        reset_int ? "" : ": not a whole number of seconds", hint);
     }
 }
 
@@ -596,8 +595,13 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
 {
     judge *j = state;
     j->owner = c;
-    current = j;
-    const ps_exchange *ex = o->ex;
+    /* every time is judged in the service's clock (Reset is written in it):
+     * the exchange's times shifted by the offset its Date showed */
+    ps_exchange in_service = *o->ex;
+    int64_t offset = ps_conform_clock_offset_ns(c);
+    in_service.sent_wall_ns += offset;
+    in_service.done_wall_ns += offset;
+    const ps_exchange *ex = &in_service;
     /* A mangled credential the server nevertheless accepted may have been
      * counted against the main key: its sequence starts afresh. */
     if (o->role == PS_KEY_MANGLED_MAIN && ex->status != 401) j->main.last.have = false;
@@ -830,5 +834,4 @@ void ps_ratelimit_judge_report(const ps_conform *c, ps_jw *w)
         free(j->limit.static_evidence);
         j->main.static_evidence = j->limit.static_evidence = NULL;
     }
-    current = NULL; /* the run's state is freed with it */
 }

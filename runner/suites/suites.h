@@ -35,5 +35,18 @@ void ps_suite_roundtrip(ps_conform *c);
 void ps_suite_ratelimit(ps_conform *c);
 /* limit429.*: exhausts the per-minute limit of the limit key and waits it out. */
 void ps_suite_limit429(ps_conform *c);
+/* generate.*: the generative phase (seeded requests judged by the clause
+ * each names, shrunk on failure), concurrent creates and a list beyond
+ * common page sizes, within --examples, --generate-time and --create-budget.
+ * Runs after limit429: it must not spend the window the limit suite needs. */
+void ps_suite_generate(ps_conform *c);
+/* http.date-present, http.retry-after-imf-fixdate: not applicable when no
+ * response of the run gave them something to judge (run.c, at the end). */
+void ps_suite_http_dates_finish(ps_conform *c);
+/* The observer of those two (http_dates.c), an entry of ps_suite_observers. */
+void ps_http_dates_observe(ps_conform *c, void *state, const ps_observation *o);
+/* After the suites: ratelimit.service-clock from every Date the run read
+ * (the offset every time-based check was judged in, conform.h). */
+void ps_suite_clock_finish(ps_conform *c);
 
 #endif

@@ -470,10 +470,12 @@ static size_t heap_in_use(void)
     return mi.uordblks + mi.hblkhd;
 }
 
+/* The thread's CPU time: a loaded machine (CI beside other builds) stretched
+ * the wall time of 10 M records from 0.6 s to 4.6 s under ASan. */
 static double now_s(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 

@@ -8,37 +8,10 @@ Import it with the test's folder's ../lib on sys.path (see pstest.py).
 """
 import asyncio
 import os
-import shutil
-import socket
 import subprocess
 import threading
-import time
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_port(port, timeout=10):
-    """True once 127.0.0.1:port accepts a connection, within timeout."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.5).close()
-            return True
-        except OSError:
-            time.sleep(0.05)
-    return False
-
-
-def nginx_binary():
-    if os.path.exists("/usr/sbin/nginx"):
-        return "/usr/sbin/nginx"
-    return shutil.which("nginx")
+from pstest import free_port, nginx_binary, wait_port  # noqa: F401 (the one copy; tests import them from here too)
 
 
 def make_ca(tmp, cn="127.0.0.1"):

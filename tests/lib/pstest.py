@@ -106,7 +106,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_port(port, proc=None, timeout=10):
+def wait_port(port, timeout=10, proc=None):
     """True once 127.0.0.1:port accepts a connection (bounded); False when
     proc (if given) ended first or the timeout passed."""
     import socket
@@ -186,7 +186,7 @@ http {
 """ % {"t": tmp, "x": http_extra, "s": servers(ports)})
         proc = subprocess.Popen([nginx, "-p", tmp, "-c", conf], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-        if all(wait_port(p, proc) for p in ports):
+        if all(wait_port(p, proc=proc) for p in ports):
             return proc, ports
         stop_process(proc)
     return None, None

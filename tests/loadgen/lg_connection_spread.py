@@ -43,7 +43,7 @@ def start_balancer(tmp, backends):
                 f.write("  server s%d %s\n" % (i, b))
         proc = subprocess.Popen(["haproxy", "-db", "-f", cfg], stdout=subprocess.DEVNULL,
                                 stderr=open(os.path.join(tmp, "haproxy.err"), "w"))
-        if wait_port(port, proc):
+        if wait_port(port, proc=proc):
             return proc, port
         stop_process(proc)
     return proc, None

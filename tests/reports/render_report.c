@@ -1,7 +1,8 @@
 /* render_report.c - test driver: renders a JSON summary file as a report:
- * HTML (conform, load), or the conformance TAP or JUnit file (tap, junit),
- * so the peer tests can feed readers documents no real server produces.
- * Usage: render_report conform|load|tap|junit IN.json OUT */
+ * HTML (conform, load), the conformance TAP or JUnit file (tap, junit), or
+ * a Markdown summary (md-conform, md-load), so the peer tests can feed
+ * readers documents no real server produces.
+ * Usage: render_report conform|load|tap|junit|md-conform|md-load IN.json OUT */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "core/json.h"
 #include "reports/html_report.h"
 #include "reports/report_junit.h"
+#include "reports/report_markdown.h"
 #include "reports/report_tap.h"
 
 int main(int argc, char **argv)
@@ -21,13 +23,16 @@ int main(int argc, char **argv)
 
     const char *kind = argc == 4 ? argv[1] : "";
     int (*writer)(const ps_json *, FILE *, ps_error *) =
-        strcmp(kind, "conform") == 0 ? ps_report_html_conform
-        : strcmp(kind, "load") == 0  ? ps_report_html_load
-        : strcmp(kind, "tap") == 0   ? ps_report_tap_conform
-        : strcmp(kind, "junit") == 0 ? ps_report_junit_conform
-                                     : NULL;
+        strcmp(kind, "conform") == 0      ? ps_report_html_conform
+        : strcmp(kind, "load") == 0       ? ps_report_html_load
+        : strcmp(kind, "tap") == 0        ? ps_report_tap_conform
+        : strcmp(kind, "junit") == 0      ? ps_report_junit_conform
+        : strcmp(kind, "md-conform") == 0 ? ps_report_md_conform
+        : strcmp(kind, "md-load") == 0    ? ps_report_md_load
+                                          : NULL;
     if (!writer) {
-        fprintf(stderr, "usage: render_report conform|load|tap|junit IN.json OUT\n");
+        fprintf(stderr,
+                "usage: render_report conform|load|tap|junit|md-conform|md-load IN.json OUT\n");
         return 2;
     }
     if (ps_buf_read_file(&text, argv[2]) != 0) {

@@ -12,7 +12,7 @@ static void catalogue_ids_unique_and_suited(void)
 {
     static const char *const suites[] = {"base",      "list",     "create",     "schema",
                                          "errors",    "auth",     "validation", "roundtrip",
-                                         "ratelimit", "limit429", "http"};
+                                         "ratelimit", "limit429", "generate",   "http"};
     for (int i = 0; i < PS_CK_COUNT; i++) {
         const ps_check_def *d = ps_check_def_get((ps_check_id)i);
         CHECK(d->ck == (ps_check_id)i);

@@ -1,0 +1,33 @@
+/* service_clock.c - the service's clock offset from Date headers (see service_clock.h). */
+#include "core/service_clock.h"
+
+#define NS 1000000000LL
+
+void ps_service_clock_add(ps_service_clock *sc, int64_t date_s, int64_t sent_ns, int64_t done_ns)
+{
+    /* service time in [date, date + 1 s) while the client's was in [sent, done] */
+    int64_t lo = date_s * NS - done_ns, hi = (date_s + 1) * NS - sent_ns;
+    if (sc->samples && (lo > sc->hi_ns || hi < sc->lo_ns)) {
+        sc->restarts++;
+        sc->samples = 0;
+    }
+    if (!sc->samples) {
+        sc->lo_ns = lo;
+        sc->hi_ns = hi;
+    } else {
+        if (lo > sc->lo_ns) sc->lo_ns = lo;
+        if (hi < sc->hi_ns) sc->hi_ns = hi;
+    }
+    sc->samples++;
+}
+
+int64_t ps_service_clock_offset_ns(const ps_service_clock *sc)
+{
+    if (!sc->samples || (sc->lo_ns <= 0 && sc->hi_ns >= 0)) return 0;
+    return sc->lo_ns + (sc->hi_ns - sc->lo_ns) / 2;
+}
+
+bool ps_service_clock_beyond(const ps_service_clock *sc, int64_t limit_ns)
+{
+    return sc->samples && (sc->lo_ns > limit_ns || sc->hi_ns < -limit_ns);
+}

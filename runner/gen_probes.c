@@ -1,0 +1,645 @@
+/* gen_probes.c - the seeded generator of the generative phase (see
+ * gen_probes.h). Each probe is one row of the table at the bottom: what it
+ * varies, the check and clause that judge it, and the builder. */
+#include "runner/gen_probes.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- randomness ------------------------------------------------------------- */
+
+void ps_gen_rng_seed(ps_gen_rng *r, uint64_t seed)
+{
+    r->state = seed;
+}
+
+uint64_t ps_gen_rng_next(ps_gen_rng *r)
+{
+    uint64_t z = (r->state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+uint32_t ps_gen_rng_below(ps_gen_rng *r, uint32_t n)
+{
+    return (uint32_t)(ps_gen_rng_next(r) % n);
+}
+
+#define PICK(r, arr) ((arr)[ps_gen_rng_below((r), (uint32_t)(sizeof(arr) / sizeof((arr)[0])))])
+
+/* ---- units: characters as JSON text ------------------------------------------ */
+
+static size_t utf8_encode(uint32_t cp, char *out)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* cp as a \u escape (a surrogate pair beyond the BMP), hex in either case. */
+static size_t json_escape_cp(uint32_t cp, bool upper, char *out)
+{
+    if (cp < 0x10000)
+        return (size_t)(upper ? snprintf(out, 16, "\\u%04X", cp)
+                              : snprintf(out, 16, "\\u%04x", cp));
+    uint32_t v = cp - 0x10000;
+    size_t n = json_escape_cp(0xD800 + (v >> 10), upper, out);
+    return n + json_escape_cp(0xDC00 + (v & 0x3FF), upper, out + n);
+}
+
+/* Adds cp as one unit: raw UTF-8, or (escaped) as a \u escape. */
+static void add_cp(ps_gen_case *gc, uint32_t cp, int escaped, bool fixed)
+{
+    char buf[32];
+    size_t n;
+    if (escaped)
+        n = json_escape_cp(cp, escaped == 2, buf);
+    else
+        n = utf8_encode(cp, buf);
+    ps_gen_case_add_unit(gc, buf, n, fixed);
+}
+
+/* Adds plain text (no quote, backslash or control characters) as fixed units. */
+static void add_fixed(ps_gen_case *gc, const char *s)
+{
+    ps_gen_case_add_unit(gc, s, strlen(s), true);
+}
+
+/* White space of several kinds, as JSON text (one character each). */
+static const char *const spaces[] = {" ",        "\\t",          "\\n",          "\\r",
+                                     "\xc2\xa0", "\\u00a0",      "\xe2\x80\x83", "\xe3\x80\x80",
+                                     "\\u2028",  "\xe2\x80\xa9", "\\u000b",      "\\f"};
+
+static void add_spaces(ps_gen_rng *r, ps_gen_case *gc, unsigned min, unsigned max)
+{
+    unsigned n = min + ps_gen_rng_below(r, max - min + 1);
+    for (unsigned i = 0; i < n; i++) {
+        const char *s = PICK(r, spaces);
+        ps_gen_case_add_unit(gc, s, strlen(s), false);
+    }
+}
+
+/* Characters of every Unicode plane: 0 (BMP), 1, 2, 3, 14, 15, 16. */
+static const uint32_t plane_chars[] = {0xE9,    0x732B,  0x2028,  0xFFFD,  0xFB01,
+                                       0x1F408, 0x1D11E, 0x20BB7, 0x2A6D6, 0x30000,
+                                       0xE0041, 0xF0000, 0x10FFFD};
+
+/* ---- the bodies ---------------------------------------------------------------- */
+
+/* The body around the probed string: field 0 probes name (the description,
+ * when the name cannot carry the tag, does), field 1 the description. */
+static void frame_string(ps_gen_case *gc, const ps_gen_context *ctx, size_t i, int field,
+                         bool name_has_tag)
+{
+    if (field == 0) {
+        ps_buf_puts(&gc->head, "{\"name\":\"");
+        if (name_has_tag)
+            ps_buf_puts(&gc->tail, "\"}");
+        else
+            ps_buf_printf(&gc->tail, "\",\"description\":\"%s%zu\"}", ctx->tag, i);
+    } else {
+        ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\",\"description\":\"", ctx->tag, i);
+        ps_buf_puts(&gc->tail, "\"}");
+    }
+}
+
+static void add_tag(ps_gen_case *gc, const ps_gen_context *ctx, size_t i)
+{
+    char t[64];
+    snprintf(t, sizeof t, "%s%zu", ctx->tag, i);
+    add_fixed(gc, t);
+}
+
+typedef struct probe probe;
+typedef void (*build_fn)(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                         ps_gen_case *gc);
+struct probe {
+    const char *what;
+    int field; /* 0 name, 1 description, -1 none */
+    ps_check_id ck;
+    ps_gen_expect expect;
+    const char *clause;
+    build_fn build;
+};
+
+static const char *const field_names[] = {"name", "description"};
+
+#define STRING_CLAUSE                                                                              \
+    "spec 2 NewCategory: a string; spec 4 createCategory: 201 with the Category as sent (length "  \
+    "limits not shown: 400 allowed; never 5xx)"
+
+static void build_empty(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                        ps_gen_case *gc)
+{
+    (void)r;
+    frame_string(gc, ctx, i, p->field, false);
+}
+
+static void build_spaces_only(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                              ps_gen_case *gc)
+{
+    frame_string(gc, ctx, i, p->field, false);
+    add_spaces(r, gc, 1, 4);
+}
+
+static void build_spaces_around(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                                ps_gen_case *gc)
+{
+    frame_string(gc, ctx, i, p->field, true);
+    add_spaces(r, gc, 1, 3);
+    if (p->field == 0)
+        add_tag(gc, ctx, i);
+    else
+        add_fixed(gc, "around");
+    add_spaces(r, gc, 1, 3);
+}
+
+static void build_long(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                       ps_gen_case *gc)
+{
+    static const unsigned lengths[] = {256, 1000, 1001, 1024, 2048, 4096, 5000};
+    static const uint32_t wide[] = {0xE9, 0x732B, 0x1F408};
+    frame_string(gc, ctx, i, p->field, true);
+    if (p->field == 0) {
+        add_tag(gc, ctx, i);
+        add_fixed(gc, " ");
+    }
+    unsigned n = PICK(r, lengths);
+    for (unsigned k = 0; k < n; k++) {
+        if (ps_gen_rng_below(r, 16) == 0)
+            add_cp(gc, PICK(r, wide), 0, false);
+        else
+            add_cp(gc, 'a' + ps_gen_rng_below(r, 26), 0, false);
+    }
+}
+
+static void build_planes(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                         ps_gen_case *gc)
+{
+    frame_string(gc, ctx, i, p->field, true);
+    if (p->field == 0) {
+        add_tag(gc, ctx, i);
+        add_fixed(gc, " ");
+    }
+    /* every plane once, in a random order and form, then a few more */
+    size_t n = sizeof plane_chars / sizeof plane_chars[0];
+    uint32_t order[sizeof plane_chars / sizeof plane_chars[0]];
+    memcpy(order, plane_chars, sizeof order);
+    for (size_t k = n - 1; k > 0; k--) {
+        size_t j = ps_gen_rng_below(r, (uint32_t)(k + 1));
+        uint32_t t = order[k];
+        order[k] = order[j];
+        order[j] = t;
+    }
+    for (size_t k = 0; k < n; k++)
+        add_cp(gc, order[k], (int)ps_gen_rng_below(r, 3), false);
+}
+
+static void build_controls(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                           ps_gen_case *gc)
+{
+    static const char *const short_forms[] = {"\\b", "\\f", "\\n", "\\r", "\\t"};
+    frame_string(gc, ctx, i, p->field, true);
+    if (p->field == 0) add_tag(gc, ctx, i);
+    unsigned n = 2 + ps_gen_rng_below(r, 6);
+    for (unsigned k = 0; k < n; k++) {
+        unsigned kind = ps_gen_rng_below(r, 4);
+        if (kind == 0) {
+            const char *s = PICK(r, short_forms);
+            ps_gen_case_add_unit(gc, s, strlen(s), false);
+        } else if (kind == 1) {
+            ps_gen_case_add_unit(gc, "\x7f", 1, false); /* DEL may be sent raw */
+        } else {
+            add_cp(gc, ps_gen_rng_below(r, 0x20), 1 + (int)ps_gen_rng_below(r, 2), false);
+        }
+        add_cp(gc, 'a' + ps_gen_rng_below(r, 26), 0, false);
+    }
+}
+
+/* The same text in other JSON forms: characters as \u escapes (either hex
+ * case), "\/" for '/', the two-character escapes of '"' and '\'. */
+static void build_escapes(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                          ps_gen_case *gc)
+{
+    frame_string(gc, ctx, i, p->field, true);
+    char text[96];
+    snprintf(text, sizeof text, "%s%zu/a\"b\\c\xc3\xa9\xf0\x9f\x90\x88", ctx->tag, i);
+    /* the tag's characters are escaped too: they are what is sent, and still the tag */
+    for (const unsigned char *s = (const unsigned char *)text; *s;) {
+        uint32_t cp = *s;
+        size_t len = 1;
+        if (cp >= 0xF0)
+            cp =
+                ((cp & 7u) << 18) | ((s[1] & 0x3Fu) << 12) | ((s[2] & 0x3Fu) << 6) | (s[3] & 0x3Fu),
+            len = 4;
+        else if (cp >= 0xE0)
+            cp = ((cp & 15u) << 12) | ((s[1] & 0x3Fu) << 6) | (s[2] & 0x3Fu), len = 3;
+        else if (cp >= 0xC0)
+            cp = ((cp & 31u) << 6) | (s[1] & 0x3Fu), len = 2;
+        unsigned form = ps_gen_rng_below(r, 3);
+        bool fixed = p->field == 0 && (const char *)s < text + strlen(ctx->tag);
+        if (cp == '"' || cp == '\\') {
+            if (form == 0)
+                ps_gen_case_add_unit(gc, cp == '"' ? "\\\"" : "\\\\", 2, fixed);
+            else
+                add_cp(gc, cp, (int)form, fixed);
+        } else if (cp == '/' && form == 0) {
+            ps_gen_case_add_unit(gc, "\\/", 2, fixed);
+        } else {
+            add_cp(gc, cp, (int)form, fixed);
+        }
+        s += len;
+    }
+}
+
+/* ---- members ---------------------------------------------------------------- */
+
+#define MEMBERS_CLAUSE                                                                             \
+    "spec 2 NewCategory (name required, description optional); spec 4 createCategory rule 1; "     \
+    "RFC 8259 8.3: member names compare code unit by code unit"
+
+static void build_name_other_case(const probe *p, ps_gen_rng *r, size_t i,
+                                  const ps_gen_context *ctx, ps_gen_case *gc)
+{
+    (void)p;
+    static const char *const forms[] = {"NAME", "Name", "nAme", "namE"};
+    ps_buf_printf(&gc->head, "{\"%s\":\"%s%zu\"}", PICK(r, forms), ctx->tag, i);
+}
+
+static void build_name_both_cases(const probe *p, ps_gen_rng *r, size_t i,
+                                  const ps_gen_context *ctx, ps_gen_case *gc)
+{
+    (void)p;
+    static const char *const forms[] = {"NAME", "Name"};
+    const char *other = PICK(r, forms);
+    if (ps_gen_rng_below(r, 2))
+        ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\",\"%s\":\"%s%zu other\"}", ctx->tag, i, other,
+                      ctx->tag, i);
+    else
+        ps_buf_printf(&gc->head, "{\"%s\":\"%s%zu other\",\"name\":\"%s%zu\"}", other, ctx->tag, i,
+                      ctx->tag, i);
+}
+
+static const char *const json_values[] = {"\"red\"",
+                                          "0",
+                                          "-0",
+                                          "1.5e3",
+                                          "true",
+                                          "null",
+                                          "[]",
+                                          "{}",
+                                          "[1,\"a\",{\"b\":null}]",
+                                          "{\"name\":\"inner\"}",
+                                          "1E+400",
+                                          "123456789012345678901234567890"};
+
+static void build_unknown_member(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                                 ps_gen_case *gc)
+{
+    (void)p;
+    static const char *const names[] = {"colour", "id2", "names", "nameX", " name",      "name ",
+                                        "_name",  "",    "Name",  "tags",  "\\u006eame2"};
+    const char *key = PICK(r, names), *value = PICK(r, json_values);
+    if (ps_gen_rng_below(r, 2))
+        ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\",\"%s\":%s}", ctx->tag, i, key, value);
+    else
+        ps_buf_printf(&gc->head, "{\"%s\":%s,\"name\":\"%s%zu\"}", key, value, ctx->tag, i);
+}
+
+static void build_repeated_member(const probe *p, ps_gen_rng *r, size_t i,
+                                  const ps_gen_context *ctx, ps_gen_case *gc)
+{
+    (void)p;
+    if (ps_gen_rng_below(r, 2))
+        ps_buf_printf(&gc->head, "{\"name\":\"%s%zu a\",\"name\":\"%s%zu b\"}", ctx->tag, i,
+                      ctx->tag, i);
+    else
+        ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\",\"description\":\"a\",\"description\":\"b\"}",
+                      ctx->tag, i);
+}
+
+static void build_nesting(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                          ps_gen_case *gc)
+{
+    (void)p;
+    unsigned depth = 2 + ps_gen_rng_below(r, 30);
+    ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\",\"meta\":", ctx->tag, i);
+    ps_buf inner = PS_BUF_INIT;
+    for (unsigned d = 0; d < depth; d++)
+        ps_buf_puts(&gc->head, (d & 1) ? "{\"k\":" : "[");
+    ps_buf_puts(&gc->head, "\"deep\"");
+    for (unsigned d = depth; d-- > 0;)
+        ps_buf_puts(&gc->head, (d & 1) ? "}" : "]");
+    ps_buf_puts(&gc->head, "}");
+    ps_buf_free(&inner);
+}
+
+static void build_name_container(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                                 ps_gen_case *gc)
+{
+    (void)p;
+    if (ps_gen_rng_below(r, 2))
+        ps_buf_printf(&gc->head, "{\"name\":[\"%s%zu\"]}", ctx->tag, i);
+    else
+        ps_buf_printf(&gc->head, "{\"name\":{\"name\":\"%s%zu\"}}", ctx->tag, i);
+}
+
+static const char *const number_forms[] = {
+    "0",   "-0",    "1e2", "1E+2", "-1.0e-3", "0.1", "1e400", "-1e400", "12345678901234567890",
+    "3.0", "1E-400"};
+
+static void build_number_field(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                               ps_gen_case *gc)
+{
+    if (p->field == 0)
+        ps_buf_printf(&gc->head, "{\"name\":%s,\"description\":\"%s%zu\"}", PICK(r, number_forms),
+                      ctx->tag, i);
+    else
+        ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\",\"description\":%s}", ctx->tag, i,
+                      PICK(r, number_forms));
+}
+
+static void build_number_unknown(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                                 ps_gen_case *gc)
+{
+    (void)p;
+    ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\",\"n\":%s}", ctx->tag, i, PICK(r, number_forms));
+}
+
+/* RFC 8259 2: white space is allowed before and after any structural character. */
+static void build_json_spaces(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                              ps_gen_case *gc)
+{
+    (void)p;
+    static const char *const ws[] = {"", " ", "\t", "\n", "\r\n", "  \t"};
+    ps_buf_printf(&gc->head, "%s{%s\"name\"%s:%s\"%s%zu\"%s,%s\"description\"%s:%s\"d\"%s}%s",
+                  PICK(r, ws), PICK(r, ws), PICK(r, ws), PICK(r, ws), ctx->tag, i, PICK(r, ws),
+                  PICK(r, ws), PICK(r, ws), PICK(r, ws), PICK(r, ws), PICK(r, ws));
+}
+
+/* ---- Content-Type -------------------------------------------------------------- */
+
+#define CT_CLAUSE                                                                                  \
+    "spec 4: requests use application/json; RFC 9110 8.3.1: type, subtype and parameter names "    \
+    "are case-insensitive, parameters may follow"
+
+static void plain_body(ps_gen_case *gc, const ps_gen_context *ctx, size_t i)
+{
+    ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\"}", ctx->tag, i);
+}
+
+static void build_ct_variant(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                             ps_gen_case *gc)
+{
+    (void)p;
+    static const char *const forms[] = {"application/json; charset=utf-8",
+                                        "application/json;charset=UTF-8",
+                                        "application/json ; charset=utf-8",
+                                        "Application/JSON",
+                                        "APPLICATION/JSON",
+                                        "application/JSON; Charset=\"utf-8\""};
+    plain_body(gc, ctx, i);
+    ps_gen_case_set_content_type(gc, PICK(r, forms));
+}
+
+static void build_ct_missing(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                             ps_gen_case *gc)
+{
+    (void)p, (void)r;
+    plain_body(gc, ctx, i);
+    ps_gen_case_set_content_type(gc, NULL);
+}
+
+/* ---- Authorization --------------------------------------------------------------- */
+
+#define AUTH_CLAUSE                                                                                \
+    "spec 5 rule 1: an invalid key, or no valid credential, is answered with 401 (RFC 6750 3.1: "  \
+    "a malformed one may get 400)"
+
+/* The request of a credential probe: a list, or a create the service must
+ * refuse (it would be tagged if it did not). */
+static void auth_request(ps_gen_rng *r, ps_gen_case *gc, const ps_gen_context *ctx, size_t i)
+{
+    if (ps_gen_rng_below(r, 2)) {
+        snprintf(gc->method, sizeof gc->method, "GET");
+        gc->has_body = false;
+        ps_gen_case_set_content_type(gc, NULL);
+        return;
+    }
+    plain_body(gc, ctx, i);
+}
+
+static void build_key_case(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                           ps_gen_case *gc)
+{
+    (void)p;
+    static const char *const forms[] = {"Bearer {key^^}", "Bearer {key,,}", "Bearer {key~~}"};
+    unsigned k;
+    do
+        k = ps_gen_rng_below(r, 3);
+    while (!(ctx->key_cases & (1u << k)));
+    auth_request(r, gc, ctx, i);
+    ps_gen_case_set_auth(gc, 0, forms[k]);
+}
+
+static void build_extra_tokens(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                               ps_gen_case *gc)
+{
+    (void)p;
+    static const char *const forms[] = {"Bearer {key} junk", "Bearer {key} {key}",
+                                        "Bearer {key} Bearer {key}", "Bearer {key},junk",
+                                        "Bearer {key};x=1"};
+    auth_request(r, gc, ctx, i);
+    ps_gen_case_set_auth(gc, 0, PICK(r, forms));
+}
+
+static void build_other_scheme(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                               ps_gen_case *gc)
+{
+    (void)p;
+    static const char *const forms[] = {"NotBearer {key}", "XBearer {key}", "Bearerx {key}",
+                                        "Bear {key}",      "Bearer_ {key}", "Digest {key}"};
+    auth_request(r, gc, ctx, i);
+    ps_gen_case_set_auth(gc, 0, PICK(r, forms));
+}
+
+static void build_malformed(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                            ps_gen_case *gc)
+{
+    (void)p;
+    static const char *const forms[] = {"Bearer: {key}", "{key} Bearer", "Bearer\"{key}\"",
+                                        "Bearer={key}"};
+    auth_request(r, gc, ctx, i);
+    ps_gen_case_set_auth(gc, 0, PICK(r, forms));
+}
+
+static void build_repeated_auth(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                                ps_gen_case *gc)
+{
+    (void)p;
+    /* Only this order: reading the first of two fields (Node does) is no
+     * fault, and refuses this request; skipping a first field with an
+     * unknown key to find a valid one in a later field accepts it. */
+    auth_request(r, gc, ctx, i);
+    ps_gen_case_set_auth(gc, 0, "Bearer {unknown}");
+    ps_gen_case_set_auth(gc, 1, "Bearer {key}");
+}
+
+/* RFC 9110 5.5: white space around a field value is not part of it. Only
+ * leading white space is sent: Python's http.server, among others, keeps
+ * the trailing kind in the value, and a service comparing the value whole
+ * then refuses a key the spec's own form would carry; a deviation too
+ * slight to fail anyone for. */
+static void build_auth_ows(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+                           ps_gen_case *gc)
+{
+    (void)p, (void)i, (void)ctx;
+    static const char *const forms[] = {" Bearer {key}", "\tBearer {key}", "  Bearer {key}",
+                                        " \tBearer {key}"};
+    snprintf(gc->method, sizeof gc->method, "GET");
+    gc->has_body = false;
+    ps_gen_case_set_content_type(gc, NULL);
+    ps_gen_case_set_auth(gc, 0, PICK(r, forms));
+}
+
+/* ---- the table ------------------------------------------------------------------- */
+
+#define S PS_CK_GENERATE_STRING_FIELDS
+#define M PS_CK_GENERATE_MEMBERS
+#define C PS_CK_GENERATE_CONTENT_TYPE
+#define A PS_CK_GENERATE_CREDENTIALS
+
+static const probe probes[] = {
+    {"empty string", 0, S, PS_GEN_CREATED, STRING_CLAUSE, build_empty},
+    {"empty string", 1, S, PS_GEN_CREATED, STRING_CLAUSE, build_empty},
+    {"white space only", 0, S, PS_GEN_CREATED, STRING_CLAUSE, build_spaces_only},
+    {"white space only", 1, S, PS_GEN_CREATED, STRING_CLAUSE, build_spaces_only},
+    {"white space around the value", 0, S, PS_GEN_CREATED, STRING_CLAUSE, build_spaces_around},
+    {"white space around the value", 1, S, PS_GEN_CREATED, STRING_CLAUSE, build_spaces_around},
+    {"a long value", 0, S, PS_GEN_CREATED, STRING_CLAUSE, build_long},
+    {"a long value", 1, S, PS_GEN_CREATED, STRING_CLAUSE, build_long},
+    {"a character of every Unicode plane", 0, S, PS_GEN_CREATED, STRING_CLAUSE, build_planes},
+    {"a character of every Unicode plane", 1, S, PS_GEN_CREATED, STRING_CLAUSE, build_planes},
+    {"escaped control characters", 0, S, PS_GEN_CREATED, STRING_CLAUSE, build_controls},
+    {"escaped control characters", 1, S, PS_GEN_CREATED, STRING_CLAUSE, build_controls},
+    {"the text in JSON escape forms", 0, S, PS_GEN_CREATED, STRING_CLAUSE, build_escapes},
+    {"the text in JSON escape forms", 1, S, PS_GEN_CREATED, STRING_CLAUSE, build_escapes},
+    {"a number, not a string", 0, S, PS_GEN_400,
+     "spec 2 NewCategory: name is a string; spec 4 rule 1: an invalid value is a 400",
+     build_number_field},
+    {"a number, not a string", 1, S, PS_GEN_400,
+     "spec 2 NewCategory: description is a string; spec 4 rule 1: an invalid value is a 400",
+     build_number_field},
+    {"member 'name' in another case only", -1, M, PS_GEN_400,
+     "spec 2 NewCategory rule 2, spec 4 rule 1: without the member 'name' a create is a 400 "
+     "(RFC 8259 8.3: names compare code unit by code unit)",
+     build_name_other_case},
+    {"member 'name' beside one in another case", -1, M, PS_GEN_CREATED, MEMBERS_CLAUSE,
+     build_name_both_cases},
+    {"an unknown member beside valid ones", -1, M, PS_GEN_CREATED, MEMBERS_CLAUSE,
+     build_unknown_member},
+    {"a repeated member", -1, M, PS_GEN_CREATED,
+     "spec 2 NewCategory; RFC 8259 4: names SHOULD be unique, a receiver may take either value "
+     "(or refuse with 400)",
+     build_repeated_member},
+    {"a nested unknown member", -1, M, PS_GEN_CREATED, MEMBERS_CLAUSE, build_nesting},
+    {"name an array or an object", -1, M, PS_GEN_400,
+     "spec 2 NewCategory: name is a string; spec 4 rule 1: an invalid value is a 400",
+     build_name_container},
+    {"an unknown member in a number form", -1, M, PS_GEN_CREATED, MEMBERS_CLAUSE,
+     build_number_unknown},
+    {"insignificant white space between tokens", -1, M, PS_GEN_CREATED,
+     "spec 4: a JSON body; RFC 8259 2: white space is allowed around structural characters",
+     build_json_spaces},
+    {"Content-Type with parameters or in another case", -1, C, PS_GEN_CREATED_ONLY, CT_CLAUSE,
+     build_ct_variant},
+    {"no Content-Type", -1, C, PS_GEN_NO_5XX,
+     "spec 4: requests use application/json (without Content-Type a service may refuse or read "
+     "the JSON; never 5xx)",
+     build_ct_missing},
+    {"the key in another case", -1, A, PS_GEN_401,
+     "spec 5 rule 1: an invalid key is answered with 401 (a key is matched exactly)",
+     build_key_case},
+    {"extra tokens after the key", -1, A, PS_GEN_REFUSED, AUTH_CLAUSE, build_extra_tokens},
+    {"another scheme carrying the key", -1, A, PS_GEN_401,
+     "spec 5: the scheme is HTTP bearer, rule 1: no valid credential is answered with 401",
+     build_other_scheme},
+    {"a malformed credential holding the key", -1, A, PS_GEN_REFUSED, AUTH_CLAUSE, build_malformed},
+    {"two Authorization fields, the first with an unknown key", -1, A, PS_GEN_REFUSED,
+     "spec 5 rule 1: a request with an invalid key gets 401; RFC 9110 5.3: Authorization is a "
+     "singleton (a service may read the first field, or refuse the message with 400)",
+     build_repeated_auth},
+    {"white space before the Authorization value", -1, A, PS_GEN_ACCEPTED,
+     "spec 5: Authorization: Bearer <API_KEY>; RFC 9110 5.5: white space around a field value is "
+     "not part of it",
+     build_auth_ows},
+};
+#define NPROBES (sizeof probes / sizeof probes[0])
+
+size_t ps_gen_probe_count(void)
+{
+    return NPROBES;
+}
+
+/* The coverage pass's order: the checks in turn (a string probe, a member
+ * probe, a Content-Type probe, a credential probe, ...), so a phase cut
+ * short by a small rate limit has judged every check early. */
+static size_t coverage_probe(size_t i)
+{
+    static const ps_check_id turn[] = {S, M, C, A};
+    size_t taken[4] = {0}, n = 0;
+    for (;;) {
+        bool any = false;
+        for (size_t t = 0; t < 4; t++) {
+            size_t seen = 0;
+            for (size_t k = 0; k < NPROBES; k++) {
+                if (probes[k].ck != turn[t] || seen++ != taken[t]) continue;
+                taken[t]++;
+                any = true;
+                if (n++ == i) return k;
+                break;
+            }
+        }
+        if (!any) return i % NPROBES; /* not reached: every probe has one of the four checks */
+    }
+}
+
+void ps_gen_make(ps_gen_rng *r, size_t i, const ps_gen_context *ctx, ps_gen_case *out)
+{
+    ps_gen_case_init(out);
+    const probe *p;
+    size_t k = i < NPROBES ? coverage_probe(i) : ps_gen_rng_below(r, NPROBES);
+    /* the key-case probe does not apply to a key without letters: the next one does */
+    while (probes[k].build == build_key_case && !ctx->key_cases)
+        k = (k + 1) % NPROBES;
+    p = &probes[k];
+    if (p->field >= 0)
+        snprintf(out->probe, sizeof out->probe, "%s: %s", field_names[p->field], p->what);
+    else
+        snprintf(out->probe, sizeof out->probe, "%s", p->what);
+    snprintf(out->clause, sizeof out->clause, "%s", p->clause);
+    out->ck = p->ck;
+    out->expect = p->expect;
+    out->has_body = true;
+    ps_gen_case_set_content_type(out, "application/json");
+    ps_gen_case_set_auth(out, 0, "Bearer {key}");
+    p->build(p, r, i, ctx, out);
+}

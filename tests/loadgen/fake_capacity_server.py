@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""fake_capacity_server.py - an HTTP/1.1 service of known capacity for
+petstore-load search: one worker with a fixed service time, modelled
+exactly. Each request is done at max(arrival, when the worker frees up) +
+SERVICE, and answered then (200, a small JSON list), so the service serves
+at most 1/SERVICE requests a second, whatever the machine's speed, and
+beyond that its queue (and latency) grows without bound. Keep-alive, one
+request at a time per connection, as petstore-load sends them.
+
+usage: fake_capacity_server.py SERVICE_MS
+Prints http://127.0.0.1:PORT/v1 as its first line; stops on SIGTERM.
+"""
+import heapq
+import selectors
+import signal
+import socket
+import sys
+import time
+
+BODY = b'[{"id":1,"name":"Dog","description":"Domestic dogs"}]'
+RESPONSE = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(BODY)) + BODY
+
+
+def main():
+    service = float(sys.argv[1]) / 1000.0
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    lsock = socket.socket()
+    lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lsock.bind(("127.0.0.1", 0))
+    lsock.listen(1024)
+    lsock.setblocking(False)
+    print("http://127.0.0.1:%d/v1" % lsock.getsockname()[1], flush=True)
+    sel = selectors.DefaultSelector()
+    sel.register(lsock, selectors.EVENT_READ, None)
+    bufs = {}
+    due = []  # (done_at, seq, sock)
+    seq = 0
+    free_at = 0.0
+    while not stop:
+        timeout = max(0.0, due[0][0] - time.monotonic()) if due else 0.5
+        for key, _ in sel.select(min(timeout, 0.5)):
+            if key.data is None:
+                try:
+                    c, _ = lsock.accept()
+                except OSError:
+                    continue
+                c.setblocking(False)
+                c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                bufs[c] = b""
+                sel.register(c, selectors.EVENT_READ, "conn")
+                continue
+            c = key.fileobj
+            try:
+                data = c.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                sel.unregister(c)
+                bufs.pop(c, None)
+                c.close()
+                if not bufs:
+                    # every client gone (between search steps): its queue
+                    # goes with it, so each step meets an idle worker
+                    due.clear()
+                    free_at = 0.0
+                continue
+            buf = bufs[c] + data
+            now = time.monotonic()
+            while True:
+                end = buf.find(b"\r\n\r\n")
+                if end < 0:
+                    break
+                head = buf[:end].decode("latin-1").lower()
+                length = 0
+                for line in head.split("\r\n"):
+                    if line.startswith("content-length:"):
+                        length = int(line.split(":", 1)[1])
+                if len(buf) < end + 4 + length:
+                    break
+                buf = buf[end + 4 + length:]
+                free_at = max(now, free_at) + service
+                seq += 1
+                heapq.heappush(due, (free_at, seq, c))
+            bufs[c] = buf
+        now = time.monotonic()
+        while due and due[0][0] <= now:
+            _, _, c = heapq.heappop(due)
+            if c in bufs:
+                try:
+                    c.sendall(RESPONSE)
+                except OSError:
+                    pass
+
+
+if __name__ == "__main__":
+    main()

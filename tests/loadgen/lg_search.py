@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""lg_search.py - `petstore-load search` (loadgen/search.c), one case per
+ctest:
+
+  known_capacity  a service of known capacity (fake_capacity_server.py: one
+                  worker, 10 ms a request, so 100 req/s): the search reports
+                  max_rate within 10% of it, exit 0; its JSON is valid
+                  against schemas/load-report.schema.json (ajv, when node
+                  and tools/npm are there); the HTML has the step table and
+                  the latency-vs-rate and answered-vs-target plots; the
+                  console the table, the curve and the result
+  first_fail      the first step already over capacity: exit 99, no max_rate
+  saturated       a generator starved of CPU (nice, pinned beside busy
+                  loops) against the reference server: exit 3,
+                  generator-saturated, no capacity claimed
+  cli             usage errors in the one style (exit 2): no --slo, a flag
+                  the search sets itself, bad values; --help on stdout
+
+usage: lg_search.py CASE --load L --server S [--npm DIR]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "lib"))
+from pstest import check, exit_status, failures, start_server, stop_process  # noqa: E402
+
+SCHEMAS = os.path.join(here, "..", "..", "schemas")
+READER = os.path.join(here, "..", "reports", "peers", "read_reports.mjs")
+
+
+def run(argv, timeout=240, prefix=()):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+    p = subprocess.run(list(prefix) + argv, capture_output=True, timeout=timeout, env=env)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def fake(service_ms):
+    proc, url = start_server([sys.executable, os.path.join(here, "fake_capacity_server.py"), str(service_ms)])
+    check(url is not None, "the fake service did not start")
+    return proc, url
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        check(False, "cannot read %s: %s" % (path, e))
+        return None
+
+
+def validate(npm, path):
+    node = shutil.which("node")
+    if not node or not npm or not os.path.isdir(os.path.join(npm, "node_modules", "ajv")):
+        print("ajv not available: schema check skipped")
+        return
+    p = subprocess.run([node, READER, os.path.join(npm, "node_modules"), "schema",
+                        os.path.join(SCHEMAS, "load-report.schema.json"), path],
+                       capture_output=True, timeout=60)
+    out = p.stdout.decode("utf-8", "replace")
+    check(p.returncode == 0 and '"valid":true' in out, "ajv: %s %s" % (out[-800:], p.stderr.decode()[-300:]))
+
+
+def case_known_capacity(args, tmp):
+    # Up to two searches: one where the generator itself ran late (90% of a
+    # step's requests over 50 ms after their due time) at or below 110 req/s
+    # measured the machine's stalls, which the corrected latency counts, not
+    # the service. Neither valid: skipped (77), the machine is too busy.
+    for attempt in range(2):
+        result = known_capacity_search(args, tmp)
+        if result != "invalid":
+            return result
+    return "the generator ran late in both searches: the machine is too busy to measure"
+
+
+def known_capacity_search(args, tmp):
+    proc, url = fake(10)
+    if not url:
+        return None
+    out, html = os.path.join(tmp, "search.json"), os.path.join(tmp, "search.html")
+    # p90, not p99: a loaded machine's scheduling stalls (up to ~170 ms at
+    # the p90 of a step at 60% of capacity beside ctest -j4) reach the
+    # slowest percent below capacity too; above it the queue grows without
+    # bound and the p90 with it: 10% over for the 5 s of warm-up and step is
+    # ~500 ms by the end.
+    rc, _, err = run([args.load, "search", "--base-url", url, "--api-key", "any-key-0001", "--connections", "64",
+                      "--slo", "p90<300ms", "--from", "60", "--to", "1000",
+                      "--step", "3s", "--warmup", "2s", "--json", out, "--html", html])
+    stop_process(proc)
+    print(err)
+    d = load_json(out)
+    if not d:
+        return None
+    s = d["search"]
+    late = [st for st in s["steps"] if st["rate"] <= 110 and st["generator"]["lateness_us"]["p90"] > 50000]
+    if late:
+        print("the generator ran late at %s req/s: search not valid" % ", ".join("%g" % st["rate"] for st in late))
+        return "invalid"
+    check(rc == 0, "search against a 100 req/s service: exit %d" % rc)
+    check(s["result"] == "found", "result %s" % s["result"])
+    mx = s["max_rate"] or 0
+    check(90 <= mx <= 110, "max_rate %s, expected within 10%% of 100" % mx)
+    check(s["min_failing_rate"] and s["min_failing_rate"] > mx, "min_failing_rate %s" % s["min_failing_rate"])
+    check(s["min_failing_rate"] - mx <= 0.05 * mx + 1e-9, "not resolved to 5%%: %s .. %s" % (mx, s["min_failing_rate"]))
+    for st in s["steps"]:
+        if st["passed"]:
+            check(st["rate"] <= mx, "a step at %s passed above max_rate %s" % (st["rate"], mx))
+        else:
+            check(st["why"], "a failed step without why: %r" % st)
+    check(d["parameters"]["rate"] == mx and d["exit_code"] == 0, "the report is not the max_rate step's run")
+    check(s["slos"] == ["p90<300ms"] and s["step_s"] == 3 and s["warmup_s"] == 2, "search parameters %r" % s)
+    validate(args.npm, out)
+    try:
+        page = open(html).read()
+    except OSError:
+        page = ""
+    check('data-plot="search-latency"' in page and 'data-plot="search-throughput"' in page,
+          "HTML lacks the search plots")
+    check(page.count("<tr data-step>") == len(s["steps"]), "HTML step rows")
+    check("p99 latency against the target rate" in err and "result: found; highest rate measured passing" in err,
+          "console: %s" % err[-600:])
+    return None
+
+
+def case_first_fail(args, tmp):
+    proc, url = fake(10)
+    if not url:
+        return
+    out = os.path.join(tmp, "first.json")
+    rc, _, err = run([args.load, "search", "--base-url", url, "--api-key", "any-key-0001", "--connections", "64",
+                      "--slo", "p90<150ms", "--from", "400", "--to", "1000", "--step", "1s", "--warmup", "500ms",
+                      "--json", out])
+    stop_process(proc)
+    check(rc == 99, "first step 4x over capacity: exit %d, expected 99: %s" % (rc, err[-500:]))
+    d = load_json(out)
+    if d:
+        s = d["search"]
+        check(s["result"] == "first-step-failed" and s["max_rate"] is None and len(s["steps"]) == 1,
+              "search %r" % {k: s[k] for k in ("result", "max_rate", "min_failing_rate")})
+        check("even the first step failed" in err, "console: %s" % err[-400:])
+
+
+def case_saturated(args, tmp):
+    cs = sorted(os.sched_getaffinity(0))
+    keys = os.path.join(tmp, "keys")
+    with open(keys, "w") as f:
+        f.write("key-00001 enterprise 100000000 1000000000\n")
+    proc, url = start_server(["taskset", "-c", str(cs[0]), args.server, "--port", "0", "--keys-file", keys],
+                             stderr=subprocess.DEVNULL)
+    if not check(url is not None, "the reference server did not start"):
+        return
+    gen = str(cs[-1])
+    hogs = [subprocess.Popen(["taskset", "-c", gen, sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    out = os.path.join(tmp, "sat.json")
+    try:
+        rc, _, err = run([args.load, "search", "--base-url", url, "--api-key", "key-00001", "--connections", "64",
+                          "--slo", "p99<5s", "--from", "100000", "--to", "200000", "--step", "1s", "--warmup", "500ms",
+                          "--json", out], prefix=("taskset", "-c", gen, "nice", "-n", "10"))
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait(10)
+    stop_process(proc)
+    check(rc == 3, "a starved generator: exit %d, expected 3: %s" % (rc, err[-800:]))
+    d = load_json(out)
+    if d:
+        s = d["search"]
+        check(s["result"] == "generator-saturated" and s["max_rate"] is None, "search result %s max %s" % (s["result"], s["max_rate"]))
+        check(s["steps"][0]["generator"]["verdict"] == "saturated", "step generator %r" % d["generator"])
+        check(d["verdict"] == "saturated", "report verdict %s" % d["verdict"])
+
+
+def case_cli(args, tmp):
+    see = "see 'petstore-load search --help'"
+    base = ["--base-url", "http://127.0.0.1:9/v1", "--api-key", "k"]
+    cases = [
+        ([], "--slo: at least one objective is required"),
+        (["--slo", "p99<1ms", "--rate", "100"], "--rate: the search sets it"),
+        (["--slo", "p99<1ms", "--ra=1:2"], "--rate: the search sets it"),
+        (["--slo", "p99<1ms", "--duration", "5s"], "--duration: the search sets it (each step lasts --step)"),
+        (["--slo", "p99<1ms", "--threshold", "p99<1s"], "--threshold: the search sets it (give objectives with --slo)"),
+        (["--slo", "p99"], "--slo: threshold 'p99'"),
+        (["--slo", "p99<1ms", "--resolution", "0%"], "--resolution (percent, 0.1 to 100)"),
+        (["--slo", "p99<1ms", "--from", "500", "--to", "100"], "--to (100) is below --from (500)"),
+        (["--slo", "p99<1ms", "--repeat", "0"], "--repeat: "),
+        (["--slo", "p99<1ms", "--step"], "--step: needs a value"),
+        (["--slo", "p99<1ms", "--shard", "1/2"], "--shard: the search sets it"),
+    ]
+    for extra, want in cases:
+        rc, out, err = run([args.load, "search"] + base + extra, timeout=30)
+        lines = err.splitlines()
+        what = "search " + " ".join(extra)
+        check(rc == 2, "%s: exit %d, expected 2 (%s)" % (what, rc, err[-300:]))
+        check(len(lines) == 2 and lines[0].startswith("petstore-load search: " + want) and lines[1] == see,
+              "%s: stderr %r, expected 'petstore-load search: %s...'" % (what, err[:300], want))
+    rc, out, err = run([args.load, "search", "--help"], timeout=30)
+    check(rc == 0 and out.startswith("usage: petstore-load search") and err == "", "--help: %d %r" % (rc, err))
+
+
+def case_customers(args, tmp):
+    keys = os.path.join(tmp, "customers.keys")
+    rc, _, err = run([args.load, "--customers", "free=5,pro=2", "--write-customer-keys", keys], timeout=30)
+    check(rc == 0, "--write-customer-keys: exit %d: %s" % (rc, err))
+    proc, url = start_server([args.server, "--port", "0", "--keys-file", keys, "--time-scale", "60"],
+                             stderr=subprocess.DEVNULL)
+    if not check(url is not None, "the reference server did not start"):
+        return None
+    # at 120% of quota every customer's windows fill: limits exercised and kept
+    out = os.path.join(tmp, "run.json")
+    rc, _, err = run([args.load, "--base-url", url, "--customers", "free=5,pro=2", "--quota", "1.2", "--time-scale",
+                      "60", "--duration", "3s", "--verify-limits", "--json", out])
+    d = load_json(out)
+    check(rc == 0, "customers run: exit %d: %s" % (rc, err[-500:]))
+    if d:
+        check(d["limits"]["verdict"] == "pass" and d["limits"]["windows_filled"] > 0, "limits %r" % d["limits"]["verdict"])
+        # 5 x 72/s + 2 x 360/s = 1080/s asked (Retry-After skips what the windows refuse)
+        check(abs(d["generator"]["target_rps"] - 1080) < 20, "target %s" % d["generator"]["target_rps"])
+    # the mix at half its quota (450/s), searched up to twice that
+    out = os.path.join(tmp, "search.json")
+    rc, _, err = run([args.load, "search", "--base-url", url, "--customers", "free=5,pro=2", "--quota", "0.5",
+                      "--time-scale", "60", "--slo", "p99<5s", "--to", "900", "--step", "1s", "--warmup", "200ms",
+                      "--json", out])
+    stop_process(proc)
+    d = load_json(out)
+    check(rc == 0, "search --customers: exit %d: %s" % (rc, err[-500:]))
+    if d:
+        s = d["search"]
+        check(s["from_rps"] == 450 and s["result"] == "all-passed", "search from %s result %s" % (s["from_rps"], s["result"]))
+        check(s["customers"] == {"free": 10, "pro": 4}, "customers at max_rate %r" % s.get("customers"))
+        check("free customers at that rate: 10" in err, "console: %s" % err[-400:])
+    return None
+
+
+CASES = {"customers": case_customers, "known_capacity": case_known_capacity, "first_fail": case_first_fail, "saturated": case_saturated,
+         "cli": case_cli}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--load", required=True)
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--npm")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="lg_search_") as tmp:
+        skip = CASES[args.case](args, tmp)
+    if skip and not failures:
+        print("skipped: " + skip)
+        return 77
+    return exit_status()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
