@@ -23,8 +23,10 @@ int ps_lg_customers_parse(const char *text, int64_t counts[PS_PLAN_UNKNOWN + 1],
         *eq = '\0';
         ps_plan plan;
         if (ps_plan_parse(tok, &plan, err) != 0 || plan.per_minute <= 0) {
-            ps_error_set(err, "--customers: '%s' is not free, pro or business (plans with published "
-                              "limits)", tok);
+            ps_error_set(err,
+                         "--customers: '%s' is not free, pro or business (plans with published "
+                         "limits)",
+                         tok);
             goto out;
         }
         int64_t n;
@@ -92,8 +94,9 @@ int ps_lg_customers_apply(ps_lg_config *cfg, ps_error *err)
             for (size_t i = 0; i < n; i++)
                 free(keys[i].key);
             free(keys);
-            return ps_error_set(err, "--customers: %lld %s customers asked, the keys file has %lld "
-                                     "%s keys",
+            return ps_error_set(err,
+                                "--customers: %lld %s customers asked, the keys file has %lld "
+                                "%s keys",
                                 (long long)want, ps_plan_name(plan.id), (long long)got,
                                 ps_plan_name(plan.id));
         }
