@@ -704,7 +704,8 @@ static void judge_generator(load_run *R)
 /* A run that would pass but claims nothing (exit 3): its generator could
  * not send what was asked (saturated), or --verify-limits saw windows but
  * none reach its limit. Connection-limited is the target's doing: the
- * waits are in the corrected latencies and the unsent in its timeouts. */
+ * waits are in the corrected latencies, and requests that waited past
+ * --timeout in its timeouts. */
 static const char *run_claims_nothing(load_run *R, size_t filled)
 {
     const ps_lg_config *cfg = R->cfg;
@@ -785,6 +786,8 @@ static int judge_results(load_run *R)
         .aborted = verdict ? R->why : NULL,
         .interrupted = interrupted,
     };
+    if (cfg->verify_limits)
+        ps_lg_limits_windows_filled_by_plan(&R->limits, cfg, R->sum.windows_filled_by_plan);
     if (cfg->shards) {
         R->shard = (ps_lg_shard_report){
             .cfg = cfg,

@@ -196,6 +196,7 @@ static void take_for_key(ps_lg_thread *t, ps_lg_req *r, size_t key, int64_t due,
     }
     t->stats.scheduled++;
     t->stats.sent++;
+    t->stats.plan_sent[sh->cfg->keys[key].plan.id]++;
     if (t->open) {
         ps_lg_stats_late(&t->stats, (now - due) / 1000);
         /* Every connection was busy at some moment since it was due. */

@@ -372,36 +372,47 @@ static void load_limits(ps_buf *b, const ps_json *doc)
     ps_buf_putc(b, '\n');
 }
 
-/* The capacity search (petstore-load's `search` member, when a run made
- * one): its knee first, then its other plain members as a table. This
- * reads the member generically, so it renders whatever the search writes;
- * until a run writes `search` the section is absent. */
+/* The capacity search (`petstore-load search`'s `search` member,
+ * loadgen/search.c): the knee, i.e. the highest rate measured passing every
+ * objective, the lowest failing one, the objectives, and each step. */
 static void load_search(ps_buf *b, const ps_json *doc)
 {
     const ps_json *s = ps_json_get(doc, "search");
     if (!s || s->type != PS_JSON_OBJECT) return;
     ps_buf_puts(b, "### Capacity search\n\n");
-    const ps_json *knee = ps_json_get(s, "knee");
-    if (knee && knee->type == PS_JSON_NUMBER)
-        ps_buf_printf(b, "Knee: **%g req/s**\n\n", knee->d);
-    else if (knee && knee->type == PS_JSON_OBJECT) {
-        const ps_json *rate = ps_json_get(knee, "rate");
-        if (!rate) rate = ps_json_get(knee, "rate_rps");
-        if (rate && rate->type == PS_JSON_NUMBER)
-            ps_buf_printf(b, "Knee: **%g req/s**\n\n", rate->d);
+    const ps_json *max = ps_json_get(s, "max_rate"), *minf = ps_json_get(s, "min_failing_rate");
+    if (max && max->type == PS_JSON_NUMBER)
+        ps_buf_printf(b, "Knee: **%.10g req/s**, the highest rate measured passing", max->d);
+    else
+        ps_buf_puts(b, "Knee: **none**: no rate passed");
+    if (minf && minf->type == PS_JSON_NUMBER)
+        ps_buf_printf(b, "; the lowest failing: %.10g req/s", minf->d);
+    ps_buf_puts(b, "; result ");
+    md_str(b, ps_json_get_string(s, "result", "?"));
+    const ps_json *slos = ps_json_get(s, "slos");
+    for (size_t i = 0; slos && slos->type == PS_JSON_ARRAY && i < slos->count; i++) {
+        ps_buf_puts(b, i ? ", " : "; objectives ");
+        if (slos->items[i]->type == PS_JSON_STRING) md_code(b, slos->items[i]->str, false);
     }
-    ps_buf_puts(b, "| member | value |\n|---|---|\n");
-    for (size_t i = 0; i < s->count; i++) {
-        const ps_json *v = s->items[i];
-        if (v->type == PS_JSON_OBJECT || v->type == PS_JSON_ARRAY) continue;
-        ps_buf_puts(b, "| ");
-        md_str(b, s->keys[i]);
-        ps_buf_puts(b, " | ");
-        if (v->type == PS_JSON_STRING || v->type == PS_JSON_NUMBER)
-            ps_md_text(b, v->str, v->type == PS_JSON_STRING ? v->len : strlen(v->str));
-        else
-            ps_buf_puts(b, v->type == PS_JSON_BOOL ? (v->boolean ? "true" : "false") : "null");
-        ps_buf_puts(b, " |\n");
+    ps_buf_puts(b, "\n\n");
+    const ps_json *steps = ps_json_get(s, "steps");
+    if (!steps || steps->type != PS_JSON_ARRAY || steps->count == 0) return;
+    ps_buf_puts(b, "| rate | achieved | p99 | error rate | generator | result |\n"
+                   "|---:|---:|---:|---:|---|---|\n");
+    for (size_t i = 0; i < steps->count; i++) {
+        const ps_json *st = steps->items[i], *passed = ps_json_get(st, "passed");
+        ps_buf_printf(b, "| %.10g | %.1f | ", ps_json_get_number(st, "rate", 0),
+                      ps_json_get_number(st, "achieved_rps", 0));
+        md_latency(b, ps_json_path(st, "latency_us.p99"));
+        ps_buf_printf(b, " | %.3f%% | ", ps_json_get_number(st, "error_rate", 0) * 100);
+        md_str(b, str_or(st, "generator.verdict", ""));
+        if (passed && passed->type == PS_JSON_BOOL && passed->boolean) {
+            ps_buf_puts(b, " | \xE2\x9C\x85 pass |\n");
+        } else {
+            ps_buf_puts(b, " | \xE2\x9D\x8C ");
+            md_str(b, ps_json_get_string(st, "why", "fail"));
+            ps_buf_puts(b, " |\n");
+        }
     }
     ps_buf_putc(b, '\n');
 }

@@ -27,7 +27,8 @@ int ps_report_md_conform(const ps_json *doc, FILE *out, ps_error *err);
 
 /* petstore-load: verdict, target and model, counts and rates, latency
  * percentiles, thresholds, the limit verification (verdict, violations),
- * and the capacity search's knee when the document has a `search` member. */
+ * and, from `petstore-load search` (a `search` member), the knee (the
+ * highest rate measured passing), the objectives and every step. */
 int ps_report_md_load(const ps_json *doc, FILE *out, ps_error *err);
 
 /* Appends s[len] as Markdown inline text: ASCII punctuation that could

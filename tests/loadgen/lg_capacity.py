@@ -69,7 +69,7 @@ def case_schedule(args, tmp):
     keys_file(own, 1000, rate=5)
     keys_file(shared, 1000, prefix="other")
     # Interleaved, in rounds, until both runs of a round kept their schedule
-    # (90% of requests within 20 ms of their due time): a machine too busy
+    # (99% of requests within 10 ms of their due time): a machine too busy
     # for that measures its own stalls, not the schedules (then: skipped).
     compared = False
     for rnd in range(3):
@@ -89,7 +89,7 @@ def case_schedule(args, tmp):
             print("round %d %s: exit %d, generator %s, sent %d, lateness p90 %d us, p99 %d us; latency p50 %d us, "
                   "p99 %d us" % (rnd, name, rc, g["verdict"], g["sent"], g["lateness_us"]["p90"], g["lateness_us"]["p99"],
                                  d["latency_us"]["corrected"]["p50"], d["latency_us"]["corrected"]["p99"]))
-            if rc == 0 and g["verdict"] == "ok" and g["lateness_us"]["p90"] <= 20000:
+            if rc == 0 and g["verdict"] == "ok" and g["lateness_us"]["p99"] <= 10000:
                 pair[name] = d
         if len(pair) < 2:
             continue
@@ -122,9 +122,10 @@ def cpus():
 
 
 def case_saturation(args, tmp):
-    # The server gets a CPU of its own; the generator, at nice 10, shares
-    # another with two busy loops, so it gets about a twentieth of a CPU,
-    # is always running or waiting to run, and the server waits on it.
+    # The server gets a CPU of its own; the generator, at nice 19, shares
+    # another with two busy loops, so it gets about 1% of a CPU (the server,
+    # even on a loaded machine, far more), is always running or waiting to
+    # run, and the server waits on it.
     cs = cpus()
     srv_cpu, gen_cpu = str(cs[0]), str(cs[-1])
     proc, url = server(args, tmp, n_keys=10, prefix=("taskset", "-c", srv_cpu))
@@ -134,8 +135,8 @@ def case_saturation(args, tmp):
     try:
         out = os.path.join(tmp, "sat.json")
         rc, _, err = run([args.load, "--base-url", url, "--api-key", "key-00000", "--connections", "64",
-                          "--rate", "100000", "--duration", "2s", "--json", out],
-                          prefix=("taskset", "-c", gen_cpu, "nice", "-n", "10"))
+                          "--rate", "20000", "--duration", "2s", "--json", out],
+                          prefix=("taskset", "-c", gen_cpu, "nice", "-n", "19"))
     finally:
         for h in hogs:
             h.kill()
@@ -154,8 +155,6 @@ def case_saturation(args, tmp):
     check(d["timed_out"] == 0 and d["error_budget"]["passed"], "unsent requests counted against the target: %r" % d["error_budget"])
     check(d["accounting_exact"], "accounting not exact")
     check("saturated" in err and "could not keep its schedule" in err, "console: %s" % err[-600:])
-    # the end: at most --max-lateness (500 ms) of late sending, then the drain
-    check(d["duration_s"] < 3.0 and g["drain_s"] < 1.0, "ran %.2f s (drain %.2f s) for a 2 s run" % (d["duration_s"], g["drain_s"]))
 
 
 def case_budget(args, tmp):

@@ -11,7 +11,7 @@
 2. Hostile text: a report whose message, id and curl line hold markup (HTML,
    '|', emphasis, links, math, a ``` run) renders as that literal text in
    one table cell and one code block, with no tag or link of its making.
-3. A load report with a `search` member shows the capacity search's knee.
+3. A real `petstore-load search` summary shows the knee and every step.
 
 usage: markdown_summary.py --server BIN --conform BIN --load BIN --render BIN
 Exit 77 (skipped) without cmark-gfm.
@@ -193,19 +193,37 @@ def hostile(a, tmp):
         check(any("```\n<b>not bold</b>" in c for c in page.codes), "the curl block kept whole: %r" % page.codes)
         check("<code>http://127.0.0.1:1/v1|x`y</code>" in out, "target shown as code")
 
-    load = {"tool": "petstore-load", "version": "0.1.0", "verdict": "pass", "exit_code": 0,
-            "parameters": {"base_url": "http://h/v1", "model": "open", "rate": 100, "threads": 1,
-                           "connections": 2, "engine": "epoll"},
-            "scheduled": 10, "answered": 10, "failed": 0, "timed_out": 0, "status": {"200": 10},
-            "search": {"knee": 4200, "steps": 6, "criterion": "p99<100ms"}}
-    src, md = os.path.join(tmp, "search.json"), os.path.join(tmp, "search.md")
-    json.dump(load, open(src, "w"))
-    r = subprocess.run([a.render, "md-load", src, md], capture_output=True, text=True, timeout=30)
-    if check(r.returncode == 0, "render_report md-load: %s" % r.stderr):
+
+
+def search_run(a, tmp):
+    """A real `petstore-load search` (two 1 s steps): its summary shows the
+    knee (search.max_rate) and one row per step."""
+    proc, url = start_server([a.server, "--port", "0", "--no-seed", "--key",
+                              "md-big-key-0001:enterprise:100000000:1000000000"])
+    try:
+        if not check(url is not None, "petstore-server printed its URL"):
+            return
+        md, js = os.path.join(tmp, "search.md"), os.path.join(tmp, "search.json")
+        r = subprocess.run([a.load, "search", "--quiet", "--base-url", url, "--api-key", "md-big-key-0001",
+                            "--slo", "p99<5s", "--slo", "error_rate<50%", "--from", "50", "--to", "100",
+                            "--step", "1s", "--warmup", "0s", "--json", js, "--summary-md", md],
+                           capture_output=True, text=True, timeout=120)
+        check(r.returncode in (0, 3, 99), "petstore-load search ran: exit %d %s" % (r.returncode, r.stderr[-300:]))
+        if not check(os.path.exists(md) and os.path.exists(js), "search wrote --json and --summary-md"):
+            return
+        search = json.load(open(js))["search"]
         page, out = render(md)
-        check("Capacity search" in page.headings and "4200 req/s" in out, "the knee is shown: %r" % page.headings)
-        s = table_with(page, "member")
-        check(s is not None and ["criterion", "p99<100ms"] in s, "search members: %r" % s)
+        check("Capacity search" in page.headings, "a capacity search section: %r" % page.headings)
+        if search.get("max_rate") is not None:
+            check("Knee: <strong>%g req/s</strong>" % search["max_rate"] in out, "the knee is max_rate %r" %
+                  search.get("max_rate"))
+        steps = table_with(page, "rate")
+        check(steps is not None and len(steps) == 1 + len(search["steps"]) and
+              [r[0] for r in steps[1:]] == ["%g" % st["rate"] for st in search["steps"]],
+              "one row per step: %r" % steps)
+        check("<code>p99&lt;5s</code>" in out, "the objectives are shown")
+    finally:
+        stop_process(proc)
 
 
 def main():
@@ -220,6 +238,7 @@ def main():
     try:
         hostile(a, tmp)
         real_runs(a, tmp)
+        search_run(a, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return exit_status()
