@@ -130,6 +130,8 @@ void ps_lg_thread_begin(ps_lg_thread *t, int64_t begin_ns)
     int64_t now = begin_ns, origin = t->sh->schedule_origin_ns;
     if (origin && origin < begin_ns && !t->sh->cfg->burst) begin_ns = origin;
     t->begin_ns = begin_ns;
+    int64_t none = 0;
+    atomic_compare_exchange_strong(&t->sync->begun_ns, &none, begin_ns);
     t->measure_from_ns = begin_ns + t->sh->cfg->warmup_ns;
     t->end_ns = t->sh->cfg->duration_ns ? begin_ns + t->sh->cfg->warmup_ns + t->sh->cfg->duration_ns
                                         : INT64_MAX;

@@ -69,6 +69,10 @@ typedef struct ps_lg_sync {
     /* Set by the SIGINT/SIGTERM handler (or a failed thread start): wind
      * down. Relaxed: it orders nothing, threads only poll it. */
     _Atomic int stop;
+    /* Monotonic ns at which the first thread began its schedule (0: none
+     * yet; with --burst that is after the wait for a window reset). Set once
+     * by compare-and-swap, read by the progress line. */
+    _Atomic int64_t begun_ns;
 } ps_lg_sync;
 
 typedef struct ps_lg_stream {

@@ -218,7 +218,36 @@ def case_scaling(args, tmp):
         check(d["parameters"]["warmup_s"] == 1, "warmup_s %r" % d["parameters"]["warmup_s"])
 
 
-CASES = {"schedule": case_schedule, "saturation": case_saturation, "budget": case_budget, "scaling": case_scaling}
+def case_burst_progress(args, tmp):
+    # --burst waits for a window reset before its schedule begins: the
+    # progress says so instead of "0 req/s", and never counts past the total
+    proc, url = server(args, tmp, n_keys=2)
+    if not url:
+        return None
+    stop_process(proc)
+    plain = os.path.join(tmp, "server.keys")
+    proc, url = start_server([args.server, "--port", "0", "--keys-file", plain, "--time-scale", "60"],
+                             stderr=subprocess.DEVNULL)
+    if not check(url is not None, "server did not start"):
+        return None
+    rc, _, err = run([args.load, "--base-url", url, "--api-key", "key-00000", "--burst", "--connections", "4",
+                      "--duration", "2s", "--progress-interval", "1s"])
+    stop_process(proc)
+    check(rc == 0, "burst run: exit %d: %s" % (rc, err[-400:]))
+    lines = [ln for ln in err.splitlines() if ln.startswith("petstore-load: ") and ("s/" in ln or "waiting" in ln)]
+    print("\n".join(lines))
+    for ln in lines:
+        if "waiting for a window reset" in ln:
+            check("req/s" not in ln, "waiting line shows a rate: %r" % ln)
+            continue
+        done = ln.split()[1]  # "Ns/Ts"
+        n, t = done.rstrip("s").split("s/")
+        check(int(n) <= int(t) == 2, "progress past the total: %r" % ln)
+    check(any("s/2s" in ln for ln in lines), "no progress line: %r" % err[:400])
+    return None
+
+
+CASES = {"burst_progress": case_burst_progress, "schedule": case_schedule, "saturation": case_saturation, "budget": case_budget, "scaling": case_scaling}
 
 
 def main():
