@@ -167,6 +167,18 @@ void ps_lg_generator_json(ps_jw *w, const ps_lg_generator *g)
     ps_jw_object_close(w);
 }
 
+void ps_lg_limits_windows_filled_by_plan(const ps_lg_limits *l, const ps_lg_config *cfg,
+                                         size_t counts[PS_LG_PLANS])
+{
+    memset(counts, 0, sizeof(size_t) * PS_LG_PLANS);
+    for (size_t i = 0; i < l->cap; i++) {
+        const ps_lg_window *w = &l->slots[i];
+        if (w->used && w->key < cfg->nkeys &&
+            (w->limited > 0 || (w->limit > 0 && w->admitted >= w->limit)))
+            counts[cfg->keys[w->key].plan.id]++;
+    }
+}
+
 size_t ps_lg_limits_windows_filled(const ps_lg_limits *l)
 {
     size_t n = 0;

@@ -63,5 +63,8 @@ void ps_lg_thread_cpu_now(int64_t *cpu_ns, int64_t *runq_wait_ns);
 /* Windows of the limits that reached their limit: a 429 named them, or
  * their admissions made the limit. */
 size_t ps_lg_limits_windows_filled(const ps_lg_limits *l);
+/* The same per plan of the window's key (counts[plan id], zeroed first). */
+void ps_lg_limits_windows_filled_by_plan(const ps_lg_limits *l, const ps_lg_config *cfg,
+                                         size_t counts[PS_LG_PLANS]);
 
 #endif

@@ -15,29 +15,45 @@
 #include "loadgen/stats.h"
 #include "loadgen/summary.h"
 
+/* What the merge keeps of one shard once its report is absorbed (the
+ * parsed document lives only while its shard is read: memory per shard). */
 typedef struct shard_doc {
     const char *path;
-    ps_json *doc;
-    const ps_json *shard; /* its "shard" member */
     int index, of;
-    const char *run_id;
-    double start_unix_s;
-    size_t *key_map; /* the shard's key index -> merged key index */
+    char *run_id, *verdict, *aborted; /* owned; aborted may be NULL */
+    double start_unix_s, duration_s;
+    int64_t requests, answered, exit_code;
+    bool has_windows;
 } shard_doc;
+
+/* One interval row of one shard, until every shard is read. */
+typedef struct row_in {
+    double at_unix_s; /* the row's start, wall clock */
+    ps_lg_interval_row counts;
+    char *hist; /* its encoded histogram, owned; NULL: none */
+} row_in;
 
 typedef struct merge {
     const char *json_path, *hdr_path, *hdr_log_path, *html_path;
     bool verify_limits, quiet;
     shard_doc *shards;
     size_t nshards;
-    ps_lg_config cfg; /* the whole run's, as the summary writer takes it */
-    char **key_ids;   /* per merged key */
+    ps_lg_config cfg;                 /* the whole run's, as the summary writer takes it */
+    char **key_ids;                   /* per merged key */
+    size_t keys_cap;                  /* of cfg.keys, key_ids, key_last, key_checks */
+    size_t *key_slots, key_slots_cap; /* key ids by hash: merged index + 1, 0 empty */
+    size_t *key_last;                 /* per merged key: shard index + 1 that named it last */
+    ps_lg_key_checks *key_checks;     /* per merged key, summed */
+    ps_lg_window *wins;               /* every shard's windows, keys merged */
+    size_t nwins, wins_cap;
+    row_in *rows_in;
+    size_t nrows_in, rows_in_cap;
     ps_lg_stats total;
     bool total_ready;
     ps_lg_interval_row *rows;
     char **row_enc; /* per merged row: its histogram, encoded (ps_hdr_log_encode) */
     size_t nrows;
-    double start_unix_s, duration_s;
+    double start_unix_s, end_unix_s, duration_s;
     ps_lg_limits limits;
     ps_lg_violation *violations;
     size_t nviolations, failing;

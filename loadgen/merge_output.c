@@ -42,10 +42,10 @@ int ps_lg_merged_json(ps_jw *w, const void *arg, ps_error *err)
             ps_jw_object_open(w);
             ps_jw_kint(w, "index", s->index);
             ps_jw_kstring(w, "file", s->path);
-            ps_jw_kint(w, "requests", ps_json_get_int(s->doc, "requests", 0));
-            ps_jw_kint(w, "answered", ps_json_get_int(s->doc, "answered", 0));
-            ps_jw_kint(w, "exit_code", ps_json_get_int(s->doc, "exit_code", 0));
-            ps_jw_kstring(w, "verdict", ps_json_get_string(s->doc, "verdict", "?"));
+            ps_jw_kint(w, "requests", s->requests);
+            ps_jw_kint(w, "answered", s->answered);
+            ps_jw_kint(w, "exit_code", s->exit_code);
+            ps_jw_kstring(w, "verdict", s->verdict);
             ps_jw_kdouble(w, "start_unix_s", s->start_unix_s, 3);
             ps_jw_object_close(w);
         }

@@ -231,6 +231,7 @@ void ps_lg_stats_add(ps_lg_stats *dst, const ps_lg_stats *src)
     for (int i = 0; i < PS_LG_PLANS; i++) {
         dst->plan_admitted[i] += src->plan_admitted[i];
         dst->plan_limited[i] += src->plan_limited[i];
+        dst->plan_sent[i] += src->plan_sent[i];
     }
 }
 

@@ -65,6 +65,7 @@ typedef struct ps_lg_stats {
     ps_hist *lateness;
     int64_t op_requests[PS_LG_OPS];
     int64_t plan_admitted[PS_LG_PLANS], plan_limited[PS_LG_PLANS];
+    int64_t plan_sent[PS_LG_PLANS]; /* requests written, per plan */
     /* the interval ring (owner side) */
     bool intervals;
     pthread_mutex_t lock;

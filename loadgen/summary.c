@@ -289,8 +289,33 @@ static void intervals(ps_jw *w, const ps_lg_interval_row *rows, size_t nrows)
     ps_jw_array_close(w);
 }
 
-static void plans(ps_jw *w, const ps_lg_config *cfg, const ps_lg_stats *t)
+/* What capacity testing asks per plan (a run's, not a merge's). */
+static void plan_capacity(ps_jw *w, const ps_lg_summary *s, int p, size_t nkeys)
 {
+    const ps_lg_config *cfg = s->cfg;
+    const ps_lg_stats *t = s->total;
+    double measured = cfg->duration_ns ? (double)cfg->duration_ns / 1e9 : s->duration_s;
+    if (measured <= 0) measured = 1e-9;
+    double offered = (double)t->plan_sent[p] / measured;
+    ps_jw_kint(w, "sent", t->plan_sent[p]);
+    ps_jw_kdouble(w, "offered_rps", offered, 3);
+    ps_jw_kdouble(w, "admitted_rps", (double)t->plan_admitted[p] / measured, 3);
+    /* the keys' per-minute limits as a rate (a key's own figures count) */
+    double quota = 0;
+    for (size_t k = 0; k < cfg->nkeys; k++)
+        if (cfg->keys[k].plan.id == (ps_plan_id)p) quota += (double)cfg->keys[k].plan.per_minute;
+    quota = quota / 60.0 * (cfg->time_scale > 0 ? cfg->time_scale : 1);
+    if (quota > 0 && nkeys > 0)
+        ps_jw_kdouble(w, "quota_share", offered / quota, 4);
+    else
+        ps_jw_knull(w, "quota_share");
+    if (s->limits_checked) ps_jw_kuint(w, "windows_filled", s->windows_filled_by_plan[p]);
+}
+
+static void plans(ps_jw *w, const ps_lg_summary *s)
+{
+    const ps_lg_config *cfg = s->cfg;
+    const ps_lg_stats *t = s->total;
     ps_jw_key(w, "plans");
     ps_jw_array_open(w);
     for (int p = 0; p < PS_LG_PLANS; p++) {
@@ -304,6 +329,7 @@ static void plans(ps_jw *w, const ps_lg_config *cfg, const ps_lg_stats *t)
         ps_jw_kint(w, "admitted", t->plan_admitted[p]);
         ps_jw_kint(w, "limited", t->plan_limited[p]);
         pair_obj(w, "latency_us", &t->plan[p]);
+        if (s->generator) plan_capacity(w, s, p, nkeys);
         ps_jw_object_close(w);
     }
     ps_jw_array_close(w);
@@ -431,7 +457,7 @@ int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *b, ps_error *err)
     if (ps_lg_spectrum_json(t->all.unc, &w, err) != 0) return -1;
     ps_jw_object_close(&w);
     intervals(&w, s->rows, s->nrows);
-    plans(&w, s->cfg, t);
+    plans(&w, s);
     limits(&w, s);
     thresholds(&w, s->cfg, s->thresholds);
     if (s->generator) capacity_members(&w, s);

@@ -54,7 +54,8 @@ typedef struct ps_lg_summary {
     size_t nrows;
     bool limits_checked;
     size_t windows;
-    size_t windows_filled;            /* windows that reached their limit */
+    size_t windows_filled; /* windows that reached their limit */
+    size_t windows_filled_by_plan[PS_LG_PLANS];
     const ps_lg_generator *generator; /* NULL: not judged (a merge) */
     bool error_budget_failed;
     const ps_lg_violation *violations;

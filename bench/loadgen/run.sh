@@ -13,11 +13,13 @@
 #    (and its curl engine), the ratio printed beside the http one.
 # 2. Open model at 1k, 10k, 50k and 100k req/s: sent and answered rate vs
 #    asked, the generator's lateness (p50, p99) and verdict.
-# 3. Peak memory (VmHWM via /usr/bin/time) of a 10 s fixed-rate run, and of a
+# 3. The knee petstore-load search finds (p99 < 25 ms) against nginx and the
+#    bundled server (not with BENCH_QUICK=1).
+# 4. Peak memory (VmHWM via /usr/bin/time) of a 10 s fixed-rate run, and of a
 #    100 s one when BENCH_LONG=1 (too slow for CI).
 #
 # Usage: bench/loadgen/run.sh [BUILD_DIR]   (default: build)
-# Env: BENCH_SECONDS (default 5), BENCH_QUICK=1 skips memory, BENCH_LONG=1 adds 100 s.
+# Env: BENCH_SECONDS (default 5), BENCH_QUICK=1 skips the knee and memory, BENCH_LONG=1 adds 100 s.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -155,6 +157,36 @@ peak() { # peak SECONDS RATE
     "$(jnum "$tmp/peak.json" requests)"
 }
 if [ "${BENCH_QUICK:-0}" = 1 ]; then exit 0; fi
+
+# The knee: petstore-load search (docs/capacity-testing.md), p99 < 25 ms,
+# 2 s steps after 1 s warm-up, from 2k req/s, against nginx and against the
+# bundled server (one event loop, an enterprise key with a limit out of
+# reach). Exit 3 means the generator saturated first: the knee is beyond
+# what this machine's generator can offer, and the bench says so.
+knee() { # knee NAME BASE_URL
+  rc=0
+  "$load" search --quiet --base-url "$2" --api-key bench-key-0001 --threads 2 --connections 64 \
+    --slo 'p99<25ms' --from 2000 --to 400000 --step 2s --warmup 1s --json "$tmp/knee.json" || rc=$?
+  python3 - "$tmp/knee.json" "$1" "$rc" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["search"]
+steps = " ".join("%.0f%s" % (st["rate"], "+" if st["passed"] else "-") for st in sorted(s["steps"], key=lambda x: x["rate"]))
+print("%-16s knee %s req/s (lowest failing %s), %s, exit %s; steps %s" % (
+    sys.argv[2], s["max_rate"], s["min_failing_rate"], s["result"], sys.argv[3], steps))
+PY
+}
+echo
+echo "== the knee: petstore-load search, p99 < 25 ms (2 threads, 64 connections)"
+knee nginx "$base"
+srv_keys="$tmp/server-keys.txt"
+echo "bench-key-0001 enterprise 1000000000 100000000000" >"$srv_keys"
+"$build/bin/petstore-server" --port 0 --keys-file "$srv_keys" >"$tmp/server.url" 2>/dev/null &
+srv_pid=$!
+for _ in $(seq 1 50); do [ -s "$tmp/server.url" ] && break; sleep 0.1; done
+knee petstore-server "$(head -n1 "$tmp/server.url")"
+kill "$srv_pid" 2>/dev/null
+wait "$srv_pid" 2>/dev/null || true
+
 echo
 echo "== peak memory (2 threads, 64 connections, --hdr-log on)"
 peak 10 10000

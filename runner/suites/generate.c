@@ -146,27 +146,23 @@ static bool still_fails(gen_run *g, const ps_gen_case *gc, long status, ps_excha
  * failing prefix of its removable units (a length limit is found in
  * log2(n) requests), then chunks removed, halving their size. best holds
  * the smallest failing exchange seen. */
-static void shrink(gen_run *g, ps_gen_case *gc, long status, ps_exchange *best,
-                   ps_gen_verdict *best_v)
+/* Cuts gc's removable units to the shortest prefix that still fails
+ * (binary search: a length limit is found in log2(n) requests). */
+static void shrink_prefix(gen_run *g, ps_gen_case *gc, long status, ps_exchange *best,
+                          ps_gen_verdict *best_v, unsigned *attempts, bool *keep)
 {
-    unsigned attempts = 0;
-    size_t n = gc->nunits;
-    if (!n) return;
-    bool *keep = malloc(n * sizeof *keep);
-    if (!keep) abort();
-    size_t removable = 0;
+    size_t n = gc->nunits, removable = 0;
     for (size_t i = 0; i < n; i++)
         removable += !gc->units[i].fixed;
-    /* 1: the shortest failing prefix of the removable units */
     size_t lo = 0, hi = removable;
-    while (lo < hi && attempts < SHRINK_ATTEMPTS && !ps_conform_aborted(g->c)) {
+    while (lo < hi && *attempts < SHRINK_ATTEMPTS && !ps_conform_aborted(g->c)) {
         size_t mid = lo + (hi - lo) / 2, seen = 0;
         for (size_t i = 0; i < n; i++)
             keep[i] = gc->units[i].fixed || seen++ < mid;
         ps_gen_case trial;
         ps_gen_case_copy(&trial, gc);
         ps_gen_case_keep_units(&trial, keep);
-        attempts++;
+        ++*attempts;
         if (still_fails(g, &trial, status, best, best_v))
             hi = mid;
         else
@@ -177,6 +173,70 @@ static void shrink(gen_run *g, ps_gen_case *gc, long status, ps_exchange *best,
     for (size_t i = 0; i < n; i++)
         keep[i] = gc->units[i].fixed || seen++ < hi;
     ps_gen_case_keep_units(gc, keep);
+}
+
+/* The bytes a unit stands for once decoded: a \\u escape its UTF-8 length
+ * (a surrogate pair 4), another escape 1, raw text its own length. */
+static size_t decoded_len(const ps_gen_unit *u)
+{
+    if (u->len < 2 || u->text[0] != '\\') return u->len;
+    if (u->text[1] != 'u') return 1;
+    if (u->len >= 12) return 4;
+    unsigned cp = (unsigned)strtoul(u->text + 2, NULL, 16);
+    return cp < 0x80 ? 1 : cp < 0x800 ? 2 : 3;
+}
+
+/* Every removable unit that is not one plain letter becomes as many "a"
+ * units as it has bytes: the body stays as long, and when the answer still
+ * fails (the text's kind did not matter) a byte limit is then found to the
+ * byte by the prefix search; when it passes, the change is undone. */
+static bool simplify_units(gen_run *g, ps_gen_case *gc, long status, ps_exchange *best,
+                           ps_gen_verdict *best_v, unsigned *attempts)
+{
+    ps_gen_case trial;
+    ps_gen_case_copy(&trial, gc);
+    for (size_t i = 0; i < trial.nunits; i++)
+        free(trial.units[i].text);
+    trial.nunits = 0;
+    bool changed = false;
+    for (size_t i = 0; i < gc->nunits; i++) {
+        const ps_gen_unit *u = &gc->units[i];
+        if (u->fixed || (u->len == 1 && u->text[0] >= 'a' && u->text[0] <= 'z')) {
+            ps_gen_case_add_unit(&trial, u->text, u->len, u->fixed);
+            continue;
+        }
+        for (size_t k = decoded_len(u); k > 0; k--)
+            ps_gen_case_add_unit(&trial, "a", 1, false);
+        changed = true;
+    }
+    if (changed && *attempts < SHRINK_ATTEMPTS) {
+        ++*attempts;
+        if (still_fails(g, &trial, status, best, best_v)) {
+            ps_gen_case_free(gc);
+            *gc = trial;
+            return true;
+        }
+    }
+    ps_gen_case_free(&trial);
+    return false;
+}
+
+static void shrink(gen_run *g, ps_gen_case *gc, long status, ps_exchange *best,
+                   ps_gen_verdict *best_v)
+{
+    unsigned attempts = 0;
+    if (!gc->nunits) return;
+    /* 1: the shortest failing prefix; then in plain letters (a unit may become
+     * several), and that shortest again */
+    bool *keep = malloc(gc->nunits * sizeof *keep);
+    if (!keep) abort();
+    shrink_prefix(g, gc, status, best, best_v, &attempts, keep);
+    if (simplify_units(g, gc, status, best, best_v, &attempts)) {
+        free(keep);
+        keep = malloc((gc->nunits ? gc->nunits : 1) * sizeof *keep);
+        if (!keep) abort();
+        shrink_prefix(g, gc, status, best, best_v, &attempts, keep);
+    }
     /* 2: chunks of the rest removed, halving their size */
     for (size_t size = gc->nunits / 2; size >= 1 && attempts < SHRINK_ATTEMPTS; size /= 2) {
         for (size_t at = 0; at + size <= gc->nunits && attempts < SHRINK_ATTEMPTS;) {

@@ -887,8 +887,18 @@ void ps_suite_limit429(ps_conform *c)
     }
     ps_exchange_free(&refusal);
     req = limit_op(c, &ops, ops.creates, body);
-    rc = ps_conform_send(c, PS_CK_LIMIT429_RECOVERS, &req, PS_KEY_LIMIT, 0, &ex);
-    if (rc == PS_SENT) note_refused_create(&refused_names, &ex);
+    /* No 429 named a time: back off 1 s, 2 s, 4 s ... (politeness.h) while
+     * 429s come, as long as the next wait ends within --max-wait of the
+     * refusal; a named time is waited for once (above) and then judged. */
+    int64_t backoff_until = refused_at_ns + ps_conform_cfg(c)->max_wait_ns;
+    for (;;) {
+        rc = ps_conform_send(c, PS_CK_LIMIT429_RECOVERS, &req, PS_KEY_LIMIT, 0, &ex);
+        if (rc == PS_SENT) note_refused_create(&refused_names, &ex);
+        if (rc != PS_SENT || ex.status != 429 || named_wait ||
+            ps_conform_key_free_at(c, PS_KEY_LIMIT) > backoff_until)
+            break;
+        ps_exchange_free(&ex);
+    }
     if (rc != PS_SENT) {
         ps_conform_no_response(c, PS_CK_LIMIT429_RECOVERS, rc, &ex);
     } else if (ex.status >= 200 && ex.status < 300) {
@@ -908,9 +918,11 @@ void ps_suite_limit429(ps_conform *c)
             ps_conform_not_applicable(
                 c, PS_CK_LIMIT429_RECOVERS,
                 "no 429 named a time to wait for (no Retry-After, no X-RateLimit-Reset ahead: "
-                "limit429.retry-after fails that); after backing off %.1f s the next request "
-                "answered 429 again, which contradicts no time the service named",
-                (double)(ex.sent_wall_ns - refused_at_ns) / 1e9);
+                "limit429.retry-after fails that); backing off 1 s, 2 s, 4 s ... for %.1f s "
+                "(the next wait would end beyond --max-wait %.1f s), every request answered "
+                "429 again, which contradicts no time the service named",
+                (double)(ex.sent_wall_ns - refused_at_ns) / 1e9,
+                (double)ps_conform_cfg(c)->max_wait_ns / 1e9);
         else if (ex.status == 429 && reset_before && sent_s < reset_before && asked_s >= 0)
             ps_conform_fail(
                 c, PS_CK_LIMIT429_RECOVERS, &ex, "2xx after waiting as Retry-After said",

@@ -21,6 +21,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char input_path[64];
 
+static void remove_input(void)
+{
+    unlink(input_path);
+}
+
 static void merged_counts_not_negative(const ps_buf *json)
 {
     ps_json *doc = ps_json_parse(json->data, json->len, NULL, NULL);
@@ -38,6 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!input_path[0]) {
         snprintf(input_path, sizeof input_path, "/tmp/fuzz_lg_merge.%d.json", (int)getpid());
+        atexit(remove_input);
     }
     FILE *f = fopen(input_path, "wb");
     if (!f) abort();
@@ -73,7 +79,6 @@ int main(int argc, char **argv)
         ps_buf_free(&b);
         runs++;
     }
-    unlink(input_path);
     fprintf(stderr, "fuzz_lg_merge: %d files replayed\n", runs);
     return runs > 0 ? 0 : 1;
 }

@@ -32,7 +32,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from pstest import check, exit_status, start_server, stop_process  # noqa: E402
 
-ROUNDS = 20000  # loadgen/key_label.h PS_LG_KEY_SECRET_ROUNDS
+ROUNDS = 8192  # loadgen/key_label.h PS_LG_KEY_SECRET_ROUNDS
 SALT = b"petstore-load key secret v1"
 
 

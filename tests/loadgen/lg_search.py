@@ -161,7 +161,7 @@ def case_saturated(args, tmp):
     try:
         rc, _, err = run([args.load, "search", "--base-url", url, "--api-key", "key-00001", "--connections", "64",
                           "--slo", "p99<5s", "--from", "100000", "--to", "200000", "--step", "1s", "--warmup", "500ms",
-                          "--json", out], prefix=("taskset", "-c", gen, "nice", "-n", "10"))
+                          "--json", out], prefix=("taskset", "-c", gen, "nice", "-n", "19"))
     finally:
         for h in hogs:
             h.kill()
@@ -221,6 +221,15 @@ def case_customers(args, tmp):
         check(d["limits"]["verdict"] == "pass" and d["limits"]["windows_filled"] > 0, "limits %r" % d["limits"]["verdict"])
         # 5 x 72/s + 2 x 360/s = 1080/s asked (Retry-After skips what the windows refuse)
         check(abs(d["generator"]["target_rps"] - 1080) < 20, "target %s" % d["generator"]["target_rps"])
+        # per plan: offered, share of quota, refusals, windows filled
+        rows = {r["plan"]: r for r in d["plans"]}
+        for plan, keys in (("free", 5), ("pro", 2)):
+            r = rows.get(plan, {})
+            check(r.get("keys") == keys and r.get("sent", 0) > 0 and r.get("windows_filled", 0) >= keys,
+                  "plan %s row %r" % (plan, {k: r.get(k) for k in ("keys", "sent", "windows_filled")}))
+            check(r.get("quota_share") and 0.3 < r["quota_share"] <= 1.25 and r.get("limited", 0) > 0,
+                  "plan %s quota_share %s limited %s" % (plan, r.get("quota_share"), r.get("limited")))
+        check("plan free: 5 keys, offered" in err and "windows filled" in err, "console plan lines: %s" % err[:600])
     # the mix at half its quota (450/s), searched up to twice that
     out = os.path.join(tmp, "search.json")
     rc, _, err = run([args.load, "search", "--base-url", url, "--customers", "free=5,pro=2", "--quota", "0.5",
