@@ -287,9 +287,11 @@ static void *worker_main(void *p)
 typedef struct collector {
     const ps_lg_config *cfg;
     ps_lg_thread *threads;
-    ps_lg_interval iv;   /* the second being assembled */
-    ps_hist *sofar;      /* everything collected, for the progress line */
-    ps_lg_interval last; /* the newest row's counts, not yet in --hdr-log */
+    ps_lg_sync *sync;      /* begun_ns: where the schedule's time starts */
+    int64_t start_mono_ns; /* the run's clock (second 0) */
+    ps_lg_interval iv;     /* the second being assembled */
+    ps_hist *sofar;        /* everything collected, for the progress line */
+    ps_lg_interval last;   /* the newest row's counts, not yet in --hdr-log */
     bool last_pending;
     int64_t next_sec;
     ps_lg_interval_row *rows;
@@ -357,8 +359,19 @@ static void print_progress(collector *c, double rate)
             c->next_plain_s += c->plain_every_s;
     }
     char done[64], eta[32];
+    /* --burst waits for a window reset before its schedule begins: say so
+     * rather than "0 req/s", and count the run's seconds from its begin. */
+    int64_t begun = atomic_load(&c->sync->begun_ns);
+    if (cfg->burst && (begun == 0 || begun > c->start_mono_ns + elapsed * INT64_C(1000000000))) {
+        fprintf(stderr, "%spetstore-load: %llds, waiting for a window reset to release the burst%s",
+                c->live ? "\r" : "", (long long)elapsed, c->live ? "   " : "\n");
+        fflush(stderr);
+        return;
+    }
+    if (begun > c->start_mono_ns) elapsed -= (begun - c->start_mono_ns) / INT64_C(1000000000);
     if (cfg->duration_ns > 0) {
-        int64_t total = (cfg->duration_ns + 999999999) / 1000000000;
+        int64_t total = (cfg->warmup_ns + cfg->duration_ns + 999999999) / 1000000000;
+        if (elapsed > total) elapsed = total;
         snprintf(done, sizeof done, "%llds/%llds", (long long)elapsed, (long long)total);
         snprintf(eta, sizeof eta, "%llds", (long long)(total > elapsed ? total - elapsed : 0));
     } else {
@@ -521,7 +534,7 @@ static load_run *run_create(const ps_lg_config *cfg)
     R->thresholds = calloc(cfg->nthresholds + 1, sizeof *R->thresholds);
     if (!R->sh || !R->sync || !R->threads || !R->tids || !R->args || !R->thresholds) abort();
     R->sh->cfg = cfg;
-    R->col = (collector){.cfg = cfg, .threads = R->threads};
+    R->col = (collector){.cfg = cfg, .threads = R->threads, .sync = R->sync};
     R->json = (ps_buf)PS_BUF_INIT;
     return R;
 }
@@ -607,6 +620,7 @@ static int start_threads(load_run *R)
     R->sh->start_mono_ns = ps_clock_mono_ns();
     R->sh->start_wall_ns = ps_clock_wall_ns();
     if (cfg->start_at_ns && wait_for_start_at(R) != 0) return -1;
+    R->col.start_mono_ns = R->sh->start_mono_ns;
     if (R->col.hdr_log &&
         ps_hdr_log_write_header(R->col.hdr_log, (double)R->sh->start_wall_ns / 1e9, &R->err) != 0)
         return -1;

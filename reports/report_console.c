@@ -18,6 +18,41 @@ static const char *col(const ps_console_options *o, const char *code)
     return o->color ? code : "";
 }
 
+/* One line of what the run met on its way (the report's "transport"). The
+ * certificate's subject and the proxy are cleaned: they may hold anything. */
+static void write_transport(const ps_json *t, ps_buf *b)
+{
+    if (!t || t->type != PS_JSON_OBJECT) return;
+    const char *http = ps_json_get_string(t, "http_version", NULL);
+    const char *tls = ps_json_get_string(t, "tls_version", NULL);
+    const char *subject = ps_json_get_string(t, "certificate_subject", NULL);
+    const char *proxy = ps_json_get_string(t, "proxy", NULL);
+    const ps_json *offset = ps_json_get(t, "clock_offset_s");
+    const ps_json *burst = ps_json_get(t, "burst");
+    if (!http) return; /* nothing answered */
+    ps_buf_printf(b, "transport: HTTP/%s", http);
+    if (tls) ps_buf_printf(b, ", %s", tls);
+    if (subject) {
+        ps_buf_puts(b, " (certificate ");
+        ps_report_text_clean(b, subject, strlen(subject));
+        ps_buf_putc(b, ')');
+    }
+    if (proxy) {
+        ps_buf_puts(b, ", proxy ");
+        ps_report_text_clean(b, proxy, strlen(proxy));
+    }
+    ps_buf_printf(b, ", round trip %.1f ms", ps_json_get_number(t, "round_trip_ms", 0));
+    if (offset && offset->type == PS_JSON_NUMBER)
+        ps_buf_printf(b, ", service clock %+.1f s", ps_json_get_number(t, "clock_offset_s", 0));
+    if (burst && burst->type == PS_JSON_OBJECT)
+        ps_buf_printf(b, "; burst of %lld via %s, release spread %.0f us (last requests %.0f us)",
+                      (long long)ps_json_get_int(burst, "connections", 0),
+                      ps_json_get_string(burst, "via", "?"),
+                      ps_json_get_number(burst, "release_spread_us", 0),
+                      ps_json_get_number(burst, "crossing_spread_us", 0));
+    ps_buf_putc(b, '\n');
+}
+
 int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_options *opts,
                               ps_error *err)
 {
@@ -90,6 +125,7 @@ int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_op
     if (not_applicable) ps_buf_printf(&b, ", %lld not applicable", not_applicable);
     ps_buf_printf(&b, " in %.2f s -> %s%s%s\n", ps_json_get_number(doc, "duration_s", 0),
                   col(opts, vcol), verdict, col(opts, C_RESET));
+    write_transport(ps_json_get(doc, "transport"), &b);
     const char *aborted = ps_json_get_string(doc, "aborted", NULL);
     if (aborted)
         ps_buf_printf(&b, "%saborted: %s%s\n", col(opts, C_RED), aborted, col(opts, C_RESET));

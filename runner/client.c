@@ -2,6 +2,8 @@
 #include "runner/client.h"
 
 #include <curl/curl.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -21,6 +23,7 @@ struct ps_client {
     size_t body_cap;
     volatile sig_atomic_t *cancel;
     bool answered_once; /* an HTTP reply came: a later failure is no protocol mix-up */
+    ps_client_transport transport;
     struct {
         char *value;
         size_t len;
@@ -348,6 +351,61 @@ static bool tls_port(ps_client *c, const char *url)
     return ps_tls_url_port_speaks_tls(url, (int)(c->timeout_ns / 1000000));
 }
 
+/* The TLS version and certificate subject of h's connection (still open:
+ * the handle keeps it alive), when libcurl speaks OpenSSL. */
+static void note_tls(ps_client_transport *t, CURL *h)
+{
+    struct curl_tlssessioninfo *ti = NULL;
+    if (curl_easy_getinfo(h, CURLINFO_TLS_SSL_PTR, &ti) != CURLE_OK || !ti ||
+        ti->backend != CURLSSLBACKEND_OPENSSL || !ti->internals)
+        return;
+    SSL *ssl = ti->internals;
+    snprintf(t->tls_version, sizeof t->tls_version, "%s", SSL_get_version(ssl));
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+    X509 *cert = SSL_get1_peer_certificate(ssl);
+#else
+    X509 *cert = SSL_get_peer_certificate(ssl);
+#endif
+    if (!cert) return;
+    BIO *bio = BIO_new(BIO_s_mem());
+    if (bio && X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253) >= 0) {
+        int n = BIO_read(bio, t->cert_subject, (int)sizeof t->cert_subject - 1);
+        t->cert_subject[n > 0 ? n : 0] = '\0';
+    }
+    BIO_free(bio);
+    X509_free(cert);
+}
+
+/* Called once the connection is made, before the request goes out: the
+ * TLS session is reachable only while a transfer runs. */
+static int on_connected(void *clientp, char *primary_ip, char *local_ip, int primary_port,
+                        int local_port)
+{
+    (void)primary_ip, (void)local_ip, (void)primary_port, (void)local_port;
+    ps_client *c = clientp;
+    if (!c->transport.tls_version[0]) note_tls(&c->transport, c->curl);
+    return CURL_PREREQFUNC_OK;
+}
+
+static void note_transport(ps_client *c, CURL *h, double elapsed_ms)
+{
+    ps_client_transport *t = &c->transport;
+    if (!t->known || elapsed_ms < t->shortest_ms) t->shortest_ms = elapsed_ms;
+    if (t->known) return;
+    t->known = true;
+    long v = 0;
+    curl_easy_getinfo(h, CURLINFO_HTTP_VERSION, &v);
+    t->http_version = v == CURL_HTTP_VERSION_1_0   ? 10
+                      : v == CURL_HTTP_VERSION_2_0 ? 20
+                      : v == CURL_HTTP_VERSION_3   ? 30
+                                                   : 11;
+}
+
+const ps_client_transport *ps_client_transport_of(const ps_client *c)
+{
+    return &c->transport;
+}
+
 int ps_client_perform(ps_client *c, const ps_client_request *req, ps_exchange *ex)
 {
     return ps_client_perform_ex(c, req, NULL, ex);
@@ -393,6 +451,10 @@ int ps_client_perform_ex(ps_client *c, const ps_client_request *req, const char 
      * anyway, so the checks judge the content. */
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "identity");
     if (c->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+    if (!c->transport.known) {
+        curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_connected);
+        curl_easy_setopt(h, CURLOPT_PREREQDATA, c);
+    }
     if (c->cancel) {
         curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
         curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
@@ -492,6 +554,7 @@ int ps_client_perform_ex(ps_client *c, const ps_client_request *req, const char 
         goto out;
     }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &ex->status);
+    note_transport(c, h, ex->elapsed_ms);
     ex->responded = true;
     c->answered_once = true;
     rc = 0;

@@ -86,6 +86,20 @@ void ps_client_set_body_cap(ps_client *c, size_t cap);
  * for a signal handler to cancel a run. flag must outlive the client. */
 void ps_client_set_cancel(ps_client *c, volatile sig_atomic_t *flag);
 
+/* What the client's connection met, for the report: read once, from the
+ * first exchange answered (TLS and HTTP version, the certificate's
+ * subject), and the shortest exchange so far (a round trip, plus the
+ * service's own time). */
+typedef struct ps_client_transport {
+    bool known;
+    long http_version;      /* 10, 11, 20, 30 (HTTP/1.0 ... HTTP/3) */
+    char tls_version[24];   /* "TLSv1.3"; "" over plain http */
+    char cert_subject[256]; /* the server certificate's subject, RFC 2253 */
+    double shortest_ms;     /* the quickest exchange answered */
+} ps_client_transport;
+
+const ps_client_transport *ps_client_transport_of(const ps_client *c);
+
 /* Sends one request and records it into *ex (which must be zeroed or freed
  * first). Returns 0 when a response arrived (whatever its status), -1 on a
  * transport failure (ex->error says what: refused, timeout, closed, ...). */

@@ -516,6 +516,11 @@ void ps_conform_note_burst(ps_conform *c, const ps_burst_stats *bs)
                 (double)bs->spread_ns[1] / 1e3, bs->reply_cap);
 }
 
+const ps_client_transport *ps_conform_transport(const ps_conform *c)
+{
+    return ps_client_transport_of(c->client);
+}
+
 const ps_burst_stats *ps_conform_last_burst(const ps_conform *c)
 {
     return c->burst_ran ? &c->burst : NULL;

@@ -149,6 +149,8 @@ int64_t ps_conform_service_ns(const ps_conform *c, int64_t wall_ns);
  * none such): how a suite reaches an observer's state, e.g. the judge's. */
 void *ps_conform_observer_state(const ps_conform *c,
                                 void (*observe)(ps_conform *, void *, const ps_observation *));
+/* What the run's client met on its way (TLS, HTTP version, round trip). */
+const ps_client_transport *ps_conform_transport(const ps_conform *c);
 /* Records what the limit suite's burst met (for the report's transport). */
 struct ps_burst_stats;
 void ps_conform_note_burst(ps_conform *c, const struct ps_burst_stats *bs);

@@ -3,12 +3,16 @@
 #include "runner/run.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/clock.h"
 #include "core/json_writer.h"
+#include "core/service_clock.h"
 #include "core/version.h"
 #include "runner/conform.h"
+#include "runner/suites/burst.h"
 #include "runner/suites/ratelimit_judge.h"
 #include "runner/suites/suites.h"
 
@@ -176,6 +180,87 @@ static void write_suites(ps_jw *w, const ps_checks *checks, bool strict)
     ps_jw_array_close(w);
 }
 
+/* The proxy curl would use for base_url (its variables, as curl reads them;
+ * no_proxy may still exempt the host), credentials left out: NULL when none. */
+static void proxy_of(const char *base_url, char *out, size_t size)
+{
+    static const char *const tls[] = {"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", NULL};
+    static const char *const plain[] = {"http_proxy", "all_proxy", "ALL_PROXY", NULL};
+    const char *const *names = strncasecmp(base_url, "https:", 6) == 0 ? tls : plain;
+    out[0] = '\0';
+    for (; *names; names++) {
+        const char *v = getenv(*names);
+        if (!v || !*v) continue;
+        const char *host = strstr(v, "://");
+        host = host ? host + 3 : v;
+        const char *at = strchr(host, '@'), *slash = strchr(host, '/');
+        if (at && (!slash || at < slash)) /* user:password@ is no one's to read */
+            snprintf(out, size, "%.*s%s", (int)(host - v), v, at + 1);
+        else
+            snprintf(out, size, "%s", v);
+        return;
+    }
+}
+
+/* "transport": what the run met on its way to the service (docs/report-json.md). */
+static void write_transport(const ps_conform *c, ps_jw *w)
+{
+    const ps_client_transport *t = ps_conform_transport(c);
+    const ps_service_clock *sc = ps_conform_clock(c);
+    const ps_burst_stats *bs = ps_conform_last_burst(c);
+    char proxy[512];
+    proxy_of(ps_conform_base_url(c), proxy, sizeof proxy);
+    ps_jw_object_open(w);
+    if (t->known) {
+        char http[48];
+        snprintf(http, sizeof http, "%ld.%ld", t->http_version / 10, t->http_version % 10);
+        ps_jw_kstring(w, "http_version", http);
+    } else {
+        ps_jw_knull(w, "http_version");
+    }
+    if (t->tls_version[0])
+        ps_jw_kstring(w, "tls_version", t->tls_version);
+    else
+        ps_jw_knull(w, "tls_version");
+    if (t->cert_subject[0])
+        ps_jw_kstring(w, "certificate_subject", t->cert_subject);
+    else
+        ps_jw_knull(w, "certificate_subject");
+    if (proxy[0])
+        ps_jw_kstring(w, "proxy", proxy);
+    else
+        ps_jw_knull(w, "proxy");
+    if (t->known)
+        ps_jw_kdouble(w, "round_trip_ms", t->shortest_ms, 3);
+    else
+        ps_jw_knull(w, "round_trip_ms");
+    if (sc->samples) {
+        ps_jw_kdouble(w, "clock_offset_s", (double)ps_conform_clock_offset_ns(c) / 1e9, 3);
+        ps_jw_key(w, "clock_offset_bounds_s");
+        ps_jw_array_open(w);
+        ps_jw_double(w, (double)sc->lo_ns / 1e9, 3);
+        ps_jw_double(w, (double)sc->hi_ns / 1e9, 3);
+        ps_jw_array_close(w);
+    } else {
+        ps_jw_knull(w, "clock_offset_s");
+        ps_jw_knull(w, "clock_offset_bounds_s");
+    }
+    ps_jw_key(w, "burst");
+    if (!bs) {
+        ps_jw_null(w);
+    } else {
+        ps_jw_object_open(w);
+        ps_jw_kstring(w, "via", bs->via_curl ? "libcurl" : "sockets");
+        ps_jw_kuint(w, "connections", bs->opened);
+        ps_jw_kdouble(w, "open_ms", (double)bs->open_ns / 1e6, 3);
+        ps_jw_kdouble(w, "release_spread_us", (double)bs->spread_ns[0] / 1e3, 1);
+        ps_jw_kdouble(w, "crossing_spread_us", (double)bs->spread_ns[1] / 1e3, 1);
+        ps_jw_kuint(w, "reply_cap_bytes", bs->reply_cap);
+        ps_jw_object_close(w);
+    }
+    ps_jw_object_close(w);
+}
+
 void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
 {
     const ps_conform_config *cfg = ps_conform_cfg(c);
@@ -222,6 +307,8 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
     ps_jw_kuint(&w, "create_budget", cfg->create_budget);
     ps_jw_object_close(&w);
     ps_jw_kuint(&w, "body_cap_bytes", cfg->max_body);
+    ps_jw_key(&w, "transport");
+    write_transport(c, &w);
     ps_jw_key(&w, "summary");
     ps_jw_object_open(&w);
     ps_jw_kuint(&w, "total", t.total);
