@@ -202,18 +202,22 @@ def case_scaling(args, tmp):
     check(rc == 0, "--rate over per-key rates: exit %d: %s" % (rc, err[-500:]))
     if d:
         check(d["parameters"]["key_rate_scale"] == [20, 20], "key_rate_scale %r" % d["parameters"]["key_rate_scale"])
-        check(790 <= d["generator"]["sent"] <= 800, "sent %d, expected 800 (400/s for 2 s)" % d["generator"]["sent"])
+        g = d["generator"]
+        check(g["sent"] + g["unsent"] == 800 and abs(g["target_rps"] - 400) < 1,
+              "due %d at %.1f/s, expected 800 at 400/s: %r" % (g["sent"] + g["unsent"], g["target_rps"], g))
         check("of 400/s target" in err, "console target: %s" % err[:300])
     rc, _, err = run([args.load, "--base-url", url, "--keys", own, "--ramp", "100:300", "--duration", "2s", "--json", out])
     d = load_json(out)
     check(rc == 0, "--ramp over per-key rates: exit %d: %s" % (rc, err[-500:]))
     if d:
         check(d["parameters"]["key_rate_scale"] == [5, 15], "key_rate_scale %r" % d["parameters"]["key_rate_scale"])
-        check(390 <= d["generator"]["sent"] <= 400, "ramp sent %d, expected 400" % d["generator"]["sent"])
+        g = d["generator"]
+        check(395 <= g["sent"] + g["unsent"] <= 400, "ramp due %d, expected 400: %r" % (g["sent"] + g["unsent"], g))
         check("of a 100 to 300/s ramp" in err, "console ramp: %s" % err[:300])
-    # --warmup: sent, in no figure
+    # --warmup: sent, in no figure; --intervals-jsonl: the JSON's intervals, a line each
+    jsonl = os.path.join(tmp, "iv.jsonl")
     rc, _, err = run([args.load, "--base-url", url, "--api-key", "key-00000", "--rate", "200", "--warmup", "1s",
-                      "--duration", "1s", "--json", out])
+                      "--duration", "1s", "--json", out, "--intervals-jsonl", jsonl])
     stop_process(proc)
     d = load_json(out)
     check(rc == 0, "--warmup: exit %d: %s" % (rc, err[-500:]))
@@ -223,6 +227,12 @@ def case_scaling(args, tmp):
         check(d["latency_us"]["corrected"]["count"] == 200, "latency count %d" % d["latency_us"]["corrected"]["count"])
         check(0.9 < d["duration_s"] < 1.5, "duration %.3f s, expected the measured 1 s" % d["duration_s"])
         check(d["parameters"]["warmup_s"] == 1, "warmup_s %r" % d["parameters"]["warmup_s"])
+        try:
+            lines = [json.loads(ln) for ln in open(jsonl)]
+        except (OSError, ValueError) as e:
+            lines = []
+            check(False, "--intervals-jsonl unreadable: %s" % e)
+        check(lines == d["intervals"], "--intervals-jsonl %r differs from intervals %r" % (lines[:3], d["intervals"][:3]))
 
 
 def case_burst_progress(args, tmp):
