@@ -1,8 +1,10 @@
 /* ratelimit_model.c - the shared rate-limit model (see ratelimit_model.h). */
 #include "core/ratelimit_model.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const algo_names[PS_RLM_ALGOS] = {"fixed", "sliding-log", "sliding-counter",
@@ -126,6 +128,26 @@ int64_t ps_rlm_reset_unix(int64_t reset, int64_t sent_s)
     return reset;
 }
 
+bool ps_rlm_reset_lenient(const char *raw, int64_t *out)
+{
+    if (!raw) return false;
+    char *end;
+    double v = strtod(raw, &end);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (end == raw || *end || !isfinite(v) || v < 0 || v > 9e15) return false;
+    *out = (int64_t)ceil(v);
+    return true;
+}
+
+bool ps_rlm_reset_time(const ps_rl_info *rl, int64_t sent_s, int64_t *out)
+{
+    int64_t v = rl->reset;
+    if (rl->reset_state != PS_RL_OK && !ps_rlm_reset_lenient(rl->reset_raw, &v)) return false;
+    *out = ps_rlm_reset_unix(v, sent_s);
+    return true;
+}
+
 /* ---- the admission bound --------------------------------------------------- */
 
 int64_t ps_rlm_allowed(ps_rlm_bound b, int64_t limit, int64_t window_ns, int64_t span_ns)
@@ -133,6 +155,16 @@ int64_t ps_rlm_allowed(ps_rlm_bound b, int64_t limit, int64_t window_ns, int64_t
     if (b != PS_RLM_BOUND_TOKEN || window_ns <= 0) return limit;
     return limit +
            (int64_t)((double)(span_ns + PS_RLM_JITTER_NS) * (double)limit / (double)window_ns);
+}
+
+void ps_rlm_bucket_refill(int64_t limit, int64_t remaining, int64_t reset, int64_t sent_ns,
+                          int64_t done_ns, double *lo, double *hi)
+{
+    double used = (double)(limit - remaining);
+    double full_lo = (double)(reset - PS_RLM_RESET_SLACK_S) - (double)done_ns / 1e9;
+    double full_hi = (double)(reset + PS_RLM_RESET_SLACK_S) - (double)sent_ns / 1e9;
+    *lo = full_lo > 0 ? full_lo / (used + 1) : 0;
+    *hi = used > 1 ? full_hi / (used - 1) : INFINITY;
 }
 
 int64_t ps_rlm_longest_span(int64_t window_ns)

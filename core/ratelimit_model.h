@@ -20,6 +20,7 @@
 
 #include "core/error.h"
 #include "core/plan.h"
+#include "core/ratelimit_headers.h"
 
 /* ---- algorithms and report names ----------------------------------------- */
 
@@ -118,6 +119,18 @@ ps_rlm_reset_form ps_rlm_reset_form_of(int64_t reset);
  * apart. */
 int64_t ps_rlm_reset_unix(int64_t reset, int64_t sent_s);
 
+/* The time an X-RateLimit-Reset value names when it is a number but not a
+ * plain integer ("1795353910.3076": its ceiling; real plugins send it);
+ * false when it is no number. The runner's ratelimit.reset-unix-seconds
+ * fails the form; the rules built on the time still use it. */
+bool ps_rlm_reset_lenient(const char *raw, int64_t *out);
+/* The Unix second an X-RateLimit-Reset names, for deciding whether a
+ * window can have ended (it ends after that second minus one, Reset being
+ * rounded up): whole or fractional Unix seconds, seconds left (counted from
+ * sent_s, the client's second when the request went out), milliseconds.
+ * False when it names no time. */
+bool ps_rlm_reset_time(const ps_rl_info *rl, int64_t sent_s, int64_t *out);
+
 /* ---- the admission bound --------------------------------------------------- */
 
 /* Which bound a verdict holds a key and limit to, from what its responses
@@ -134,6 +147,14 @@ typedef enum ps_rlm_bound {
  * the limit for a window or sliding bound, plus limit x (span + jitter) /
  * window for a token bucket. window_ns > 0. */
 int64_t ps_rlm_allowed(ps_rlm_bound b, int64_t limit, int64_t window_ns, int64_t span_ns);
+/* The refill rates (seconds per token, [*lo, *hi]) a token bucket may have
+ * that answered Limit, Remaining and Reset to a request sent and answered
+ * at sent_ns and done_ns (wall clock): its Reset is when it is full again,
+ * so Limit - Remaining tokens (one more or less: Remaining rounded either
+ * way) take that long to refill, Reset rounded a second either way plus
+ * the clock slack. *hi is INFINITY with one token used or none. */
+void ps_rlm_bucket_refill(int64_t limit, int64_t remaining, int64_t reset, int64_t sent_ns,
+                          int64_t done_ns, double *lo, double *hi);
 /* The longest span a moving limiter is held to: 0.9 x the window the
  * headers imply (that window is itself a rounding second short). */
 int64_t ps_rlm_longest_span(int64_t window_ns);

@@ -97,6 +97,10 @@ int ps_lg_thread_init(ps_lg_thread *t, int id, int nconns, const ps_lg_shared *s
     ps_lg_limits_init(&t->limits, cfg->nkeys);
     t->blocked_until = calloc(cfg->nkeys, sizeof *t->blocked_until);
     if (!t->blocked_until) abort();
+    /* --verify-limits: the window-opening volley, except where the run's
+     * requests are counted out (--requests) or --burst does it */
+    ps_lg_volley_init(&t->volley, cfg->nkeys,
+                      cfg->verify_limits && !cfg->burst && !cfg->requests ? nconns : 0);
     t->rr = (size_t)id;
     t->open = ps_lg_config_open_model(cfg);
     int nthreads = cfg->threads;
@@ -113,6 +117,7 @@ void ps_lg_thread_free(ps_lg_thread *t)
     ps_lg_stats_free(&t->stats);
     ps_lg_limits_free(&t->limits);
     free(t->blocked_until);
+    ps_lg_volley_free(&t->volley);
     free(t->heap);
     memset(t, 0, sizeof *t);
 }
@@ -125,6 +130,8 @@ void ps_lg_thread_begin(ps_lg_thread *t, int64_t begin_ns)
     int64_t now = begin_ns, origin = t->sh->schedule_origin_ns;
     if (origin && origin < begin_ns && !t->sh->cfg->burst) begin_ns = origin;
     t->begin_ns = begin_ns;
+    int64_t none = 0;
+    atomic_compare_exchange_strong(&t->sync->begun_ns, &none, begin_ns);
     t->measure_from_ns = begin_ns + t->sh->cfg->warmup_ns;
     t->end_ns = t->sh->cfg->duration_ns ? begin_ns + t->sh->cfg->warmup_ns + t->sh->cfg->duration_ns
                                         : INT64_MAX;
@@ -234,10 +241,11 @@ static bool drop_ended_streams(ps_lg_thread *t)
     return false;
 }
 
-ps_lg_take_result ps_lg_take(ps_lg_thread *t, int64_t now, ps_lg_req *r, int64_t *wake_ns)
+/* The next request of the schedule (closed: whenever asked; open: when due). */
+static ps_lg_take_result take_scheduled(ps_lg_thread *t, int64_t now, ps_lg_req *r,
+                                        int64_t *wake_ns)
 {
     const ps_lg_shared *sh = t->sh;
-    if (ps_lg_stopping(t)) return PS_LG_TAKE_EXHAUSTED;
     if (!t->open) {
         if (now >= t->end_ns || quota_reached(t)) return PS_LG_TAKE_EXHAUSTED;
         int64_t key = next_key(t, NULL, sh->cfg->nkeys, now, wake_ns);
@@ -270,6 +278,22 @@ ps_lg_take_result ps_lg_take(ps_lg_thread *t, int64_t now, ps_lg_req *r, int64_t
         return PS_LG_TAKE_READY;
     }
     return PS_LG_TAKE_EXHAUSTED;
+}
+
+ps_lg_take_result ps_lg_take(ps_lg_thread *t, int64_t now, ps_lg_req *r, int64_t *wake_ns)
+{
+    if (ps_lg_stopping(t)) return PS_LG_TAKE_EXHAUSTED;
+    /* a key's window just opened: its volley goes first, while the run lasts */
+    int64_t volley_wake = INT64_MAX;
+    size_t key;
+    if (now < t->end_ns && !ps_lg_scheduling_done(t, now) &&
+        ps_lg_volley_take(&t->volley, ps_clock_wall_ns(), now, &key, &volley_wake)) {
+        take_for_key(t, r, key, now, now);
+        return PS_LG_TAKE_READY;
+    }
+    ps_lg_take_result res = take_scheduled(t, now, r, wake_ns);
+    if (res == PS_LG_TAKE_NONE && volley_wake < *wake_ns) *wake_ns = volley_wake;
+    return res;
 }
 
 /* A request due at `due` that was never sent: it waited past --timeout
@@ -336,8 +360,11 @@ void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_l
     if (!r->warm)
         ps_lg_stats_answer(&t->stats, r->op, cfg->keys[r->key].plan.id, resp->status,
                            (now - r->due_ns) / 1000, (now - r->sent_ns) / 1000);
-    if (cfg->verify_limits)
-        ps_lg_limits_observe_op(&t->limits, r->key, r->op, resp, ps_clock_wall_ns());
+    if (cfg->verify_limits) {
+        int64_t wall = ps_clock_wall_ns();
+        ps_lg_limits_observe_op(&t->limits, r->key, r->op, resp, wall);
+        ps_lg_volley_note(&t->volley, r->key, resp, wall);
+    }
     if (resp->status == 429 && cfg->honour_retry_after) {
         int64_t wait_ns = INT64_C(1000000000);
         if ((resp->seen & PS_LG_H_RETRY_AFTER) && !(resp->bad & PS_LG_H_RETRY_AFTER))

@@ -29,6 +29,7 @@
 #include "loadgen/respparse.h"
 #include "loadgen/schedule.h"
 #include "loadgen/stats.h"
+#include "loadgen/volley.h"
 
 typedef struct ps_lg_bytes {
     char *data;
@@ -68,6 +69,10 @@ typedef struct ps_lg_sync {
     /* Set by the SIGINT/SIGTERM handler (or a failed thread start): wind
      * down. Relaxed: it orders nothing, threads only poll it. */
     _Atomic int stop;
+    /* Monotonic ns at which the first thread began its schedule (0: none
+     * yet; with --burst that is after the wait for a window reset). Set once
+     * by compare-and-swap, read by the progress line. */
+    _Atomic int64_t begun_ns;
 } ps_lg_sync;
 
 typedef struct ps_lg_stream {
@@ -107,6 +112,7 @@ typedef struct ps_lg_thread {
     size_t rr;              /* round-robin cursor over keys */
     int64_t *blocked_until; /* per key, monotonic ns (Retry-After) */
     int64_t latest_reset_s; /* the latest X-RateLimit-Reset answered (for --burst) */
+    ps_lg_volley volley;    /* --verify-limits: concurrent requests as a key's window opens */
     /* Generator health: requests taken and not yet settled; when the last
      * moment every connection was busy ended (a request due before it
      * waited for a connection); the latest send; where --warmup ends. */

@@ -139,30 +139,6 @@ static bool parse_signed(const char *raw, int64_t *out)
     return true;
 }
 
-/* A Reset that is not a plain integer but still names a time (real
- * plugins send "1795353910.3076"): its ceiling serves the sequence rules
- * and limit429.retry-after-agrees, while ratelimit.reset-unix-seconds alone
- * reports the form (Limit and Remaining may well be right). */
-bool ps_ratelimit_reset_lenient(const char *raw, int64_t *out)
-{
-    if (!raw) return false;
-    char *end;
-    double v = strtod(raw, &end);
-    while (*end == ' ' || *end == '\t')
-        end++;
-    if (end == raw || *end || !isfinite(v) || v < 0 || v > 9e15) return false;
-    *out = (int64_t)ceil(v);
-    return true;
-}
-
-bool ps_ratelimit_reset_time(const ps_rl_info *rl, int64_t sent_s, int64_t *out)
-{
-    int64_t v = rl->reset;
-    if (rl->reset_state != PS_RL_OK && !ps_ratelimit_reset_lenient(rl->reset_raw, &v)) return false;
-    *out = ps_rlm_reset_unix(v, sent_s);
-    return true;
-}
-
 /* ---- the rules of one response ------------------------------------------ */
 
 typedef struct fields {
@@ -296,20 +272,6 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
 
 /* ---- the rules of a pair: a (earlier) and b (this response) ------------- */
 
-/* The refill rates (seconds per token) a token bucket showing b may have.
- * Its Reset is when it is full again: Limit - Remaining tokens used (one
- * more or less: Remaining rounded either way) take that long to refill,
- * measured from b's admission between its sent and done times, Reset
- * rounded to a whole second either way plus clock slack. */
-static void refill_rate_of(const resp_rec *b, double *lo, double *hi)
-{
-    double used = (double)(b->limit - b->remaining);
-    double full_lo = (double)(b->reset - RESET_SLACK_S) - (double)b->done_ns / 1e9;
-    double full_hi = (double)(b->reset + RESET_SLACK_S) - (double)b->sent_ns / 1e9;
-    *lo = full_lo > 0 ? full_lo / (used + 1) : 0;
-    *hi = used > 1 ? full_hi / (used - 1) : INFINITY;
-}
-
 /* The rate followed for a Limit value: its slot, else a fresh one (the
  * least informed is given up). */
 static bucket_rate *rate_slot(key_seq *tr, int64_t limit)
@@ -426,7 +388,7 @@ static void judge_pair(ps_conform *c, key_seq *tr, const resp_rec *a, const resp
          * rate explains this Reset and every earlier one that moved (a
          * Remaining out of bounds is ratelimit.remaining-bounds' finding) */
         double lo, hi;
-        refill_rate_of(b, &lo, &hi);
+        ps_rlm_bucket_refill(b->limit, b->remaining, b->reset, b->sent_ns, b->done_ns, &lo, &hi);
         bucket_rate *br = rate_slot(tr, b->limit);
         if (!br->seen || (lo <= br->hi && hi >= br->lo)) {
             if (!br->seen || lo > br->lo) br->lo = lo;
@@ -617,10 +579,15 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
         tr->last.have = false;
         return;
     }
-    if (!f.reset_usable || !f.reset_sane)
-        ps_conform_not_applicable(
-            c, PS_CK_RATELIMIT_RESET_CONSISTENT,
-            "X-RateLimit-Reset is not a Unix time (ratelimit.reset-unix-seconds)");
+    if (!f.reset_usable || !f.reset_sane) {
+        /* the fact that decided it, not a check: reset-unix-seconds may pass on other answers */
+        const char *raw = ps_headers_get(&ex->resp_headers, "X-RateLimit-Reset");
+        ps_conform_not_applicable(c, PS_CK_RATELIMIT_RESET_CONSISTENT,
+                                  "a %ld response's X-RateLimit-Reset is %s%.40s%s: no Unix time "
+                                  "near the request to follow a window by",
+                                  ex->status, raw ? "'" : "", raw ? raw : "missing",
+                                  raw ? "'" : "");
+    }
     resp_rec b = {true,
                   f.limit,
                   f.remaining,

@@ -47,19 +47,17 @@ void ps_ratelimit_judge_concurrent(const ps_conform *c, bool on);
  * minute figure, 86400 s for its day figure, 0 when neither). */
 int64_t ps_ratelimit_judge_window_s(const ps_conform *c, ps_key_role role, int64_t limit);
 
-/* The time an X-RateLimit-Reset value names when it is a number but not a
- * plain integer ("1795353910.3076": its ceiling); false when it is no
- * number. ratelimit.reset-unix-seconds fails the form; the rules built on
- * the time still use it. */
-bool ps_ratelimit_reset_lenient(const char *raw, int64_t *out);
+/* The Reset forms are the shared model's (core/ratelimit_model.h):
+ * ps_rlm_reset_lenient, ps_rlm_reset_time. */
+static inline bool ps_ratelimit_reset_lenient(const char *raw, int64_t *out)
+{
+    return ps_rlm_reset_lenient(raw, out);
+}
 
-/* The Unix second an X-RateLimit-Reset names, for deciding whether a
- * window can have ended (it ends after that second minus one, Reset being
- * rounded up): whole or fractional Unix seconds, and the forms
- * ratelimit.reset-unix-seconds fails that still name a time (seconds left,
- * counted from sent_s, the client's second when the request went out;
- * milliseconds). False when it names no time. */
-bool ps_ratelimit_reset_time(const ps_rl_info *rl, int64_t sent_s, int64_t *out);
+static inline bool ps_ratelimit_reset_time(const ps_rl_info *rl, int64_t sent_s, int64_t *out)
+{
+    return ps_rlm_reset_time(rl, sent_s, out);
+}
 
 /* Ends the run's judgement (checks that need the whole run: Remaining
  * never fell); idempotent. ps_ratelimit_judge_report then writes the
