@@ -35,9 +35,30 @@ static int on_new_session(SSL *ssl, SSL_SESSION *session)
 {
     ps_tls_resume *r = SSL_get_ex_data(ssl, resume_index);
     if (!r) return 0;
-    if (r->session) SSL_SESSION_free(r->session);
-    r->session = session;
+    if (r->n == PS_TLS_RESUME_MAX) {
+        SSL_SESSION_free(r->tickets[0]);
+        memmove(r->tickets, r->tickets + 1, (PS_TLS_RESUME_MAX - 1) * sizeof r->tickets[0]);
+        r->n--;
+    }
+    r->tickets[r->n++] = session;
     return 1; /* the reference is ours now */
+}
+
+/* Offers resume's newest usable ticket on ssl; a TLS 1.3 one leaves the
+ * pool (single use), a TLS 1.2 one stays. */
+static void offer_ticket(SSL *ssl, ps_tls_resume *r)
+{
+    while (r->n > 0) {
+        SSL_SESSION *t = r->tickets[r->n - 1];
+        bool once = SSL_SESSION_get_protocol_version(t) >= TLS1_3_VERSION;
+        bool usable = SSL_SESSION_is_resumable(t);
+        if (usable) SSL_set_session(ssl, t); /* takes its own reference */
+        if (!usable || once) {
+            SSL_SESSION_free(t);
+            r->n--;
+        }
+        if (usable) return;
+    }
 }
 
 /* OpenSSL's oldest queued error, as text, emptying the queue. */
@@ -140,7 +161,7 @@ SSL *ps_tls_client_ssl(ps_tls_client *c, int fd, const char *host, ps_tls_resume
     }
     if (resume) {
         SSL_set_ex_data(ssl, resume_index, resume);
-        if (resume->session) SSL_set_session(ssl, resume->session);
+        offer_ticket(ssl, resume);
     }
     return ssl;
 fail:
@@ -152,8 +173,15 @@ fail:
 
 void ps_tls_resume_clear(ps_tls_resume *r)
 {
-    if (r->session) SSL_SESSION_free(r->session);
-    r->session = NULL;
+    for (int i = 0; i < r->n; i++)
+        SSL_SESSION_free(r->tickets[i]);
+    r->n = 0;
+}
+
+void ps_tls_client_end_clean(SSL *ssl)
+{
+    if (ssl && SSL_is_init_finished(ssl))
+        SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
 }
 
 /* The one-line reason of a failed handshake or record. */

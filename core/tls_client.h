@@ -26,11 +26,14 @@ typedef struct ps_tls_client_opts {
 
 typedef struct ps_tls_client ps_tls_client;
 
-/* The latest session ticket a thread was given, for resuming its next
+/* The latest session tickets a thread was given, for resuming its next
  * connections (a full handshake costs the client ~1 ms of CPU, a resumed
- * one a fraction). */
+ * one a fraction). A TLS 1.3 ticket is used once (RFC 8446 C.4; OpenSSL
+ * marks a used one not resumable), a TLS 1.2 session again and again. */
+#define PS_TLS_RESUME_MAX 8
 typedef struct ps_tls_resume {
-    SSL_SESSION *session;
+    SSL_SESSION *tickets[PS_TLS_RESUME_MAX]; /* oldest first */
+    int n;
 } ps_tls_resume;
 
 /* Builds the context (TLS 1.2 or later, read-ahead on: one recv takes
@@ -40,13 +43,20 @@ void ps_tls_client_destroy(ps_tls_client *c);
 
 /* An SSL for connected socket fd, in client mode: SNI = host unless it is
  * an address, the certificate checked against host (name or address)
- * unless insecure, resuming resume->session if any and keeping the tickets
- * the server sends into resume (which must outlive the SSL; NULL = no
- * resumption). Returns NULL with err on failure. Free with SSL_free. */
+ * unless insecure, resuming from resume's newest usable ticket and keeping
+ * the tickets the server sends into resume (which must outlive the SSL;
+ * NULL = no resumption). Returns NULL with err on failure. Free with SSL_free. */
 SSL *ps_tls_client_ssl(ps_tls_client *c, int fd, const char *host, ps_tls_resume *resume,
                        ps_error *err);
 
 void ps_tls_resume_clear(ps_tls_resume *r);
+
+/* Marks ssl as ended cleanly (whole answers, then a close by either side)
+ * before SSL_free, without sending anything: SSL_free of a connection not
+ * shut down marks its session not resumable (OpenSSL's
+ * ssl_clear_bad_session), and that session may be the one its thread
+ * resumes from. A connection that failed is freed without it. */
+void ps_tls_client_end_clean(SSL *ssl);
 
 /* What an SSL call that returned `ret` meant, for a non-blocking loop. */
 typedef enum ps_tls_io {

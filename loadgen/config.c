@@ -29,7 +29,7 @@ void ps_lg_config_usage(FILE *out)
           "         [--shard I/N | --shards N] [--start-at TIME] [--run-id ID]\n"
           "         [--seed N] [--arrivals uniform|poisson] [--warmup D] [--max-lateness D]\n"
           "         [--error-budget P%] [--customers free=N,pro=N,business=N [--quota Q]\n"
-          "         [--time-scale N] [--write-customer-keys FILE]]\n"
+          "         [--time-scale N] [--write-customer-keys FILE]] [--intervals-jsonl FILE]\n"
           "       petstore-load search RUN-FLAGS --slo EXPR... [--from R] [--to R]\n"
           "         [--resolution P%] [--step D] [--repeat N] (petstore-load search --help)\n"
           "       petstore-load merge SHARD.json... [--json F] [--hdr F] [--hdr-log F] [--html F]\n"
@@ -76,6 +76,8 @@ void ps_lg_config_usage(FILE *out)
           "                        from --keys (the first N of each plan) or made up\n"
           "  --time-scale N        the server's windows run N times faster: customers too\n"
           "  --write-customer-keys FILE  write the made-up keys (petstore-server --keys-file)\n"
+          "  --intervals-jsonl FILE  one JSON line per second as it ends (rates, latencies,\n"
+          "                        status classes), for tail -f and log shippers\n"
           "  --shard I/N           run shard I (1-based) of N: its share of rate, connections,\n"
           "                        requests and keys (docs/distributed.md)\n"
           "  --shards N            the same, I from JOB_COMPLETION_INDEX (0-based, Indexed Jobs)\n"
@@ -425,6 +427,7 @@ enum {
     OPT_QUOTA,
     OPT_TIME_SCALE,
     OPT_WRITE_KEYS,
+    OPT_INTERVALS_JSONL,
     /* --summary-md (reports/report_markdown.h) */
     OPT_SUMMARY_MD,
 };
@@ -475,6 +478,7 @@ static const struct option options[] = {
     {"quota", required_argument, NULL, OPT_QUOTA},
     {"time-scale", required_argument, NULL, OPT_TIME_SCALE},
     {"write-customer-keys", required_argument, NULL, OPT_WRITE_KEYS},
+    {"intervals-jsonl", required_argument, NULL, OPT_INTERVALS_JSONL},
     /* --summary-md (reports/report_markdown.h) */
     {"summary-md", required_argument, NULL, OPT_SUMMARY_MD},
     {NULL, 0, NULL, 0},
@@ -575,6 +579,8 @@ static int capacity_option(int opt, const char *arg, ps_lg_config *cfg, ps_error
         return 0;
     case OPT_WRITE_KEYS:
         return set_path(&cfg->write_keys_path, arg, "--write-customer-keys", err);
+    case OPT_INTERVALS_JSONL:
+        return set_path(&cfg->intervals_jsonl_path, arg, "--intervals-jsonl", err);
     default:
         return ps_error_set(err, "internal error: option %d", opt);
     }
@@ -785,6 +791,7 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         case OPT_QUOTA:
         case OPT_TIME_SCALE:
         case OPT_WRITE_KEYS:
+        case OPT_INTERVALS_JSONL:
             if (capacity_option(c, optarg, cfg, err) != 0) return PS_LG_CONFIG_ERROR;
             break;
         default: /* '?' or ':' */
@@ -885,5 +892,6 @@ void ps_lg_config_free(ps_lg_config *cfg)
     free(cfg->thresholds);
     free(cfg->run_id);
     free(cfg->write_keys_path);
+    free(cfg->intervals_jsonl_path);
     memset(cfg, 0, sizeof *cfg);
 }

@@ -120,6 +120,7 @@ typedef struct ps_lg_config {
     bool have_customers;
     double quota, time_scale;
     char *write_keys_path;
+    char *intervals_jsonl_path; /* --intervals-jsonl: one JSON line per second, as it ends */
     /* the run's key secret (loadgen/key_label.h), derived from every key
      * before the shards divide them; key_secret_set false: none derived */
     unsigned char key_secret[32];

@@ -338,6 +338,7 @@ static void on_response(loop *L, int i, int64_t now)
     c->served++;
     if (c->woff < c->req.bytes->len || !resp->keep_alive) {
         /* Answered before we finished sending, or the server closes: start afresh. */
+        if (!resp->keep_alive) ps_tls_client_end_clean(c->ssl);
         conn_close(L, i);
         conn_open(L, i, now);
         return;
@@ -362,6 +363,7 @@ static void on_readable(loop *L, int i)
              * if the connection had served, else after a pause (a server
              * refusing connections by closing them would make us spin). */
             bool used = c->served > 0;
+            if (n == 0 && used) ps_tls_client_end_clean(c->ssl); /* a keep-alive close */
             conn_close(L, i);
             if (used) {
                 conn_open(L, i, now);
@@ -382,6 +384,7 @@ static void on_readable(loop *L, int i)
         if (pr == PS_LG_PARSE_DONE) {
             on_response(L, i, now);
             if (n == 0 && c->state != C_CLOSED) {
+                ps_tls_client_end_clean(c->ssl);
                 conn_close(L, i);
                 conn_open(L, i, now);
             }
@@ -586,6 +589,7 @@ static int run(ps_lg_thread *t)
     rc = 0;
 out:
     for (int i = 0; i < L->n; i++) {
+        ps_tls_client_end_clean(L->c[i].ssl);
         if (L->c[i].ssl) SSL_free(L->c[i].ssl);
         if (L->c[i].fd >= 0) close(L->c[i].fd);
     }

@@ -298,6 +298,7 @@ typedef struct collector {
     char **row_hists; /* a shard's: each row's histogram, base64 V2 */
     size_t nrows, cap;
     FILE *hdr_log;
+    FILE *jsonl;           /* --intervals-jsonl */
     bool live;             /* a terminal: one line redrawn every second */
     bool color;            /* --color resolved for stderr */
     int64_t plain_every_s; /* off a terminal: a line every this many seconds (0 = none) */
@@ -326,6 +327,38 @@ static void fill_row(ps_lg_interval_row *r, const ps_lg_interval *iv)
     r->errors = iv->errors;
 }
 
+/* --intervals-jsonl: the row as one JSON line (the names of the JSON's
+ * intervals[]), flushed so a reader following the file sees it at once. */
+static void write_jsonl_row(FILE *f, const ps_lg_interval_row *r)
+{
+    ps_buf b = PS_BUF_INIT;
+    ps_jw w;
+    ps_jw_init(&w, &b, false);
+    ps_jw_object_open(&w);
+    ps_jw_kdouble(&w, "t_s", r->t_s, 3);
+    ps_jw_kdouble(&w, "length_s", r->length_s, 3);
+    ps_jw_kint(&w, "requests", r->requests);
+    ps_jw_kdouble(&w, "throughput_rps", r->length_s > 0 ? (double)r->requests / r->length_s : 0.0,
+                  1);
+    static const char *const names[] = {"p50_us", "p90_us", "p99_us", "max_us"};
+    int64_t lat[] = {r->p50_us, r->p90_us, r->p99_us, r->max_us};
+    for (size_t k = 0; k < 4; k++) {
+        if (r->requests > 0)
+            ps_jw_kint(&w, names[k], lat[k]);
+        else
+            ps_jw_knull(&w, names[k]);
+    }
+    ps_jw_key(&w, "status_classes");
+    ps_jw_object_open(&w);
+    ps_lg_fields_json(&w, ps_lg_row_class_fields, PS_LG_ROW_CLASS_FIELDS, r);
+    ps_jw_object_close(&w);
+    ps_jw_object_close(&w);
+    ps_buf_putc(&b, '\n');
+    fwrite(b.data, 1, b.len, f);
+    fflush(f);
+    ps_buf_free(&b);
+}
+
 /* Writes the newest row's histogram to --hdr-log. It is held back until the
  * row can no longer change (a final sliver may still be folded into it), so
  * the log's intervals are the JSON's, one for one. */
@@ -341,6 +374,7 @@ static void log_held_interval(collector *c)
     if (c->hdr_log && !c->failed &&
         ps_hdr_log_write_interval(c->hdr_log, r->t_s, r->length_s, c->last.h, 1.0, &c->err) != 0)
         c->failed = 1;
+    if (c->jsonl) write_jsonl_row(c->jsonl, r);
     c->last_pending = false;
 }
 
@@ -544,6 +578,8 @@ static int open_outputs(load_run *R)
 {
     const ps_lg_config *cfg = R->cfg;
     if (cfg->hdr_log_path && !(R->col.hdr_log = open_out(cfg->hdr_log_path, &R->err))) return -1;
+    if (cfg->intervals_jsonl_path && !(R->col.jsonl = open_out(cfg->intervals_jsonl_path, &R->err)))
+        return -1;
     if (cfg->json_path && !(R->json_out = open_out(cfg->json_path, &R->err))) return -1;
     if (cfg->hdr_path && !(R->hdr_out = open_out(cfg->hdr_path, &R->err))) return -1;
     if (cfg->html_path && !(R->html_out = open_out(cfg->html_path, &R->err))) return -1;
@@ -864,6 +900,10 @@ static int write_outputs(load_run *R)
         }
         if (close_out(f, cfg->hdr_log_path, &R->err) != 0) return -1;
     }
+    if ((f = R->col.jsonl)) {
+        R->col.jsonl = NULL;
+        if (close_out(f, cfg->intervals_jsonl_path, &R->err) != 0) return -1;
+    }
     if ((f = R->html_out)) {
         R->html_out = NULL;
         int hrc = write_html(f, R->json.data, R->json.len, &R->err);
@@ -882,7 +922,8 @@ static void run_free(load_run *R)
     const ps_lg_config *cfg = R->cfg;
     ps_lg_shared *sh = R->sh;
     signal_target = NULL;
-    FILE *still_open[] = {R->col.hdr_log, R->json_out, R->hdr_out, R->html_out, R->md_out};
+    FILE *still_open[] = {R->col.hdr_log, R->json_out, R->hdr_out,
+                          R->html_out,    R->md_out,   R->col.jsonl};
     for (size_t i = 0; i < sizeof still_open / sizeof still_open[0]; i++)
         if (still_open[i] && still_open[i] != stdout) fclose(still_open[i]);
     if (R->col.iv.h) ps_hist_close(R->col.iv.h);

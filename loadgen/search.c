@@ -626,6 +626,12 @@ int ps_lg_search_main(int argc, char **argv)
     S.html_path = S.cfg.html_path;
     S.md_path = S.cfg.summary_md_path;
     S.cfg.json_path = S.cfg.html_path = S.cfg.summary_md_path = NULL;
+    if (S.cfg.intervals_jsonl_path) {
+        ps_cli_usage_error(stderr, "petstore-load search",
+                           "--intervals-jsonl: a search writes no interval lines (its steps are in "
+                           "--json)");
+        goto out;
+    }
     if (S.cfg.key_scale_from > 0)
         for (size_t i = 0; i < S.cfg.nkeys; i++)
             S.own_rate_sum += S.cfg.keys[i].rate;

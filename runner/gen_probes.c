@@ -26,7 +26,10 @@ uint32_t ps_gen_rng_below(ps_gen_rng *r, uint32_t n)
     return (uint32_t)(ps_gen_rng_next(r) % n);
 }
 
-#define PICK(r, arr) ((arr)[ps_gen_rng_below((r), (uint32_t)(sizeof(arr) / sizeof((arr)[0])))])
+#define NELEM(arr) (sizeof(arr) / sizeof((arr)[0]))
+#define PICK(r, arr) ((arr)[ps_gen_rng_below((r), (uint32_t)NELEM(arr))])
+/* A probe's form: the coverage pass enumerates them (form >= 0), later cases draw one. */
+#define FORM(form, r, arr) ((form) >= 0 ? (arr)[(size_t)(form) % NELEM(arr)] : PICK(r, arr))
 
 /* ---- units: characters as JSON text ------------------------------------------ */
 
@@ -129,8 +132,8 @@ static void add_tag(ps_gen_case *gc, const ps_gen_context *ctx, size_t i)
 }
 
 typedef struct probe probe;
-typedef void (*build_fn)(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                         ps_gen_case *gc);
+typedef void (*build_fn)(const probe *p, ps_gen_rng *r, int form, size_t i,
+                         const ps_gen_context *ctx, ps_gen_case *gc);
 struct probe {
     const char *what;
     int field; /* 0 name, 1 description, -1 none */
@@ -146,22 +149,22 @@ static const char *const field_names[] = {"name", "description"};
     "spec 2 NewCategory: a string; spec 4 createCategory: 201 with the Category as sent (length "  \
     "limits not shown: 400 allowed; never 5xx)"
 
-static void build_empty(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                        ps_gen_case *gc)
+static void build_empty(const probe *p, ps_gen_rng *r, int form, size_t i,
+                        const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)r;
     frame_string(gc, ctx, i, p->field, false);
 }
 
-static void build_spaces_only(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                              ps_gen_case *gc)
+static void build_spaces_only(const probe *p, ps_gen_rng *r, int form, size_t i,
+                              const ps_gen_context *ctx, ps_gen_case *gc)
 {
     frame_string(gc, ctx, i, p->field, false);
     add_spaces(r, gc, 1, 4);
 }
 
-static void build_spaces_around(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                                ps_gen_case *gc)
+static void build_spaces_around(const probe *p, ps_gen_rng *r, int form, size_t i,
+                                const ps_gen_context *ctx, ps_gen_case *gc)
 {
     frame_string(gc, ctx, i, p->field, true);
     add_spaces(r, gc, 1, 3);
@@ -172,7 +175,7 @@ static void build_spaces_around(const probe *p, ps_gen_rng *r, size_t i, const p
     add_spaces(r, gc, 1, 3);
 }
 
-static void build_long(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
+static void build_long(const probe *p, ps_gen_rng *r, int form, size_t i, const ps_gen_context *ctx,
                        ps_gen_case *gc)
 {
     static const unsigned lengths[] = {256, 1000, 1001, 1024, 2048, 4096, 5000};
@@ -191,8 +194,8 @@ static void build_long(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_con
     }
 }
 
-static void build_planes(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                         ps_gen_case *gc)
+static void build_planes(const probe *p, ps_gen_rng *r, int form, size_t i,
+                         const ps_gen_context *ctx, ps_gen_case *gc)
 {
     frame_string(gc, ctx, i, p->field, true);
     if (p->field == 0) {
@@ -213,8 +216,8 @@ static void build_planes(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_c
         add_cp(gc, order[k], (int)ps_gen_rng_below(r, 3), false);
 }
 
-static void build_controls(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                           ps_gen_case *gc)
+static void build_controls(const probe *p, ps_gen_rng *r, int form, size_t i,
+                           const ps_gen_context *ctx, ps_gen_case *gc)
 {
     static const char *const short_forms[] = {"\\b", "\\f", "\\n", "\\r", "\\t"};
     frame_string(gc, ctx, i, p->field, true);
@@ -236,8 +239,8 @@ static void build_controls(const probe *p, ps_gen_rng *r, size_t i, const ps_gen
 
 /* The same text in other JSON forms: characters as \u escapes (either hex
  * case), "\/" for '/', the two-character escapes of '"' and '\'. */
-static void build_escapes(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                          ps_gen_case *gc)
+static void build_escapes(const probe *p, ps_gen_rng *r, int form, size_t i,
+                          const ps_gen_context *ctx, ps_gen_case *gc)
 {
     frame_string(gc, ctx, i, p->field, true);
     char text[96];
@@ -254,17 +257,17 @@ static void build_escapes(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_
             cp = ((cp & 15u) << 12) | ((s[1] & 0x3Fu) << 6) | (s[2] & 0x3Fu), len = 3;
         else if (cp >= 0xC0)
             cp = ((cp & 31u) << 6) | (s[1] & 0x3Fu), len = 2;
-        unsigned form = ps_gen_rng_below(r, 3);
+        unsigned how = ps_gen_rng_below(r, 3);
         bool fixed = p->field == 0 && (const char *)s < text + strlen(ctx->tag);
         if (cp == '"' || cp == '\\') {
-            if (form == 0)
+            if (how == 0)
                 ps_gen_case_add_unit(gc, cp == '"' ? "\\\"" : "\\\\", 2, fixed);
             else
-                add_cp(gc, cp, (int)form, fixed);
-        } else if (cp == '/' && form == 0) {
+                add_cp(gc, cp, (int)how, fixed);
+        } else if (cp == '/' && how == 0) {
             ps_gen_case_add_unit(gc, "\\/", 2, fixed);
         } else {
-            add_cp(gc, cp, (int)form, fixed);
+            add_cp(gc, cp, (int)how, fixed);
         }
         s += len;
     }
@@ -276,20 +279,23 @@ static void build_escapes(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_
     "spec 2 NewCategory (name required, description optional); spec 4 createCategory rule 1; "     \
     "RFC 8259 8.3: member names compare code unit by code unit"
 
-static void build_name_other_case(const probe *p, ps_gen_rng *r, size_t i,
+static const char *const name_other_case_forms[] = {"NAME", "Name", "nAme", "namE"};
+
+static void build_name_other_case(const probe *p, ps_gen_rng *r, int form, size_t i,
                                   const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p;
-    static const char *const forms[] = {"NAME", "Name", "nAme", "namE"};
-    ps_buf_printf(&gc->head, "{\"%s\":\"%s%zu\"}", PICK(r, forms), ctx->tag, i);
+    ps_buf_printf(&gc->head, "{\"%s\":\"%s%zu\"}", FORM(form, r, name_other_case_forms), ctx->tag,
+                  i);
 }
 
-static void build_name_both_cases(const probe *p, ps_gen_rng *r, size_t i,
+static const char *const name_both_cases_forms[] = {"NAME", "Name"};
+
+static void build_name_both_cases(const probe *p, ps_gen_rng *r, int form, size_t i,
                                   const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p;
-    static const char *const forms[] = {"NAME", "Name"};
-    const char *other = PICK(r, forms);
+    const char *other = FORM(form, r, name_both_cases_forms);
     if (ps_gen_rng_below(r, 2))
         ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\",\"%s\":\"%s%zu other\"}", ctx->tag, i, other,
                       ctx->tag, i);
@@ -311,8 +317,8 @@ static const char *const json_values[] = {"\"red\"",
                                           "1E+400",
                                           "123456789012345678901234567890"};
 
-static void build_unknown_member(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                                 ps_gen_case *gc)
+static void build_unknown_member(const probe *p, ps_gen_rng *r, int form, size_t i,
+                                 const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p;
     static const char *const names[] = {"colour", "id2", "names", "nameX", " name",      "name ",
@@ -324,11 +330,11 @@ static void build_unknown_member(const probe *p, ps_gen_rng *r, size_t i, const 
         ps_buf_printf(&gc->head, "{\"%s\":%s,\"name\":\"%s%zu\"}", key, value, ctx->tag, i);
 }
 
-static void build_repeated_member(const probe *p, ps_gen_rng *r, size_t i,
+static void build_repeated_member(const probe *p, ps_gen_rng *r, int form, size_t i,
                                   const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p;
-    if (ps_gen_rng_below(r, 2))
+    if (form >= 0 ? form % 2 : (int)ps_gen_rng_below(r, 2))
         ps_buf_printf(&gc->head, "{\"name\":\"%s%zu a\",\"name\":\"%s%zu b\"}", ctx->tag, i,
                       ctx->tag, i);
     else
@@ -336,8 +342,8 @@ static void build_repeated_member(const probe *p, ps_gen_rng *r, size_t i,
                       ctx->tag, i);
 }
 
-static void build_nesting(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                          ps_gen_case *gc)
+static void build_nesting(const probe *p, ps_gen_rng *r, int form, size_t i,
+                          const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p;
     unsigned depth = 2 + ps_gen_rng_below(r, 30);
@@ -352,11 +358,11 @@ static void build_nesting(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_
     ps_buf_free(&inner);
 }
 
-static void build_name_container(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                                 ps_gen_case *gc)
+static void build_name_container(const probe *p, ps_gen_rng *r, int form, size_t i,
+                                 const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p;
-    if (ps_gen_rng_below(r, 2))
+    if (form >= 0 ? form % 2 : (int)ps_gen_rng_below(r, 2))
         ps_buf_printf(&gc->head, "{\"name\":[\"%s%zu\"]}", ctx->tag, i);
     else
         ps_buf_printf(&gc->head, "{\"name\":{\"name\":\"%s%zu\"}}", ctx->tag, i);
@@ -366,8 +372,8 @@ static const char *const number_forms[] = {
     "0",   "-0",    "1e2", "1E+2", "-1.0e-3", "0.1", "1e400", "-1e400", "12345678901234567890",
     "3.0", "1E-400"};
 
-static void build_number_field(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                               ps_gen_case *gc)
+static void build_number_field(const probe *p, ps_gen_rng *r, int form, size_t i,
+                               const ps_gen_context *ctx, ps_gen_case *gc)
 {
     if (p->field == 0)
         ps_buf_printf(&gc->head, "{\"name\":%s,\"description\":\"%s%zu\"}", PICK(r, number_forms),
@@ -377,16 +383,16 @@ static void build_number_field(const probe *p, ps_gen_rng *r, size_t i, const ps
                       PICK(r, number_forms));
 }
 
-static void build_number_unknown(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                                 ps_gen_case *gc)
+static void build_number_unknown(const probe *p, ps_gen_rng *r, int form, size_t i,
+                                 const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p;
     ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\",\"n\":%s}", ctx->tag, i, PICK(r, number_forms));
 }
 
 /* RFC 8259 2: white space is allowed before and after any structural character. */
-static void build_json_spaces(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                              ps_gen_case *gc)
+static void build_json_spaces(const probe *p, ps_gen_rng *r, int form, size_t i,
+                              const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p;
     static const char *const ws[] = {"", " ", "\t", "\n", "\r\n", "  \t"};
@@ -406,22 +412,23 @@ static void plain_body(ps_gen_case *gc, const ps_gen_context *ctx, size_t i)
     ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\"}", ctx->tag, i);
 }
 
-static void build_ct_variant(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                             ps_gen_case *gc)
+static const char *const ct_variant_forms[] = {"application/json; charset=utf-8",
+                                               "application/json;charset=UTF-8",
+                                               "application/json ; charset=utf-8",
+                                               "Application/JSON",
+                                               "APPLICATION/JSON",
+                                               "application/JSON; Charset=\"utf-8\""};
+
+static void build_ct_variant(const probe *p, ps_gen_rng *r, int form, size_t i,
+                             const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p;
-    static const char *const forms[] = {"application/json; charset=utf-8",
-                                        "application/json;charset=UTF-8",
-                                        "application/json ; charset=utf-8",
-                                        "Application/JSON",
-                                        "APPLICATION/JSON",
-                                        "application/JSON; Charset=\"utf-8\""};
     plain_body(gc, ctx, i);
-    ps_gen_case_set_content_type(gc, PICK(r, forms));
+    ps_gen_case_set_content_type(gc, FORM(form, r, ct_variant_forms));
 }
 
-static void build_ct_missing(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                             ps_gen_case *gc)
+static void build_ct_missing(const probe *p, ps_gen_rng *r, int form, size_t i,
+                             const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p, (void)r;
     plain_body(gc, ctx, i);
@@ -447,52 +454,57 @@ static void auth_request(ps_gen_rng *r, ps_gen_case *gc, const ps_gen_context *c
     plain_body(gc, ctx, i);
 }
 
-static void build_key_case(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                           ps_gen_case *gc)
+static const char *const key_case_forms[] = {"Bearer {key^^}", "Bearer {key,,}", "Bearer {key~~}"};
+
+static void build_key_case(const probe *p, ps_gen_rng *r, int form, size_t i,
+                           const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p;
-    static const char *const forms[] = {"Bearer {key^^}", "Bearer {key,,}", "Bearer {key~~}"};
-    unsigned k;
-    do
-        k = ps_gen_rng_below(r, 3);
-    while (!(ctx->key_cases & (1u << k)));
+    /* a form the key has (its other cases that differ from it) */
+    unsigned k = form >= 0 ? (unsigned)form % 3 : ps_gen_rng_below(r, 3);
+    while (!(ctx->key_cases & (1u << k)))
+        k = form >= 0 ? (k + 1) % 3 : ps_gen_rng_below(r, 3);
     auth_request(r, gc, ctx, i);
-    ps_gen_case_set_auth(gc, 0, forms[k]);
+    ps_gen_case_set_auth(gc, 0, key_case_forms[k]);
 }
 
-static void build_extra_tokens(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                               ps_gen_case *gc)
+static const char *const extra_tokens_forms[] = {"Bearer {key} junk", "Bearer {key} {key}",
+                                                 "Bearer {key} Bearer {key}", "Bearer {key},junk",
+                                                 "Bearer {key};x=1"};
+
+static void build_extra_tokens(const probe *p, ps_gen_rng *r, int form, size_t i,
+                               const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p;
-    static const char *const forms[] = {"Bearer {key} junk", "Bearer {key} {key}",
-                                        "Bearer {key} Bearer {key}", "Bearer {key},junk",
-                                        "Bearer {key};x=1"};
     auth_request(r, gc, ctx, i);
-    ps_gen_case_set_auth(gc, 0, PICK(r, forms));
+    ps_gen_case_set_auth(gc, 0, FORM(form, r, extra_tokens_forms));
 }
 
-static void build_other_scheme(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                               ps_gen_case *gc)
+static const char *const other_scheme_forms[] = {"NotBearer {key}", "XBearer {key}",
+                                                 "Bearerx {key}",   "Bear {key}",
+                                                 "Bearer_ {key}",   "Digest {key}"};
+
+static void build_other_scheme(const probe *p, ps_gen_rng *r, int form, size_t i,
+                               const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p;
-    static const char *const forms[] = {"NotBearer {key}", "XBearer {key}", "Bearerx {key}",
-                                        "Bear {key}",      "Bearer_ {key}", "Digest {key}"};
     auth_request(r, gc, ctx, i);
-    ps_gen_case_set_auth(gc, 0, PICK(r, forms));
+    ps_gen_case_set_auth(gc, 0, FORM(form, r, other_scheme_forms));
 }
 
-static void build_malformed(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                            ps_gen_case *gc)
+static const char *const malformed_forms[] = {"Bearer: {key}", "{key} Bearer", "Bearer\"{key}\"",
+                                              "Bearer={key}"};
+
+static void build_malformed(const probe *p, ps_gen_rng *r, int form, size_t i,
+                            const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p;
-    static const char *const forms[] = {"Bearer: {key}", "{key} Bearer", "Bearer\"{key}\"",
-                                        "Bearer={key}"};
     auth_request(r, gc, ctx, i);
-    ps_gen_case_set_auth(gc, 0, PICK(r, forms));
+    ps_gen_case_set_auth(gc, 0, FORM(form, r, malformed_forms));
 }
 
-static void build_repeated_auth(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                                ps_gen_case *gc)
+static void build_repeated_auth(const probe *p, ps_gen_rng *r, int form, size_t i,
+                                const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p;
     /* Only this order: reading the first of two fields (Node does) is no
@@ -508,16 +520,17 @@ static void build_repeated_auth(const probe *p, ps_gen_rng *r, size_t i, const p
  * the trailing kind in the value, and a service comparing the value whole
  * then refuses a key the spec's own form would carry; a deviation too
  * slight to fail anyone for. */
-static void build_auth_ows(const probe *p, ps_gen_rng *r, size_t i, const ps_gen_context *ctx,
-                           ps_gen_case *gc)
+static const char *const auth_ows_forms[] = {" Bearer {key}", "\tBearer {key}", "  Bearer {key}",
+                                             " \tBearer {key}"};
+
+static void build_auth_ows(const probe *p, ps_gen_rng *r, int form, size_t i,
+                           const ps_gen_context *ctx, ps_gen_case *gc)
 {
     (void)p, (void)i, (void)ctx;
-    static const char *const forms[] = {" Bearer {key}", "\tBearer {key}", "  Bearer {key}",
-                                        " \tBearer {key}"};
     snprintf(gc->method, sizeof gc->method, "GET");
     gc->has_body = false;
     ps_gen_case_set_content_type(gc, NULL);
-    ps_gen_case_set_auth(gc, 0, PICK(r, forms));
+    ps_gen_case_set_auth(gc, 0, FORM(form, r, auth_ows_forms));
 }
 
 /* ---- the table ------------------------------------------------------------------- */
@@ -594,39 +607,67 @@ static const probe probes[] = {
 };
 #define NPROBES (sizeof probes / sizeof probes[0])
 
-size_t ps_gen_probe_count(void)
+/* How many forms the coverage pass sends of a probe (each once). */
+static unsigned forms_of(const probe *p)
 {
-    return NPROBES;
+    if (p->build == build_name_other_case) return NELEM(name_other_case_forms);
+    if (p->build == build_name_both_cases) return NELEM(name_both_cases_forms);
+    if (p->build == build_ct_variant) return NELEM(ct_variant_forms);
+    if (p->build == build_key_case) return NELEM(key_case_forms);
+    if (p->build == build_extra_tokens) return NELEM(extra_tokens_forms);
+    if (p->build == build_other_scheme) return NELEM(other_scheme_forms);
+    if (p->build == build_malformed) return NELEM(malformed_forms);
+    if (p->build == build_auth_ows) return NELEM(auth_ows_forms);
+    if (p->build == build_repeated_member || p->build == build_name_container) return 2;
+    return 1;
 }
 
-/* The coverage pass's order: the checks in turn (a string probe, a member
- * probe, a Content-Type probe, a credential probe, ...), so a phase cut
- * short by a small rate limit has judged every check early. */
-static size_t coverage_probe(size_t i)
+size_t ps_gen_probe_count(void)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < NPROBES; k++)
+        n += forms_of(&probes[k]);
+    return n;
+}
+
+/* The coverage pass's i-th case: every form of every probe once, the
+ * checks in turn (a string probe, a member probe, a Content-Type probe, a
+ * credential probe, ...), so a phase cut short by a small rate limit has
+ * judged every check early. Sets *form; returns the probe's index. */
+static size_t coverage_probe(size_t i, int *form)
 {
     static const ps_check_id turn[] = {S, M, C, A};
     size_t taken[4] = {0}, n = 0;
     for (;;) {
         bool any = false;
         for (size_t t = 0; t < 4; t++) {
-            size_t seen = 0;
+            size_t seen = 0; /* forms of this check's probes, in table order */
             for (size_t k = 0; k < NPROBES; k++) {
-                if (probes[k].ck != turn[t] || seen++ != taken[t]) continue;
+                if (probes[k].ck != turn[t]) continue;
+                unsigned f = forms_of(&probes[k]);
+                if (taken[t] >= seen + f) {
+                    seen += f;
+                    continue;
+                }
+                *form = (int)(taken[t] - seen);
                 taken[t]++;
                 any = true;
                 if (n++ == i) return k;
                 break;
             }
         }
-        if (!any) return i % NPROBES; /* not reached: every probe has one of the four checks */
+        if (!any) break; /* not reached while i < ps_gen_probe_count() */
     }
+    *form = -1;
+    return i % NPROBES;
 }
 
 void ps_gen_make(ps_gen_rng *r, size_t i, const ps_gen_context *ctx, ps_gen_case *out)
 {
     ps_gen_case_init(out);
     const probe *p;
-    size_t k = i < NPROBES ? coverage_probe(i) : ps_gen_rng_below(r, NPROBES);
+    int form = -1;
+    size_t k = i < ps_gen_probe_count() ? coverage_probe(i, &form) : ps_gen_rng_below(r, NPROBES);
     /* the key-case probe does not apply to a key without letters: the next one does */
     while (probes[k].build == build_key_case && !ctx->key_cases)
         k = (k + 1) % NPROBES;
@@ -641,5 +682,5 @@ void ps_gen_make(ps_gen_rng *r, size_t i, const ps_gen_context *ctx, ps_gen_case
     out->has_body = true;
     ps_gen_case_set_content_type(out, "application/json");
     ps_gen_case_set_auth(out, 0, "Bearer {key}");
-    p->build(p, r, i, ctx, out);
+    p->build(p, r, form, i, ctx, out);
 }

@@ -9,8 +9,9 @@
  * decides its answer (runner/gen_case.h).
  *
  * A run's cases are a pure function of the seed and the tag: the first
- * ps_gen_probe_count() cases are every probe once (the coverage pass), the
- * rest drawn at random, so a seed reproduces a run's requests byte for byte. */
+ * ps_gen_probe_count() cases are every form of every probe once (the
+ * coverage pass, the checks in turn), the rest drawn at random, so a seed
+ * reproduces a run's requests byte for byte. */
 #ifndef PS_RUNNER_GEN_PROBES_H
 #define PS_RUNNER_GEN_PROBES_H
 
@@ -36,7 +37,7 @@ typedef struct ps_gen_context {
     unsigned key_cases;
 } ps_gen_context;
 
-/* How many probes the coverage pass holds. */
+/* How many cases the coverage pass holds. */
 size_t ps_gen_probe_count(void);
 
 /* Case number i of a run into out (initialised here). r is the run's rng:

@@ -579,10 +579,15 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
         tr->last.have = false;
         return;
     }
-    if (!f.reset_usable || !f.reset_sane)
-        ps_conform_not_applicable(
-            c, PS_CK_RATELIMIT_RESET_CONSISTENT,
-            "X-RateLimit-Reset is not a Unix time (ratelimit.reset-unix-seconds)");
+    if (!f.reset_usable || !f.reset_sane) {
+        /* the fact that decided it, not a check: reset-unix-seconds may pass on other answers */
+        const char *raw = ps_headers_get(&ex->resp_headers, "X-RateLimit-Reset");
+        ps_conform_not_applicable(c, PS_CK_RATELIMIT_RESET_CONSISTENT,
+                                  "a %ld response's X-RateLimit-Reset is %s%.40s%s: no Unix time "
+                                  "near the request to follow a window by",
+                                  ex->status, raw ? "'" : "", raw ? raw : "missing",
+                                  raw ? "'" : "");
+    }
     resp_rec b = {true,
                   f.limit,
                   f.remaining,

@@ -5,7 +5,8 @@ reference server (docs/capacity-testing.md), one case per ctest:
   schedule     1,000 keys at rate=5 and the same 5,000/s shared round-robin
                (interleaved, in rounds until both kept their schedule; none
                in three: skipped, exit 77) give medians within 2x of each
-               other and a per-key p99 within 2x of the shared one (per-key schedules at spread phases,
+               other and, when both tails were on time, a per-key p99
+               within 2x of the shared one (per-key schedules at spread phases,
                not in lockstep), the generator keeps up, lateness bounded,
                and the console names the target it followed
   saturation   more rate than the generator's share of one CPU can send: the
@@ -69,8 +70,11 @@ def case_schedule(args, tmp):
     keys_file(own, 1000, rate=5)
     keys_file(shared, 1000, prefix="other")
     # Interleaved, in rounds, until both runs of a round kept their schedule
-    # (99% of requests within 10 ms of their due time): a machine too busy
-    # for that measures its own stalls, not the schedules (then: skipped).
+    # (90% of requests within 5 ms of their due time): a machine too busy
+    # for that measures its own stalls, which the corrected latency counts,
+    # not the schedules (then: skipped; test_lg_schedule proves the spread
+    # phases without timing). The tails are compared only when 99% were
+    # within 10 ms.
     compared = False
     for rnd in range(3):
         pair = {}
@@ -89,7 +93,7 @@ def case_schedule(args, tmp):
             print("round %d %s: exit %d, generator %s, sent %d, lateness p90 %d us, p99 %d us; latency p50 %d us, "
                   "p99 %d us" % (rnd, name, rc, g["verdict"], g["sent"], g["lateness_us"]["p90"], g["lateness_us"]["p99"],
                                  d["latency_us"]["corrected"]["p50"], d["latency_us"]["corrected"]["p99"]))
-            if rc == 0 and g["verdict"] == "ok" and g["lateness_us"]["p99"] <= 10000:
+            if rc == 0 and g["verdict"] == "ok" and g["lateness_us"]["p90"] <= 5000:
                 pair[name] = d
         if len(pair) < 2:
             continue
@@ -106,8 +110,11 @@ def case_schedule(args, tmp):
         x, y = a["p50"], b["p50"]
         check(max(x, y) <= 2 * min(x, y) or max(x, y) < 1000,
               "p50 per-key %d us vs shared %d us: not within 2x (nor both under 1 ms)" % (x, y))
-        check(a["p99"] <= 2 * b["p99"] or a["p99"] < 20000,
-              "p99 per-key %d us over twice the shared %d us (and over 20 ms)" % (a["p99"], b["p99"]))
+        if all(pair[n]["generator"]["lateness_us"]["p99"] <= 10000 for n in pair):
+            check(a["p99"] <= 2 * b["p99"] or a["p99"] < 20000,
+                  "p99 per-key %d us over twice the shared %d us (and over 20 ms)" % (a["p99"], b["p99"]))
+        else:
+            print("tails not compared: a generator's lateness p99 was over 10 ms")
         compared = True
         break
     stop_process(proc)
@@ -195,18 +202,22 @@ def case_scaling(args, tmp):
     check(rc == 0, "--rate over per-key rates: exit %d: %s" % (rc, err[-500:]))
     if d:
         check(d["parameters"]["key_rate_scale"] == [20, 20], "key_rate_scale %r" % d["parameters"]["key_rate_scale"])
-        check(790 <= d["generator"]["sent"] <= 800, "sent %d, expected 800 (400/s for 2 s)" % d["generator"]["sent"])
+        g = d["generator"]
+        check(g["sent"] + g["unsent"] == 800 and abs(g["target_rps"] - 400) < 1,
+              "due %d at %.1f/s, expected 800 at 400/s: %r" % (g["sent"] + g["unsent"], g["target_rps"], g))
         check("of 400/s target" in err, "console target: %s" % err[:300])
     rc, _, err = run([args.load, "--base-url", url, "--keys", own, "--ramp", "100:300", "--duration", "2s", "--json", out])
     d = load_json(out)
     check(rc == 0, "--ramp over per-key rates: exit %d: %s" % (rc, err[-500:]))
     if d:
         check(d["parameters"]["key_rate_scale"] == [5, 15], "key_rate_scale %r" % d["parameters"]["key_rate_scale"])
-        check(390 <= d["generator"]["sent"] <= 400, "ramp sent %d, expected 400" % d["generator"]["sent"])
+        g = d["generator"]
+        check(395 <= g["sent"] + g["unsent"] <= 400, "ramp due %d, expected 400: %r" % (g["sent"] + g["unsent"], g))
         check("of a 100 to 300/s ramp" in err, "console ramp: %s" % err[:300])
-    # --warmup: sent, in no figure
+    # --warmup: sent, in no figure; --intervals-jsonl: the JSON's intervals, a line each
+    jsonl = os.path.join(tmp, "iv.jsonl")
     rc, _, err = run([args.load, "--base-url", url, "--api-key", "key-00000", "--rate", "200", "--warmup", "1s",
-                      "--duration", "1s", "--json", out])
+                      "--duration", "1s", "--json", out, "--intervals-jsonl", jsonl])
     stop_process(proc)
     d = load_json(out)
     check(rc == 0, "--warmup: exit %d: %s" % (rc, err[-500:]))
@@ -216,6 +227,12 @@ def case_scaling(args, tmp):
         check(d["latency_us"]["corrected"]["count"] == 200, "latency count %d" % d["latency_us"]["corrected"]["count"])
         check(0.9 < d["duration_s"] < 1.5, "duration %.3f s, expected the measured 1 s" % d["duration_s"])
         check(d["parameters"]["warmup_s"] == 1, "warmup_s %r" % d["parameters"]["warmup_s"])
+        try:
+            lines = [json.loads(ln) for ln in open(jsonl)]
+        except (OSError, ValueError) as e:
+            lines = []
+            check(False, "--intervals-jsonl unreadable: %s" % e)
+        check(lines == d["intervals"], "--intervals-jsonl %r differs from intervals %r" % (lines[:3], d["intervals"][:3]))
 
 
 def case_burst_progress(args, tmp):

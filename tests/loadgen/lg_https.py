@@ -108,19 +108,21 @@ def main():
         if not check(clean_url and faulty_url, "the reference servers printed their URLs"):
             return exit_status()
         hostport = [u.split("//", 1)[1].split("/", 1)[0] for u in (clean_url, faulty_url)]
-        reuse_log = os.path.join(tmp, "reuse.log")
+        reuse_log = {v: os.path.join(tmp, "reuse-%s.log" % v) for v in ("TLSv1.2", "TLSv1.3")}
 
         def servers(ports):
             proxy = 'location / { proxy_pass http://%s; proxy_http_version 1.1; proxy_set_header Connection ""; }'
             tls = "listen 127.0.0.1:%d ssl; ssl_certificate %s; ssl_certificate_key %s;"
+            # the clean server over TLS 1.2 and over TLS 1.3 (tickets used once); connections
+            # closed after 25 requests, so they are reopened
+            resumed = "server { %s ssl_protocols %s; keepalive_requests 25; access_log %s reuse; %s }"
             return "\n".join([
-                # the clean server; connections closed after 25 requests, so they are reopened
-                "server { %s keepalive_requests 25; access_log %s reuse; %s }" % (
-                    tls % (ports[0], good[0], good[1]), reuse_log, proxy % hostport[0]),
+                resumed % (tls % (ports[0], good[0], good[1]), "TLSv1.2", reuse_log["TLSv1.2"], proxy % hostport[0]),
                 "server { %s %s }" % (tls % (ports[1], good[0], good[1]), proxy % hostport[1]),
                 "server { %s %s }" % (tls % (ports[2], wrong_name[0], wrong_name[1]), proxy % hostport[0]),
+                resumed % (tls % (ports[3], good[0], good[1]), "TLSv1.3", reuse_log["TLSv1.3"], proxy % hostport[0]),
             ])
-        servers.nports = 3
+        servers.nports = 4
         ng, ports = start_nginx(tmp, servers, "log_format reuse '$connection $ssl_session_reused';")
         if not check(ng is not None, "nginx terminating TLS started"):
             return exit_status()
@@ -144,12 +146,19 @@ def main():
             check(accounting_exact(doc), "accounting exact over https")
             check(doc["limits"]["verdict"] == "not_exercised" and doc["verdict"] == "not-exercised",
                   "limits: %s, verdict %s" % (doc["limits"]["verdict"], doc["verdict"]))
-        resumed, full = sessions_reused(reuse_log)
-        print("  nginx: %d connections resumed their TLS session, %d full handshakes" % (resumed, full),
-              file=sys.stderr)
-        # 400 requests at 25 a connection: 16 or more connections; the first 8 and the probe
-        # have no ticket yet, every later one has its thread's
-        check(resumed >= 4, "reconnections resume TLS sessions: %d resumed, %d full" % (resumed, full))
+        rc, doc, _ = run_load(a, tmp, "tls13", [
+            "--base-url", base[3], "--cacert", ca[0], "--api-key", BIG, "--threads", "2", "--connections", "8",
+            "--requests", "400"])
+        check(rc == 0 and doc and doc["status"].get("200") == 400, "400 answered over TLS 1.3: exit %d" % rc)
+        for version, log in sorted(reuse_log.items()):
+            resumed, full = sessions_reused(log)
+            print("  nginx %s: %d connections resumed their TLS session, %d full handshakes" %
+                  (version, resumed, full), file=sys.stderr)
+            # 400 requests at 25 a connection: 16 or more connections (the probe sends none);
+            # only the threads' first 8 may lack a ticket, every reconnection resumes (a
+            # connection closed without a shutdown, or a TLS 1.3 ticket used twice, did not)
+            check(full <= 8 and resumed >= 4, "%s: reconnections resume TLS sessions: %d resumed, %d full" %
+                  (version, resumed, full))
 
         # 2. --burst --verify-limits over https: the clean limiter passes, Limit+1 is caught
         burst = ["--cacert", ca[0], "--api-key", LIMITED, "--plan", PLAN, "--threads", "2",
