@@ -26,10 +26,7 @@ static uint32_t ror(uint32_t x, int n)
     return (x >> n) | (x << (32 - n));
 }
 
-/* Fixed-size unsigned arithmetic on local arrays: left out of the
- * sanitizers, which made PBKDF2 ten times slower in those builds. */
-__attribute__((no_sanitize("address", "undefined", "thread"))) static void
-compress(sha256 *s, const uint8_t *p)
+static void compress(sha256 *s, const uint8_t *p)
 {
     uint32_t w[64];
     for (int i = 0; i < 16; i++)

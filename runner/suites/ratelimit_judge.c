@@ -15,8 +15,6 @@
 #include "core/ratelimit_headers.h"
 #include "core/ratelimit_model.h"
 
-/* Clock slack for Reset comparisons (the shared model's). */
-#define RESET_SLACK_S PS_RLM_RESET_SLACK_S
 /* Remaining must fall at least once on a key that showed this many
  * same-window pairs of admitted requests, or nothing the runner sends is
  * counted. */
@@ -250,8 +248,8 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
                 "X-RateLimit-Reset is not a number (ratelimit.headers-integers)");
         return;
     }
-    f->reset_sane =
-        f->reset >= sent_s - RESET_SLACK_S && f->reset <= done_s + 86400 + RESET_SLACK_S;
+    f->reset_sane = f->reset >= sent_s - PS_RLM_RESET_SLACK_S &&
+                    f->reset <= done_s + 86400 + PS_RLM_RESET_SLACK_S;
     if (f->reset_sane && reset_int) {
         ps_conform_pass(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS);
     } else {
@@ -262,7 +260,7 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
                                : "";
         char exp[112];
         snprintf(exp, sizeof exp, "a Unix time in whole seconds between %" PRId64 " and %" PRId64,
-                 sent_s - RESET_SLACK_S, done_s + 86400 + RESET_SLACK_S);
+                 sent_s - PS_RLM_RESET_SLACK_S, done_s + 86400 + PS_RLM_RESET_SLACK_S);
         ps_conform_fail(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS, ex, exp,
                         "X-RateLimit-Reset is %s at %s time %" PRId64 "%s%s", rl.reset_raw,
                         ps_conform_clock_offset_ns(c) ? "the service's (Date's)" : "client", sent_s,
@@ -627,11 +625,10 @@ static ps_rlm_label model_of(const key_seq *k)
     return PS_RLM_LABEL_UNKNOWN;
 }
 
-/* The key's evidence for the shared model: the runner's answers come one
- * at a time (a burst's are read apart, burst_end), so a fall of Remaining
- * between two of them is the second request's own; a hold within one
- * window is an uncounted request, unless a bucket refilled meanwhile. Its
- * 429s are left out: a ban refuses every operation, counted or not. */
+/* The key's evidence for the shared model: answers one at a time (a
+ * burst's are read apart), so a fall is the request's own, a hold in one
+ * window an uncounted one unless a bucket refilled; no 429s (a ban refuses
+ * every operation). */
 static void counting_of(const key_seq *k, ps_rlm_counting *out)
 {
     ps_rlm_evidence e;

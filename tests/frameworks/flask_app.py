@@ -6,7 +6,7 @@ by default; --deviation switches on one stock behaviour the runner must name
 
   /usr/bin/python3 flask_app.py --key K [--key K2] [--window-s 5]
       [--strategy fixed-window|moving-window] [--retry-after delta-seconds|http-date]
-      [--stacked-day] [--workers N] [--storage redis://127.0.0.1:PORT] [--racy-counter]
+      [--stacked-day] [--workers N] [--storage redis://127.0.0.1:PORT] [--racy-counter|--atomic-counter]
       [--deviation default-429-body|headers-disabled|per-route-limits|reset-seconds-left|
                    no-reset-on-2xx]
 
@@ -16,7 +16,8 @@ alone unless --storage names a store they share (Flask-Limiter's redis
 storage: INCR, atomic). --racy-counter replaces Flask-Limiter with a fixed
 window counted in that store by read, 5 ms of work, then write: the
 check-then-count race of a hand-rolled limiter, which admits more than the
-limit under concurrency. reset-seconds-left rewrites X-RateLimit-Reset to the
+limit under concurrency; --atomic-counter counts the same window with INCR
+first (legal). reset-seconds-left rewrites X-RateLimit-Reset to the
 seconds left (a common plugin default); no-reset-on-2xx drops it from every
 answer but the 429.
 
@@ -61,14 +62,15 @@ def parse_args():
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--storage", default="memory://")
     ap.add_argument("--racy-counter", action="store_true")
+    ap.add_argument("--atomic-counter", action="store_true")
     a = ap.parse_args()
     a.items_db = None  # --workers: the categories in a file every worker shares
     if a.window_s < 1:
         ap.error("--window-s: at least 1")
     if a.workers < 1 or a.workers > 16:
         ap.error("--workers: 1 to 16")
-    if a.racy_counter and not a.storage.startswith("redis://"):
-        ap.error("--racy-counter: needs --storage redis://...")
+    if (a.racy_counter or a.atomic_counter) and not a.storage.startswith("redis://"):
+        ap.error("--racy-counter, --atomic-counter: need --storage redis://...")
     return a
 
 
@@ -147,8 +149,10 @@ class SharedItems:
 
 
 def racy_limiter(app, a, limit_key):
-    """A fixed window per key counted in redis by GET, work, SET: two requests
-    that read the same count are both admitted (check-then-count race)."""
+    """A fixed window per key (aligned to the clock: Reset is its end, stable)
+    counted in redis by GET, work, SET: two requests that read the same count
+    are both admitted (check-then-count race). With --atomic-counter the same
+    window is counted by INCR first: legal."""
     import redis  # python3-redis; only this mode needs it
     store = redis.Redis.from_url(a.storage)
 
@@ -158,15 +162,20 @@ def racy_limiter(app, a, limit_key):
         window = int(now // a.window_s)
         reset = (window + 1) * a.window_s
         counter = "racy:%s:%d" % (limit_key(), window)
-        used = int(store.get(counter) or 0)
+        if a.atomic_counter:  # counted and checked in one step: INCR
+            used = store.incr(counter) - 1
+            store.expire(counter, a.window_s + 2)
+        else:
+            used = int(store.get(counter) or 0)
         headers = {"X-RateLimit-Limit": str(PLAN_LIMIT), "X-RateLimit-Reset": str(reset)}
         if used >= PLAN_LIMIT:
             resp = error(429, "rate_limited", "rate limit exceeded: %d per %d seconds" % (PLAN_LIMIT, a.window_s))
             resp.headers.update(headers, **{"X-RateLimit-Remaining": "0",
                                             "Retry-After": str(max(reset - int(now), 1))})
             return resp
-        time.sleep(0.005)  # the work between the check and the count
-        store.set(counter, used + 1, ex=a.window_s + 2)
+        if not a.atomic_counter:
+            time.sleep(0.005)  # the work between the check and the count
+            store.set(counter, used + 1, ex=a.window_s + 2)
         request.environ["racy.headers"] = dict(headers, **{"X-RateLimit-Remaining": str(PLAN_LIMIT - used - 1)})
         return None
 
@@ -225,7 +234,7 @@ def create_app(a):
         return resp
 
     per_route = a.deviation == "per-route-limits"
-    if a.racy_counter:
+    if a.racy_counter or a.atomic_counter:
         racy_limiter(app, a, limit_key)
     else:
         Limiter(limit_key, app=app, application_limits=None if per_route else limits,

@@ -1483,13 +1483,16 @@ static void lg_hdr_peer(void)
 /* ---- sharded runs (loadgen/shard.h, loadgen/merge.h) ------------------- */
 
 /* Runs the 4 shards of a run at once, as Kubernetes runs an Indexed Job:
- * `--shards 4` with JOB_COMPLETION_INDEX 0..3, all told to start 2 s from
- * now. extra: more arguments (NULL-terminated). Each shard's exit code goes
- * to codes; its report to shardI.json, its log to shardI.hlog in tmp. */
+ * `--shards 4` with JOB_COMPLETION_INDEX 0..3, all told to start 4 s from
+ * now (3 to 4 s, whole seconds: four sanitized processes beside a busy CPU
+ * were ready up to 1.3 s after a 1-2 s --start-at, and skipped the start of
+ * their schedule). extra: more arguments (NULL-terminated). Each shard's exit
+ * code goes to codes; its report to shardI.json, its log to shardI.hlog in
+ * tmp. */
 static void run_shards(const char *url, const char *tag, int codes[4], const char *first, ...)
 {
     char start[32];
-    snprintf(start, sizeof start, "%lld", (long long)time(NULL) + 2);
+    snprintf(start, sizeof start, "%lld", (long long)time(NULL) + 4);
     const char *extra[24];
     int nextra = 0;
     va_list ap;
