@@ -150,5 +150,9 @@ class LatencyProxy(threading.Thread):
         return self.port
 
     def stop(self):
-        self.loop.call_soon_threadsafe(self.loop.stop)
+        def cancel_all():
+            for task in asyncio.all_tasks(self.loop):
+                task.cancel()
+            self.loop.call_later(0.05, self.loop.stop)  # the cancelled tasks end first
+        self.loop.call_soon_threadsafe(cancel_all)
         self.join(5)

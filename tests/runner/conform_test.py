@@ -1366,6 +1366,8 @@ def faketime_prefix(offset):
 def clock_run(a, tmp, offset, extra_server=()):
     # libfaketime shifts the wall clock only: the server's monotonic timers keep time
     os.environ["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+    # an ASan build's server: libfaketime is preloaded before the ASan runtime
+    os.environ["ASAN_OPTIONS"] = (os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
     srv = Server(a.server, list(extra_server) + ["--ban-after", "1", "--ban-seconds", "600"], tmp,
                  pre=faketime_prefix(offset))
     try:
