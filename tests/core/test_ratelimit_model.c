@@ -6,11 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/ratelimit_model.h"
 #include "harness.h"
 #include "loadgen/limits.h"
 #include "runner/checks.h"
 #include "runner/conform.h"
+#include "runner/run.h"
 #include "runner/suites/ratelimit_judge.h"
 #include "runner/suites/suites.h"
 
@@ -203,6 +205,10 @@ static void runner_view(const answer *seq, size_t n, ps_rl_key_view *out)
     for (size_t i = 0; i < n; i++)
         runner_observe(c, &seq[i], (int64_t)i);
     CHECK(ps_ratelimit_judge_view(c, PS_KEY_MAIN, out));
+    /* the report is the judge's last call: it frees what the judge kept */
+    ps_buf doc = PS_BUF_INIT;
+    ps_conform_report_doc(c, 0, &doc);
+    ps_buf_free(&doc);
     ps_conform_destroy(c);
     ps_checks_destroy(checks);
 }

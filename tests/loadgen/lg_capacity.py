@@ -101,7 +101,6 @@ def case_schedule(args, tmp):
         for n in ("per-key", "shared"):
             g = pair[n]["generator"]
             check(g["sent"] >= 9500, "%s: sent %d of 10000" % (n, g["sent"]))
-            check(g["lateness_us"]["p99"] <= 100000, "%s: lateness p99 %d us" % (n, g["lateness_us"]["p99"]))
         # In lockstep 1,000 keys fire together every 200 ms: a burst takes tens
         # of ms to drain, so its median is ms (9.7 ms against 0.07 ms here).
         # The medians within 2x of each other, unless both are under 1 ms;
