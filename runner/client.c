@@ -523,6 +523,15 @@ int ps_client_perform_ex(ps_client *c, const ps_client_request *req, const char 
         case CURLE_ABORTED_BY_CALLBACK:
             snprintf(ex->error, sizeof ex->error, "interrupted");
             break;
+        case CURLE_OUT_OF_MEMORY:
+            /* libcurl 7.x says "Out of memory" for a header line over its
+             * 100 KiB limit (CURL_MAX_HTTP_HEADER), whatever memory is free:
+             * name the reply, not the reach or the machine. */
+            snprintf(ex->error, sizeof ex->error,
+                     "the reply's head was not read: a header line longer than the 100 KiB "
+                     "the client reads, or no memory left (%s)",
+                     what);
+            break;
         case CURLE_PEER_FAILED_VERIFICATION:
         case CURLE_SSL_CONNECT_ERROR:
         case CURLE_SSL_CACERT_BADFILE:
@@ -545,7 +554,7 @@ int ps_client_perform_ex(ps_client *c, const ps_client_request *req, const char 
         }
         /* a reply that came but not whole: the burst names it alike */
         ex->reply_bad = cc == CURLE_PARTIAL_FILE || cc == CURLE_WEIRD_SERVER_REPLY ||
-                        cc == CURLE_WRITE_ERROR ||
+                        cc == CURLE_WRITE_ERROR || cc == CURLE_OUT_OF_MEMORY ||
                         (cc == CURLE_OPERATION_TIMEDOUT && ex->resp_headers.count > 0);
         /* libcurl's message may quote the reply (a status line, a header). */
         char *red = ps_client_redact(c, ex->error, strlen(ex->error), NULL);

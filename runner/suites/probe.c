@@ -69,7 +69,10 @@ int ps_suite_probe(ps_conform *c)
     int rc = ps_conform_send(c, PS_CK_LIST_STATUS_200, &req, PS_KEY_MAIN, PS_SEND_RETRY_429, &ex);
     check_base_url(c, &ex);
     if (rc == PS_SEND_FAILED) {
-        ps_conform_abort(c, "could not reach %s/categories: %s", ps_conform_base_url(c), ex.error);
+        /* A reply that came but could not be read reached the target: say so. */
+        ps_conform_abort(c, "%s %s/categories: %s",
+                         ex.reply_bad ? "no usable reply from" : "could not reach",
+                         ps_conform_base_url(c), ex.error);
         ps_exchange_free(&ex);
         return -1;
     }

@@ -8,7 +8,7 @@ thread per connection), runs the real binary and asserts one behaviour; every
 wait is for a state (a request received, a line printed), bounded.
 
   hostile_test.py --conform BIN worst_json | drip | sigterm | echoed_keys | near_miss_keys | verbose_writes
-                  | burst_memory
+                  | burst_memory | giant_header
 
 Helpers (run_conform, check, the test keys) are conform_test.py's.
 """
@@ -539,11 +539,33 @@ def mode_burst_memory(a, tmp):
           "burst_memory: limit429.no-over-admission %s: %r" % (noa["status"], msg))
 
 
+def mode_giant_header(a, tmp):
+    """A reply whose head holds one 300 KiB header line (issue 22): libcurl
+    refuses it as "Out of memory". The run names the reply it could not read,
+    never "could not reach" the target nor the machine's memory alone."""
+    def reply(fake, conn, method, path, auth):
+        return response(200, b"[]", extra_headers=b"X-Giant: " + b"g" * (300 << 10) + b"\r\n")
+
+    fake = HostileFake(reply)
+    fake.start()
+    try:
+        rc, out, err, _ = run_bounded([a.conform, "--base-url", fake.url, "--plan", "pro", "--timeout", "10"],
+                                      runner_env(), 120)
+    finally:
+        fake.stop()
+    check(fake.requests >= 1, "giant_header: the fake got no request")
+    check(rc == 3, "giant_header: exit %d, not 3 (aborted)" % rc)
+    text = out + err
+    check("could not reach" not in text, "giant_header: blamed the reach: %r" % text[-400:])
+    check("no usable reply from" in text and "header line longer than the 100 KiB" in text,
+          "giant_header: the message does not name the reply's head: %r" % text[-400:])
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--conform", required=True)
     p.add_argument("mode", choices=["worst_json", "drip", "sigterm", "echoed_keys", "near_miss_keys",
-                                    "verbose_writes", "burst_memory"])
+                                    "verbose_writes", "burst_memory", "giant_header"])
     a = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="hostile-test-") as tmp:
         globals()["mode_" + a.mode](a, tmp)
