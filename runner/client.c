@@ -529,7 +529,7 @@ int ps_client_perform_ex(ps_client *c, const ps_client_request *req, const char 
              * name the reply, not the reach or the machine. */
             snprintf(ex->error, sizeof ex->error,
                      "the reply's head was not read: a header line longer than the 100 KiB "
-                     "the client reads, or no memory left (%s)",
+                     "the client reads, or no memory left (%.100s)",
                      what);
             break;
         case CURLE_PEER_FAILED_VERIFICATION:
