@@ -36,8 +36,9 @@ int main(void)
 
     /* chunked, the last chunk never came */
     ps_http_reply_init(&r, 65536);
-    CHECK_INT(read_all(&r, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n[]\r\n", true),
-              PS_REPLY_BAD);
+    CHECK_INT(
+        read_all(&r, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n[]\r\n", true),
+        PS_REPLY_BAD);
     ps_http_reply_free(&r);
 
     /* a head alone, then the close: nothing says the body ended */
