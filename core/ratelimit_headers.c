@@ -146,6 +146,26 @@ void ps_rl_read(const ps_headers *h, int64_t now_s, ps_rl_info *out)
     }
 }
 
+/* base_ns + s seconds, held within +-PS_RETRY_FAR_NS: a service may name any
+ * number of seconds (Retry-After: 1795000000000, a date in the year 9999),
+ * and a time that far is only ever compared with --max-wait. base_ns is a
+ * wall-clock time or an offset (well within +-4e18), so the sum of two terms
+ * each within 4e18 cannot overflow. */
+static int64_t plus_seconds_ns(int64_t base_ns, int64_t s)
+{
+    const int64_t far_s = PS_RETRY_FAR_NS / 1000000000;
+    int64_t out;
+    if (s >= far_s)
+        out = PS_RETRY_FAR_NS;
+    else if (s <= -far_s)
+        out = -PS_RETRY_FAR_NS;
+    else
+        out = base_ns + s * 1000000000LL;
+    if (out > PS_RETRY_FAR_NS) out = PS_RETRY_FAR_NS;
+    if (out < -PS_RETRY_FAR_NS) out = -PS_RETRY_FAR_NS;
+    return out;
+}
+
 int64_t ps_rl_retry_at_ns(const ps_rl_info *rl, int64_t done_ns, int64_t offset_ns,
                           ps_retry_source *source)
 {
@@ -154,8 +174,8 @@ int64_t ps_rl_retry_at_ns(const ps_rl_info *rl, int64_t done_ns, int64_t offset_
     if (rl->retry_after_state == PS_RL_OK) {
         *source = PS_RETRY_AFTER;
         if (rl->retry_after_form == PS_RETRY_AFTER_DELAY)
-            return done_ns + rl->retry_after_s * 1000000000LL;
-        return rl->retry_after_unix_s * 1000000000LL - offset_ns;
+            return plus_seconds_ns(done_ns, rl->retry_after_s);
+        return plus_seconds_ns(-offset_ns, rl->retry_after_unix_s);
     }
     if (rl->reset_state == PS_RL_OK && rl->reset > service_s &&
         rl->reset < service_s + 86400 + 60) {

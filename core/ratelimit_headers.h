@@ -52,6 +52,10 @@ typedef enum ps_retry_source {
     PS_RETRY_RESET_AHEAD, /* an X-RateLimit-Reset ahead (within a day) */
 } ps_retry_source;
 
+/* The furthest time ps_rl_retry_at_ns names (about the year 2096): a service's
+ * larger Retry-After or date is held there instead of overflowing. */
+#define PS_RETRY_FAR_NS INT64_C(4000000000000000000)
+
 /* When a client may send again after a response it read at done_ns (its
  * wall clock), from a service whose clock is offset_ns ahead of its own
  * (service_clock.h): Retry-After as delay-seconds counted from done_ns (a

@@ -5,6 +5,10 @@
 
 void ps_service_clock_add(ps_service_clock *sc, int64_t date_s, int64_t sent_ns, int64_t done_ns)
 {
+    /* A Date may name any year (9999): held within 1970..2096 it still shows
+     * as a clock far off, and date_s * NS cannot overflow. */
+    if (date_s < 0) date_s = 0;
+    if (date_s > 4000000000LL) date_s = 4000000000LL;
     /* service time in [date, date + 1 s) while the client's was in [sent, done] */
     int64_t lo = date_s * NS - done_ns, hi = (date_s + 1) * NS - sent_ns;
     if (sc->samples && (lo > sc->hi_ns || hi < sc->lo_ns)) {

@@ -1,6 +1,7 @@
 /* test_ratelimit_headers.c - strict reading of X-RateLimit-* and both forms
  * of Retry-After. */
 #include "core/ratelimit_headers.h"
+#include "core/service_clock.h"
 #include "harness.h"
 
 static void integers_are_strict(void)
@@ -62,8 +63,41 @@ static void headers_are_read_case_insensitively(void)
     CHECK(info.limit_state == PS_RL_ABSENT && info.retry_after_state == PS_RL_ABSENT);
 }
 
+/* A hostile service names any number of seconds or any year: the retry time
+ * is held at PS_RETRY_FAR_NS (a runner under UBSan overflowed on
+ * Retry-After: 1795000000000), and a Date in the year 9999 still reads as a
+ * clock far ahead. */
+static void far_times_do_not_overflow(void)
+{
+    const int64_t now_ns = INT64_C(1795000000) * 1000000000;
+    ps_rl_info rl = {0};
+    ps_retry_source src;
+    rl.retry_after_state = PS_RL_OK;
+    rl.retry_after_form = PS_RETRY_AFTER_DELAY;
+    rl.retry_after_s = INT64_C(1795000000000);
+    CHECK(ps_rl_retry_at_ns(&rl, now_ns, 0, &src) == PS_RETRY_FAR_NS && src == PS_RETRY_AFTER);
+    rl.retry_after_s = INT64_MAX;
+    CHECK(ps_rl_retry_at_ns(&rl, now_ns, 0, &src) == PS_RETRY_FAR_NS);
+    rl.retry_after_s = 30;
+    CHECK(ps_rl_retry_at_ns(&rl, now_ns, 0, &src) == now_ns + INT64_C(30000000000));
+    rl.retry_after_form = PS_RETRY_AFTER_DATE;
+    rl.retry_after_unix_s = INT64_C(253402300799); /* Fri, 31 Dec 9999 23:59:59 GMT */
+    CHECK(ps_rl_retry_at_ns(&rl, now_ns, INT64_C(-3000000000000000000), &src) == PS_RETRY_FAR_NS);
+    rl.retry_after_unix_s = 1795000060;
+    CHECK(ps_rl_retry_at_ns(&rl, now_ns, INT64_C(5000000000), &src) ==
+          INT64_C(1795000055) * 1000000000);
+    int64_t v;
+    CHECK(!ps_rl_parse_uint("99999999999999999999999", &v));
+
+    ps_service_clock sc = {0};
+    ps_service_clock_add(&sc, INT64_C(253402300799), now_ns, now_ns);
+    CHECK(ps_service_clock_beyond(&sc, INT64_C(10000000000)));
+    CHECK(ps_service_clock_offset_ns(&sc) > INT64_C(1000000000000000000));
+}
+
 int main(void)
 {
+    RUN(far_times_do_not_overflow);
     RUN(integers_are_strict);
     RUN(retry_after_accepts_both_forms);
     RUN(headers_are_read_case_insensitively);
