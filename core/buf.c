@@ -48,6 +48,18 @@ void ps_buf_append(ps_buf *b, const void *data, size_t len)
     b->data[b->len] = '\0';
 }
 
+void ps_buf_put_shell_quoted(ps_buf *b, const char *s, size_t len)
+{
+    ps_buf_putc(b, '\'');
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '\'')
+            ps_buf_puts(b, "'\\''");
+        else
+            ps_buf_putc(b, s[i]);
+    }
+    ps_buf_putc(b, '\'');
+}
+
 void ps_buf_put_int(ps_buf *b, long long v)
 {
     char tmp[24];

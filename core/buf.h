@@ -31,6 +31,9 @@ void ps_buf_putc(ps_buf *b, char c);
 /* Appends v in decimal: what ps_buf_printf("%lld") gives, without printf's
  * cost (the server formats several numbers per response). */
 void ps_buf_put_int(ps_buf *b, long long v);
+/* Appends s[0..len) in single quotes for a POSIX shell, each ' written as
+ * '\'' (curl lines in reports and replay files). */
+void ps_buf_put_shell_quoted(ps_buf *b, const char *s, size_t len);
 void ps_buf_printf(ps_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ps_buf_vprintf(ps_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Appends s as a JSON string literal, quotes included: the one JSON string

@@ -194,14 +194,7 @@ static void shell_word(const ps_client *c, ps_buf *b, const char *s, size_t len)
     for (size_t i = 0; i < len && !has_secret; i++)
         has_secret = secret_at(c, s + i, len - i, false, &n, &whole) >= 0;
     if (!has_secret) {
-        ps_buf_putc(b, '\'');
-        for (size_t i = 0; i < len; i++) {
-            if (s[i] == '\'')
-                ps_buf_puts(b, "'\\''");
-            else
-                ps_buf_putc(b, s[i]);
-        }
-        ps_buf_putc(b, '\'');
+        ps_buf_put_shell_quoted(b, s, len);
         return;
     }
     ps_buf_putc(b, '"');

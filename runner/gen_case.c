@@ -205,19 +205,6 @@ bool ps_gen_case_proper_key(const ps_gen_case *gc)
 
 /* ---- curl line ------------------------------------------------------------ */
 
-/* s in single quotes, for a shell. */
-static void single_quoted(ps_buf *b, const char *s, size_t len)
-{
-    ps_buf_putc(b, '\'');
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '\'')
-            ps_buf_puts(b, "'\\''");
-        else
-            ps_buf_putc(b, s[i]);
-    }
-    ps_buf_putc(b, '\'');
-}
-
 /* An Authorization template as a double-quoted bash word: {key} becomes
  * ${PETSTORE_API_KEY}, {key^^} ${PETSTORE_API_KEY^^} and so on. */
 static void auth_word(ps_buf *b, const char *tmpl, const char *unknown)
@@ -256,7 +243,7 @@ void ps_gen_curl_line(const ps_gen_case *gc, const char *base_url, const char *u
         if (gc->content_type) {
             ps_buf ct = PS_BUF_INIT;
             ps_buf_printf(&ct, "Content-Type: %s", gc->content_type);
-            single_quoted(out, ct.data, ct.len);
+            ps_buf_put_shell_quoted(out, ct.data, ct.len);
             ps_buf_free(&ct);
         } else {
             ps_buf_puts(out, "'Content-Type:'");
@@ -264,13 +251,13 @@ void ps_gen_curl_line(const ps_gen_case *gc, const char *base_url, const char *u
         ps_buf body = PS_BUF_INIT;
         ps_gen_case_body(gc, &body);
         ps_buf_puts(out, " --data-binary ");
-        single_quoted(out, body.data ? body.data : "", body.len);
+        ps_buf_put_shell_quoted(out, body.data ? body.data : "", body.len);
         ps_buf_free(&body);
     }
     ps_buf url = PS_BUF_INIT;
     ps_buf_printf(&url, "%s/categories", base_url);
     ps_buf_putc(out, ' ');
-    single_quoted(out, url.data, url.len);
+    ps_buf_put_shell_quoted(out, url.data, url.len);
     ps_buf_free(&url);
 }
 
