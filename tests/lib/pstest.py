@@ -282,3 +282,29 @@ def start_prometheus(tmp, targets, interval="1s"):
             time.sleep(0.2)
         stop_process(proc)
     return None, None
+
+
+def run(argv, timeout=240, prefix=()):
+    """Runs prefix + argv without the PETSTORE_* environment (which would
+    stand in for flags): (exit status, stdout text, stderr text)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+    p = subprocess.run(list(prefix) + argv, capture_output=True, timeout=timeout, env=env)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def validate_load_report(npm, path):
+    """Checks a petstore-load --json report against
+    schemas/load-report.schema.json with ajv (tools/npm), recording a
+    failure; says so and returns when node or ajv is not there."""
+    import shutil
+    here = os.path.dirname(os.path.abspath(__file__))
+    node = shutil.which("node")
+    if not node or not npm or not os.path.isdir(os.path.join(npm, "node_modules", "ajv")):
+        print("ajv not available: schema check skipped")
+        return
+    p = subprocess.run([node, os.path.join(here, "..", "reports", "peers", "read_reports.mjs"),
+                        os.path.join(npm, "node_modules"), "schema",
+                        os.path.join(here, "..", "..", "schemas", "load-report.schema.json"), path],
+                       capture_output=True, timeout=60)
+    out = p.stdout.decode("utf-8", "replace")
+    check(p.returncode == 0 and '"valid":true' in out, "ajv: %s %s" % (out[-800:], p.stderr.decode()[-300:]))
