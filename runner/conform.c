@@ -194,6 +194,9 @@ void ps_conform_note_generated(ps_conform *c, unsigned sent, const char *stop_re
  * service (an error message, a header): redacted like the evidence.
  * Returns a new string (caller frees). */
 static char *redacted_message(const ps_conform *c, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
+static char *redacted_message(const ps_conform *c, const char *fmt, va_list ap)
 {
     ps_buf msg = PS_BUF_INIT;
     ps_buf_vprintf(&msg, fmt, ap);

@@ -32,6 +32,9 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from pstest import free_port  # noqa: E402
+
 MAIN_KEY = "ps-test-main-k3y-9f2c7a"
 LIMIT_KEY = "ps-test-limit-k3y-41d0be"
 failures = []
@@ -42,14 +45,6 @@ def check(cond, what):
         failures.append(what)
         print("FAIL: " + what, file=sys.stderr)
     return cond
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Server:
@@ -1521,7 +1516,6 @@ def field_front(kind, tmp):
     """A via() for fault_once: "tls" nginx terminating TLS with a CA the test
     makes (keep-alive upstream), "latency" a proxy adding 50 ms each way,
     "tls_latency" both (100 ms each way in front of nginx)."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
     import fieldlab
     if not fieldlab.nginx_binary():
         print("skipped: needs nginx", file=sys.stderr)
