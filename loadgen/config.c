@@ -14,6 +14,7 @@
 #include "core/cli.h"
 #include "core/keys_file.h"
 #include "loadgen/customers.h"
+#include "loadgen/live_metrics.h"
 #include "loadgen/shard.h"
 
 void ps_lg_config_usage(FILE *out)
@@ -32,6 +33,7 @@ void ps_lg_config_usage(FILE *out)
           "         [--seed N] [--arrivals uniform|poisson] [--warmup D] [--max-lateness D]\n"
           "         [--error-budget P%] [--customers free=N,pro=N,business=N [--quota Q]\n"
           "         [--time-scale N] [--write-customer-keys FILE]] [--intervals-jsonl FILE]\n"
+          "         [--metrics-listen HOST:PORT]\n"
           "       petstore-load search RUN-FLAGS --slo EXPR... [--from R] [--to R]\n"
           "         [--resolution P%] [--step D] [--repeat N] (petstore-load search --help)\n"
           "       petstore-load merge SHARD.json... [--json F] [--hdr F] [--hdr-log F] [--html F]\n"
@@ -41,8 +43,8 @@ void ps_lg_config_usage(FILE *out)
           "\n"
           "  --base-url URL        target, ending in the version segment (http://host:port/v1)\n"
           "  --api-key KEY         bearer key; --plan free|pro|business|enterprise[:PM:PD]\n"
-          "  --keys FILE           many keys: 'KEY PLAN [PM PD] [rate=R]' per line "
-          "(docs/keys-file.md)\n"
+          "  --keys FILE           many keys: 'KEY PLAN [PM PD] [rate=R] [group=NAME]' per\n"
+          "                        line (docs/keys-file.md); reports sum up each group\n"
           "  --threads N           event loops (default 1); --connections C total (default 10)\n"
           "  --duration D          run length (30s, 2m; default 10s); --requests N instead\n"
           "  --rate R              open model: R req/s in total on a fixed schedule;\n"
@@ -84,6 +86,10 @@ void ps_lg_config_usage(FILE *out)
           "  --write-customer-keys FILE  write the made-up keys (petstore-server --keys-file)\n"
           "  --intervals-jsonl FILE  one JSON line per second as it ends (rates, latencies,\n"
           "                        status classes), for tail -f and log shippers\n"
+          "  --metrics-listen HOST:PORT  serve live Prometheus/OpenMetrics metrics at\n"
+          "                        http://HOST:PORT/metrics while the run lasts (port 0: a\n"
+          "                        free one; the address is printed on stderr); labels are\n"
+          "                        plan and key group, never a key\n"
           "  --shard I/N           run shard I (1-based) of N: its share of rate, connections,\n"
           "                        requests and keys (docs/distributed.md)\n"
           "  --shards N            the same, I from JOB_COMPLETION_INDEX (0-based, Indexed Jobs)\n"
@@ -184,6 +190,33 @@ static void add_key(ps_lg_config *cfg, const char *key, size_t len, const ps_pla
     k->plan = *plan;
     k->rate = rate;
     k->line = line;
+    k->group = 0;
+}
+
+const char *ps_lg_config_group_name(const ps_lg_config *cfg, size_t group)
+{
+    return group < cfg->ngroups ? cfg->groups[group] : "default";
+}
+
+size_t ps_lg_config_group_count(const ps_lg_config *cfg)
+{
+    return cfg->ngroups ? cfg->ngroups : 1;
+}
+
+/* The index of group `name`, added when new (groups[0] "default" first). */
+static size_t group_index(ps_lg_config *cfg, const char *name)
+{
+    if (!name) return 0;
+    if (cfg->ngroups == 0) {
+        cfg->groups = malloc(sizeof *cfg->groups);
+        if (!cfg->groups || !(cfg->groups[0] = strdup("default"))) abort();
+        cfg->ngroups = 1;
+    }
+    for (size_t g = 0; g < cfg->ngroups; g++)
+        if (strcmp(cfg->groups[g], name) == 0) return g;
+    cfg->groups = realloc(cfg->groups, (cfg->ngroups + 1) * sizeof *cfg->groups);
+    if (!cfg->groups || !(cfg->groups[cfg->ngroups] = strdup(name))) abort();
+    return cfg->ngroups++;
 }
 
 int ps_lg_keys_load(ps_lg_config *cfg, const char *path, ps_error *err)
@@ -197,8 +230,11 @@ int ps_lg_keys_load(ps_lg_config *cfg, const char *path, ps_error *err)
     cfg->keys = room;
     for (size_t i = 0; i < keys.count; i++) {
         const ps_keys_entry *e = &keys.items[i];
-        cfg->keys[cfg->nkeys++] =
-            (ps_lg_key){.key = e->key, .plan = e->plan, .rate = e->rate, .line = e->line};
+        cfg->keys[cfg->nkeys++] = (ps_lg_key){.key = e->key,
+                                              .plan = e->plan,
+                                              .rate = e->rate,
+                                              .line = e->line,
+                                              .group = group_index(cfg, e->group)};
         keys.items[i].key = NULL;
     }
     size_t n = keys.count;
@@ -436,6 +472,7 @@ enum {
     OPT_TIME_SCALE,
     OPT_WRITE_KEYS,
     OPT_INTERVALS_JSONL,
+    OPT_METRICS_LISTEN,
     /* --summary-md (reports/report_markdown.h) */
     OPT_SUMMARY_MD,
 };
@@ -489,6 +526,7 @@ static const struct option options[] = {
     {"time-scale", required_argument, NULL, OPT_TIME_SCALE},
     {"write-customer-keys", required_argument, NULL, OPT_WRITE_KEYS},
     {"intervals-jsonl", required_argument, NULL, OPT_INTERVALS_JSONL},
+    {"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
     /* --summary-md (reports/report_markdown.h) */
     {"summary-md", required_argument, NULL, OPT_SUMMARY_MD},
     {NULL, 0, NULL, 0},
@@ -603,6 +641,12 @@ static int capacity_option(int opt, const char *arg, ps_lg_config *cfg, ps_error
         return set_path(&cfg->write_keys_path, arg, "--write-customer-keys", err);
     case OPT_INTERVALS_JSONL:
         return set_path(&cfg->intervals_jsonl_path, arg, "--intervals-jsonl", err);
+    case OPT_METRICS_LISTEN: {
+        struct sockaddr_storage addr;
+        socklen_t len;
+        if (ps_lg_live_parse_listen(arg, &addr, &len, err) != 0) return -1;
+        return set_path(&cfg->metrics_listen, arg, "--metrics-listen", err);
+    }
     default:
         return ps_error_set(err, "internal error: option %d", opt);
     }
@@ -820,6 +864,7 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         case OPT_TIME_SCALE:
         case OPT_WRITE_KEYS:
         case OPT_INTERVALS_JSONL:
+        case OPT_METRICS_LISTEN:
             if (capacity_option(c, optarg, cfg, err) != 0) return PS_LG_CONFIG_ERROR;
             break;
         default: /* '?' or ':' */
@@ -925,5 +970,9 @@ void ps_lg_config_free(ps_lg_config *cfg)
     free(cfg->run_id);
     free(cfg->write_keys_path);
     free(cfg->intervals_jsonl_path);
+    free(cfg->metrics_listen);
+    for (size_t g = 0; g < cfg->ngroups; g++)
+        free(cfg->groups[g]);
+    free(cfg->groups);
     memset(cfg, 0, sizeof *cfg);
 }

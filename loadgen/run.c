@@ -25,6 +25,7 @@
 #include "core/json.h"
 #include "core/version.h"
 #include "loadgen/generator.h"
+#include "loadgen/live_metrics.h"
 #include "loadgen/shard_report.h"
 #include "loadgen/summary.h"
 #include "loadgen/tls_target.h"
@@ -531,7 +532,8 @@ typedef struct load_run {
     worker_arg *args;
     int started;
     _Atomic int finished;
-    collector col; /* also holds the --hdr-log file */
+    collector col;    /* also holds the --hdr-log file */
+    ps_lg_live *live; /* --metrics-listen, NULL without */
     FILE *json_out, *hdr_out, *html_out, *md_out;
     /* After join: */
     double duration_s; /* first request to last answer */
@@ -605,6 +607,12 @@ static int prepare_threads(load_run *R)
         ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col->last.h,
                      &R->err) != 0)
         return -1;
+    if (cfg->metrics_listen) {
+        R->live = ps_lg_live_create(cfg, cfg->threads);
+        for (int i = 0; i < cfg->threads; i++)
+            R->threads[i].live = ps_lg_live_thread(R->live, i);
+        if (ps_lg_live_serve(R->live, &R->err) != 0) return -1;
+    }
     pthread_barrier_init(&R->sync->barrier, NULL, (unsigned)cfg->threads);
     R->barrier_ready = true;
     col->live = !cfg->quiet && cfg->progress_interval_ns > 0 && isatty(STDERR_FILENO);
@@ -922,6 +930,7 @@ static void run_free(load_run *R)
     const ps_lg_config *cfg = R->cfg;
     ps_lg_shared *sh = R->sh;
     signal_target = NULL;
+    ps_lg_live_destroy(R->live);
     FILE *still_open[] = {R->col.hdr_log, R->json_out, R->hdr_out,
                           R->html_out,    R->md_out,   R->col.jsonl};
     for (size_t i = 0; i < sizeof still_open / sizeof still_open[0]; i++)
