@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/tls_client.h"
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/keys_file.h"
@@ -24,6 +25,7 @@ void ps_lg_config_usage(FILE *out)
           "         [--timeout D] [--verify-limits] [--burst] [--ignore-retry-after]\n"
           "         [--limited-ops auto|all|list|create] [--limited-errors auto|yes|no]\n"
           "         [--engine auto|epoll|curl] [--cacert FILE | --insecure]\n"
+          "         [--cert FILE [--key FILE]]\n"
           "         [--threshold EXPR]...\n"
           "         [--json FILE] [--hdr FILE] [--hdr-log FILE] [--html FILE] [--quiet]\n"
           "         [--summary-md FILE]\n"
@@ -60,6 +62,10 @@ void ps_lg_config_usage(FILE *out)
           "  --ignore-retry-after  keep sending on a key after a 429 (default: wait)\n"
           "  --cacert FILE         https: verify the server with this CA (--insecure: don't;\n"
           "                        default: verified against the system's CAs)\n"
+          "  --cert FILE           https: client certificate (PEM chain) for a server that\n"
+          "                        asks for one (mutual TLS); its key in FILE or --key\n"
+          "  --key FILE            https: the client certificate's private key (PEM,\n"
+          "                        unencrypted)\n"
           "  --engine E            auto (default): epoll for http:// and https://, curl when\n"
           "                        a proxy variable (https_proxy, ...) applies; curl: libcurl\n"
           "                        (proxies, HTTP/2 by ALPN); epoll: direct, even with a proxy\n"
@@ -444,6 +450,8 @@ enum {
     OPT_HELP,
     OPT_CACERT,
     OPT_INSECURE,
+    OPT_CERT,
+    OPT_KEY,
     OPT_PROGRESS,
     OPT_COLOR,
     OPT_VERSION,
@@ -495,6 +503,8 @@ static const struct option options[] = {
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"cacert", required_argument, NULL, OPT_CACERT},
     {"insecure", no_argument, NULL, OPT_INSECURE},
+    {"cert", required_argument, NULL, OPT_CERT},
+    {"key", required_argument, NULL, OPT_KEY},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {"progress-interval", required_argument, NULL, OPT_PROGRESS},
@@ -542,6 +552,18 @@ int ps_lg_limited_errors_parse(const char *text, ps_lg_limited_errors *out, ps_e
             return 0;
         }
     return ps_error_set(err, "--limited-errors: expected auto, yes or no, got '%s'", text);
+}
+
+/* --cert and --key load and belong together, for both engines
+ * (core/tls_client.h): a wrong file is said before the run (exit 2),
+ * naming the file, never its content. */
+static int check_client_cert(const ps_lg_config *cfg, ps_error *err)
+{
+    if (cfg->key_file && !cfg->cert_file) return ps_error_set(err, "--key needs --cert FILE");
+    if (!cfg->cert_file) return 0;
+    ps_tls_client_opts only_cert = {
+        .insecure = true, .cert_file = cfg->cert_file, .key_file = cfg->key_file};
+    return ps_tls_client_opts_check(&only_cert, err);
 }
 
 static int set_path(char **slot, const char *value, const char *flag, ps_error *err)
@@ -790,6 +812,12 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         case OPT_INSECURE:
             cfg->insecure = true;
             break;
+        case OPT_CERT:
+            if (set_path(&cfg->cert_file, optarg, "--cert", err)) return PS_LG_CONFIG_ERROR;
+            break;
+        case OPT_KEY:
+            if (set_path(&cfg->key_file, optarg, "--key", err)) return PS_LG_CONFIG_ERROR;
+            break;
         case 'h':
         case OPT_HELP:
             return PS_LG_CONFIG_HELP;
@@ -896,8 +924,10 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
     if (capacity_check(cfg, all_own, err) != 0) return PS_LG_CONFIG_ERROR;
     if (cfg->engine == PS_LG_ENGINE_AUTO)
         cfg->engine = ps_lg_proxy_applies(cfg, ps_cli_env) ? PS_LG_ENGINE_CURL : PS_LG_ENGINE_EPOLL;
-    if ((cfg->cacert || cfg->insecure) && !cfg->https)
-        return ps_error_set(err, "--cacert and --insecure apply to https:// targets only");
+    if ((cfg->cacert || cfg->insecure || cfg->cert_file || cfg->key_file) && !cfg->https)
+        return ps_error_set(
+            err, "--cacert, --insecure, --cert and --key apply to https:// targets only");
+    if (check_client_cert(cfg, err) != 0) return PS_LG_CONFIG_ERROR;
     if (cfg->burst && cfg->engine != PS_LG_ENGINE_EPOLL)
         return ps_error_set(err, "--burst needs the epoll engine (no proxy, no --engine curl)");
     if (cfg->mix[PS_LG_OP_CREATE] > 0)
@@ -932,6 +962,8 @@ void ps_lg_config_free(ps_lg_config *cfg)
     free(cfg->summary_md_path);
     free(cfg->bodies_path);
     free(cfg->cacert);
+    free(cfg->cert_file);
+    free(cfg->key_file);
     for (size_t i = 0; i < cfg->nthresholds; i++)
         free(cfg->thresholds[i].expression);
     free(cfg->thresholds);

@@ -94,6 +94,7 @@ typedef struct ps_lg_config {
     ps_lg_limited_errors limited_errors; /* --limited-errors, default auto */
     char *cacert;                        /* https: CA bundle to verify the server with */
     bool insecure;                       /* https: no certificate verification */
+    char *cert_file, *key_file;          /* https: --cert, --key (NULL: none; key in cert) */
     ps_lg_engine engine;                 /* resolved: never AUTO after parsing */
     int64_t progress_interval_ns;        /* off a terminal, a progress line this often (0 = none) */
     ps_cli_color color; /* --color, resolved with the environment by ps_cli_color_enabled */
