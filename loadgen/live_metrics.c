@@ -33,9 +33,9 @@ static const double bucket_le_s[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 
 enum {
     C_SENT,
     C_LATE,
-    C_FAIL,                          /* 3: connect, read, timeout (ps_lg_failure) */
-    C_SUM_US = C_FAIL + 3,           /* latency sum, microseconds */
-    C_BUCKETS,                       /* NBUCKETS + 1 (+Inf), not cumulative */
+    C_FAIL,                /* 3: connect, read, timeout (ps_lg_failure) */
+    C_SUM_US = C_FAIL + 3, /* latency sum, microseconds */
+    C_BUCKETS,             /* NBUCKETS + 1 (+Inf), not cumulative */
     C_CODES = C_BUCKETS + NBUCKETS + 1,
     C_STRIDE = C_CODES + NCODES,
 };
@@ -196,13 +196,12 @@ static void put_labels(ps_buf *b, const ps_lg_live *l, size_t cell, const char *
 static void put_family(ps_buf *b, bool om, const char *name, const char *type, const char *help)
 {
     size_t n = strlen(name);
-    if (om && strcmp(type, "counter") == 0 && n > 6 && strcmp(name + n - 6, "_total") == 0)
-        n -= 6;
+    if (om && strcmp(type, "counter") == 0 && n > 6 && strcmp(name + n - 6, "_total") == 0) n -= 6;
     ps_buf_printf(b, "# HELP %.*s %s\n# TYPE %.*s %s\n", (int)n, name, help, (int)n, name, type);
 }
 
-static void put_counter_cells(ps_buf *b, const ps_lg_live *l, bool om, const char *name,
-                              size_t at, const char *help)
+static void put_counter_cells(ps_buf *b, const ps_lg_live *l, bool om, const char *name, size_t at,
+                              const char *help)
 {
     put_family(b, om, name, "counter", help);
     for (size_t c = 0; c < l->ncells; c++) {
