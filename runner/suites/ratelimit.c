@@ -646,7 +646,7 @@ void ps_suite_limit429(ps_conform *c)
                     ps_conform_cfg(c)->timeout_ns + 5000000000LL};
             }
             int64_t t0 = ps_clock_mono_ns();
-            ps_burst_options bo = {together, ps_conform_cfg(c)->ca_file};
+            ps_burst_options bo = {together, ps_conform_cfg(c)->tls};
             ps_burst_stats bs;
             got = ps_burst_run(brs, (size_t)n, &bo, exs, &bs, why, sizeof why);
             ps_conform_note_burst(c, &bs);
