@@ -19,8 +19,10 @@
 
 void ps_keys_list_free(ps_keys_list *list)
 {
-    for (size_t i = 0; i < list->count; i++)
+    for (size_t i = 0; i < list->count; i++) {
         free(list->items[i].key);
+        free(list->items[i].group);
+    }
     free(list->items);
     list->items = NULL;
     list->count = 0;
@@ -39,6 +41,24 @@ static int parse_rate(const char *text, double *rate, ps_error *err)
     if (*rate > 0) return ps_error_set(err, "the rate is given twice");
     if (ps_cli_parse_double(text, 0.001, 10e6, rate, err) != 0)
         return ps_error_prefix(err, "rate '%s': ", text);
+    return 0;
+}
+
+bool ps_keys_group_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    return n >= 1 && n <= PS_KEYS_MAX_GROUP_LEN &&
+           strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
+}
+
+static int parse_group(const char *text, char **group, ps_error *err)
+{
+    if (*group) return ps_error_set(err, "the group is given twice");
+    if (!ps_keys_group_name_ok(text))
+        return ps_error_set(err, "group '%s': 1-%d letters, digits, '_', '.' or '-'", text,
+                            PS_KEYS_MAX_GROUP_LEN);
+    *group = strdup(text);
+    if (!*group) abort();
     return 0;
 }
 
@@ -62,8 +82,10 @@ static int parse_fields(char **f, int n, ps_keys_entry *e, ps_error *err)
         }
         if ((size_t)(eq - f[i]) == 4 && strncasecmp(f[i], "rate", 4) == 0) {
             if (parse_rate(eq + 1, &e->rate, err) != 0) return -1;
+        } else if ((size_t)(eq - f[i]) == 5 && strncasecmp(f[i], "group", 5) == 0) {
+            if (parse_group(eq + 1, &e->group, err) != 0) return -1;
         } else {
-            return ps_error_set(err, "unknown attribute '%s' (known: rate=R)", f[i]);
+            return ps_error_set(err, "unknown attribute '%s' (known: rate=R, group=NAME)", f[i]);
         }
     }
     int next = 0;
@@ -81,8 +103,8 @@ static int parse_fields(char **f, int n, ps_keys_entry *e, ps_error *err)
     if (npos - next == 1) {
         if (parse_rate(positional[next], &e->rate, err) != 0) return -1;
     } else if (npos - next > 1) {
-        return ps_error_set(err,
-                            "too many fields (expected KEY PLAN [PER_MINUTE PER_DAY] [rate=R])");
+        return ps_error_set(err, "too many fields (expected KEY PLAN [PER_MINUTE PER_DAY] [rate=R] "
+                                 "[group=NAME])");
     }
     return 0;
 }
@@ -155,7 +177,8 @@ int ps_keys_file_parse(const char *text, size_t len, const char *name, ps_keys_l
         if (n == 0) continue;
         ps_keys_entry e = {0};
         if (n > MAX_FIELDS) {
-            ps_error_set(err, "too many fields (expected KEY PLAN [PER_MINUTE PER_DAY] [rate=R])");
+            ps_error_set(err, "too many fields (expected KEY PLAN [PER_MINUTE PER_DAY] [rate=R] "
+                              "[group=NAME])");
         } else if (parse_fields(fields, n, &e, err) == 0) {
             e.line = line;
             if (2 * (out->count + 1) > seen.cap) key_set_grow(&seen, out);
@@ -179,6 +202,7 @@ int ps_keys_file_parse(const char *text, size_t len, const char *name, ps_keys_l
             continue;
         }
     fail_line:
+        free(e.group);
         ps_error_prefix(err, "keys file '%s' line %d: ", name, line);
         ps_keys_list_free(out);
         goto out;

@@ -72,6 +72,70 @@ static void take_error_text(char *out, size_t len)
     ERR_clear_error();
 }
 
+/* A passphrase is never asked for: OpenSSL would otherwise prompt on the
+ * terminal, hanging a CI job; an encrypted key fails to load instead. */
+static int no_passphrase(char *buf, int size, int rwflag, void *userdata)
+{
+    (void)buf, (void)size, (void)rwflag, (void)userdata;
+    return 0;
+}
+
+/* Whether path can be opened for reading: 0, or -1 with err naming the
+ * flag, the path and why (never the file's content). */
+static int readable(const char *flag, const char *path, ps_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return ps_error_set(err, "%s '%s': cannot read: %s", flag, path, strerror(errno));
+    fclose(f);
+    return 0;
+}
+
+/* The client certificate chain and its key (opts->key_file, else the key
+ * in cert_file) on ctx, checked to belong together. Messages name the file
+ * and OpenSSL's reason, never what the file holds. Returns 0, or -1 with err. */
+static int load_client_cert(SSL_CTX *ctx, const ps_tls_client_opts *opts, ps_error *err)
+{
+    char why[256];
+    if (!opts->cert_file) return 0;
+    const char *key = opts->key_file ? opts->key_file : opts->cert_file;
+    const char *key_flag = opts->key_file ? "--key" : "--cert (its key)";
+    if (readable("--cert", opts->cert_file, err) != 0 || readable(key_flag, key, err) != 0)
+        return -1;
+    SSL_CTX_set_default_passwd_cb(ctx, no_passphrase);
+    if (SSL_CTX_use_certificate_chain_file(ctx, opts->cert_file) != 1) {
+        take_error_text(why, sizeof why);
+        return ps_error_set(err, "--cert '%s': not a PEM certificate: %s", opts->cert_file, why);
+    }
+    if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1) {
+        /* OpenSSL checks a key against the certificate as it loads it */
+        unsigned long e = ERR_peek_error();
+        bool mismatch =
+            ERR_GET_LIB(e) == ERR_LIB_X509 && ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH;
+        take_error_text(why, sizeof why);
+        if (mismatch)
+            return ps_error_set(err, "%s '%s' is not the private key of --cert '%s': %s", key_flag,
+                                key, opts->cert_file, why);
+        return ps_error_set(err,
+                            "%s '%s': not an unencrypted PEM private key (a key with a "
+                            "passphrase is not supported): %s",
+                            key_flag, key, why);
+    }
+    if (SSL_CTX_check_private_key(ctx) != 1) {
+        take_error_text(why, sizeof why);
+        return ps_error_set(err, "%s '%s' is not the private key of --cert '%s': %s", key_flag, key,
+                            opts->cert_file, why);
+    }
+    return 0;
+}
+
+int ps_tls_client_opts_check(const ps_tls_client_opts *opts, ps_error *err)
+{
+    ps_tls_client *c = NULL;
+    int rc = ps_tls_client_create(opts, &c, err);
+    ps_tls_client_destroy(c);
+    return rc;
+}
+
 int ps_tls_client_create(const ps_tls_client_opts *opts, ps_tls_client **out, ps_error *err)
 {
     char why[256];
@@ -112,16 +176,9 @@ int ps_tls_client_create(const ps_tls_client_opts *opts, ps_tls_client **out, ps
             return ps_error_set(err, "TLS: cannot load the system's CA certificates: %s", why);
         }
     }
-    if (opts->cert_file) {
-        const char *key = opts->key_file ? opts->key_file : opts->cert_file;
-        if (SSL_CTX_use_certificate_chain_file(ctx, opts->cert_file) != 1 ||
-            SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||
-            SSL_CTX_check_private_key(ctx) != 1) {
-            take_error_text(why, sizeof why);
-            SSL_CTX_free(ctx);
-            return ps_error_set(err, "client certificate '%s' (key '%s'): %s", opts->cert_file, key,
-                                why);
-        }
+    if (load_client_cert(ctx, opts, err) != 0) {
+        SSL_CTX_free(ctx);
+        return -1;
     }
     ps_tls_client *c = calloc(1, sizeof *c);
     if (!c) abort();

@@ -20,8 +20,8 @@
 typedef struct ps_tls_client_opts {
     const char *cacert;    /* PEM CA bundle to verify the server with; NULL = the system's */
     bool insecure;         /* no certificate or name verification */
-    const char *cert_file; /* client certificate (PEM), NULL = none */
-    const char *key_file;  /* its private key, NULL = in cert_file */
+    const char *cert_file; /* --cert: client certificate chain (PEM), NULL = none */
+    const char *key_file;  /* --key: its private key (PEM, unencrypted), NULL = in cert_file */
 } ps_tls_client_opts;
 
 typedef struct ps_tls_client ps_tls_client;
@@ -40,6 +40,14 @@ typedef struct ps_tls_resume {
  * every record waiting). Returns 0, or -1 with err ("--cacert 'x': ..."). */
 int ps_tls_client_create(const ps_tls_client_opts *opts, ps_tls_client **out, ps_error *err);
 void ps_tls_client_destroy(ps_tls_client *c);
+
+/* Loads what opts name (CA file, client certificate and key) once and
+ * drops it: 0, or -1 with err for an unreadable file, a file that is not
+ * PEM, an encrypted key (never prompted for) or a key that is not the
+ * certificate's ("--key 'k' is not the private key of --cert 'c': ...").
+ * The programs call it while reading their flags (exit 2), so libcurl's
+ * handles and every engine only ever meet files that load. */
+int ps_tls_client_opts_check(const ps_tls_client_opts *opts, ps_error *err);
 
 /* An SSL for connected socket fd, in client mode: SNI = host unless it is
  * an address, the certificate checked against host (name or address)

@@ -9,10 +9,12 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/tls_client.h"
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/keys_file.h"
 #include "loadgen/customers.h"
+#include "loadgen/live_metrics.h"
 #include "loadgen/shard.h"
 
 void ps_lg_config_usage(FILE *out)
@@ -23,6 +25,7 @@ void ps_lg_config_usage(FILE *out)
           "         [--timeout D] [--verify-limits] [--burst] [--ignore-retry-after]\n"
           "         [--limited-ops auto|all|list|create] [--limited-errors auto|yes|no]\n"
           "         [--engine auto|epoll|curl] [--cacert FILE | --insecure]\n"
+          "         [--cert FILE [--key FILE]]\n"
           "         [--threshold EXPR]...\n"
           "         [--json FILE] [--hdr FILE] [--hdr-log FILE] [--html FILE] [--quiet]\n"
           "         [--summary-md FILE]\n"
@@ -30,6 +33,7 @@ void ps_lg_config_usage(FILE *out)
           "         [--seed N] [--arrivals uniform|poisson] [--warmup D] [--max-lateness D]\n"
           "         [--error-budget P%] [--customers free=N,pro=N,business=N [--quota Q]\n"
           "         [--time-scale N] [--write-customer-keys FILE]] [--intervals-jsonl FILE]\n"
+          "         [--metrics-listen HOST:PORT]\n"
           "       petstore-load search RUN-FLAGS --slo EXPR... [--from R] [--to R]\n"
           "         [--resolution P%] [--step D] [--repeat N] (petstore-load search --help)\n"
           "       petstore-load merge SHARD.json... [--json F] [--hdr F] [--hdr-log F] [--html F]\n"
@@ -39,8 +43,8 @@ void ps_lg_config_usage(FILE *out)
           "\n"
           "  --base-url URL        target, ending in the version segment (http://host:port/v1)\n"
           "  --api-key KEY         bearer key; --plan free|pro|business|enterprise[:PM:PD]\n"
-          "  --keys FILE           many keys: 'KEY PLAN [PM PD] [rate=R]' per line "
-          "(docs/keys-file.md)\n"
+          "  --keys FILE           many keys: 'KEY PLAN [PM PD] [rate=R] [group=NAME]' per\n"
+          "                        line (docs/keys-file.md); reports sum up each group\n"
           "  --threads N           event loops (default 1); --connections C total (default 10)\n"
           "  --duration D          run length (30s, 2m; default 10s); --requests N instead\n"
           "  --rate R              open model: R req/s in total on a fixed schedule;\n"
@@ -58,6 +62,10 @@ void ps_lg_config_usage(FILE *out)
           "  --ignore-retry-after  keep sending on a key after a 429 (default: wait)\n"
           "  --cacert FILE         https: verify the server with this CA (--insecure: don't;\n"
           "                        default: verified against the system's CAs)\n"
+          "  --cert FILE           https: client certificate (PEM chain) for a server that\n"
+          "                        asks for one (mutual TLS); its key in FILE or --key\n"
+          "  --key FILE            https: the client certificate's private key (PEM,\n"
+          "                        unencrypted)\n"
           "  --engine E            auto (default): epoll for http:// and https://, curl when\n"
           "                        a proxy variable (https_proxy, ...) applies; curl: libcurl\n"
           "                        (proxies, HTTP/2 by ALPN); epoll: direct, even with a proxy\n"
@@ -78,6 +86,10 @@ void ps_lg_config_usage(FILE *out)
           "  --write-customer-keys FILE  write the made-up keys (petstore-server --keys-file)\n"
           "  --intervals-jsonl FILE  one JSON line per second as it ends (rates, latencies,\n"
           "                        status classes), for tail -f and log shippers\n"
+          "  --metrics-listen HOST:PORT  serve live Prometheus/OpenMetrics metrics at\n"
+          "                        http://HOST:PORT/metrics while the run lasts (port 0: a\n"
+          "                        free one; the address is printed on stderr); labels are\n"
+          "                        plan and key group, never a key\n"
           "  --shard I/N           run shard I (1-based) of N: its share of rate, connections,\n"
           "                        requests and keys (docs/distributed.md)\n"
           "  --shards N            the same, I from JOB_COMPLETION_INDEX (0-based, Indexed Jobs)\n"
@@ -178,6 +190,33 @@ static void add_key(ps_lg_config *cfg, const char *key, size_t len, const ps_pla
     k->plan = *plan;
     k->rate = rate;
     k->line = line;
+    k->group = 0;
+}
+
+const char *ps_lg_config_group_name(const ps_lg_config *cfg, size_t group)
+{
+    return group < cfg->ngroups ? cfg->groups[group] : "default";
+}
+
+size_t ps_lg_config_group_count(const ps_lg_config *cfg)
+{
+    return cfg->ngroups ? cfg->ngroups : 1;
+}
+
+/* The index of group `name`, added when new (groups[0] "default" first). */
+static size_t group_index(ps_lg_config *cfg, const char *name)
+{
+    if (!name) return 0;
+    if (cfg->ngroups == 0) {
+        cfg->groups = malloc(sizeof *cfg->groups);
+        if (!cfg->groups || !(cfg->groups[0] = strdup("default"))) abort();
+        cfg->ngroups = 1;
+    }
+    for (size_t g = 0; g < cfg->ngroups; g++)
+        if (strcmp(cfg->groups[g], name) == 0) return g;
+    cfg->groups = realloc(cfg->groups, (cfg->ngroups + 1) * sizeof *cfg->groups);
+    if (!cfg->groups || !(cfg->groups[cfg->ngroups] = strdup(name))) abort();
+    return cfg->ngroups++;
 }
 
 int ps_lg_keys_load(ps_lg_config *cfg, const char *path, ps_error *err)
@@ -191,8 +230,11 @@ int ps_lg_keys_load(ps_lg_config *cfg, const char *path, ps_error *err)
     cfg->keys = room;
     for (size_t i = 0; i < keys.count; i++) {
         const ps_keys_entry *e = &keys.items[i];
-        cfg->keys[cfg->nkeys++] =
-            (ps_lg_key){.key = e->key, .plan = e->plan, .rate = e->rate, .line = e->line};
+        cfg->keys[cfg->nkeys++] = (ps_lg_key){.key = e->key,
+                                              .plan = e->plan,
+                                              .rate = e->rate,
+                                              .line = e->line,
+                                              .group = group_index(cfg, e->group)};
         keys.items[i].key = NULL;
     }
     size_t n = keys.count;
@@ -408,6 +450,8 @@ enum {
     OPT_HELP,
     OPT_CACERT,
     OPT_INSECURE,
+    OPT_CERT,
+    OPT_KEY,
     OPT_PROGRESS,
     OPT_COLOR,
     OPT_VERSION,
@@ -428,6 +472,7 @@ enum {
     OPT_TIME_SCALE,
     OPT_WRITE_KEYS,
     OPT_INTERVALS_JSONL,
+    OPT_METRICS_LISTEN,
     /* --summary-md (reports/report_markdown.h) */
     OPT_SUMMARY_MD,
 };
@@ -458,6 +503,8 @@ static const struct option options[] = {
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"cacert", required_argument, NULL, OPT_CACERT},
     {"insecure", no_argument, NULL, OPT_INSECURE},
+    {"cert", required_argument, NULL, OPT_CERT},
+    {"key", required_argument, NULL, OPT_KEY},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {"progress-interval", required_argument, NULL, OPT_PROGRESS},
@@ -479,6 +526,7 @@ static const struct option options[] = {
     {"time-scale", required_argument, NULL, OPT_TIME_SCALE},
     {"write-customer-keys", required_argument, NULL, OPT_WRITE_KEYS},
     {"intervals-jsonl", required_argument, NULL, OPT_INTERVALS_JSONL},
+    {"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
     /* --summary-md (reports/report_markdown.h) */
     {"summary-md", required_argument, NULL, OPT_SUMMARY_MD},
     {NULL, 0, NULL, 0},
@@ -504,6 +552,18 @@ int ps_lg_limited_errors_parse(const char *text, ps_lg_limited_errors *out, ps_e
             return 0;
         }
     return ps_error_set(err, "--limited-errors: expected auto, yes or no, got '%s'", text);
+}
+
+/* --cert and --key load and belong together, for both engines
+ * (core/tls_client.h): a wrong file is said before the run (exit 2),
+ * naming the file, never its content. */
+static int check_client_cert(const ps_lg_config *cfg, ps_error *err)
+{
+    if (cfg->key_file && !cfg->cert_file) return ps_error_set(err, "--key needs --cert FILE");
+    if (!cfg->cert_file) return 0;
+    ps_tls_client_opts only_cert = {
+        .insecure = true, .cert_file = cfg->cert_file, .key_file = cfg->key_file};
+    return ps_tls_client_opts_check(&only_cert, err);
 }
 
 static int set_path(char **slot, const char *value, const char *flag, ps_error *err)
@@ -581,6 +641,12 @@ static int capacity_option(int opt, const char *arg, ps_lg_config *cfg, ps_error
         return set_path(&cfg->write_keys_path, arg, "--write-customer-keys", err);
     case OPT_INTERVALS_JSONL:
         return set_path(&cfg->intervals_jsonl_path, arg, "--intervals-jsonl", err);
+    case OPT_METRICS_LISTEN: {
+        struct sockaddr_storage addr;
+        socklen_t len;
+        if (ps_lg_live_parse_listen(arg, &addr, &len, err) != 0) return -1;
+        return set_path(&cfg->metrics_listen, arg, "--metrics-listen", err);
+    }
     default:
         return ps_error_set(err, "internal error: option %d", opt);
     }
@@ -746,6 +812,12 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         case OPT_INSECURE:
             cfg->insecure = true;
             break;
+        case OPT_CERT:
+            if (set_path(&cfg->cert_file, optarg, "--cert", err)) return PS_LG_CONFIG_ERROR;
+            break;
+        case OPT_KEY:
+            if (set_path(&cfg->key_file, optarg, "--key", err)) return PS_LG_CONFIG_ERROR;
+            break;
         case 'h':
         case OPT_HELP:
             return PS_LG_CONFIG_HELP;
@@ -792,6 +864,7 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         case OPT_TIME_SCALE:
         case OPT_WRITE_KEYS:
         case OPT_INTERVALS_JSONL:
+        case OPT_METRICS_LISTEN:
             if (capacity_option(c, optarg, cfg, err) != 0) return PS_LG_CONFIG_ERROR;
             break;
         default: /* '?' or ':' */
@@ -851,8 +924,10 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
     if (capacity_check(cfg, all_own, err) != 0) return PS_LG_CONFIG_ERROR;
     if (cfg->engine == PS_LG_ENGINE_AUTO)
         cfg->engine = ps_lg_proxy_applies(cfg, ps_cli_env) ? PS_LG_ENGINE_CURL : PS_LG_ENGINE_EPOLL;
-    if ((cfg->cacert || cfg->insecure) && !cfg->https)
-        return ps_error_set(err, "--cacert and --insecure apply to https:// targets only");
+    if ((cfg->cacert || cfg->insecure || cfg->cert_file || cfg->key_file) && !cfg->https)
+        return ps_error_set(
+            err, "--cacert, --insecure, --cert and --key apply to https:// targets only");
+    if (check_client_cert(cfg, err) != 0) return PS_LG_CONFIG_ERROR;
     if (cfg->burst && cfg->engine != PS_LG_ENGINE_EPOLL)
         return ps_error_set(err, "--burst needs the epoll engine (no proxy, no --engine curl)");
     if (cfg->mix[PS_LG_OP_CREATE] > 0)
@@ -887,11 +962,17 @@ void ps_lg_config_free(ps_lg_config *cfg)
     free(cfg->summary_md_path);
     free(cfg->bodies_path);
     free(cfg->cacert);
+    free(cfg->cert_file);
+    free(cfg->key_file);
     for (size_t i = 0; i < cfg->nthresholds; i++)
         free(cfg->thresholds[i].expression);
     free(cfg->thresholds);
     free(cfg->run_id);
     free(cfg->write_keys_path);
     free(cfg->intervals_jsonl_path);
+    free(cfg->metrics_listen);
+    for (size_t g = 0; g < cfg->ngroups; g++)
+        free(cfg->groups[g]);
+    free(cfg->groups);
     memset(cfg, 0, sizeof *cfg);
 }

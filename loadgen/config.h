@@ -48,8 +48,9 @@ typedef enum ps_lg_limited_errors {
 typedef struct ps_lg_key {
     char *key;
     ps_plan plan;
-    double rate; /* its own req/s (--keys RATE column), 0 = shares --rate / closed model */
-    int line;    /* line in the keys file, 0 for --api-key */
+    double rate;  /* its own req/s (--keys RATE column), 0 = shares --rate / closed model */
+    int line;     /* line in the keys file, 0 for --api-key */
+    size_t group; /* its key group: index for ps_lg_config_group_name */
     char label[PS_LG_LABEL_SIZE]; /* what reports show; set by ps_lg_key_labels */
 } ps_lg_key;
 
@@ -93,6 +94,7 @@ typedef struct ps_lg_config {
     ps_lg_limited_errors limited_errors; /* --limited-errors, default auto */
     char *cacert;                        /* https: CA bundle to verify the server with */
     bool insecure;                       /* https: no certificate verification */
+    char *cert_file, *key_file;          /* https: --cert, --key (NULL: none; key in cert) */
     ps_lg_engine engine;                 /* resolved: never AUTO after parsing */
     int64_t progress_interval_ns;        /* off a terminal, a progress line this often (0 = none) */
     ps_cli_color color; /* --color, resolved with the environment by ps_cli_color_enabled */
@@ -121,6 +123,11 @@ typedef struct ps_lg_config {
     double quota, time_scale;
     char *write_keys_path;
     char *intervals_jsonl_path; /* --intervals-jsonl: one JSON line per second, as it ends */
+    char *metrics_listen;       /* --metrics-listen HOST:PORT (loadgen/live_metrics.h) */
+    /* Key groups (the keys file's group=NAME): groups[0] is "default", the
+     * group of keys without one; ngroups 0 when no key names a group. */
+    char **groups;
+    size_t ngroups;
     /* the run's key secret (loadgen/key_label.h), derived from every key
      * before the shards divide them; key_secret_set false: none derived */
     unsigned char key_secret[32];
@@ -144,6 +151,11 @@ void ps_lg_config_usage(FILE *out);
 /* Reads a keys file (core/keys_file.h, docs/keys-file.md) and appends
  * its keys to cfg. */
 int ps_lg_keys_load(ps_lg_config *cfg, const char *path, ps_error *err);
+/* The name of key group `group` ("default" for keys without one). */
+const char *ps_lg_config_group_name(const ps_lg_config *cfg, size_t group);
+/* How many key groups the run reports on (at least 1). */
+size_t ps_lg_config_group_count(const ps_lg_config *cfg);
+
 /* Parses one threshold ("p99<200ms", "max<=1s", "error_rate<1%"). */
 int ps_lg_threshold_parse(const char *text, ps_lg_threshold *out, ps_error *err);
 /* Key masked: first 2 + "***" + last 2 characters ("***" alone for keys

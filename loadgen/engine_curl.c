@@ -95,6 +95,10 @@ static int run(ps_lg_thread *t)
             curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
             curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
         }
+        if (cfg->cert_file) { /* checked to load (config.c) */
+            curl_easy_setopt(e, CURLOPT_SSLCERT, cfg->cert_file);
+            curl_easy_setopt(e, CURLOPT_SSLKEY, cfg->key_file ? cfg->key_file : cfg->cert_file);
+        }
     }
     ps_lg_thread_begin(t, ps_clock_mono_ns());
     int busy = 0;

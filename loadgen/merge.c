@@ -25,8 +25,8 @@
 static void usage(FILE *out)
 {
     fputs("usage: petstore-load merge SHARD.json... [--json F] [--hdr F] [--hdr-log F] [--html F]\n"
-          "         [--threshold EXPR]... [--verify-limits] [--limited-ops auto|all|list|create]\n"
-          "         [--limited-errors auto|yes|no] [--quiet]\n"
+          "         [--summary-md F] [--threshold EXPR]... [--verify-limits]\n"
+          "         [--limited-ops auto|all|list|create] [--limited-errors auto|yes|no] [--quiet]\n"
           "  merges the --json reports of every shard of one run (petstore-load --shard I/N or\n"
           "  --shards N) as if one process had run, and judges it: limits on the sums per key\n"
           "  and window, thresholds on the merged latencies.\n"
@@ -41,6 +41,7 @@ enum {
     M_HDR,
     M_HDR_LOG,
     M_HTML,
+    M_SUMMARY_MD,
     M_THRESHOLD,
     M_VERIFY,
     M_QUIET,
@@ -54,6 +55,7 @@ static const struct option merge_options[] = {
     {"hdr", required_argument, NULL, M_HDR},
     {"hdr-log", required_argument, NULL, M_HDR_LOG},
     {"html", required_argument, NULL, M_HTML},
+    {"summary-md", required_argument, NULL, M_SUMMARY_MD},
     {"threshold", required_argument, NULL, M_THRESHOLD},
     {"verify-limits", no_argument, NULL, M_VERIFY},
     {"quiet", no_argument, NULL, M_QUIET},
@@ -93,6 +95,9 @@ static int parse_args(merge *m, int argc, char **argv, int *first_file)
             break;
         case M_HTML:
             if (set_out(m, &m->html_path, "--html") != 0) return -1;
+            break;
+        case M_SUMMARY_MD:
+            if (set_out(m, &m->md_path, "--summary-md") != 0) return -1;
             break;
         case M_THRESHOLD:
             cfg->thresholds =

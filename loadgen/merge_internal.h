@@ -35,6 +35,7 @@ typedef struct row_in {
 
 typedef struct merge {
     const char *json_path, *hdr_path, *hdr_log_path, *html_path;
+    const char *md_path; /* --summary-md: from the merged JSON, as a run's */
     bool verify_limits, quiet;
     shard_doc *shards;
     size_t nshards;

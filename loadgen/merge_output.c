@@ -1,5 +1,5 @@
 /* merge_output.c - the merged report's files (--json, --hdr, --hdr-log,
- * --html) and console summary (merge_internal.h). */
+ * --html, --summary-md) and console summary (merge_internal.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 #include "core/histogram_print.h"
 #include "loadgen/merge_internal.h"
 #include "reports/html_report.h"
+#include "reports/report_markdown.h"
 
 void ps_lg_terminal_text(const char *s, char *out, size_t size)
 {
@@ -102,6 +103,13 @@ int ps_lg_merge_write_outputs(merge *m)
         int rc = doc ? ps_report_html_load(doc, f, &m->err) : -1;
         ps_json_free(doc);
         if (close_out(m, f, m->html_path) != 0 || rc != 0) return -1;
+    }
+    if (m->md_path) {
+        if (!(f = open_out(m, m->md_path))) return -1;
+        ps_json *doc = ps_json_parse(m->json.data, m->json.len, NULL, &m->err);
+        int rc = doc ? ps_report_md_load(doc, f, &m->err) : -1;
+        ps_json_free(doc);
+        if (close_out(m, f, m->md_path) != 0 || rc != 0) return -1;
     }
     return 0;
 }

@@ -25,6 +25,7 @@
 #include "core/json.h"
 #include "core/version.h"
 #include "loadgen/generator.h"
+#include "loadgen/live_metrics.h"
 #include "loadgen/shard_report.h"
 #include "loadgen/summary.h"
 #include "loadgen/tls_target.h"
@@ -531,7 +532,8 @@ typedef struct load_run {
     worker_arg *args;
     int started;
     _Atomic int finished;
-    collector col; /* also holds the --hdr-log file */
+    collector col;    /* also holds the --hdr-log file */
+    ps_lg_live *live; /* --metrics-listen, NULL without */
     FILE *json_out, *hdr_out, *html_out, *md_out;
     /* After join: */
     double duration_s; /* first request to last answer */
@@ -548,6 +550,7 @@ typedef struct load_run {
     double send_span_s; /* from the measured start to the last send */
     double drain_s;     /* from the end of the duration to the last answer */
     ps_lg_generator generator;
+    ps_lg_window_tally *tally_by_group; /* --verify-limits */
     char why[400];
     ps_lg_summary sum;
     ps_lg_shard_report shard;
@@ -605,6 +608,12 @@ static int prepare_threads(load_run *R)
         ps_hist_init(PS_LG_HIST_LOWEST, PS_LG_HIST_HIGHEST, PS_LG_HIST_SIGFIGS, &col->last.h,
                      &R->err) != 0)
         return -1;
+    if (cfg->metrics_listen) {
+        R->live = ps_lg_live_create(cfg, cfg->threads);
+        for (int i = 0; i < cfg->threads; i++)
+            R->threads[i].live = ps_lg_live_thread(R->live, i);
+        if (ps_lg_live_serve(R->live, &R->err) != 0) return -1;
+    }
     pthread_barrier_init(&R->sync->barrier, NULL, (unsigned)cfg->threads);
     R->barrier_ready = true;
     col->live = !cfg->quiet && cfg->progress_interval_ns > 0 && isatty(STDERR_FILENO);
@@ -707,6 +716,7 @@ static int merge_threads(load_run *R)
     const ps_lg_config *cfg = R->cfg;
     if (ps_lg_stats_init(&R->total, (1u << PS_LG_PLANS) - 1, false, &R->err) != 0) return -1;
     R->total_ready = true;
+    ps_lg_stats_groups(&R->total, ps_lg_config_group_count(cfg));
     ps_lg_limits_init(&R->limits, cfg->nkeys);
     int64_t begin = INT64_MAX, last = 0, last_sent = 0;
     for (int i = 0; i < cfg->threads; i++) {
@@ -836,8 +846,12 @@ static int judge_results(load_run *R)
         .aborted = verdict ? R->why : NULL,
         .interrupted = interrupted,
     };
-    if (cfg->verify_limits)
-        ps_lg_limits_windows_filled_by_plan(&R->limits, cfg, R->sum.windows_filled_by_plan);
+    if (cfg->verify_limits) {
+        R->tally_by_group = calloc(ps_lg_config_group_count(cfg), sizeof *R->tally_by_group);
+        if (!R->tally_by_group) abort();
+        ps_lg_limits_tally(&R->limits, cfg, R->sum.tally_by_plan, R->tally_by_group);
+        R->sum.tally_by_group = R->tally_by_group;
+    }
     if (cfg->shards) {
         R->shard = (ps_lg_shard_report){
             .cfg = cfg,
@@ -922,6 +936,7 @@ static void run_free(load_run *R)
     const ps_lg_config *cfg = R->cfg;
     ps_lg_shared *sh = R->sh;
     signal_target = NULL;
+    ps_lg_live_destroy(R->live);
     FILE *still_open[] = {R->col.hdr_log, R->json_out, R->hdr_out,
                           R->html_out,    R->md_out,   R->col.jsonl};
     for (size_t i = 0; i < sizeof still_open / sizeof still_open[0]; i++)
@@ -938,6 +953,7 @@ static void run_free(load_run *R)
     free(R->violations);
     free(R->models);
     free(R->counting);
+    free(R->tally_by_group);
     free(R->thresholds);
     ps_buf_free(&R->json);
     for (int i = 0; i < cfg->threads; i++)

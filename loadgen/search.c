@@ -632,6 +632,12 @@ int ps_lg_search_main(int argc, char **argv)
                            "--json)");
         goto out;
     }
+    if (S.cfg.metrics_listen) {
+        ps_cli_usage_error(stderr, "petstore-load search",
+                           "--metrics-listen: a search serves no live metrics (each step is a "
+                           "run of its own; its steps are in --json)");
+        goto out;
+    }
     if (S.cfg.key_scale_from > 0)
         for (size_t i = 0; i < S.cfg.nkeys; i++)
             S.own_rate_sum += S.cfg.keys[i].rate;

@@ -32,7 +32,10 @@ static int connect_within(const struct sockaddr_storage *addr, socklen_t addrlen
 int ps_lg_tls_target_prepare(const ps_lg_config *cfg, const struct sockaddr_storage *addr,
                              socklen_t addrlen, ps_tls_client **out, ps_error *err)
 {
-    ps_tls_client_opts opts = {.cacert = cfg->cacert, .insecure = cfg->insecure};
+    ps_tls_client_opts opts = {.cacert = cfg->cacert,
+                               .insecure = cfg->insecure,
+                               .cert_file = cfg->cert_file,
+                               .key_file = cfg->key_file};
     *out = NULL;
     if (ps_tls_client_create(&opts, out, err) != 0) return PS_LG_EXIT_USAGE;
     int64_t ms = cfg->timeout_ns / 1000000;

@@ -94,6 +94,7 @@ int ps_lg_thread_init(ps_lg_thread *t, int id, int nconns, const ps_lg_shared *s
     for (size_t i = 0; i < cfg->nkeys; i++)
         plan_mask |= 1u << cfg->keys[i].plan.id;
     if (ps_lg_stats_init(&t->stats, plan_mask, true, err) != 0) return -1;
+    ps_lg_stats_groups(&t->stats, ps_lg_config_group_count(cfg));
     ps_lg_limits_init(&t->limits, cfg->nkeys);
     t->blocked_until = calloc(cfg->nkeys, sizeof *t->blocked_until);
     if (!t->blocked_until) abort();
@@ -199,6 +200,8 @@ static void take_for_key(ps_lg_thread *t, ps_lg_req *r, size_t key, int64_t due,
     t->stats.scheduled++;
     t->stats.sent++;
     t->stats.plan_sent[sh->cfg->keys[key].plan.id]++;
+    ps_lg_stats_group_sent(&t->stats, sh->cfg->keys[key].group);
+    if (t->live) ps_lg_live_sent(t->live, key, t->open ? now - due : 0);
     if (t->open) {
         ps_lg_stats_late(&t->stats, (now - due) / 1000);
         /* Every connection was busy at some moment since it was due. */
@@ -306,6 +309,7 @@ ps_lg_take_result ps_lg_take(ps_lg_thread *t, int64_t now, ps_lg_req *r, int64_t
 static void drop_unsent(ps_lg_thread *t, int64_t due, bool expired)
 {
     if (due < t->measure_from_ns) return;
+    if (t->live) ps_lg_live_unsent(t->live);
     if (ps_lg_unreachable(t)) {
         t->stats.scheduled++;
         ps_lg_stats_fail(&t->stats, PS_LG_FAIL_CONNECT);
@@ -357,9 +361,12 @@ void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_l
         resp->reset > t->latest_reset_s)
         t->latest_reset_s = resp->reset;
     settle(t, now);
-    if (!r->warm)
+    if (!r->warm) {
         ps_lg_stats_answer(&t->stats, r->op, cfg->keys[r->key].plan.id, resp->status,
                            (now - r->due_ns) / 1000, (now - r->sent_ns) / 1000);
+        ps_lg_stats_group_answer(&t->stats, cfg->keys[r->key].group, resp->status);
+        if (t->live) ps_lg_live_answered(t->live, r->key, resp->status, (now - r->due_ns) / 1000);
+    }
     if (cfg->verify_limits) {
         int64_t wall = ps_clock_wall_ns();
         ps_lg_limits_observe_op(&t->limits, r->key, r->op, resp, wall);
@@ -379,7 +386,10 @@ void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_l
 void ps_lg_failed(ps_lg_thread *t, const ps_lg_req *r, ps_lg_failure why)
 {
     settle(t, ps_clock_mono_ns());
-    if (!r->warm) ps_lg_stats_fail(&t->stats, why);
+    if (!r->warm) {
+        ps_lg_stats_fail(&t->stats, why);
+        if (t->live) ps_lg_live_failed(t->live, r->key, why);
+    }
     if (t->sh->cfg->verify_limits) ps_lg_limits_failure(&t->limits, r->key);
 }
 

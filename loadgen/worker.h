@@ -26,6 +26,7 @@
 #include "core/error.h"
 #include "loadgen/config.h"
 #include "loadgen/limits.h"
+#include "loadgen/live_metrics.h"
 #include "loadgen/respparse.h"
 #include "loadgen/schedule.h"
 #include "loadgen/stats.h"
@@ -126,6 +127,9 @@ typedef struct ps_lg_thread {
      * failed: the target is unreachable from this thread right now. */
     int conns_up;
     bool last_connect_failed;
+    /* --metrics-listen: this thread's live counters (NULL: none), set by
+     * run.c before the thread starts. */
+    ps_lg_live_rec *live;
     int rc;
     ps_error err;
     char first_failure[200]; /* what went wrong first, for the summary ("" = nothing) */

@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 #include <openssl/ssl.h>
+#include <pthread.h>
 #include <openssl/x509.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,8 @@ struct ps_client {
     char *base_url;
     int64_t timeout_ns;
     FILE *verbose;
-    char *ca_file;
+    ps_tls_client_opts tls; /* its strings are the client's copies */
+    bool cert_asked;        /* a server asked for a certificate we did not have */
     size_t body_cap;
     volatile sig_atomic_t *cancel;
     bool answered_once; /* an HTTP reply came: a later failure is no protocol mix-up */
@@ -34,6 +36,16 @@ struct ps_client {
 
 static int curl_global_done;
 
+/* The SSL_CTX ex_data slot holding the ps_client a context's handshakes
+ * are for (libcurl makes the context; on_ssl_ctx marks it). */
+static int client_index = -1;
+static pthread_once_t client_index_once = PTHREAD_ONCE_INIT;
+
+static void make_client_index(void)
+{
+    client_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+}
+
 ps_client *ps_client_create(const char *base_url, int64_t timeout_ns, FILE *verbose, ps_error *err)
 {
     if (strncasecmp(base_url, "http://", 7) != 0 && strncasecmp(base_url, "https://", 8) != 0) {
@@ -47,6 +59,7 @@ ps_client *ps_client_create(const char *base_url, int64_t timeout_ns, FILE *verb
         }
         curl_global_done = 1;
     }
+    pthread_once(&client_index_once, make_client_index);
     ps_client *c = calloc(1, sizeof *c);
     if (!c) abort();
     c->curl = curl_easy_init();
@@ -75,15 +88,65 @@ void ps_client_destroy(ps_client *c)
         free(c->secrets[i].env);
     }
     free(c->base_url);
-    free(c->ca_file);
+    free((char *)c->tls.cacert);
+    free((char *)c->tls.cert_file);
+    free((char *)c->tls.key_file);
     free(c);
 }
 
-void ps_client_set_ca(ps_client *c, const char *ca_file)
+static const char *copy_path(const char *old, const char *path)
 {
-    free(c->ca_file);
-    c->ca_file = ca_file ? strdup(ca_file) : NULL;
-    if (ca_file && !c->ca_file) abort();
+    free((char *)old);
+    char *copy = path ? strdup(path) : NULL;
+    if (path && !copy) abort();
+    return copy;
+}
+
+void ps_client_set_tls(ps_client *c, const ps_tls_client_opts *tls)
+{
+    c->tls.cacert = copy_path(c->tls.cacert, tls->cacert);
+    c->tls.cert_file = copy_path(c->tls.cert_file, tls->cert_file);
+    c->tls.key_file = copy_path(c->tls.key_file, tls->key_file);
+    c->tls.insecure = tls->insecure;
+}
+
+void ps_client_tls_setopt(void *curl, const ps_tls_client_opts *tls)
+{
+    CURL *h = curl;
+    if (tls->cacert) curl_easy_setopt(h, CURLOPT_CAINFO, tls->cacert);
+    if (tls->insecure) {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (tls->cert_file) {
+        curl_easy_setopt(h, CURLOPT_SSLCERT, tls->cert_file);
+        curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+        curl_easy_setopt(h, CURLOPT_SSLKEY, tls->key_file ? tls->key_file : tls->cert_file);
+        curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+}
+
+/* OpenSSL asks for a certificate the server requested and none is set:
+ * noted, and none sent (the handshake goes on, as curl's would). */
+static int on_cert_request(SSL *ssl, X509 **x509, EVP_PKEY **pkey)
+{
+    (void)x509, (void)pkey;
+    ps_client *c = SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), client_index);
+    if (c) c->cert_asked = true;
+    return 0;
+}
+
+static CURLcode on_ssl_ctx(CURL *h, void *ssl_ctx, void *userp)
+{
+    (void)h;
+    SSL_CTX_set_ex_data(ssl_ctx, client_index, userp);
+    SSL_CTX_set_client_cert_cb(ssl_ctx, on_cert_request);
+    return CURLE_OK;
+}
+
+bool ps_client_cert_missing(const ps_client *c)
+{
+    return c->cert_asked && !c->tls.cert_file;
 }
 
 void ps_client_set_body_cap(ps_client *c, size_t cap)
@@ -443,7 +506,11 @@ int ps_client_perform_ex(ps_client *c, const ps_client_request *req, const char 
      * identity (the header below), and let libcurl decode a coding sent
      * anyway, so the checks judge the content. */
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "identity");
-    if (c->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+    ps_client_tls_setopt(h, &c->tls);
+    if (!c->tls.cert_file && client_index >= 0) {
+        curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx);
+        curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, c);
+    }
     if (!c->transport.known) {
         curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_connected);
         curl_easy_setopt(h, CURLOPT_PREREQDATA, c);
@@ -530,9 +597,16 @@ int ps_client_perform_ex(ps_client *c, const ps_client_request *req, const char 
         case CURLE_SSL_CACERT_BADFILE:
             if (ps_tls_answered_in_plain_http(cc == CURLE_SSL_CONNECT_ERROR, what))
                 snprintf(ex->error, sizeof ex->error, PS_TLS_MSG_PLAIN_ANSWER " (%.200s)", what);
+            else if (ps_client_cert_missing(c))
+                snprintf(ex->error, sizeof ex->error,
+                         "TLS failed: %.200s (the server asked for a client certificate: give "
+                         "--cert FILE --key FILE)",
+                         what);
             else
                 snprintf(ex->error, sizeof ex->error,
-                         "TLS failed: %s (for a private CA, give --cacert FILE)", what);
+                         "TLS failed: %.200s (for a private CA, give --cacert FILE; --insecure "
+                         "skips the check)",
+                         what);
             ex->unreachable = true;
             break;
         case CURLE_WEIRD_SERVER_REPLY:

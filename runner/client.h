@@ -24,6 +24,7 @@
 
 #include "core/buf.h"
 #include "core/error.h"
+#include "core/tls_client.h"
 #include "core/http_headers.h"
 
 /* The body kept per response by default (--max-body); the rest is counted
@@ -77,9 +78,17 @@ void ps_client_destroy(ps_client *c);
  * names in its place. Empty secrets are ignored. */
 void ps_client_add_secret(ps_client *c, const char *secret, const char *env_var);
 const char *ps_client_base_url(const ps_client *c);
-/* CA bundle (PEM file) to verify https:// servers with, instead of the
- * system's; the path is copied. */
-void ps_client_set_ca(ps_client *c, const char *ca_file);
+/* How https:// connections are made (core/tls_client.h: --cacert,
+ * --insecure, --cert, --key; the files already checked to load); the
+ * paths are copied. Default: the system's CAs, verified, no certificate. */
+void ps_client_set_tls(ps_client *c, const ps_tls_client_opts *tls);
+/* Applies tls to libcurl handle curl (a CURL *), for every client path
+ * (this client's exchanges, the burst's connect-only connections). */
+void ps_client_tls_setopt(void *curl, const ps_tls_client_opts *tls);
+/* True when a server asked this client for a certificate during a
+ * handshake and none was set (no --cert): a 4xx then is most likely its
+ * refusal of the connection, not an answer to the request. */
+bool ps_client_cert_missing(const ps_client *c);
 /* How much of each reply body is kept (default PS_CLIENT_BODY_CAP). */
 void ps_client_set_body_cap(ps_client *c, size_t cap);
 /* While *flag is non-zero, exchanges in flight stop at once ("interrupted");

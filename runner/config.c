@@ -30,6 +30,10 @@ static const char usage[] =
     "  --max-wait DUR      longest wait for a rate-limit window (default 75s)\n"
     "  --timeout DUR       per request (default 10s)\n"
     "  --cacert FILE       CA certificates (PEM) for an https:// target with a private CA\n"
+    "  --insecure          https: do not verify the server's certificate or name\n"
+    "  --cert FILE         https: client certificate (PEM chain) for a server that asks\n"
+    "                      for one (mutual TLS); its key in FILE too, or with --key\n"
+    "  --key FILE          https: the client certificate's private key (PEM, unencrypted)\n"
     "  --max-body SIZE     reply bytes kept and parsed (default 1M; a longer list is not judged)\n"
     "  --strict            HTTP-RFC checks (level http) fail the run instead of warning\n"
     "generative phase:\n"
@@ -111,6 +115,9 @@ enum {
     OPT_GENERATE_TIME,
     OPT_CREATE_BUDGET,
     OPT_REPLAY_DIR,
+    OPT_INSECURE,
+    OPT_CERT,
+    OPT_KEY,
 };
 
 static const struct option options[] = {
@@ -125,6 +132,9 @@ static const struct option options[] = {
     {"max-wait", required_argument, NULL, OPT_MAX_WAIT},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"cacert", required_argument, NULL, OPT_CACERT},
+    {"insecure", no_argument, NULL, OPT_INSECURE},
+    {"cert", required_argument, NULL, OPT_CERT},
+    {"key", required_argument, NULL, OPT_KEY},
     {"max-body", required_argument, NULL, OPT_MAX_BODY},
     {"strict", no_argument, NULL, OPT_STRICT},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
@@ -145,6 +155,15 @@ static const struct option options[] = {
     {"replay-dir", required_argument, NULL, OPT_REPLAY_DIR},
     {NULL, 0, NULL, 0},
 };
+
+int ps_conform_tls_check(const ps_tls_client_opts *tls, ps_error *err)
+{
+    if (tls->key_file && !tls->cert_file) return ps_error_set(err, "--key needs --cert FILE");
+    if (!tls->cert_file) return 0;
+    ps_tls_client_opts only_cert = {
+        .insecure = true, .cert_file = tls->cert_file, .key_file = tls->key_file};
+    return ps_tls_client_opts_check(&only_cert, err);
+}
 
 int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_error *err)
 {
@@ -240,7 +259,16 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
         case OPT_CACERT:
             if (access(value, R_OK) != 0)
                 return ps_error_set(err, "--cacert: cannot read '%s': %s", value, strerror(errno));
-            cfg->ca_file = value;
+            cfg->tls.cacert = value;
+            break;
+        case OPT_INSECURE:
+            cfg->tls.insecure = true;
+            break;
+        case OPT_CERT:
+            cfg->tls.cert_file = value;
+            break;
+        case OPT_KEY:
+            cfg->tls.key_file = value;
             break;
         case OPT_MAX_WAIT:
             if (ps_cli_parse_duration(value, 1, &cfg->max_wait_ns, err) < 0)
@@ -317,5 +345,5 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
     }
     cfg->limit_key_given = cfg->limit_key && strcmp(cfg->limit_key, cfg->api_key) != 0;
     if (!cfg->limit_key_given) cfg->limit_key = cfg->api_key;
-    return 0;
+    return ps_conform_tls_check(&cfg->tls, err);
 }

@@ -14,6 +14,7 @@
 #include "core/cli.h"
 #include "core/error.h"
 #include "core/plan.h"
+#include "core/tls_client.h"
 
 typedef struct ps_conform_config {
     const char *base_url;
@@ -25,7 +26,7 @@ typedef struct ps_conform_config {
     const char *only, *skip; /* comma lists, NULL = none */
     int64_t max_wait_ns;     /* longest wait for a rate-limit window */
     int64_t timeout_ns;      /* per request */
-    const char *ca_file;     /* --cacert: PEM bundle for https targets */
+    ps_tls_client_opts tls;  /* --cacert, --insecure, --cert, --key: every https connection's */
     size_t max_body;         /* --max-body: reply bytes kept and parsed */
     bool verbose, strict, list, help, version, quiet;
     ps_cli_color
@@ -48,6 +49,12 @@ typedef struct ps_conform_config {
 
 /* Fills cfg from argv and getenv. --help/--version/--list need no target. */
 int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_error *err);
+
+/* --cert and --key load and belong together (core/tls_client.h), checked
+ * before any request: a wrong file is a usage error (exit 2), not a run of
+ * failed handshakes; --key alone is one too. The CA file is left to the
+ * connection. Returns 0, or -1 with err (file names, never contents). */
+int ps_conform_tls_check(const ps_tls_client_opts *tls, ps_error *err);
 
 /* The usage text. */
 const char *ps_conform_usage(void);

@@ -38,7 +38,8 @@ struct ps_conform {
     char run_token[9];     /* see ps_conform_run_token */
     char unknown_key[48];  /* a key the service cannot know */
     int consecutive_transport_failures, consecutive_connect_failures;
-    bool aborted; /* exit 3 */
+    bool aborted;            /* exit 3 */
+    bool answered_below_400; /* some request was answered 1xx-3xx */
     char abort_reason[400];
     char skip_reason[512]; /* why the last send was skipped */
     char wait_why[2][48];  /* [0] main key, [1] limit key: what the last 429 asked */
@@ -83,7 +84,7 @@ ps_conform *ps_conform_create(const ps_conform_config *cfg, ps_checks *checks,
         return NULL;
     }
     ps_client_set_cancel(c->client, &ps_conform_interrupted);
-    if (cfg->ca_file) ps_client_set_ca(c->client, cfg->ca_file);
+    ps_client_set_tls(c->client, &cfg->tls);
     ps_client_set_body_cap(c->client, cfg->max_body);
     ps_client_add_secret(c->client, cfg->api_key, "PETSTORE_API_KEY");
     /* The auth suite's near miss less the last character: the client matches
@@ -192,6 +193,9 @@ void ps_conform_note_generated(ps_conform *c, unsigned sent, const char *stop_re
 /* A message of an outcome, formatted by a suite and often quoting the
  * service (an error message, a header): redacted like the evidence.
  * Returns a new string (caller frees). */
+static char *redacted_message(const ps_conform *c, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
 static char *redacted_message(const ps_conform *c, const char *fmt, va_list ap)
 {
     ps_buf msg = PS_BUF_INIT;
@@ -570,6 +574,24 @@ static bool wait_for_key(ps_conform *c, const char *key)
     return true;
 }
 
+/* A server that asked for a client certificate and got none (no --cert)
+ * answers its first requests 4xx (nginx with ssl_verify_client on: 400 "No
+ * required SSL certificate was sent"): that is the connection refused, not
+ * a reply to judge, so the run stops there, saying what to give (exit 3).
+ * Once any request was answered below 400, a 4xx is the service's own. */
+static bool refused_for_certificate(ps_conform *c, const ps_exchange *ex)
+{
+    if (ex->status < 400) c->answered_below_400 = true;
+    if (c->answered_below_400 || ex->status >= 500 || !ps_client_cert_missing(c->client))
+        return false;
+    ps_conform_abort(c,
+                     "the server asked for a TLS client certificate and none was given (give "
+                     "--cert FILE --key FILE): it answered %ld",
+                     ex->status);
+    snprintf(c->skip_reason, sizeof c->skip_reason, "the run was aborted: %s", c->abort_reason);
+    return true;
+}
+
 int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req, ps_key_role role,
                     unsigned flags, ps_exchange *ex)
 {
@@ -629,6 +651,7 @@ int ps_conform_send_ex(ps_conform *c, ps_check_id ck, const ps_client_request *r
         }
         c->consecutive_transport_failures = 0;
         c->consecutive_connect_failures = 0;
+        if (refused_for_certificate(c, ex)) return PS_SEND_SKIPPED;
         if (strcmp(req->method, "POST") == 0 && ex->status >= 200 && ex->status < 300)
             c->tally.creates++;
         if (ex->status == 429)

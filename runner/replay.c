@@ -8,12 +8,14 @@
 
 #include "core/cli.h"
 #include "runner/client.h"
+#include "runner/config.h"
 #include "runner/gen_case.h"
 #include "runner/gen_judge.h"
 
 static const char usage[] =
     "usage: petstore-conform replay FILE [--base-url URL] [--api-key KEY] [--timeout DUR]\n"
-    "                                    [--cacert FILE] [--verbose]\n"
+    "                                    [--cacert FILE | --insecure]\n"
+    "                                    [--cert FILE [--key FILE]] [--verbose]\n"
     "\n"
     "Sends the request a replay file holds (written by --replay-dir) and judges the\n"
     "answer again by the clause the file names. The key comes from PETSTORE_API_KEY\n"
@@ -21,20 +23,33 @@ static const char usage[] =
     "exit status: 0 the answer is now as the spec says, 1 the failure is still\n"
     "there, 2 usage error or a bad file, 3 no answer (or 429: nothing to judge).\n";
 
-enum { OPT_BASE_URL = 256, OPT_API_KEY, OPT_TIMEOUT, OPT_CACERT, OPT_VERBOSE };
+enum {
+    OPT_BASE_URL = 256,
+    OPT_API_KEY,
+    OPT_TIMEOUT,
+    OPT_CACERT,
+    OPT_INSECURE,
+    OPT_CERT,
+    OPT_KEY,
+    OPT_VERBOSE
+};
 
 static const struct option options[] = {
     {"base-url", required_argument, NULL, OPT_BASE_URL},
     {"api-key", required_argument, NULL, OPT_API_KEY},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"cacert", required_argument, NULL, OPT_CACERT},
+    {"insecure", no_argument, NULL, OPT_INSECURE},
+    {"cert", required_argument, NULL, OPT_CERT},
+    {"key", required_argument, NULL, OPT_KEY},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 typedef struct replay_args {
-    const char *file, *base_url, *api_key, *cacert;
+    const char *file, *base_url, *api_key;
+    ps_tls_client_opts tls; /* as petstore-conform's */
     int64_t timeout_ns;
     bool verbose, help;
 } replay_args;
@@ -58,7 +73,16 @@ static int parse(int argc, char **argv, replay_args *a, ps_error *err)
             a->api_key = v;
             break;
         case OPT_CACERT:
-            a->cacert = v;
+            a->tls.cacert = v;
+            break;
+        case OPT_INSECURE:
+            a->tls.insecure = true;
+            break;
+        case OPT_CERT:
+            a->tls.cert_file = v;
+            break;
+        case OPT_KEY:
+            a->tls.key_file = v;
             break;
         case OPT_VERBOSE:
             a->verbose = true;
@@ -83,7 +107,7 @@ static int parse(int argc, char **argv, replay_args *a, ps_error *err)
     for (const unsigned char *p = (const unsigned char *)a->api_key; *p; p++)
         if (*p <= 0x20 || *p >= 0x7f)
             return ps_error_set(err, "the API key contains a space, control or non-ASCII byte");
-    return 0;
+    return ps_conform_tls_check(&a->tls, err);
 }
 
 static void add_secret(void *ctx, const char *secret, const char *env)
@@ -123,7 +147,7 @@ int ps_conform_replay_main(int argc, char **argv)
         fprintf(stderr, "petstore-conform replay: %s\n", err.message);
         goto out;
     }
-    if (a.cacert) ps_client_set_ca(client, a.cacert);
+    ps_client_set_tls(client, &a.tls);
     ps_client_add_secret(client, a.api_key, "PETSTORE_API_KEY");
     ps_gen_key_cases(a.api_key, add_secret, client);
     ps_gen_wire_build(&gc, a.api_key, unknown, &w);

@@ -348,7 +348,8 @@ static void curl_failure(const conn *cn, CURLcode cc, ps_exchange *ex)
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_SSL_CACERT_BADFILE:
         snprintf(ex->error, sizeof ex->error,
-                 "could not connect: TLS failed: %.200s (for a private CA, give --cacert FILE)",
+                 "could not connect: TLS failed: %.120s (a private CA: --cacert FILE, or "
+                 "--insecure; a server asking for a client certificate: --cert FILE)",
                  what);
         break;
     case CURLE_OPERATION_TIMEDOUT:
@@ -376,7 +377,7 @@ static CURL *connect_only_handle(conn *cn, const char *url, const ps_burst_optio
     curl_easy_setopt(h, CURLOPT_HTTPPROXYTUNNEL, 1L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(left_ns / 1000000 + 1));
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cn->curl_err);
-    if (opt->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, opt->ca_file);
+    ps_client_tls_setopt(h, &opt->tls);
     return h;
 }
 

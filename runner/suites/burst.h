@@ -31,6 +31,7 @@
 
 #include <stdbool.h>
 
+#include "core/tls_client.h"
 #include "runner/client.h"
 
 typedef struct ps_burst_request {
@@ -48,8 +49,8 @@ typedef struct ps_burst_request {
 #define PS_BURST_MEMORY_BUDGET ((size_t)64 << 20)
 
 typedef struct ps_burst_options {
-    size_t together;     /* released last, on their own */
-    const char *ca_file; /* --cacert, NULL: the system's CAs */
+    size_t together;        /* released last, on their own */
+    ps_tls_client_opts tls; /* --cacert, --insecure, --cert, --key (https, HTTPS proxies) */
 } ps_burst_options;
 
 /* What the burst's transport did, for the report. */

@@ -121,7 +121,7 @@ static int send_concurrent(limit_run *r, size_t together, char *why, size_t why_
             ps_conform_cfg(c)->timeout_ns + 5000000000LL};
     }
     int64_t t0 = ps_clock_mono_ns();
-    ps_burst_options bo = {together, ps_conform_cfg(c)->ca_file};
+    ps_burst_options bo = {together, ps_conform_cfg(c)->tls};
     ps_burst_stats bs;
     int got = ps_burst_run(brs, (size_t)n, &bo, r->exs, &bs, why, why_size);
     ps_conform_note_burst(c, &bs);

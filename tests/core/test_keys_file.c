@@ -72,6 +72,32 @@ static void loadgen_forms_and_rate_attribute(void)
     ps_keys_list_free(&l);
 }
 
+/* Issue 18: group=NAME names a key's group for petstore-load's reports and
+ * metrics; a line without one reads as before, in any order with rate=. */
+static void group_attribute(void)
+{
+    ps_keys_list l;
+    ps_error err;
+    CHECK_INT(parse("bg-key-000001 pro group=background rate=2\n"
+                    "pr-key-000002 enterprise 7 70 GROUP=probe.eu-1\n"
+                    "plain-key-003 free 3\n",
+                    &l, &err),
+              0);
+    CHECK_INT(l.count, 3);
+    if (l.count == 3) {
+        CHECK(l.items[0].group && strcmp(l.items[0].group, "background") == 0);
+        CHECK(l.items[0].rate == 2);
+        CHECK(l.items[1].group && strcmp(l.items[1].group, "probe.eu-1") == 0);
+        CHECK_INT(l.items[1].plan.per_day, 70);
+        CHECK(l.items[2].group == NULL && l.items[2].rate == 3);
+    }
+    ps_keys_list_free(&l);
+    CHECK(ps_keys_group_name_ok("a_b.c-1"));
+    CHECK(!ps_keys_group_name_ok(""));
+    CHECK(!ps_keys_group_name_ok("a\"b"));
+    CHECK(!ps_keys_group_name_ok("x{y}"));
+}
+
 static void bad_lines_are_refused_with_their_number(void)
 {
     static const struct {
@@ -92,6 +118,10 @@ static void bad_lines_are_refused_with_their_number(void)
         {"a free\nb pro\na pro\n", "line 3: the key is listed twice (first on line 1)"},
         {"k\x7f free\n", "printable ASCII"},
         {"k free 1 2 3 4 5 6 7 8 9\n", "too many fields"},
+        {"k free group=\n", "line 1: group '': 1-64 letters"},
+        {"k free group=a\"b\n", "group 'a\"b'"},
+        {"k free group=a group=b\n", "the group is given twice"},
+        {"ok free group=x\nk free rate=2 group=y rate=3\n", "line 2: the rate is given twice"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ps_keys_list l;
@@ -121,6 +151,7 @@ static void messages_name_the_line_not_the_key(void)
         "secret-key-0001 gold\n",
         "secret-key-0001 free 1 extra\n",
         "secret-key-0001 free rate=-1\n",
+        "secret-key-0001 free group=\n",
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         ps_keys_list l;
@@ -161,6 +192,7 @@ int main(void)
 {
     RUN(fixtures_file_reads_as_is);
     RUN(loadgen_forms_and_rate_attribute);
+    RUN(group_attribute);
     RUN(bad_lines_are_refused_with_their_number);
     RUN(messages_name_the_line_not_the_key);
     RUN(hundred_thousand_keys_read_in_linear_time);

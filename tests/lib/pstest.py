@@ -1,7 +1,9 @@
 """pstest.py - what the Python integration tests share (stdlib only): a
 failure list with check() and the exit status it makes, a program that prints its base URL as its first
 stdout line (the reference server, started with --port 0) started and
-stopped with bounded waits, and a program run on a terminal.
+stopped with bounded waits, a program run on a terminal, JSON read with a
+failure recorded, a line awaited on a pipe, a loopback GET, and a
+Prometheus server scraping loopback targets.
 
 Import it with the test's folder's ../lib on sys.path:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -190,3 +192,119 @@ http {
             return proc, ports
         stop_process(proc)
     return None, None
+
+
+def load_json(path):
+    """The JSON document in path, or None with a failure recorded."""
+    import json
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        check(False, "cannot read %s: %s" % (path, e))
+        return None
+
+
+def wait_line(stream, pattern, timeout, seen=None):
+    """Reads stream (a pipe) line by line until a line matches the regular
+    expression pattern: returns the match, or None when the stream ends or
+    the timeout passes. Lines read are appended to seen (a list) if given."""
+    import re
+    deadline = time.monotonic() + timeout
+    buf = b""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        r, _, _ = select.select([stream], [], [], left)
+        if not r:
+            return None
+        ch = os.read(stream.fileno(), 1)
+        if not ch:
+            return None
+        if ch != b"\n":
+            buf += ch
+            continue
+        line = buf.decode(errors="replace")
+        buf = b""
+        if seen is not None:
+            seen.append(line)
+        m = re.search(pattern, line)
+        if m:
+            return m
+
+
+def http_get(url, headers=None, timeout=5):
+    """(status, content type, body text) of a GET on a loopback URL; status
+    0 when it could not connect."""
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request(url, headers=headers or {})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(req, timeout=timeout) as r:
+            return r.status, r.headers.get("Content-Type", ""), r.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type", ""), e.read().decode("utf-8", "replace")
+    except OSError:
+        return 0, "", ""
+
+
+def start_prometheus(tmp, targets, interval="1s"):
+    """Debian's prometheus scraping targets (host:port on loopback) every
+    interval, listening on a free loopback port with its data in tmp.
+    Returns (proc, port) once its API answers, or (None, None) when the
+    binary is missing or it would not start (a port taken meanwhile is
+    retried)."""
+    import shutil
+    prom = shutil.which("prometheus")
+    if not prom:
+        return None, None
+    conf = os.path.join(tmp, "prometheus.yml")
+    with open(conf, "w") as f:
+        f.write("global:\n  scrape_interval: %s\n  scrape_timeout: %s\n"
+                "scrape_configs:\n  - job_name: load\n    static_configs:\n      - targets: [%s]\n"
+                % (interval, interval, ", ".join("'%s'" % t for t in targets)))
+    for attempt in range(3):
+        port = free_port()
+        data = os.path.join(tmp, "prometheus-data-%d" % attempt)
+        log = open(os.path.join(tmp, "prometheus.log"), "ab")
+        proc = subprocess.Popen([prom, "--config.file=" + conf, "--storage.tsdb.path=" + data,
+                                 "--web.listen-address=127.0.0.1:%d" % port,
+                                 "--storage.tsdb.retention.time=1h"],
+                                stdout=log, stderr=log)
+        log.close()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            status, _, _ = http_get("http://127.0.0.1:%d/-/ready" % port, timeout=2)
+            if status == 200:
+                return proc, port
+            time.sleep(0.2)
+        stop_process(proc)
+    return None, None
+
+
+def run(argv, timeout=240, prefix=()):
+    """Runs prefix + argv without the PETSTORE_* environment (which would
+    stand in for flags): (exit status, stdout text, stderr text)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+    p = subprocess.run(list(prefix) + argv, capture_output=True, timeout=timeout, env=env)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def validate_load_report(npm, path):
+    """Checks a petstore-load --json report against
+    schemas/load-report.schema.json with ajv (tools/npm), recording a
+    failure; says so and returns when node or ajv is not there."""
+    import shutil
+    here = os.path.dirname(os.path.abspath(__file__))
+    node = shutil.which("node")
+    if not node or not npm or not os.path.isdir(os.path.join(npm, "node_modules", "ajv")):
+        print("ajv not available: schema check skipped")
+        return
+    p = subprocess.run([node, os.path.join(here, "..", "reports", "peers", "read_reports.mjs"),
+                        os.path.join(npm, "node_modules"), "schema",
+                        os.path.join(here, "..", "..", "schemas", "load-report.schema.json"), path],
+                       capture_output=True, timeout=60)
+    out = p.stdout.decode("utf-8", "replace")
+    check(p.returncode == 0 and '"valid":true' in out, "ajv: %s %s" % (out[-800:], p.stderr.decode()[-300:]))

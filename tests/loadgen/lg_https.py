@@ -12,6 +12,9 @@ servers, a clean one and one admitting Limit+1 (off-by-one-admission):
 - certificate verification is on by default: no --cacert, the wrong CA or
   a certificate for another name is exit 3 with a message saying what to
   do; --insecure runs;
+- a server asking for a client certificate (nginx ssl_verify_client on) is
+  answered with --cert/--key on both engines, not without; a key that is
+  not the certificate's or an unreadable file is exit 2;
 - https:// at a plain port says "use http://";
 - --engine curl still runs https, and a proxy variable that applies makes
   --engine auto pick it (NO_PROXY exempting the host keeps epoll).
@@ -97,7 +100,10 @@ def main():
         ca, other = make_ca(tmp, "ca"), make_ca(tmp, "other-ca")
         good = ca and make_cert(tmp, ca, "server")
         wrong_name = ca and make_cert(tmp, ca, "elsewhere", san="DNS:elsewhere.test")
-        if not check(ca and other and good and wrong_name, "openssl made the CA and certificates"):
+        client = ca and make_cert(tmp, ca, "client", san="DNS:petstore-client.test")
+        stranger = ca and make_cert(tmp, ca, "stranger", san="DNS:stranger.test")
+        if not check(ca and other and good and wrong_name and client and stranger,
+                     "openssl made the CA and certificates"):
             return exit_status()
         keys = ["--key", BIG + ":enterprise:100000000:1000000000", "--key", LIMITED + ":" + PLAN]
         clean, clean_url = start_server([a.server, "--port", "0", "--no-seed", "--time-scale", "30"] + keys)
@@ -121,8 +127,11 @@ def main():
                 "server { %s %s }" % (tls % (ports[1], good[0], good[1]), proxy % hostport[1]),
                 "server { %s %s }" % (tls % (ports[2], wrong_name[0], wrong_name[1]), proxy % hostport[0]),
                 resumed % (tls % (ports[3], good[0], good[1]), "TLSv1.3", reuse_log["TLSv1.3"], proxy % hostport[0]),
+                # mutual TLS: a client certificate signed by the CA is required
+                "server { %s ssl_client_certificate %s; ssl_verify_client on; %s }"
+                % (tls % (ports[4], good[0], good[1]), ca[0], proxy % hostport[0]),
             ])
-        servers.nports = 4
+        servers.nports = 5
         ng, ports = start_nginx(tmp, servers, "log_format reuse '$connection $ssl_session_reused';")
         if not check(ng is not None, "nginx terminating TLS started"):
             return exit_status()
@@ -187,6 +196,24 @@ def main():
                   "%s: the message names the certificate and %r: %r" % (name, want, err[-300:]))
         rc, doc, _ = run_load(a, tmp, "insecure", ["--base-url", base[2], "--insecure"] + short)
         check(rc == 0 and doc and doc["status"].get("200") == 20, "--insecure: exit %d" % rc)
+
+        # 3b. client certificates (--cert/--key), on both engines; bad files are exit 2
+        for engine in ("epoll", "curl"):
+            rc, doc, _ = run_load(a, tmp, "mtls-" + engine, ["--base-url", base[4], "--cacert", ca[0], "--cert",
+                                                             client[0], "--key", client[1], "--engine", engine] + short)
+            check(rc == 0 and doc and doc["status"].get("200") == 20,
+                  "mutual TLS with --cert on %s: exit %d, %s" % (engine, rc, doc and doc["status"]))
+            rc, doc, _ = run_load(a, tmp, "mtls-none-" + engine, ["--base-url", base[4], "--cacert", ca[0],
+                                                                  "--engine", engine] + short)
+            check(not (doc and doc["status"].get("200")), "mutual TLS without --cert on %s: answered 200" % engine)
+        for name, args, want in [
+                ("mismatched", ["--base-url", base[4], "--cert", client[0], "--key", stranger[1]],
+                 "is not the private key"),
+                ("unreadable", ["--base-url", base[4], "--cert", os.path.join(tmp, "none.pem")], "cannot read"),
+                ("plain-target", ["--base-url", clean_url, "--cert", client[0]], "https:// targets only")]:
+            rc, doc, err = run_load(a, tmp, name, args + short)
+            check(rc == 2 and want in err, "%s: exit %d (want 2), %r" % (name, rc, err[-300:]))
+            check("PRIVATE KEY" not in err, "%s: key material in the message" % name)
 
         # 4. https:// at a plain port
         plain = clean_url.replace("http://", "https://")

@@ -12,6 +12,8 @@
    '|', emphasis, links, math, a ``` run) renders as that literal text in
    one table cell and one code block, with no tag or link of its making.
 3. A real `petstore-load search` summary shows the knee and every step.
+4. `petstore-load merge --summary-md` of two real shards renders the merged
+   run: its counts match the merged --json, with a failing threshold shown.
 
 usage: markdown_summary.py --server BIN --conform BIN --load BIN --render BIN
 Exit 77 (skipped) without cmark-gfm.
@@ -226,6 +228,42 @@ def search_run(a, tmp):
         stop_process(proc)
 
 
+def merge_run(a, tmp):
+    """Two real shards merged with --summary-md: the counts are the merged
+    JSON's, the threshold that fails on the merged latencies is shown failing."""
+    key = "md-merge-key-0001"
+    proc, url = start_server([a.server, "--port", "0", "--no-seed", "--key", key + ":pro"])
+    shards = []
+    try:
+        if not check(url is not None, "petstore-server printed its URL"):
+            return
+        for i in (1, 2):
+            path = os.path.join(tmp, "shard%d.json" % i)
+            r = subprocess.run([a.load, "--quiet", "--base-url", url, "--api-key", key, "--plan", "pro", "--shard",
+                                "%d/2" % i, "--connections", "2", "--requests", "40", "--json", path],
+                               capture_output=True, text=True, timeout=120)
+            check(r.returncode == 0, "shard %d/2: exit %d %s" % (i, r.returncode, r.stderr[-300:]))
+            shards.append(path)
+    finally:
+        stop_process(proc)
+    md, js = os.path.join(tmp, "merged.md"), os.path.join(tmp, "merged.json")
+    r = subprocess.run([a.load, "merge"] + shards + ["--quiet", "--threshold", "p50<1us", "--json", js,
+                                                     "--summary-md", md], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 99, "merge with a failing threshold: exit %d (want 99) %s" % (r.returncode, r.stderr[-300:]))
+    if not check(os.path.exists(md) and os.path.exists(js), "merge wrote --json and --summary-md"):
+        return
+    doc = json.load(open(js))
+    page, out = render(md)
+    check(page.headings and page.headings[0].startswith("petstore-load:") and "fail" in page.headings[0],
+          "merged heading %r" % page.headings[:1])
+    counts = table_with(page, "requests")
+    check(counts is not None and counts[1][:4] == [str(doc[k]) for k in ("scheduled", "answered", "failed",
+                                                                         "timed_out")]
+          and doc["scheduled"] == 40, "merged counts match the merged JSON: %r" % counts)
+    th = table_with(page, "threshold")
+    check(th is not None and th[1][0] == "p50<1us" and "fail" in th[1][2].lower(), "thresholds table: %r" % th)
+
+
 def main():
     ap = argparse.ArgumentParser()
     for f in ("server", "conform", "load", "render"):
@@ -239,6 +277,7 @@ def main():
         hostile(a, tmp)
         real_runs(a, tmp)
         search_run(a, tmp)
+        merge_run(a, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return exit_status()

@@ -32,6 +32,9 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from pstest import free_port  # noqa: E402
+
 MAIN_KEY = "ps-test-main-k3y-9f2c7a"
 LIMIT_KEY = "ps-test-limit-k3y-41d0be"
 failures = []
@@ -42,14 +45,6 @@ def check(cond, what):
         failures.append(what)
         print("FAIL: " + what, file=sys.stderr)
     return cond
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Server:
@@ -1347,6 +1342,104 @@ http {
         srv.stop()
 
 
+def mode_tls_options(a, tmp):
+    """--cert/--key and --insecure (issue 20), on every client path: nginx
+    terminating TLS with a CA the test makes and ssl_verify_client on (one
+    port), and a self-signed certificate (another). Without a certificate the
+    run stops at once naming --cert (exit 3); with it the limit suite passes
+    whole, its burst on libcurl connect-only connections carrying the
+    certificate. --insecure passes against the self-signed one, which without
+    it is refused clearly. Unreadable, non-PEM, encrypted or mismatched files
+    are exit 2 naming the file, never its content."""
+    import shutil
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+    from pstest import make_ca, make_cert, nginx_binary, start_nginx, stop_process
+    if not shutil.which("openssl") or not nginx_binary():
+        print("skipped: needs openssl and nginx", file=sys.stderr)
+        sys.exit(77)
+    ca = make_ca(tmp, "ca")
+    srv_cert = ca and make_cert(tmp, ca, "server")
+    client = ca and make_cert(tmp, ca, "client", san="DNS:petstore-client.test")
+    other = ca and make_cert(tmp, ca, "other-client", san="DNS:other.test")
+    self_signed = make_ca(tmp, "self-signed")  # a CA certificate is self-signed: CN only, no SAN
+    if not check(ca and srv_cert and client and other and self_signed, "openssl made the certificates"):
+        return
+    enc_key = os.path.join(tmp, "client-enc.key")
+    r = subprocess.run(["openssl", "pkey", "-in", client[1], "-aes256", "-passout", "pass:secret-pass",
+                        "-out", enc_key], capture_output=True, timeout=60)
+    if not check(r.returncode == 0, "openssl encrypted the key: %r" % r.stderr[-200:]):
+        return
+    env = {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY}
+    # bad files first: no server needed, nothing sent
+    key_text = open(client[1]).read().split("\n")[1]  # a line of the key's base64
+    for name, args, want in [
+            ("missing cert", ["--cert", os.path.join(tmp, "nope.pem")], "cannot read"),
+            ("key alone", ["--key", client[1]], "--key needs --cert"),
+            ("cert not PEM", ["--cert", os.path.join(tmp, "server.ext")], "not a PEM certificate"),
+            ("key mismatched", ["--cert", client[0], "--key", other[1]], "is not the private key of --cert"),
+            ("key encrypted", ["--cert", client[0], "--key", enc_key], "passphrase is not supported"),
+            ("key as cert", ["--cert", client[1]], "--cert"),
+    ]:
+        rc, out, err, doc, _ = run_conform(["--base-url", "https://127.0.0.1:9/v1", "--timeout", "2s"] + args,
+                                           a.conform, tmp, env, timeout=20)
+        check(rc == 2 and want in err, "%s: exit %d (want 2), %r" % (name, rc, err[-300:]))
+        check(key_text not in out + err and "secret-pass" not in out + err, "%s: a secret in the message" % name)
+
+    srv = Server(a.server, ["--time-scale", "10"], tmp)
+    upstream = srv.url.split("//")[1].split("/")[0]
+
+    def servers(ports):
+        proxy = 'location / { proxy_pass http://%s; proxy_http_version 1.1; proxy_set_header Connection ""; }' % upstream
+        return ("server { listen 127.0.0.1:%d ssl; ssl_certificate %s; ssl_certificate_key %s;\n"
+                "  ssl_client_certificate %s; ssl_verify_client on; %s }\n"
+                "server { listen 127.0.0.1:%d ssl; ssl_certificate %s; ssl_certificate_key %s; %s }"
+                % (ports[0], srv_cert[0], srv_cert[1], ca[0], proxy, ports[1], self_signed[0], self_signed[1], proxy))
+    servers.nports = 2
+    ng, ports = start_nginx(tmp, servers)
+    try:
+        if not check(ng is not None, "nginx started"):
+            return
+        mtls, selfs = ("https://127.0.0.1:%d/v1" % p for p in ports)
+        limit = ["--plan", "pro", "--limit-plan", "free", "--only", "limit429"]
+        rc, out, err, doc, _ = run_conform(["--base-url", mtls, "--cacert", ca[0]] + limit, a.conform, tmp, env)
+        check(rc == 3 and "client certificate" in err and "--cert FILE" in err,
+              "mutual TLS without --cert: exit %d (want 3, naming --cert): %r" % (rc, err[-400:]))
+        check(doc is not None and doc.get("aborted") and "client certificate" in doc["aborted"],
+              "the report says why the run stopped: %r" % (doc or {}).get("aborted"))
+        rc, out, err, doc, _ = run_conform(["--base-url", mtls, "--cacert", ca[0], "--cert", client[0], "--key",
+                                            client[1]] + limit, a.conform, tmp, env)
+        check(rc == 0, "mutual TLS with --cert/--key: exit %d" % rc)
+        if doc:
+            by = checks_by_status(doc)
+            check("limit429.no-over-admission" in by.get("passed", set()) and not by.get("failed")
+                  and not untested_ids(doc), "mutual TLS run: %s" % by)
+            b = (doc.get("transport") or {}).get("burst") or {}
+            check(b.get("via") == "libcurl" and b.get("connections", 0) >= 10, "burst transport: %r" % b)
+        # the key inside the certificate's file
+        both = os.path.join(tmp, "client-both.pem")
+        with open(both, "w") as f:
+            f.write(open(client[0]).read() + open(client[1]).read())
+        rc, out, err, doc, _ = run_conform(["--base-url", mtls, "--cacert", ca[0], "--cert", both, "--only",
+                                            "auth"], a.conform, tmp, env)
+        check(rc == 0, "--cert holding the key too: exit %d" % rc)
+        # --insecure: a self-signed certificate refused without it, passed with it
+        rc, out, err, doc, _ = run_conform(["--base-url", selfs, "--timeout", "5s"] + limit, a.conform, tmp, env)
+        check(rc == 3 and "TLS failed" in err and "--insecure" in err,
+              "self-signed without --insecure: exit %d (want 3 naming --insecure): %r" % (rc, err[-400:]))
+        rc, out, err, doc, _ = run_conform(["--base-url", selfs, "--insecure"] + limit, a.conform, tmp, env)
+        check(rc == 0, "self-signed with --insecure: exit %d" % rc)
+        if doc:
+            by = checks_by_status(doc)
+            check("limit429.no-over-admission" in by.get("passed", set()) and not by.get("failed"),
+                  "--insecure run: %s" % by)
+            b = (doc.get("transport") or {}).get("burst") or {}
+            check(b.get("via") == "libcurl", "--insecure burst transport: %r" % b)
+    finally:
+        if ng is not None:
+            stop_process(ng)
+        srv.stop()
+
+
 # Server clocks for mode_clock: faketime's offset, and whether the run passes.
 # Within 10 s the runner judges every time in the service's clock and passes;
 # beyond it ratelimit.service-clock alone fails, naming the offset (the
@@ -1423,7 +1516,6 @@ def field_front(kind, tmp):
     """A via() for fault_once: "tls" nginx terminating TLS with a CA the test
     makes (keep-alive upstream), "latency" a proxy adding 50 ms each way,
     "tls_latency" both (100 ms each way in front of nginx)."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
     import fieldlab
     if not fieldlab.nginx_binary():
         print("skipped: needs nginx", file=sys.stderr)
@@ -1821,6 +1913,7 @@ def main():
     sub.add_parser("interrupt")
     sub.add_parser("colour")
     sub.add_parser("https")
+    sub.add_parser("tls_options")
     sub.add_parser("clock")
     fr = sub.add_parser("field_race")
     fr.add_argument("kind", choices=["tls", "latency", "tls_latency"])
