@@ -110,15 +110,15 @@ static int send_concurrent(limit_run *r, size_t together, char *why, size_t why_
     for (int i = 0; i < n; i++) {
         ps_client_request q =
             limit_op(c, &r->ops, r->ops.creates || (r->ops.mix_create && i == n - 1), bodies[i]);
-        brs[i] = (ps_burst_request){
-            ps_conform_base_url(c),
-            q.method,
-            q.path,
-            r->auth,
-            ps_conform_cfg(c)->limit_key_given ? "PETSTORE_LIMIT_KEY" : "PETSTORE_API_KEY",
-            q.body,
-            q.content_type,
-            ps_conform_cfg(c)->timeout_ns + 5000000000LL};
+        brs[i] = (ps_burst_request){ps_conform_base_url(c),
+                                    q.method,
+                                    q.path,
+                                    r->auth,
+                                    ps_conform_cfg(c)->limit_key_given ? "PETSTORE_LIMIT_KEY"
+                                                                       : "PETSTORE_API_KEY",
+                                    q.body,
+                                    q.content_type,
+                                    ps_conform_cfg(c)->timeout_ns + 5000000000LL};
     }
     int64_t t0 = ps_clock_mono_ns();
     ps_burst_options bo = {together, ps_conform_cfg(c)->tls};
@@ -144,9 +144,8 @@ static int send_sequential(limit_run *r)
 {
     int got;
     for (got = 0; got < r->n; got++) {
-        ps_client_request q = limit_op(r->c, &r->ops,
-                                       r->ops.creates || (r->ops.mix_create && got == r->n - 1),
-                                       r->body);
+        ps_client_request q = limit_op(
+            r->c, &r->ops, r->ops.creates || (r->ops.mix_create && got == r->n - 1), r->body);
         int rc = ps_conform_send(r->c, PS_CK_LIMIT429_NO_OVER_ADMISSION, &q, PS_KEY_LIMIT, 0,
                                  &r->exs[got]);
         if (rc != PS_SENT) break;
@@ -206,8 +205,8 @@ bool limit_burst_phase(limit_run *r)
      * slot left, a token came back) the burst is sent again at the next
      * fresh window, so a legal limiter is never failed for them. */
     bool over = r->probe.announced >= 0 && bc->admitted > r->probe.announced;
-    r->held = !over || limit_within_probed_window(&r->probe, bc->last_done_ns, r->rolled,
-                                                  sizeof r->rolled);
+    r->held = !over ||
+              limit_within_probed_window(&r->probe, bc->last_done_ns, r->rolled, sizeof r->rolled);
     /* admissions beyond Remaining show however many answers are missing;
      * their absence shows only when every answer came */
     r->whole = over || burst_whole(bc, r->n, r->partial, sizeof r->partial);
@@ -218,9 +217,9 @@ bool limit_burst_phase(limit_run *r)
                 "petstore-conform: %s of %d on the limit key at Remaining %" PRId64
                 " (attempt %d): %" PRId64 " admitted, %" PRId64 " refused, %" PRId64
                 " other in %.1f ms%s%s%s\n",
-                r->concurrent ? "a concurrent burst" : "a sequential run", r->n,
-                r->probe.announced, r->attempt, bc->admitted, bc->refused, bc->other,
-                bc->elapsed_s * 1e3, bc->reset_moved ? " (X-RateLimit-Reset moved)" : "",
+                r->concurrent ? "a concurrent burst" : "a sequential run", r->n, r->probe.announced,
+                r->attempt, bc->admitted, bc->refused, bc->other, bc->elapsed_s * 1e3,
+                bc->reset_moved ? " (X-RateLimit-Reset moved)" : "",
                 r->held ? "" : "; not judged: ", r->held ? "" : r->rolled);
     return true;
 }

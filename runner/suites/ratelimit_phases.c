@@ -55,8 +55,8 @@ static void judge_count(limit_run *r)
     if (bc->refused && bc->admitted + bc->free_admitted < announced &&
         bc->admitted + bc->free_admitted + bc->other < bc->sent) {
         char exp[96];
-        snprintf(exp, sizeof exp,
-                 "%" PRId64 " admissions (X-RateLimit-Remaining before the burst)", announced);
+        snprintf(exp, sizeof exp, "%" PRId64 " admissions (X-RateLimit-Remaining before the burst)",
+                 announced);
         ps_conform_fail(c, PS_CK_RATELIMIT_NO_EARLY_REFUSAL, &r->exs[bc->first_429], exp,
                         "X-RateLimit-Remaining said %" PRId64 " remain, but %s of %" PRId64
                         " requests admitted only %" PRId64 " and refused %" PRId64
@@ -98,13 +98,13 @@ static void judge_unrefused(limit_run *r)
 {
     ps_conform *c = r->c;
     const burst_count *bc = &r->bc;
-    const ps_exchange *last_seen = bc->last_admitted >= 0 ? &r->exs[bc->last_admitted] : &r->refusal;
+    const ps_exchange *last_seen =
+        bc->last_admitted >= 0 ? &r->exs[bc->last_admitted] : &r->refusal;
     char rolled_after[400];
-    if (!r->held ||
-        !limit_within_probed_window(&r->probe,
-                                    r->refusal.responded ? r->refusal.done_wall_ns
-                                                         : bc->last_done_ns,
-                                    rolled_after, sizeof rolled_after)) {
+    if (!r->held || !limit_within_probed_window(&r->probe,
+                                                r->refusal.responded ? r->refusal.done_wall_ns
+                                                                     : bc->last_done_ns,
+                                                rolled_after, sizeof rolled_after)) {
         /* more admissions than Remaining, but a new window may have given them */
         ps_conform_not_run(c, PS_CK_LIMIT429_ENFORCED,
                            "%" PRId64 " requests on the limit key (a burst of %" PRId64
@@ -117,8 +117,7 @@ static void judge_unrefused(limit_run *r)
     }
     char exp[96];
     snprintf(exp, sizeof exp, "429 within %" PRId64 " requests", r->budget + 1);
-    ps_conform_fail(c, PS_CK_LIMIT429_ENFORCED, r->refusal.responded ? &r->refusal : last_seen,
-                    exp,
+    ps_conform_fail(c, PS_CK_LIMIT429_ENFORCED, r->refusal.responded ? &r->refusal : last_seen, exp,
                     "%" PRId64 " requests on the limit key (a burst of %" PRId64 ", then %" PRId64
                     " one at a time) were all admitted within one fresh window, "
                     "X-RateLimit-Remaining having said %" PRId64,
@@ -222,9 +221,9 @@ static void judge_recovery(limit_run *r, int rc, const ps_exchange *ex)
                 " (X-RateLimit-Reset); was it rounded down?",
                 r->asked_s, sent_s, r->reset_before);
         else
-            ps_conform_fail(
-                c, PS_CK_LIMIT429_RECOVERS, ex, "2xx after waiting as Retry-After said",
-                "after waiting as the 429 asked, the next request answered %ld", ex->status);
+            ps_conform_fail(c, PS_CK_LIMIT429_RECOVERS, ex, "2xx after waiting as Retry-After said",
+                            "after waiting as the 429 asked, the next request answered %ld",
+                            ex->status);
     }
 }
 

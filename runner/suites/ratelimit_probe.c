@@ -90,7 +90,8 @@ static bool probe_window(ps_conform *c, const ps_client_request *req, int phase_
     p->limit = rl.limit_state == PS_RL_OK ? rl.limit : -1;
     /* A Reset naming no time ahead claims no window: the plan's (the spec's
      * minute or day for the figure Limit equals), from the probe on. */
-    int64_t sent_s = limit_service_s(c, ex.sent_wall_ns), end_s = limit_service_s(c, ex.done_wall_ns);
+    int64_t sent_s = limit_service_s(c, ex.sent_wall_ns),
+            end_s = limit_service_s(c, ex.done_wall_ns);
     p->reset_plan = false;
     if (!timed || p->reset_s < sent_s - 2 || p->reset_s > end_s + 86400 + 2) {
         int64_t w = p->limit >= 0 ? ps_ratelimit_judge_window_s(c, PS_KEY_LIMIT, p->limit) : 0;
@@ -109,8 +110,7 @@ static bool probe_window(ps_conform *c, const ps_client_request *req, int phase_
  * Reset minus the second it is rounded up by, so answers read before then
  * are within it. It takes a fresh window: with more already counted, a
  * window counter's decay or a bucket's refill admits more at any moment. */
-bool limit_within_probed_window(const window_probe *p, int64_t until_ns, char *why,
-                                size_t why_size)
+bool limit_within_probed_window(const window_probe *p, int64_t until_ns, char *why, size_t why_size)
 {
     if (!p->fresh) {
         snprintf(why, why_size,
