@@ -352,8 +352,16 @@ static ps_rlm_counted errors_inferred(const ps_rlm_evidence *e, ps_rlm_counting 
         say(c, "; 4xx answers: none admitted on a counted operation");
         return PS_RLM_NOT_SEEN;
     }
+    /* answers one at a time: a fall is the 4xx answer's own, and most
+     * falling shows them counted whatever the Reset-keyed windows say (a
+     * sliding limiter's refuse short of the limit) */
+    if (e->ordered && ef * 2 > ea) {
+        say(c, "; 4xx answers: counted (Remaining fell on %lld of %lld, one at a time)",
+            (long long)ef, (long long)ea);
+        return PS_RLM_COUNTED;
+    }
     windows_vote(e, c, &full, &short_of);
-    if (full != short_of) {
+    if (!e->ordered && full != short_of) {
         bool counted = short_of > full;
         say(c,
             "; 4xx answers: %s (of the windows with 4xx answers %lld were refused once the 2xx "
@@ -361,11 +369,6 @@ static ps_rlm_counted errors_inferred(const ps_rlm_evidence *e, ps_rlm_counting 
             "before, the 4xx answers making it up)",
             counted ? "counted" : "not counted", (long long)full, (long long)short_of);
         return counted ? PS_RLM_COUNTED : PS_RLM_NOT_COUNTED;
-    }
-    if (e->ordered && ef * 2 > ea) {
-        say(c, "; 4xx answers: counted (Remaining fell on %lld of %lld)", (long long)ef,
-            (long long)ea);
-        return PS_RLM_COUNTED;
     }
     say(c, "; 4xx answers: not counted (Remaining fell on %lld of %lld%s)", (long long)ef,
         (long long)ea,

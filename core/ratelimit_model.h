@@ -293,9 +293,10 @@ typedef struct ps_rlm_counting {
  * them when concurrent); not counted when Remaining held on two or more and
  * fell on no more (a refilling bucket makes a hold mean nothing: not seen);
  * when, under concurrency, none is shown counted but Remaining went below
- * the limit, every operation seen is. 4xx answers of counted operations: the refused
- * windows' arithmetic decides when it tells; else Remaining falls on most
- * of them when the answers were ordered; concurrent falls never show them
+ * the limit, every operation seen is. 4xx answers of counted operations:
+ * answers one at a time count them when Remaining fell on most (their own
+ * falls); else the refused windows' arithmetic decides when it tells (only
+ * windows that are windows: no Reset moved ahead); concurrent falls never show them
  * counted (an uncounted answer telling the state shows a fall a concurrent
  * counted request made). The mask holds exactly the (op, class) pairs
  * whose state is counted. */

@@ -380,10 +380,12 @@ static int by_limit_reset(const void *a, const void *b)
 
 /* Whether a key's Reset-keyed windows are windows: none began while the
  * previous one of its Limit was more than its rounding second off (a
- * bucket's or a moving window's Reset moving ahead), and no room came back
- * under a Reset (a sliding limiter). Only then does a window's count say
- * what it admitted, and its refusals what it held. *moved: a Reset moved
- * ahead (a bucket may have refilled between answers). */
+ * bucket's or a moving window's Reset moving ahead: each Reset then holds
+ * a few answers). Only then does a window's count say what it admitted,
+ * and its refusals what it held. (Room back under a Reset is no sign here:
+ * an operation not counted is admitted after the counted ones are refused,
+ * and the counting is what is being decided.) *moved: a Reset moved ahead
+ * (a bucket may have refilled between answers). */
 static bool windows_steady(const ps_lg_limits *l, const size_t *slots, size_t nslots, bool *moved)
 {
     const ps_lg_window **order = malloc((nslots + 1) * sizeof *order);
@@ -395,9 +397,6 @@ static bool windows_steady(const ps_lg_limits *l, const size_t *slots, size_t ns
     *moved = false;
     for (size_t j = 0; j < nslots; j++) {
         const ps_lg_window *w = order[j];
-        if (w->rises ||
-            (w->first_limited_ns && w->last_admit_ns > w->first_limited_ns + PS_RLM_REORDER_NS))
-            steady = false;
         if (j == 0) continue;
         const ps_lg_window *p = order[j - 1];
         if (p->limit == w->limit && w->first_ns &&

@@ -137,12 +137,20 @@ static void errors_rules(void)
     ps_rlm_counting c = decide(&e);
     CHECK_INT(c.errors, PS_RLM_COUNTED);
     CHECK(c.mask & PS_RLM_KIND_BIT(PS_RLM_OP_CREATE, PS_RLM_4XX));
-    /* refused once the 2xx answers reached 60: not counted, even ordered */
+    /* refused once the 2xx answers reached 60: not counted */
     w.admitted[PS_RLM_OP_CREATE][PS_RLM_2XX] = 60;
-    e.ordered = true;
     c = decide(&e);
     CHECK_INT(c.errors, PS_RLM_NOT_COUNTED);
     CHECK(!(c.mask & PS_RLM_KIND_BIT(PS_RLM_OP_CREATE, PS_RLM_4XX)));
+    /* one at a time, falls are the answers' own: they decide (a sliding
+     * limiter's Reset-keyed windows refuse short of the limit whatever
+     * counts), as the runner's judge reads them */
+    e.ordered = true;
+    CHECK_INT(decide(&e).errors, PS_RLM_COUNTED);
+    e.by[PS_RLM_OP_CREATE][PS_RLM_4XX] = (ps_rlm_tally){3, 0, 3};
+    CHECK_INT(decide(&e).errors, PS_RLM_NOT_COUNTED);
+    e.by[PS_RLM_OP_CREATE][PS_RLM_4XX] = (ps_rlm_tally){3, 3, 0};
+    e.ordered = false;
     /* unrefused, the 4xx answers past the limit: not counted */
     w.refused = 0;
     CHECK_INT(decide(&e).errors, PS_RLM_NOT_COUNTED);
