@@ -184,7 +184,9 @@ bool limit_burst_phase(limit_run *r)
         ps_conform_not_run(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, "the burst could not be sent: %s",
                            why);
         ps_conform_not_run(c, PS_CK_LIMIT429_ENFORCED, "the burst could not be sent: %s", why);
-        limit_not_run_all(c, true, "the limit was not exhausted");
+        limit_not_run_all(c, true,
+                          "no 429 to judge: the burst on the limit key could not be sent "
+                          "(limit429.enforced not run)");
         r->got = 0;
         return false;
     }
