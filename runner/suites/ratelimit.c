@@ -561,6 +561,28 @@ static bool within_probed_window(const window_probe *p, int64_t until_ns, char *
  * while it ran (a legal limiter then admits more). */
 #define BURST_ATTEMPTS 3
 
+/* The race a burst is built to show: two requests checked within 100 us.
+ * A crossing released wider than that (the burst's own writes, a slow
+ * machine) could not show it, and the burst is sent again at the next
+ * fresh window, up to RACE_ATTEMPTS_WIDE bursts. --race-bursts N asks for
+ * N bursts whatever the spread: a race that shows in some windows only
+ * (whether both requests reach two workers: about 5 in 6 direct or through
+ * nginx) is missed in all N far more rarely. Repeats stop at the first
+ * over-admission and when the next wait would pass --max-wait; a repeat
+ * never fails a service by itself. */
+#define CROSSING_JUDGED_NS 100000
+#define RACE_ATTEMPTS_WIDE 3
+
+/* Whether another burst for the race fits: the wait for the next window,
+ * plus what the repeats took since the first burst, within --max-wait. */
+static bool race_budget_left(const ps_conform *c, int64_t first_burst_mono_ns,
+                             int64_t retry_until_wall_ns)
+{
+    int64_t spent = ps_clock_mono_ns() - first_burst_mono_ns;
+    int64_t wait = retry_until_wall_ns - ps_clock_wall_ns();
+    return spent + (wait > 0 ? wait : 0) <= ps_conform_cfg(c)->max_wait_ns;
+}
+
 void ps_suite_limit429(ps_conform *c)
 {
     char auth[1024], body[LIMIT_BODY_MAX];
@@ -584,6 +606,8 @@ void ps_suite_limit429(ps_conform *c)
     bool held = true;     /* the last burst was answered within the probed window */
     bool aligned = false; /* the last burst waited for a whole second after its probe */
     char rolled[400] = "";
+    ps_burst_stats bs = {0};
+    int64_t first_burst_ns = 0;
     for (attempt = 1;; attempt++) {
         req = limit_op(c, &ops, ops.creates, body);
         if (!probe_window(c, &req, attempt == 1 || aligned ? PROBE_PHASE_MS : PROBE_PHASE_EARLY_MS,
@@ -642,7 +666,7 @@ void ps_suite_limit429(ps_conform *c)
             }
             int64_t t0 = ps_clock_mono_ns();
             ps_burst_options bo = {together, ps_conform_cfg(c)->tls};
-            ps_burst_stats bs;
+            if (!first_burst_ns) first_burst_ns = t0;
             got = ps_burst_run(brs, (size_t)n, &bo, exs, &bs, why, sizeof why);
             ps_conform_note_burst(c, &bs);
             free(brs);
@@ -712,7 +736,20 @@ void ps_suite_limit429(ps_conform *c)
                     attempt, bc.admitted, bc.refused, bc.other, bc.elapsed_s * 1e3,
                     bc.reset_moved ? " (X-RateLimit-Reset moved)" : "",
                     held ? "" : "; not judged: ", held ? "" : rolled);
-        if ((held && whole) || attempt == BURST_ATTEMPTS) break;
+        /* no over-admission yet: again at the next window while asked for or
+         * while the crossing was released too wide to judge (CROSSING_JUDGED_NS) */
+        bool wide = bs.spread_ns[1] > CROSSING_JUDGED_NS;
+        bool again =
+            concurrent && held && whole && !over &&
+            (attempt < ps_conform_cfg(c)->race_bursts || (wide && attempt < RACE_ATTEMPTS_WIDE)) &&
+            race_budget_left(c, first_burst_ns, bc.retry_until_ns);
+        if (ps_conform_cfg(c)->verbose && again)
+            fprintf(stderr,
+                    "petstore-conform: no over-admission in burst %d (its crossing released "
+                    "within %.0f us%s): sent again at the next window\n",
+                    attempt, (double)bs.spread_ns[1] / 1e3,
+                    wide ? ", wider than a 100 us race" : "");
+        if (!again && ((held && whole) || attempt >= BURST_ATTEMPTS)) break;
         /* the burst's own 429s are waited out before the key is used again */
         if (bc.retry_until_ns && !wait_until(c, bc.retry_until_ns)) break;
         for (int i = 0; i < got; i++)
