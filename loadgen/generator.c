@@ -167,15 +167,32 @@ void ps_lg_generator_json(ps_jw *w, const ps_lg_generator *g)
     ps_jw_object_close(w);
 }
 
-void ps_lg_limits_windows_filled_by_plan(const ps_lg_limits *l, const ps_lg_config *cfg,
-                                         size_t counts[PS_LG_PLANS])
+static bool window_filled(const ps_lg_window *w)
 {
-    memset(counts, 0, sizeof(size_t) * PS_LG_PLANS);
+    return w->limited > 0 || (w->limit > 0 && w->admitted >= w->limit);
+}
+
+void ps_lg_limits_tally(const ps_lg_limits *l, const ps_lg_config *cfg,
+                        ps_lg_window_tally by_plan[PS_LG_PLANS], ps_lg_window_tally *by_group)
+{
+    memset(by_plan, 0, sizeof(ps_lg_window_tally) * PS_LG_PLANS);
+    memset(by_group, 0, sizeof(ps_lg_window_tally) * ps_lg_config_group_count(cfg));
     for (size_t i = 0; i < l->cap; i++) {
         const ps_lg_window *w = &l->slots[i];
-        if (w->used && w->key < cfg->nkeys &&
-            (w->limited > 0 || (w->limit > 0 && w->admitted >= w->limit)))
-            counts[cfg->keys[w->key].plan.id]++;
+        if (!w->used || w->key >= cfg->nkeys) continue;
+        ps_lg_window_tally *t[2] = {&by_plan[cfg->keys[w->key].plan.id],
+                                    &by_group[cfg->keys[w->key].group]};
+        /* Early: refused while the window had admitted fewer than its
+         * limit and its own Remaining never said it was full (a window
+         * whose start this run did not see may have admitted more). */
+        bool early = !(w->limit > 0 && w->admitted >= w->limit) && w->min_remaining > 0;
+        for (int k = 0; k < 2; k++) {
+            t[k]->filled += window_filled(w);
+            if (early)
+                t[k]->refused_early += w->limited;
+            else
+                t[k]->refused_correct += w->limited;
+        }
     }
 }
 
@@ -184,7 +201,7 @@ size_t ps_lg_limits_windows_filled(const ps_lg_limits *l)
     size_t n = 0;
     for (size_t i = 0; i < l->cap; i++) {
         const ps_lg_window *w = &l->slots[i];
-        if (w->used && (w->limited > 0 || (w->limit > 0 && w->admitted >= w->limit))) n++;
+        if (w->used && window_filled(w)) n++;
     }
     return n;
 }

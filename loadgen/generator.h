@@ -63,8 +63,17 @@ void ps_lg_thread_cpu_now(int64_t *cpu_ns, int64_t *runq_wait_ns);
 /* Windows of the limits that reached their limit: a 429 named them, or
  * their admissions made the limit. */
 size_t ps_lg_limits_windows_filled(const ps_lg_limits *l);
-/* The same per plan of the window's key (counts[plan id], zeroed first). */
-void ps_lg_limits_windows_filled_by_plan(const ps_lg_limits *l, const ps_lg_config *cfg,
-                                         size_t counts[PS_LG_PLANS]);
+/* Per plan or key group: the windows that reached their limit, and the
+ * 429s split into correct (the window had admitted up to its
+ * X-RateLimit-Limit, or its Remaining had reached 0) and early (it had
+ * admitted fewer and its Remaining still said there was room). */
+typedef struct ps_lg_window_tally {
+    size_t filled;
+    int64_t refused_correct, refused_early;
+} ps_lg_window_tally;
+/* Fills by_plan[plan id] and by_group[group] (ps_lg_config_group_count
+ * entries), zeroed first. */
+void ps_lg_limits_tally(const ps_lg_limits *l, const ps_lg_config *cfg,
+                        ps_lg_window_tally by_plan[PS_LG_PLANS], ps_lg_window_tally *by_group);
 
 #endif

@@ -550,6 +550,7 @@ typedef struct load_run {
     double send_span_s; /* from the measured start to the last send */
     double drain_s;     /* from the end of the duration to the last answer */
     ps_lg_generator generator;
+    ps_lg_window_tally *tally_by_group; /* --verify-limits */
     char why[400];
     ps_lg_summary sum;
     ps_lg_shard_report shard;
@@ -715,6 +716,7 @@ static int merge_threads(load_run *R)
     const ps_lg_config *cfg = R->cfg;
     if (ps_lg_stats_init(&R->total, (1u << PS_LG_PLANS) - 1, false, &R->err) != 0) return -1;
     R->total_ready = true;
+    ps_lg_stats_groups(&R->total, ps_lg_config_group_count(cfg));
     ps_lg_limits_init(&R->limits, cfg->nkeys);
     int64_t begin = INT64_MAX, last = 0, last_sent = 0;
     for (int i = 0; i < cfg->threads; i++) {
@@ -844,8 +846,12 @@ static int judge_results(load_run *R)
         .aborted = verdict ? R->why : NULL,
         .interrupted = interrupted,
     };
-    if (cfg->verify_limits)
-        ps_lg_limits_windows_filled_by_plan(&R->limits, cfg, R->sum.windows_filled_by_plan);
+    if (cfg->verify_limits) {
+        R->tally_by_group = calloc(ps_lg_config_group_count(cfg), sizeof *R->tally_by_group);
+        if (!R->tally_by_group) abort();
+        ps_lg_limits_tally(&R->limits, cfg, R->sum.tally_by_plan, R->tally_by_group);
+        R->sum.tally_by_group = R->tally_by_group;
+    }
     if (cfg->shards) {
         R->shard = (ps_lg_shard_report){
             .cfg = cfg,
@@ -947,6 +953,7 @@ static void run_free(load_run *R)
     free(R->violations);
     free(R->models);
     free(R->counting);
+    free(R->tally_by_group);
     free(R->thresholds);
     ps_buf_free(&R->json);
     for (int i = 0; i < cfg->threads; i++)

@@ -1,6 +1,7 @@
 /* stats.c - per-thread measurements and their merge. */
 #include "loadgen/stats.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int pair_init(ps_lg_hpair *p, ps_error *err)
@@ -71,8 +72,32 @@ void ps_lg_stats_free(ps_lg_stats *s)
     for (int i = 0; i < PS_LG_RING; i++)
         if (s->ring[i].h) ps_hist_close(s->ring[i].h);
     if (s->lateness) ps_hist_close(s->lateness);
+    free(s->groups);
     pthread_mutex_destroy(&s->lock);
     memset(s, 0, sizeof *s);
+}
+
+void ps_lg_stats_groups(ps_lg_stats *s, size_t ngroups)
+{
+    free(s->groups);
+    s->groups = calloc(ngroups ? ngroups : 1, sizeof *s->groups);
+    if (!s->groups) abort();
+    s->ngroups = ngroups;
+}
+
+void ps_lg_stats_group_sent(ps_lg_stats *s, size_t group)
+{
+    if (group < s->ngroups) s->groups[group].sent++;
+}
+
+void ps_lg_stats_group_answer(ps_lg_stats *s, size_t group, int status)
+{
+    if (group >= s->ngroups) return;
+    s->groups[group].answered++;
+    if (status == 429)
+        s->groups[group].limited++;
+    else
+        s->groups[group].admitted++;
 }
 
 const char *const ps_lg_op_names[PS_LG_OPS] = {"list", "create"};
@@ -233,6 +258,13 @@ void ps_lg_stats_add(ps_lg_stats *dst, const ps_lg_stats *src)
         dst->plan_limited[i] += src->plan_limited[i];
         dst->plan_sent[i] += src->plan_sent[i];
     }
+    if (dst->groups && src->groups && dst->ngroups == src->ngroups)
+        for (size_t g = 0; g < dst->ngroups; g++) {
+            dst->groups[g].sent += src->groups[g].sent;
+            dst->groups[g].answered += src->groups[g].answered;
+            dst->groups[g].admitted += src->groups[g].admitted;
+            dst->groups[g].limited += src->groups[g].limited;
+        }
 }
 
 void ps_lg_stats_late(ps_lg_stats *s, int64_t late_us)

@@ -45,6 +45,12 @@ typedef struct ps_lg_interval {
     int64_t c2xx, c3xx, c4xx, c5xx, c429, errors;
 } ps_lg_interval;
 
+/* One key group's counts (config.h's groups): requests written, answered,
+ * and of those admitted (not 429) and limited (429). */
+typedef struct ps_lg_group_counts {
+    int64_t sent, answered, admitted, limited;
+} ps_lg_group_counts;
+
 typedef struct ps_lg_stats {
     ps_lg_hpair all, op[PS_LG_OPS], cls[PS_LG_CLASSES], plan[PS_LG_PLANS];
     int64_t status[600];
@@ -66,6 +72,8 @@ typedef struct ps_lg_stats {
     int64_t op_requests[PS_LG_OPS];
     int64_t plan_admitted[PS_LG_PLANS], plan_limited[PS_LG_PLANS];
     int64_t plan_sent[PS_LG_PLANS]; /* requests written, per plan */
+    ps_lg_group_counts *groups;     /* per key group (ps_lg_stats_groups), NULL: none */
+    size_t ngroups;
     /* the interval ring (owner side) */
     bool intervals;
     pthread_mutex_t lock;
@@ -78,6 +86,11 @@ typedef struct ps_lg_stats {
  * per ps_plan_id), the interval ring only when `intervals`. */
 int ps_lg_stats_init(ps_lg_stats *s, unsigned plan_mask, bool intervals, ps_error *err);
 void ps_lg_stats_free(ps_lg_stats *s);
+/* Adds zeroed counts for ngroups key groups (after init). */
+void ps_lg_stats_groups(ps_lg_stats *s, size_t ngroups);
+/* A request on a key of `group` was written / answered with status. */
+void ps_lg_stats_group_sent(ps_lg_stats *s, size_t group);
+void ps_lg_stats_group_answer(ps_lg_stats *s, size_t group, int status);
 
 /* One answered request. Latencies in microseconds. */
 void ps_lg_stats_answer(ps_lg_stats *s, ps_lg_op op, ps_plan_id plan, int status,
@@ -106,7 +119,8 @@ void ps_lg_interval_add(ps_lg_interval *into, const ps_lg_interval *from);
 /* Empties iv's histogram and counts (sec untouched). */
 void ps_lg_interval_clear(ps_lg_interval *iv);
 
-/* Adds src's histograms and counts into dst (intervals excluded). */
+/* Adds src's histograms and counts into dst (intervals excluded; group
+ * counts when both have as many groups). */
 void ps_lg_stats_add(ps_lg_stats *dst, const ps_lg_stats *src);
 
 /* Status class index of an HTTP status (200..599), -1 otherwise. */

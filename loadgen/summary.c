@@ -289,27 +289,57 @@ static void intervals(ps_jw *w, const ps_lg_interval_row *rows, size_t nrows)
     ps_jw_array_close(w);
 }
 
-/* What capacity testing asks per plan (a run's, not a merge's). */
-static void plan_capacity(ps_jw *w, const ps_lg_summary *s, int p, size_t nkeys)
+/* The measured time the rates are over: the duration, else the run's. */
+static double measured_s(const ps_lg_summary *s)
 {
-    const ps_lg_config *cfg = s->cfg;
-    const ps_lg_stats *t = s->total;
-    double measured = cfg->duration_ns ? (double)cfg->duration_ns / 1e9 : s->duration_s;
-    if (measured <= 0) measured = 1e-9;
-    double offered = (double)t->plan_sent[p] / measured;
-    ps_jw_kint(w, "sent", t->plan_sent[p]);
+    double m = s->cfg->duration_ns ? (double)s->cfg->duration_ns / 1e9 : s->duration_s;
+    return m > 0 ? m : 1e-9;
+}
+
+/* Rates, share of quota and the limits' tally of some keys (a plan's or a
+ * group's): what capacity testing asks of each (a run's, not a merge's).
+ * quota_rps: the keys' per-minute limits as a rate, 0 when not known. */
+static void capacity_figures(ps_jw *w, const ps_lg_summary *s, int64_t sent, int64_t answered,
+                             int64_t admitted, double quota_rps, const ps_lg_window_tally *tally)
+{
+    double measured = measured_s(s);
+    double offered = (double)sent / measured;
+    ps_jw_kint(w, "sent", sent);
     ps_jw_kdouble(w, "offered_rps", offered, 3);
-    ps_jw_kdouble(w, "admitted_rps", (double)t->plan_admitted[p] / measured, 3);
-    /* the keys' per-minute limits as a rate (a key's own figures count) */
-    double quota = 0;
-    for (size_t k = 0; k < cfg->nkeys; k++)
-        if (cfg->keys[k].plan.id == (ps_plan_id)p) quota += (double)cfg->keys[k].plan.per_minute;
-    quota = quota / 60.0 * (cfg->time_scale > 0 ? cfg->time_scale : 1);
-    if (quota > 0 && nkeys > 0)
-        ps_jw_kdouble(w, "quota_share", offered / quota, 4);
+    ps_jw_kdouble(w, "achieved_rps", (double)answered / measured, 3);
+    ps_jw_kdouble(w, "admitted_rps", (double)admitted / measured, 3);
+    if (quota_rps > 0)
+        ps_jw_kdouble(w, "quota_share", offered / quota_rps, 4);
     else
         ps_jw_knull(w, "quota_share");
-    if (s->limits_checked) ps_jw_kuint(w, "windows_filled", s->windows_filled_by_plan[p]);
+    if (!s->limits_checked || !tally) return;
+    ps_jw_kuint(w, "windows_filled", tally->filled);
+    ps_jw_kint(w, "refused_correct", tally->refused_correct);
+    ps_jw_kint(w, "refused_early", tally->refused_early);
+}
+
+/* The per-minute limits of the keys `keep` selects, per second of the
+ * service's clock (--time-scale); 0 when any of them is not known. */
+static double quota_rps(const ps_lg_config *cfg, bool (*keep)(const ps_lg_key *, size_t),
+                        size_t which)
+{
+    double quota = 0;
+    for (size_t k = 0; k < cfg->nkeys; k++) {
+        if (!keep(&cfg->keys[k], which)) continue;
+        if (cfg->keys[k].plan.per_minute <= 0) return 0;
+        quota += (double)cfg->keys[k].plan.per_minute;
+    }
+    return quota / 60.0 * (cfg->time_scale > 0 ? cfg->time_scale : 1);
+}
+
+static bool of_plan(const ps_lg_key *k, size_t plan)
+{
+    return k->plan.id == (ps_plan_id)plan;
+}
+
+static bool of_group(const ps_lg_key *k, size_t group)
+{
+    return k->group == group;
 }
 
 static void plans(ps_jw *w, const ps_lg_summary *s)
@@ -329,7 +359,45 @@ static void plans(ps_jw *w, const ps_lg_summary *s)
         ps_jw_kint(w, "admitted", t->plan_admitted[p]);
         ps_jw_kint(w, "limited", t->plan_limited[p]);
         pair_obj(w, "latency_us", &t->plan[p]);
-        if (s->generator) plan_capacity(w, s, p, nkeys);
+        if (s->generator)
+            capacity_figures(w, s, t->plan_sent[p], t->plan_admitted[p] + t->plan_limited[p],
+                             t->plan_admitted[p], quota_rps(cfg, of_plan, (size_t)p),
+                             &s->tally_by_plan[p]);
+        ps_jw_object_close(w);
+    }
+    ps_jw_array_close(w);
+}
+
+/* Key groups (the keys file's group=NAME), when any key names one. */
+static void groups(ps_jw *w, const ps_lg_summary *s)
+{
+    const ps_lg_config *cfg = s->cfg;
+    const ps_lg_stats *t = s->total;
+    if (!cfg->ngroups || !s->generator || t->ngroups != cfg->ngroups) return;
+    ps_jw_key(w, "groups");
+    ps_jw_array_open(w);
+    for (size_t g = 0; g < cfg->ngroups; g++) {
+        size_t nkeys = 0;
+        unsigned plan_mask = 0;
+        for (size_t k = 0; k < cfg->nkeys; k++)
+            if (cfg->keys[k].group == g) {
+                nkeys++;
+                plan_mask |= 1u << cfg->keys[k].plan.id;
+            }
+        if (!nkeys) continue;
+        const ps_lg_group_counts *c = &t->groups[g];
+        ps_jw_object_open(w);
+        ps_jw_kstring(w, "group", ps_lg_config_group_name(cfg, g));
+        ps_jw_kuint(w, "keys", nkeys);
+        ps_jw_key(w, "plans");
+        ps_jw_array_open(w);
+        for (int p = 0; p < PS_LG_PLANS; p++)
+            if (plan_mask & (1u << p)) ps_jw_string(w, ps_plan_name((ps_plan_id)p));
+        ps_jw_array_close(w);
+        ps_jw_kint(w, "admitted", c->admitted);
+        ps_jw_kint(w, "limited", c->limited);
+        capacity_figures(w, s, c->sent, c->answered, c->admitted, quota_rps(cfg, of_group, g),
+                         s->tally_by_group ? &s->tally_by_group[g] : NULL);
         ps_jw_object_close(w);
     }
     ps_jw_array_close(w);
@@ -458,6 +526,7 @@ int ps_lg_summary_json(const ps_lg_summary *s, ps_buf *b, ps_error *err)
     ps_jw_object_close(&w);
     intervals(&w, s->rows, s->nrows);
     plans(&w, s);
+    groups(&w, s);
     limits(&w, s);
     thresholds(&w, s->cfg, s->thresholds);
     if (s->generator) capacity_members(&w, s);

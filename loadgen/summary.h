@@ -54,9 +54,10 @@ typedef struct ps_lg_summary {
     size_t nrows;
     bool limits_checked;
     size_t windows;
-    size_t windows_filled; /* windows that reached their limit */
-    size_t windows_filled_by_plan[PS_LG_PLANS];
-    const ps_lg_generator *generator; /* NULL: not judged (a merge) */
+    size_t windows_filled;                         /* windows that reached their limit */
+    ps_lg_window_tally tally_by_plan[PS_LG_PLANS]; /* --verify-limits */
+    const ps_lg_window_tally *tally_by_group;      /* --verify-limits; NULL: none */
+    const ps_lg_generator *generator;              /* NULL: not judged (a merge) */
     bool error_budget_failed;
     const ps_lg_violation *violations;
     size_t nviolations, failing_violations;

@@ -94,6 +94,7 @@ int ps_lg_thread_init(ps_lg_thread *t, int id, int nconns, const ps_lg_shared *s
     for (size_t i = 0; i < cfg->nkeys; i++)
         plan_mask |= 1u << cfg->keys[i].plan.id;
     if (ps_lg_stats_init(&t->stats, plan_mask, true, err) != 0) return -1;
+    ps_lg_stats_groups(&t->stats, ps_lg_config_group_count(cfg));
     ps_lg_limits_init(&t->limits, cfg->nkeys);
     t->blocked_until = calloc(cfg->nkeys, sizeof *t->blocked_until);
     if (!t->blocked_until) abort();
@@ -199,6 +200,7 @@ static void take_for_key(ps_lg_thread *t, ps_lg_req *r, size_t key, int64_t due,
     t->stats.scheduled++;
     t->stats.sent++;
     t->stats.plan_sent[sh->cfg->keys[key].plan.id]++;
+    ps_lg_stats_group_sent(&t->stats, sh->cfg->keys[key].group);
     if (t->live) ps_lg_live_sent(t->live, key, t->open ? now - due : 0);
     if (t->open) {
         ps_lg_stats_late(&t->stats, (now - due) / 1000);
@@ -362,6 +364,7 @@ void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_l
     if (!r->warm) {
         ps_lg_stats_answer(&t->stats, r->op, cfg->keys[r->key].plan.id, resp->status,
                            (now - r->due_ns) / 1000, (now - r->sent_ns) / 1000);
+        ps_lg_stats_group_answer(&t->stats, cfg->keys[r->key].group, resp->status);
         if (t->live) ps_lg_live_answered(t->live, r->key, resp->status, (now - r->due_ns) / 1000);
     }
     if (cfg->verify_limits) {

@@ -8,6 +8,7 @@
 
 #include "core/buf.h"
 #include "reports/html_common.h"
+#include "reports/html_capacity.h"
 #include "reports/report_search.h"
 #include "reports/svg.h"
 
@@ -910,6 +911,7 @@ int ps_report_html_load(const ps_json *doc, FILE *out, ps_error *err)
     breakdown_table(&b, "By status class", "class",
                     ps_html_get(doc, "status_classes", PS_JSON_OBJECT), "count");
     limits_section(&b, ps_json_get(doc, "limits"), ps_html_get(doc, "plans", PS_JSON_ARRAY));
+    ps_html_capacity_section(&b, doc);
     thresholds_section(&b, ps_html_get(doc, "thresholds", PS_JSON_ARRAY));
     ps_report_html_search(&b, ps_json_get(doc, "search")); /* petstore-load search */
 

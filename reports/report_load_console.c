@@ -145,22 +145,28 @@ static void generator_line(ps_buf *b, const ps_json *doc, const ps_load_console_
     if (why) ps_buf_printf(b, "    %s\n", why);
 }
 
-/* One line per plan (a run's plans[] with offered_rps): what capacity
- * testing asks of each plan, in place of per-key lines. */
-static void plan_lines(ps_buf *b, const ps_json *doc)
+/* One line per plan (a run's plans[] with offered_rps), then per key group
+ * (groups[]): what capacity testing asks of each, in place of per-key
+ * lines. */
+static void capacity_lines(ps_buf *b, const ps_json *doc, const char *array, const char *name)
 {
-    const ps_json *plans = ps_json_get(doc, "plans");
-    for (size_t i = 0; plans && plans->type == PS_JSON_ARRAY && i < plans->count; i++) {
-        const ps_json *p = plans->items[i];
+    const ps_json *rows = ps_json_get(doc, array);
+    for (size_t i = 0; rows && rows->type == PS_JSON_ARRAY && i < rows->count; i++) {
+        const ps_json *p = rows->items[i];
         if (!ps_json_get(p, "offered_rps")) continue;
-        ps_buf_printf(b, "  plan %s: %lld keys, offered %.1f/s", ps_json_get_string(p, "plan", "?"),
-                      (long long)ps_json_get_int(p, "keys", 0),
+        ps_buf_printf(b, "  %s %s: %lld keys, offered %.1f/s", name,
+                      ps_json_get_string(p, name, "?"), (long long)ps_json_get_int(p, "keys", 0),
                       ps_json_get_number(p, "offered_rps", 0));
         const ps_json *q = ps_json_get(p, "quota_share");
         if (q && q->type == PS_JSON_NUMBER) ps_buf_printf(b, " (%.1f%% of quota)", 100.0 * q->d);
-        ps_buf_printf(b, ", admitted %.1f/s, %lld refused (429)",
+        ps_buf_printf(b, ", achieved %.1f/s, admitted %.1f/s, %lld refused (429)",
+                      ps_json_get_number(p, "achieved_rps", 0),
                       ps_json_get_number(p, "admitted_rps", 0),
                       (long long)ps_json_get_int(p, "limited", 0));
+        if (ps_json_get(p, "refused_correct"))
+            ps_buf_printf(b, ": %lld window full, %lld early",
+                          (long long)ps_json_get_int(p, "refused_correct", 0),
+                          (long long)ps_json_get_int(p, "refused_early", 0));
         if (ps_json_get(p, "windows_filled"))
             ps_buf_printf(b, ", %lld windows filled",
                           (long long)ps_json_get_int(p, "windows_filled", 0));
@@ -251,7 +257,8 @@ int ps_report_console_load(const ps_json *doc, FILE *out, const ps_load_console_
                   (long long)ps_json_get_int(errs, "read", 0),
                   (long long)ps_json_get_int(errs, "timeout", 0));
     latency_rows(&b, ps_json_get(doc, "latency_us"));
-    plan_lines(&b, doc);
+    capacity_lines(&b, doc, "plans", "plan");
+    capacity_lines(&b, doc, "groups", "group");
     if (opts->first_failure) ps_buf_printf(&b, "  first failure: %s\n", opts->first_failure);
 
     const ps_json *lim = ps_json_get(doc, "limits");

@@ -372,6 +372,47 @@ static void load_limits(ps_buf *b, const ps_json *doc)
     ps_buf_putc(b, '\n');
 }
 
+/* Capacity per plan and key group (a run's plans[] and groups[] with
+ * offered_rps): rates, share of quota, 429s window full and early. */
+static void load_capacity(ps_buf *b, const ps_json *doc)
+{
+    static const char *const arrays[][2] = {{"plans", "plan"}, {"groups", "group"}};
+    bool head = false;
+    for (size_t a = 0; a < 2; a++) {
+        const ps_json *rows = ps_json_get(doc, arrays[a][0]);
+        for (size_t i = 0; rows && rows->type == PS_JSON_ARRAY && i < rows->count; i++) {
+            const ps_json *r = rows->items[i], *q = ps_json_get(r, "quota_share");
+            if (!ps_json_get(r, "offered_rps")) continue;
+            if (!head)
+                ps_buf_puts(b, "### Capacity by plan and key group\n\n"
+                               "| | keys | offered/s | achieved/s | admitted/s | share of quota "
+                               "| 429s | window full | early | windows filled |\n"
+                               "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+            head = true;
+            ps_buf_printf(b, "| %s ", arrays[a][1]);
+            md_str(b, ps_json_get_string(r, arrays[a][1], "?"));
+            ps_buf_printf(
+                b, " | %lld | %.1f | %.1f | %.1f | ", (long long)ps_json_get_int(r, "keys", 0),
+                ps_json_get_number(r, "offered_rps", 0), ps_json_get_number(r, "achieved_rps", 0),
+                ps_json_get_number(r, "admitted_rps", 0));
+            if (q && q->type == PS_JSON_NUMBER)
+                ps_buf_printf(b, "%.1f%%", 100.0 * q->d);
+            else
+                ps_buf_puts(b, "n/a");
+            ps_buf_printf(b, " | %lld", (long long)ps_json_get_int(r, "limited", 0));
+            static const char *const tally[] = {"refused_correct", "refused_early",
+                                                "windows_filled"};
+            for (size_t k = 0; k < 3; k++)
+                if (ps_json_get(r, tally[k]))
+                    ps_buf_printf(b, " | %lld", (long long)ps_json_get_int(r, tally[k], 0));
+                else
+                    ps_buf_puts(b, " | \xE2\x80\x93");
+            ps_buf_puts(b, " |\n");
+        }
+    }
+    if (head) ps_buf_putc(b, '\n');
+}
+
 /* The capacity search (`petstore-load search`'s `search` member,
  * loadgen/search.c): the knee, i.e. the highest rate measured passing every
  * objective, the lowest failing one, the objectives, and each step. */
@@ -428,6 +469,7 @@ int ps_report_md_load(const ps_json *doc, FILE *out, ps_error *err)
     load_counts(&b, doc);
     load_thresholds(&b, doc);
     load_limits(&b, doc);
+    load_capacity(&b, doc);
     load_search(&b, doc);
     int rc = flush_out(&b, out, err);
     ps_buf_free(&b);

@@ -477,7 +477,7 @@ static bool probe_window(ps_conform *c, const ps_client_request *req, int phase_
         if (rc != PS_SENT) {
             ps_conform_no_response(c, PS_CK_LIMIT429_ENFORCED, rc, &ex);
             ps_conform_no_response(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, rc, &ex);
-            not_run_all(c, true, "the limit key could not be used");
+            not_run_all(c, true, "no 429 to judge: the limit key's first request got no response");
             ps_exchange_free(&ex);
             return false;
         }
@@ -630,8 +630,13 @@ void ps_suite_limit429(ps_conform *c)
                                "%" PRId64 " requests remain on the limit key: too many to exhaust "
                                "(give --limit-key with a free or pro key)",
                                budget);
-            ps_conform_not_run(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, "the limit was not exhausted");
-            not_run_all(c, true, "the limit was not exhausted");
+            ps_conform_not_run(c, PS_CK_LIMIT429_NO_OVER_ADMISSION,
+                               "no burst was sent: %" PRId64 " requests remain on the limit key, "
+                               "too many to exhaust",
+                               budget);
+            not_run_all(c, true,
+                        "no 429 to judge: the limit key was not exhausted (limit429.enforced "
+                        "not run: too many requests remain)");
             refused_creates_free(&refused_names);
             return;
         }
@@ -699,7 +704,9 @@ void ps_suite_limit429(ps_conform *c)
             ps_conform_not_run(c, PS_CK_LIMIT429_NO_OVER_ADMISSION,
                                "the burst could not be sent: %s", why);
             ps_conform_not_run(c, PS_CK_LIMIT429_ENFORCED, "the burst could not be sent: %s", why);
-            not_run_all(c, true, "the limit was not exhausted");
+            not_run_all(c, true,
+                        "no 429 to judge: the burst on the limit key could not be sent "
+                        "(limit429.enforced not run)");
             free(exs);
             refused_creates_free(&refused_names);
             return;
@@ -837,7 +844,9 @@ void ps_suite_limit429(ps_conform *c)
         if (rc != PS_SENT) {
             ps_ratelimit_judge_concurrent(c, false);
             ps_conform_no_response(c, PS_CK_LIMIT429_ENFORCED, rc, &refusal);
-            not_run_all(c, true, "the limit was not exhausted");
+            not_run_all(c, true,
+                        "no 429 to judge: a request on the limit key got no response "
+                        "(limit429.enforced not run)");
             ps_exchange_free(&refusal);
             for (int i = 0; i < got; i++)
                 ps_exchange_free(&exs[i]);
@@ -863,7 +872,8 @@ void ps_suite_limit429(ps_conform *c)
                            "X-RateLimit-Remaining having said %" PRId64 ", but not judged: %s",
                            bc.sent + sent_after, bc.sent, sent_after, announced,
                            held ? rolled_after : rolled);
-        not_run_all(c, true, "no 429 was obtained within one window");
+        not_run_all(c, true,
+                    "no 429 to judge: none came within one window (limit429.enforced not run)");
         ps_exchange_free(&refusal);
         for (int i = 0; i < got; i++)
             ps_exchange_free(&exs[i]);
@@ -916,8 +926,15 @@ void ps_suite_limit429(ps_conform *c)
             "the service asked to wait %.1f s after a 429, more than --max-wait %.1f s",
             (double)(bc.retry_until_ns - ps_clock_wall_ns()) / 1e9,
             (double)ps_conform_cfg(c)->max_wait_ns / 1e9);
-        ps_conform_not_run(c, PS_CK_LIMIT429_REFUSED_CREATE_NOT_STORED,
-                           "the limit key did not recover within --max-wait");
+        /* it applies only when a create was refused; else nothing is to be looked for */
+        if (refused_names.n)
+            ps_conform_not_run(c, PS_CK_LIMIT429_REFUSED_CREATE_NOT_STORED,
+                               "%zu creates on the limit key were answered 429, but the key did "
+                               "not recover within --max-wait to list them",
+                               refused_names.n);
+        else
+            ps_conform_not_applicable(c, PS_CK_LIMIT429_REFUSED_CREATE_NOT_STORED,
+                                      "no create on the limit key was answered 429");
         ps_exchange_free(&refusal);
         refused_creates_free(&refused_names);
         return;

@@ -16,8 +16,12 @@ reference server (docs/capacity-testing.md), one case per ctest:
                budget fails the run (exit 99); --error-budget 20% passes
   scaling      --rate and --ramp over keys that all have a rate of their
                own scale them (never ignored); --warmup is in no figure
+  groups       keys in two groups (group=NAME): each group's offered,
+               achieved and admitted rates, share of quota, 429s window full
+               and early, windows filled, in the JSON (valid against the
+               schema), the console, the Markdown and the HTML
 
-usage: lg_capacity.py CASE --load L --server S
+usage: lg_capacity.py CASE --load L --server S [--npm DIR]
 """
 import argparse
 import json
@@ -27,13 +31,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from pstest import check, exit_status, failures, start_server, stop_process  # noqa: E402
-
-
-def run(argv, timeout=120, prefix=()):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
-    p = subprocess.run(list(prefix) + argv, capture_output=True, timeout=timeout, env=env)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+from pstest import (check, exit_status, failures, load_json, run, start_server, stop_process,  # noqa: E402
+                    validate_load_report)
 
 
 def keys_file(path, n, rate=None, prefix="key"):
@@ -51,15 +50,6 @@ def server(args, tmp, n_keys=1000, prefix=()):
     proc, url = start_server(list(prefix) + [args.server, "--port", "0", "--keys-file", plain], stderr=subprocess.DEVNULL)
     check(url is not None, "the reference server did not start")
     return proc, url
-
-
-def load_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        check(False, "cannot read %s: %s" % (path, e))
-        return None
 
 
 def case_schedule(args, tmp):
@@ -263,7 +253,73 @@ def case_burst_progress(args, tmp):
     return None
 
 
-CASES = {"burst_progress": case_burst_progress, "schedule": case_schedule, "saturation": case_saturation, "budget": case_budget, "scaling": case_scaling}
+def case_groups(args, tmp):
+    """Key groups: two free keys at 4/3 of their quota (group background)
+    and two probe keys well under theirs; the reference server's windows
+    run 30 times faster, so the background windows fill in the run (the
+    generator keeps sending after a 429: --ignore-retry-after)."""
+    keys = os.path.join(tmp, "groups.keys")
+    with open(keys, "w") as f:
+        f.write("bg-key-000001 free rate=40 group=background\n"
+                "bg-key-000002 free rate=40 group=background\n"
+                "probe-key-001 free rate=2 group=probe\n"
+                "probe-key-002 pro rate=3 group=probe\n")
+    proc, url = start_server([args.server, "--port", "0", "--keys-file", keys, "--time-scale", "30",
+                              "--ban-after", "0"], stderr=subprocess.DEVNULL)
+    if not check(url is not None, "server did not start"):
+        return None
+    out, md, html = (os.path.join(tmp, "groups." + x) for x in ("json", "md", "html"))
+    rc, _, err = run([args.load, "--base-url", url, "--keys", keys, "--duration", "4s", "--time-scale", "30",
+                      "--verify-limits", "--ignore-retry-after", "--json", out, "--summary-md", md, "--html", html])
+    stop_process(proc)
+    d = load_json(out)
+    if not d:
+        return None
+    if d["generator"]["verdict"] == "saturated":
+        return "the generator saturated at 85 req/s: the machine is too busy"
+    check(rc == 0, "exit %d: %s" % (rc, err[-1500:]))
+    validate_load_report(args.npm, out)
+    groups = {g["group"]: g for g in d.get("groups", [])}
+    check(set(groups) == {"background", "probe"}, "groups %r" % sorted(groups))
+    if set(groups) != {"background", "probe"}:
+        return None
+    bg, probe = groups["background"], groups["probe"]
+    check(bg["keys"] == 2 and bg["plans"] == ["free"], "background: %r" % bg)
+    check(probe["keys"] == 2 and sorted(probe["plans"]) == ["free", "pro"], "probe: %r" % probe)
+    check(bg["sent"] + probe["sent"] == d["generator"]["sent"], "group sent counts do not add up")
+    check(bg["admitted"] + bg["limited"] + probe["admitted"] + probe["limited"] == d["answered"],
+          "group answers do not add up")
+    # 80/s asked of 60/min x 30 = 30/s per key: 4/3 of quota, a third refused
+    check(1.0 < bg["quota_share"] < 1.6, "background quota share %r" % bg["quota_share"])
+    check(probe["quota_share"] < 0.2, "probe quota share %r" % probe["quota_share"])
+    check(abs(bg["offered_rps"] - bg["sent"] / 4.0) < 0.01, "offered_rps is not sent per measured second")
+    check(bg["limited"] > 0 and bg["refused_correct"] == bg["limited"] and bg["refused_early"] == 0,
+          "the reference server refuses only full windows: %r" % bg)
+    check(bg["windows_filled"] >= 2, "background windows filled %r" % bg["windows_filled"])
+    check(probe["limited"] == 0 and probe["refused_early"] == 0, "probe refused: %r" % probe)
+    free = [p for p in d["plans"] if p["plan"] == "free"][0]
+    check(free["refused_correct"] == bg["refused_correct"] + probe["refused_correct"], "plan free's refusals")
+    check("group background: 2 keys" in err and "window full" in err, "console: %s" % err[-1500:])
+    with open(md) as f:
+        text = f.read()
+    check("| group background | 2 |" in text and "| plan free | 3 |" in text, "markdown: %s" % text[-1200:])
+    with open(html) as f:
+        text = f.read()
+    check('data-group="background"' in text and 'data-plan="free"' in text, "HTML has no capacity rows")
+    # the keys file's group is optional: the same file without groups has no groups[]
+    with open(keys) as f:
+        plain = f.read().replace(" group=background", "").replace(" group=probe", "")
+    with open(keys, "w") as f:
+        f.write(plain)
+    proc, url = start_server([args.server, "--port", "0", "--keys-file", keys], stderr=subprocess.DEVNULL)
+    rc, _, err = run([args.load, "--base-url", url, "--keys", keys, "--duration", "1s", "--json", out, "--quiet"])
+    stop_process(proc)
+    d = load_json(out)
+    check(d is not None and "groups" not in d, "a keys file without group= still reports groups")
+    return None
+
+
+CASES = {"groups": case_groups, "burst_progress": case_burst_progress, "schedule": case_schedule, "saturation": case_saturation, "budget": case_budget, "scaling": case_scaling}
 
 
 def main():
@@ -271,6 +327,7 @@ def main():
     ap.add_argument("case", choices=sorted(CASES))
     ap.add_argument("--load", required=True)
     ap.add_argument("--server", required=True)
+    ap.add_argument("--npm")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="lg_capacity_") as tmp:
         skip = CASES[args.case](args, tmp)

@@ -19,52 +19,22 @@ ctest:
 usage: lg_search.py CASE --load L --server S [--npm DIR]
 """
 import argparse
-import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
-from pstest import check, exit_status, failures, start_server, stop_process  # noqa: E402
+from pstest import (check, exit_status, failures, load_json, run, start_server, stop_process,  # noqa: E402
+                    validate_load_report)
 
-SCHEMAS = os.path.join(here, "..", "..", "schemas")
-READER = os.path.join(here, "..", "reports", "peers", "read_reports.mjs")
-
-
-def run(argv, timeout=240, prefix=()):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
-    p = subprocess.run(list(prefix) + argv, capture_output=True, timeout=timeout, env=env)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
 def fake(service_ms):
     proc, url = start_server([sys.executable, os.path.join(here, "fake_capacity_server.py"), str(service_ms)])
     check(url is not None, "the fake service did not start")
     return proc, url
-
-
-def load_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        check(False, "cannot read %s: %s" % (path, e))
-        return None
-
-
-def validate(npm, path):
-    node = shutil.which("node")
-    if not node or not npm or not os.path.isdir(os.path.join(npm, "node_modules", "ajv")):
-        print("ajv not available: schema check skipped")
-        return
-    p = subprocess.run([node, READER, os.path.join(npm, "node_modules"), "schema",
-                        os.path.join(SCHEMAS, "load-report.schema.json"), path],
-                       capture_output=True, timeout=60)
-    out = p.stdout.decode("utf-8", "replace")
-    check(p.returncode == 0 and '"valid":true' in out, "ajv: %s %s" % (out[-800:], p.stderr.decode()[-300:]))
 
 
 def case_known_capacity(args, tmp):
@@ -115,7 +85,7 @@ def known_capacity_search(args, tmp):
             check(st["why"], "a failed step without why: %r" % st)
     check(d["parameters"]["rate"] == mx and d["exit_code"] == 0, "the report is not the max_rate step's run")
     check(s["slos"] == ["p90<300ms"] and s["step_s"] == 3 and s["warmup_s"] == 2, "search parameters %r" % s)
-    validate(args.npm, out)
+    validate_load_report(args.npm, out)
     try:
         page = open(html).read()
     except OSError:

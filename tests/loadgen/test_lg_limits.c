@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "loadgen/generator.h"
 #include "loadgen/key_label.h"
 #include "loadgen/limits.h"
 
@@ -656,6 +657,77 @@ static void errors_told_by_refused_windows(void)
     ps_lg_limits_free(&l);
 }
 
+/* Issue 18: 429s per plan and key group, window full (the window admitted
+ * its limit, or its Remaining reached 0) or early (fewer admitted and
+ * Remaining still said there was room), and the windows filled. */
+static void refusals_tallied_by_plan_and_group(void)
+{
+    static ps_lg_key keys[3];
+    static char k0[] = "bg-key-0001", k1[] = "bg-key-0002", k2[] = "probe-key-01";
+    static char g0[] = "default", g1[] = "bg", g2[] = "probe";
+    static char *names[] = {g0, g1, g2};
+    keys[0] = (ps_lg_key){.key = k0, .plan = {PS_PLAN_FREE, 60, 1000}, .group = 1};
+    keys[1] = (ps_lg_key){.key = k1, .plan = {PS_PLAN_FREE, 60, 1000}, .group = 1};
+    keys[2] = (ps_lg_key){.key = k2, .plan = {PS_PLAN_PRO, 300, 10000}, .group = 2};
+    ps_lg_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.keys = keys;
+    cfg.nkeys = 3;
+    cfg.groups = names;
+    cfg.ngroups = 3;
+    ps_lg_limits l;
+    ps_lg_limits_init(&l, 3);
+    /* key 0: full (60 admitted) then 3 refusals; a later window refused 2
+     * with Remaining at 5 after 55 admissions: early */
+    ps_lg_window w = {.key = 0,
+                      .limit = 60,
+                      .reset = U0 + 60,
+                      .admitted = 60,
+                      .limited = 3,
+                      .min_remaining = 0,
+                      .max_remaining = 59};
+    ps_lg_limits_add_window(&l, &w);
+    w = (ps_lg_window){.key = 0,
+                       .limit = 60,
+                       .reset = U0 + 120,
+                       .admitted = 55,
+                       .limited = 2,
+                       .min_remaining = 5,
+                       .max_remaining = 59};
+    ps_lg_limits_add_window(&l, &w);
+    /* key 1: 10 admitted (the run came in late) until Remaining said 0: full */
+    w = (ps_lg_window){.key = 1,
+                       .limit = 60,
+                       .reset = U0 + 60,
+                       .admitted = 10,
+                       .limited = 4,
+                       .min_remaining = 0,
+                       .max_remaining = 9};
+    ps_lg_limits_add_window(&l, &w);
+    /* key 2: a window with room that refused nothing */
+    w = (ps_lg_window){.key = 2,
+                       .limit = 300,
+                       .reset = U0 + 60,
+                       .admitted = 20,
+                       .min_remaining = 280,
+                       .max_remaining = 299};
+    ps_lg_limits_add_window(&l, &w);
+    ps_lg_window_tally by_plan[PS_LG_PLANS], by_group[3];
+    ps_lg_limits_tally(&l, &cfg, by_plan, by_group);
+    CHECK_INT(by_plan[PS_PLAN_FREE].refused_correct, 7);
+    CHECK_INT(by_plan[PS_PLAN_FREE].refused_early, 2);
+    CHECK_INT(by_plan[PS_PLAN_FREE].filled, 3);
+    CHECK_INT(by_plan[PS_PLAN_PRO].refused_correct + by_plan[PS_PLAN_PRO].refused_early, 0);
+    CHECK_INT(by_plan[PS_PLAN_PRO].filled, 0);
+    CHECK_INT(by_group[0].filled + by_group[0].refused_correct + by_group[0].refused_early, 0);
+    CHECK_INT(by_group[1].refused_correct, 7);
+    CHECK_INT(by_group[1].refused_early, 2);
+    CHECK_INT(by_group[1].filled, 3);
+    CHECK_INT(by_group[2].filled, 0);
+    CHECK_INT((int64_t)ps_lg_limits_windows_filled(&l), 3);
+    ps_lg_limits_free(&l);
+}
+
 int main(void)
 {
     RUN(declared_plan_is_the_allowance);
@@ -671,5 +743,6 @@ int main(void)
     RUN(labels_flask_moving_window);
     RUN(counting_rule_inferred);
     RUN(errors_told_by_refused_windows);
+    RUN(refusals_tallied_by_plan_and_group);
     return TEST_EXIT();
 }

@@ -33,6 +33,7 @@ import time
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import pstest  # noqa: E402
 from pstest import free_port  # noqa: E402
 
 MAIN_KEY = "ps-test-main-k3y-9f2c7a"
@@ -158,6 +159,9 @@ def assert_contract(doc):
     check(sm["not_run"] == untested, "summary not_run %r but %d untested checks listed" % (sm["not_run"], untested))
     check(sm["total"] == sm["passed"] + sm["failed"] + sm["warnings"] + sm["not_run"] + sm["not_applicable"],
           "summary does not add up: %s" % sm)
+    # every reason true: no check not run names, as what decided it, a check that passed
+    for why in pstest.false_reasons(doc):
+        check(False, "reason not true: " + why)
 
 
 def list_ids(binary):
@@ -1168,6 +1172,34 @@ def mode_maxwait(a, tmp):
     check(sent_after <= 6, "%d requests reached the server" % sent_after)
 
 
+def mode_maxwait_lists(a, tmp):
+    """Reasons that are true (issue 19 item 7): the reference server counting lists
+    alone (--count-ops list) in real-time minutes, --max-wait 2s. The limit key is
+    exhausted with lists only, so its recovery is untested (60 s asked: the run is
+    incomplete), but no create was refused: limit429.refused-create-not-stored does
+    not apply, and says so (it was "not run", the run incomplete for it too)."""
+    srv = Server(a.server, ["--count-ops", "list", "--time-scale", "1"], tmp)
+    try:
+        rc, out, err, doc, _ = run_conform(["--base-url", srv.url, "--plan", "pro", "--limit-plan", "free",
+                                            "--max-wait", "2s", "--examples", "20"], a.conform, tmp,
+                                           {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY})
+    finally:
+        srv.stop()
+    if not check(doc is not None, "no JSON report (exit %d)" % rc):
+        return
+    assert_contract(doc)
+    every = {c["id"]: c for s in doc["suites"] for c in s["checks"]}
+    rec, stored = every["limit429.recovers"], every["limit429.refused-create-not-stored"]
+    check(rec["status"] == "not_run" and rec.get("applicable") is True and "--max-wait" in rec.get("message", ""),
+          "limit429.recovers: %s %r, expected untested past --max-wait" % (rec["status"], rec.get("message")))
+    check(stored["status"] == "not_run" and stored.get("applicable") is False and
+          "no create" in stored.get("message", ""),
+          "limit429.refused-create-not-stored: %s applicable=%r %r, expected not applicable: no create refused" % (
+              stored["status"], stored.get("applicable"), stored.get("message")))
+    check(doc["summary"]["not_run"] == 1 and rc == 3,
+          "exit %d, %d untested, expected 3 and recovers alone" % (rc, doc["summary"]["not_run"]))
+
+
 def mode_all429(a, tmp):
     """A service answering 429 (Retry-After 50 s) to everything, with
     --max-wait 3s: it could not be tested, so the run must not pass. Exit 3,
@@ -1902,6 +1934,7 @@ def main():
     fk.add_argument("kind", choices=["garbage", "nonjson", "huge", "close", "slow", "latin1", "chaos"])
     sub.add_parser("politeness")
     sub.add_parser("maxwait")
+    sub.add_parser("maxwait_lists")
     sub.add_parser("all429")
     sub.add_parser("not_applicable")
     sub.add_parser("liberties")
