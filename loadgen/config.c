@@ -109,7 +109,8 @@ void ps_lg_config_usage(FILE *out)
           "      3 the run says nothing about the target (verdict in the JSON): unreachable\n"
           "      (no connection at the start, or every connection down at the end), aborted\n"
           "      (no request answered, or more than half failed), interrupted (SIGINT),\n"
-          "      generator saturated (it could not send the schedule), limits not exercised\n"
+          "      generator saturated (it could not send the schedule for want of CPU),\n"
+          "      connection-limited (... of connections), limits not exercised\n"
           "      (--verify-limits saw no window reach its limit)\n",
           out);
 }

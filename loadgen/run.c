@@ -762,10 +762,11 @@ static void judge_generator(load_run *R)
 }
 
 /* A run that would pass but claims nothing (exit 3): its generator could
- * not send what was asked (saturated), or --verify-limits saw windows but
- * none reach its limit. Connection-limited is the target's doing: the
- * waits are in the corrected latencies, and requests that waited past
- * --timeout in its timeouts. */
+ * not send what was asked, for want of CPU (saturated) or of connections
+ * (connection-limited: the target held them all, or they could not be
+ * opened; its waits are in the corrected latencies and requests that
+ * waited past --timeout in the timeouts, but a rate it never offered is no
+ * capacity), or --verify-limits saw windows but none reach its limit. */
 static const char *run_claims_nothing(load_run *R, size_t filled)
 {
     const ps_lg_config *cfg = R->cfg;
@@ -773,6 +774,12 @@ static const char *run_claims_nothing(load_run *R, size_t filled)
         snprintf(R->why, sizeof R->why, "the generator could not keep its schedule: %s",
                  R->generator.why);
         return "saturated";
+    }
+    if (R->generator.verdict == PS_LG_GEN_CONN_LIMITED) {
+        snprintf(R->why, sizeof R->why,
+                 "the generator could not send what was asked for want of connections: %s",
+                 R->generator.why);
+        return "connection-limited";
     }
     /* A shard sees part of each window: the merge judges the limits. */
     if (cfg->verify_limits && !cfg->shards && filled == 0 &&
@@ -812,8 +819,9 @@ static int judge_results(load_run *R)
     size_t filled = cfg->verify_limits ? ps_lg_limits_windows_filled(&R->limits) : 0;
     if (verdict) {
         exit_code = PS_LG_EXIT_UNREACHABLE;
-    } else if (exit_code == PS_LG_EXIT_OK ||
-               (R->generator.verdict == PS_LG_GEN_SATURATED && R->total.answered == 0)) {
+    } else if (exit_code == PS_LG_EXIT_OK || ((R->generator.verdict == PS_LG_GEN_SATURATED ||
+                                               R->generator.verdict == PS_LG_GEN_CONN_LIMITED) &&
+                                              R->total.answered == 0)) {
         /* A pass needs a generator that sent what it was asked, and limits
          * that were put to the test: else the run claims nothing. A failure
          * stands even so: the target failed under less than was asked,
