@@ -54,6 +54,7 @@ typedef struct ps_burst_request {
 typedef struct ps_burst_options {
     size_t together;        /* released last, on their own */
     ps_tls_client_opts tls; /* --cacert, --insecure, --cert, --key (https, HTTPS proxies) */
+    size_t unpaced_head;    /* of the first requests, these many released back to back */
 } ps_burst_options;
 
 /* What the burst's transport did, for the report. */

@@ -273,7 +273,7 @@ def mode_only_each(a, tmp):
 FAULT_SERVER_ARGS = {"over-admission-race": ["--threads", "4"], "remaining-static": ["--time-scale", "10"],
                      "id-race": ["--threads", "4"]}
 FAULT_ATTEMPTS = {"over-admission-race": 1, "id-race": 3}
-FAULT_RUNNER_ARGS = {"over-admission-race": ["--race-bursts", "6"]}
+FAULT_RUNNER_ARGS = {"over-admission-race": ["--race-bursts", "6", "--max-wait", "30s"]}
 RACE_RUNS = 5
 
 
@@ -303,7 +303,8 @@ def fault_once(a, tmp, via=None):
         if a.strict:
             args.append("--strict")
         rc, out, err, doc, paths = run_conform(args, a.conform, tmp,
-                                               {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY})
+                                               {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY},
+                                               timeout=240 if a.name in FAULT_RUNNER_ARGS else 90)
     finally:
         if stop:
             stop()
@@ -1604,10 +1605,10 @@ def mode_field_race(a, tmp):
     upstream), through a proxy adding 50 ms each way, and both (100 ms each
     way). Behind a latency proxy the windows are 6 s (--time-scale 10: a
     burst over a 100 to 200 ms round trip cannot be judged within a 1 s
-    window) and the runner may wait 60 s for its 6 bursts."""
+    window) and the runner may wait 90 s for its 6 bursts."""
     if "latency" in a.kind:
         FAULT_SERVER_ARGS["over-admission-race"] = ["--threads", "4", "--time-scale", "10"]
-        FAULT_RUNNER_ARGS["over-admission-race"] = ["--race-bursts", "6", "--max-wait", "60s"]
+        FAULT_RUNNER_ARGS["over-admission-race"] = ["--race-bursts", "6", "--max-wait", "90s"]
     via = None if a.kind == "direct" else field_front(a.kind, tmp)
     field_fault(a, tmp, "over-admission-race", "limit429.no-over-admission", via)
 
