@@ -259,10 +259,10 @@ def mode_only_each(a, tmp):
 # Faults that need more of the server to show: a check-then-count race
 # shows only with several event loops serving one burst at once.
 # over-admission-race: the burst's last two requests meet in the limiter whenever they reach
-# two of the 4 loops (11 windows of 15 direct, 12 of 15 through nginx terminating TLS, since
-# the burst's first requests are paced): the runner is asked for 6 bursts (--race-bursts 6,
-# each at a fresh window, stopping at the first over-admission), and every one of RACE_RUNS
-# fresh runs must catch it (mode_field_race; 6 windows at 1 in 4 miss it about once in 4,000).
+# two of the 4 loops (11 windows of 15 direct, 12 of 15 through nginx terminating TLS, for a
+# paced burst): the runner is asked for 6 bursts (--race-bursts 6, each at a fresh window,
+# stopping at the first over-admission; its repeats paced), and every one of RACE_RUNS fresh
+# runs must catch it (mode_field_race; 5 paced windows at 1 in 4 miss it about once in 1,000).
 # remaining-static shows only over three admitted requests on one key in one window, each
 # sent more than a second before the Reset: at --time-scale 60 (1 s windows, whole-second
 # Reset) that depends on the clock's phase and the machine's speed (one ASan run beside a
