@@ -392,6 +392,7 @@ int ps_conform_run(const ps_conform_config *cfg, ps_checks *checks, ps_buf *doc,
     ps_suite_http_dates_finish(c);
 
     ps_suite_clock_finish(c);
+    ps_suite_reset_past_finish(c);
     ps_ratelimit_judge_finish(c); /* its whole-run rules, before the outcomes are read */
     outcome_tally t;
     tally_outcomes(checks, cfg->strict, &t);

@@ -271,6 +271,9 @@ def mode_only_each(a, tmp):
 # generative phase's concurrent burst of 12 over 4 loops); a burst that all lands on one loop
 # (4^-11) or never overlaps is repeated.
 FAULT_SERVER_ARGS = {"over-admission-race": ["--threads", "4"], "remaining-static": ["--time-scale", "10"],
+                     # 6 s windows: a burst judged on the plan's window (Reset names no time
+                     # ahead) seldom straddles one
+                     "reset-clock-behind": ["--time-scale", "10"],
                      "id-race": ["--threads", "4"]}
 FAULT_ATTEMPTS = {"over-admission-race": 1, "id-race": 3}
 FAULT_RUNNER_ARGS = {"over-admission-race": ["--race-bursts", "6", "--max-wait", "30s"]}
