@@ -63,8 +63,8 @@ void ps_reset_past_observe(ps_conform *c, void *state, const ps_observation *o)
     int64_t sent_s = sent_ns / 1000000000;
     ps_rl_info rl;
     ps_rl_read(&ex->resp_headers, sent_s, &rl);
-    last_response now = {rl.limit_state == PS_RL_OK && rl.remaining_state == PS_RL_OK,
-                         rl.limit, rl.remaining, rl.reset};
+    last_response now = {rl.limit_state == PS_RL_OK && rl.remaining_state == PS_RL_OK, rl.limit,
+                         rl.remaining, rl.reset};
     if (rl.reset_state != PS_RL_OK && !ps_ratelimit_reset_lenient(rl.reset_raw, &now.reset))
         now.have = false;
     if (now.have && (now.reset < sent_s - DAY_S || now.reset > sent_s + 2 * DAY_S))
@@ -72,8 +72,8 @@ void ps_reset_past_observe(ps_conform *c, void *state, const ps_observation *o)
     const last_response a = *last;
     *last = now;
     /* counted under the Reset the previous response named: Remaining fell, same window */
-    if (!a.have || !now.have || ex->status == 429 || now.limit != a.limit ||
-        now.reset != a.reset || now.remaining >= a.remaining)
+    if (!a.have || !now.have || ex->status == 429 || now.limit != a.limit || now.reset != a.reset ||
+        now.remaining >= a.remaining)
         return;
     st->judged++;
     int64_t past_ns = sent_ns - now.reset * 1000000000;
