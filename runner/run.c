@@ -255,6 +255,8 @@ static void write_transport(const ps_conform *c, ps_jw *w)
         ps_jw_kdouble(w, "open_ms", (double)bs->open_ns / 1e6, 3);
         ps_jw_kdouble(w, "release_spread_us", (double)bs->spread_ns[0] / 1e3, 1);
         ps_jw_kdouble(w, "crossing_spread_us", (double)bs->spread_ns[1] / 1e3, 1);
+        ps_jw_kdouble(w, "crossing_replies_us", (double)bs->crossing_replies_ns / 1e3, 1);
+        ps_jw_kuint(w, "bursts", (size_t)bs->bursts);
         ps_jw_kuint(w, "reply_cap_bytes", bs->reply_cap);
         ps_jw_object_close(w);
     }

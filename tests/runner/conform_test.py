@@ -261,11 +261,11 @@ def mode_only_each(a, tmp):
 
 # Faults that need more of the server to show: a check-then-count race
 # shows only with several event loops serving one burst at once.
-# A race is a matter of timing: a run that saw none is repeated (each on a
-# fresh server), and the test fails if no attempt catches it. The burst's
-# last two requests meet in the limiter whenever the kernel gives them two
-# of the 4 loops (about 2 runs of 3 on a loaded 2-core machine): 10 attempts
-# miss it about once in 50,000.
+# over-admission-race: the burst's last two requests meet in the limiter whenever they reach
+# two of the 4 loops (11 windows of 15 direct, 12 of 15 through nginx terminating TLS, for a
+# paced burst): the runner is asked for 6 bursts (--race-bursts 6, each at a fresh window,
+# stopping at the first over-admission; its repeats paced), and every one of RACE_RUNS fresh
+# runs must catch it (mode_field_race; 5 paced windows at 1 in 4 miss it about once in 1,000).
 # remaining-static shows only over three admitted requests on one key in one window, each
 # sent more than a second before the Reset: at --time-scale 60 (1 s windows, whole-second
 # Reset) that depends on the clock's phase and the machine's speed (one ASan run beside a
@@ -278,7 +278,9 @@ FAULT_SERVER_ARGS = {"over-admission-race": ["--threads", "4"], "remaining-stati
                      # ahead) seldom straddles one
                      "reset-clock-behind": ["--time-scale", "10"],
                      "id-race": ["--threads", "4"]}
-FAULT_ATTEMPTS = {"over-admission-race": 10, "id-race": 3}
+FAULT_ATTEMPTS = {"over-admission-race": 1, "id-race": 3}
+FAULT_RUNNER_ARGS = {"over-admission-race": ["--race-bursts", "6", "--max-wait", "30s"]}
+RACE_RUNS = 5
 
 
 def mode_fault(a, tmp):
@@ -303,10 +305,12 @@ def fault_once(a, tmp, via=None):
         if via:
             url, extra, stop = via(srv.url)
         args = ["--base-url", url, "--plan", "pro", "--limit-plan", "free", "--max-wait", "10s"] + extra
+        args += FAULT_RUNNER_ARGS.get(a.name, [])  # the last --max-wait wins
         if a.strict:
             args.append("--strict")
         rc, out, err, doc, paths = run_conform(args, a.conform, tmp,
-                                               {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY})
+                                               {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY},
+                                               timeout=240 if a.name in FAULT_RUNNER_ARGS else 90)
     finally:
         if stop:
             stop()
@@ -1592,35 +1596,31 @@ FIELD_FAULTS = ["no-ratelimit-headers-on-errors", "reset-milliseconds", "reset-r
 
 
 def field_fault(a, tmp, name, expected, via):
-    """fault_once for one fault through via, with mode_fault's attempts."""
+    """fault_once for one fault through via; over-admission-race RACE_RUNS
+    times, each a fresh server and runner that must catch it."""
     global failures
     b = argparse.Namespace(**vars(a))
     b.name, b.expected, b.strict, b.advice = name, expected, False, False
-    # through a proxy the race shows in fewer runs (a keep-alive nginx hands the
-    # crossing pair the upstream connections freed last, often one worker's):
-    # 1 to 3 runs in 8 through nginx terminating TLS (about 3 s each), so 60
-    # tries (all missed: about 1 in 10^6); 40 behind the slower latency proxy
-    attempts = FAULT_ATTEMPTS.get(name, 1)
-    if name == "over-admission-race":
-        attempts = 40 if "latency" in getattr(a, "kind", "") else 60
-    for attempt in range(attempts):
+    runs = RACE_RUNS if name == "over-admission-race" else 1
+    for run in range(runs):
         kept, failures = failures, []
         fault_once(b, tmp, via)
-        caught = not failures
-        failures = kept + (failures if caught or attempt + 1 == attempts else [])
-        if caught:
-            print("%s caught at attempt %d" % (name, attempt + 1), file=sys.stderr)
-            return
+        print("%s run %d of %d: %s" % (name, run + 1, runs, "missed" if failures else "caught"), file=sys.stderr)
+        failures = kept + failures
 
 
 def mode_field_race(a, tmp):
-    """over-admission-race (a 100 us check-then-count race) caught through
-    a.kind's field (FAULT_ATTEMPTS tries), as over loopback http. Behind a
-    latency proxy the windows are 6 s (--time-scale 10): a burst over a 100
-    to 200 ms round trip cannot be judged within a 1 s window."""
+    """over-admission-race (a 100 us check-then-count race) caught in each of
+    RACE_RUNS fresh runs: direct, through nginx terminating TLS (keep-alive
+    upstream), through a proxy adding 50 ms each way, and both (100 ms each
+    way). Behind a latency proxy the windows are 6 s (--time-scale 10: a
+    burst over a 100 to 200 ms round trip cannot be judged within a 1 s
+    window) and the runner may wait 90 s for its 6 bursts."""
     if "latency" in a.kind:
         FAULT_SERVER_ARGS["over-admission-race"] = ["--threads", "4", "--time-scale", "10"]
-    field_fault(a, tmp, "over-admission-race", "limit429.no-over-admission", field_front(a.kind, tmp))
+        FAULT_RUNNER_ARGS["over-admission-race"] = ["--race-bursts", "6", "--max-wait", "90s"]
+    via = None if a.kind == "direct" else field_front(a.kind, tmp)
+    field_fault(a, tmp, "over-admission-race", "limit429.no-over-admission", via)
 
 
 def mode_field_faults(a, tmp):
@@ -1959,8 +1959,9 @@ def main():
     sub.add_parser("tls_options")
     sub.add_parser("clock")
     fr = sub.add_parser("field_race")
-    fr.add_argument("kind", choices=["tls", "latency", "tls_latency"])
+    fr.add_argument("kind", choices=["direct", "tls", "latency", "tls_latency"])
     sub.add_parser("field_faults")
+    sub.add_parser("field_proxy_clean")
     sub.add_parser("clock_limiters")
     bw = sub.add_parser("burst_wire")
     bw.add_argument("kind", choices=sorted(WIRE_CASES))
