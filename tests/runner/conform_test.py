@@ -1211,6 +1211,34 @@ def mode_maxwait_lists(a, tmp):
           "exit %d, untested %s, expected 3, recovers and every-operation past --max-wait" % (rc, untested))
 
 
+def mode_limit_too_big(a, tmp):
+    """Reasons that are true (issue 19 item 7): a limit key with 100,000 requests a
+    minute is too big to exhaust. limit429.enforced and no-over-admission are untested
+    saying so, and every check of the 429 itself names what decided it (no 429 to
+    judge, the key not exhausted, limit429.enforced not run): it said "the limit was
+    not exhausted"."""
+    big = "ps-test-big-k3y-7e21aa"
+    srv = Server(a.server, ["--key", big + ":enterprise:100000:1000000"], tmp)
+    try:
+        rc, out, err, doc, _ = run_conform(["--base-url", srv.url, "--plan", "pro", "--limit-plan",
+                                            "enterprise:100000:1000000", "--only", "limit429.*"],
+                                           a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": big})
+    finally:
+        srv.stop()
+    if not check(doc is not None, "no JSON report (exit %d)" % rc):
+        return
+    assert_contract(doc)
+    every = {c["id"]: c for s in doc["suites"] for c in s["checks"]}
+    enforced = every["limit429.enforced"]
+    check(enforced["status"] == "not_run" and "too many to exhaust" in enforced.get("message", ""),
+          "limit429.enforced: %s %r" % (enforced["status"], enforced.get("message")))
+    for cid in ("limit429.error-body", "limit429.remaining-zero", "limit429.retry-after", "limit429.recovers"):
+        m = every[cid].get("message", "")
+        check(every[cid]["status"] == "not_run" and "no 429 to judge" in m and "limit429.enforced not run" in m,
+              "%s: %s %r, expected the fact that decided it" % (cid, every[cid]["status"], m))
+    check(rc == 3, "exit %d, expected 3 (untested)" % rc)
+
+
 def mode_all429(a, tmp):
     """A service answering 429 (Retry-After 50 s) to everything, with
     --max-wait 3s: it could not be tested, so the run must not pass. Exit 3,
@@ -1946,6 +1974,7 @@ def main():
     sub.add_parser("politeness")
     sub.add_parser("maxwait")
     sub.add_parser("maxwait_lists")
+    sub.add_parser("limit_too_big")
     sub.add_parser("all429")
     sub.add_parser("not_applicable")
     sub.add_parser("liberties")
