@@ -253,6 +253,11 @@ def mode_only_each(a, tmp):
             if doc:
                 by = checks_by_status(doc)
                 want = "not_run" if cid in NOT_APPLICABLE_ON_REFERENCE else "passed"
+                # refused-create-not-stored does not apply when the crossing pair's 429 fell on
+                # its list, not its create (as runner_reference allows)
+                if cid == "limit429.refused-create-not-stored" and by.get("not_run") == {cid}:
+                    c = [c for s in doc["suites"] for c in s["checks"] if c["id"] == cid][0]
+                    want = "not_run" if c.get("applicable") is False else want
                 check(by.get(want) == {cid} and len(by) == 1, "--only %s: %s" % (cid, by))
     finally:
         srv.stop()
@@ -399,8 +404,9 @@ def mode_limiter(a, tmp):
     for key, entry in models.items():
         check(entry["model"] in (right, "window", "unknown"),
               "limiter %s, key %s: model %r, expected %s or a generic one" % (a.name, key, entry["model"], right))
-    # The limit burst's admissions (lists, or creates once lists showed uncounted) were counted.
-    if "limit" in models:
+    # The limit burst's admissions (lists, or creates once lists showed uncounted) were counted
+    # (when a burst was judged: a bucket under load may leave none, see excused above).
+    if "limit" in models and not excused:
         op = "createCategory" if a.name == "count_create" else "listCategories"
         check(models["limit"]["counted"][op] == "counted", "limit key counting reported %r" % models["limit"])
     if a.name == "count_list" and "main" in models:
