@@ -67,6 +67,72 @@ ps_rlm_label ps_rlm_label_of(ps_rlm_algo a)
     return PS_RLM_LABEL_UNKNOWN;
 }
 
+bool ps_rlm_shape_refill(const ps_rlm_shape *s)
+{
+    return s->dense || (s->window_ns >= 4 * PS_RLM_RESET_ROUNDING_NS && s->full_ahead_ns > 0 &&
+                        s->full_ahead_ns < s->window_ns / 2);
+}
+
+bool ps_rlm_shape_not_bucket(const ps_rlm_shape *s)
+{
+    if (s->lead_unbounded) return true;
+    return s->max_period_falls >= 2 &&
+           s->max_lead_per_used >= 1.0 / (double)(s->max_period_falls - 1);
+}
+
+ps_rlm_label ps_rlm_classify(const ps_rlm_shape *s)
+{
+    if (s->moved_ahead)
+        return ps_rlm_shape_refill(s) ? PS_RLM_LABEL_TOKEN_BUCKET : PS_RLM_LABEL_MOVING_WINDOW;
+    bool bucket_out = ps_rlm_shape_not_bucket(s);
+    bool fixed = s->whole_returns && bucket_out, log = s->log_returns > 0,
+         counter = s->counter_rises && bucket_out;
+    if (fixed + log + counter == 1)
+        return fixed ? PS_RLM_LABEL_FIXED_WINDOW
+               : log ? PS_RLM_LABEL_SLIDING_LOG
+                     : PS_RLM_LABEL_SLIDING_COUNTER;
+    if (s->part_returns || s->rises) return PS_RLM_LABEL_SLIDING_WINDOW;
+    if (s->held || s->whole_returns) return PS_RLM_LABEL_WINDOW;
+    return PS_RLM_LABEL_UNKNOWN;
+}
+
+const char *ps_rlm_label_evidence(const ps_rlm_shape *s)
+{
+    switch (ps_rlm_classify(s)) {
+    case PS_RLM_LABEL_TOKEN_BUCKET:
+        return "X-RateLimit-Reset moved ahead with requests (when the bucket is full again), and "
+               "a refill showed: token bucket or GCRA";
+    case PS_RLM_LABEL_MOVING_WINDOW:
+        return "X-RateLimit-Reset moved ahead with requests, but no refill showed: a moving "
+               "window (a log whose Reset follows its newest request) or a token bucket, not told "
+               "apart by what was seen";
+    case PS_RLM_LABEL_FIXED_WINDOW:
+        return "Reset held while Remaining fell, and the whole limit came back at Reset sooner "
+               "than a sliding log or counter gives it back, with Reset further ahead than a "
+               "token bucket's: fixed window";
+    case PS_RLM_LABEL_SLIDING_LOG:
+        return "Reset held while Remaining fell, and after Reset only part of the limit came "
+               "back, with a Reset sooner than a counter's next window: sliding log";
+    case PS_RLM_LABEL_SLIDING_COUNTER:
+        return "Reset held while Remaining fell, and Remaining rose before any counted request "
+               "could leave a log, with Reset further ahead than a token bucket's: sliding window "
+               "counter";
+    case PS_RLM_LABEL_SLIDING_WINDOW:
+        return "room came back before Reset, or only part of the limit at Reset: a sliding log "
+               "or sliding window counter, not told apart by what was seen";
+    case PS_RLM_LABEL_WINDOW:
+        if (ps_rlm_shape_not_bucket(s))
+            return "Reset held while Remaining fell: fixed window, sliding log or sliding window "
+                   "counter, not told apart by what was seen";
+        return "Reset held while Remaining fell: fixed window, sliding log or sliding window "
+               "counter, or a token bucket whose Reset moved less than a second per request; not "
+               "told apart by what was seen";
+    case PS_RLM_LABEL_UNKNOWN:
+        break;
+    }
+    return "too few consecutive responses in one window to tell";
+}
+
 /* ---- plan windows --------------------------------------------------------- */
 
 const char *ps_rlm_window_name(ps_rlm_window w)
@@ -286,8 +352,16 @@ static ps_rlm_counted errors_inferred(const ps_rlm_evidence *e, ps_rlm_counting 
         say(c, "; 4xx answers: none admitted on a counted operation");
         return PS_RLM_NOT_SEEN;
     }
+    /* answers one at a time: a fall is the 4xx answer's own, and most
+     * falling shows them counted whatever the Reset-keyed windows say (a
+     * sliding limiter's refuse short of the limit) */
+    if (e->ordered && ef * 2 > ea) {
+        say(c, "; 4xx answers: counted (Remaining fell on %lld of %lld, one at a time)",
+            (long long)ef, (long long)ea);
+        return PS_RLM_COUNTED;
+    }
     windows_vote(e, c, &full, &short_of);
-    if (full != short_of) {
+    if (!e->ordered && full != short_of) {
         bool counted = short_of > full;
         say(c,
             "; 4xx answers: %s (of the windows with 4xx answers %lld were refused once the 2xx "
@@ -295,11 +369,6 @@ static ps_rlm_counted errors_inferred(const ps_rlm_evidence *e, ps_rlm_counting 
             "before, the 4xx answers making it up)",
             counted ? "counted" : "not counted", (long long)full, (long long)short_of);
         return counted ? PS_RLM_COUNTED : PS_RLM_NOT_COUNTED;
-    }
-    if (e->ordered && ef * 2 > ea) {
-        say(c, "; 4xx answers: counted (Remaining fell on %lld of %lld)", (long long)ef,
-            (long long)ea);
-        return PS_RLM_COUNTED;
     }
     say(c, "; 4xx answers: not counted (Remaining fell on %lld of %lld%s)", (long long)ef,
         (long long)ea,

@@ -61,6 +61,55 @@ const char *ps_rlm_label_name(ps_rlm_label l);
 /* The label that names algorithm a ("fixed" is "fixed-window"). */
 ps_rlm_label ps_rlm_label_of(ps_rlm_algo a);
 
+/* What a collector saw of one key and Limit that tells the algorithms
+ * apart, as plain values. The runner's judge fills it from one key's
+ * sequence, the load generator from its windows (one key, Limit and Reset
+ * each, merged across threads and shards); ps_rlm_classify reads it. Times
+ * are arrival times (the client's, or the service's clock: one of them). */
+typedef struct ps_rlm_shape {
+    unsigned held;        /* Reset held while Remaining fell: a window (fixed or sliding) */
+    unsigned moved_ahead; /* Reset moved ahead with requests while the previous Reset was more
+                             than its rounding second off: a token bucket or a moving window */
+    /* what a token bucket shows, or rules it out */
+    int64_t window_ns;         /* the implied window: most Reset - arrival of an admission, less
+                                  the rounding second (0: not known) */
+    int64_t full_ahead_ns;     /* of the Resets under which Remaining stayed at 3/4 of the limit or
+                                  more, the least of their farthest Reset - arrival (0: none) */
+    bool dense;                /* more than the limit admitted within ps_rlm_longest_span(window) */
+    double max_lead_per_used;  /* most (Reset - 1 s - arrival) / (Limit - Remaining), seconds */
+    bool lead_unbounded;       /* Reset over a second ahead of an admission with nothing used */
+    unsigned max_period_falls; /* most counted requests (Remaining fell) under one Reset */
+    /* what came back, and when */
+    unsigned whole_returns; /* the whole limit back at Reset, sooner than a sliding log or
+                               counter gives it back */
+    unsigned part_returns;  /* only part of the limit back at Reset: a sliding log or counter */
+    unsigned log_returns;   /* of those, under a Reset sooner than a counter's next window */
+    unsigned rises;         /* room back under one Reset before it came: a sliding limiter */
+    unsigned counter_rises; /* of those, before any log entry could leave: a sliding counter */
+} ps_rlm_shape;
+
+/* A bucket's refill showed: more than the limit admitted within 0.9 x the
+ * implied window (no log does that), or Reset under half a window off while
+ * 3/4 of the limit was left (no window whose Reset follows its requests
+ * does that). */
+bool ps_rlm_shape_refill(const ps_rlm_shape *s);
+/* No token bucket shows this: n counted requests under one Reset mean its
+ * refill period T < 1 / (n - 1) s (each moves "full again" T later), while
+ * a Reset further ahead than (Limit - Remaining) x T is no bucket's. */
+bool ps_rlm_shape_not_bucket(const ps_rlm_shape *s);
+
+/* The label the shape shows (pure: one rule for both programs). Reset
+ * moving ahead: token-bucket when a refill showed (ps_rlm_shape_refill),
+ * else moving-window. Else
+ * an algorithm is named only when one sign singles it out (fixed-window:
+ * the whole limit back with a bucket excluded; sliding-log; sliding-counter:
+ * a rise with a bucket excluded); sliding-window when room came back before
+ * or only partly at Reset; window when Reset only held; unknown when
+ * nothing showed. */
+ps_rlm_label ps_rlm_classify(const ps_rlm_shape *s);
+/* One sentence of the evidence behind ps_rlm_classify(s). */
+const char *ps_rlm_label_evidence(const ps_rlm_shape *s);
+
 /* ---- plan windows --------------------------------------------------------- */
 
 typedef enum ps_rlm_window {
@@ -244,9 +293,10 @@ typedef struct ps_rlm_counting {
  * them when concurrent); not counted when Remaining held on two or more and
  * fell on no more (a refilling bucket makes a hold mean nothing: not seen);
  * when, under concurrency, none is shown counted but Remaining went below
- * the limit, every operation seen is. 4xx answers of counted operations: the refused
- * windows' arithmetic decides when it tells; else Remaining falls on most
- * of them when the answers were ordered; concurrent falls never show them
+ * the limit, every operation seen is. 4xx answers of counted operations:
+ * answers one at a time count them when Remaining fell on most (their own
+ * falls); else the refused windows' arithmetic decides when it tells (only
+ * windows that are windows: no Reset moved ahead); concurrent falls never show them
  * counted (an uncounted answer telling the state shows a fall a concurrent
  * counted request made). The mask holds exactly the (op, class) pairs
  * whose state is counted. */

@@ -207,6 +207,7 @@ void ps_lg_limits_observe_op(ps_lg_limits *l, size_t key, ps_lg_op op, const ps_
     bool timed = now_ns != INT64_MIN && now_ns > 0;
     if (timed) min_known(&w->first_ns, now_ns);
     if (r->status == 429) {
+        k->after_429 = true;
         w->limited++;
         w->limited_by[op]++;
         if (timed) min_known(&w->first_limited_ns, now_ns);
@@ -230,12 +231,32 @@ void ps_lg_limits_observe_op(ps_lg_limits *l, size_t key, ps_lg_op op, const ps_
         int64_t before = w->min_remaining >= 0 ? w->min_remaining
                          : k->last_remaining_1 ? k->last_remaining_1 - 1
                                                : w->limit;
-        if (r->remaining < before) w->fell_by[kind]++;
+        /* a fall is a counted request's, in any window; a hold tells only
+         * within the Reset the thread's last admission named (after it,
+         * the state may have moved: a window ended, a slot left) */
+        bool fell = r->remaining < before;
+        bool within = !timed || !k->last_admit_ns ||
+                      now_ns < (k->last_reset - PS_RLM_RESET_ROUNDING_S) * 1000000000LL;
+        if (k->after_429 || (!fell && !within))
+            w->untold_by[kind]++;
+        else if (fell)
+            w->fell_by[kind]++;
         k->last_remaining_1 = r->remaining + 1;
+        if (timed && k->last_admit_ns && k->last_limit == r->limit && k->last_reset == reset &&
+            r->remaining > k->last_remaining && now_ns > k->last_admit_ns + PS_RLM_REORDER_NS &&
+            now_ns < (reset - PS_RLM_RESET_ROUNDING_S) * 1000000000LL)
+            w->rises++;
+        if (timed) {
+            k->last_limit = r->limit;
+            k->last_reset = reset;
+            k->last_remaining = r->remaining;
+            k->last_admit_ns = now_ns;
+        }
         if (r->remaining > w->max_remaining) w->max_remaining = r->remaining;
         if (w->min_remaining < 0 || r->remaining < w->min_remaining)
             w->min_remaining = r->remaining;
     }
+    k->after_429 = false;
 }
 
 void ps_lg_limits_failure(ps_lg_limits *l, size_t key)
@@ -264,12 +285,14 @@ void ps_lg_limits_merge(ps_lg_limits *dst, const ps_lg_limits *src)
         for (int k = 0; k < PS_LG_KINDS; k++) {
             d->admitted_by[k] += s->admitted_by[k];
             d->fell_by[k] += s->fell_by[k];
+            d->untold_by[k] += s->untold_by[k];
             min_known(&d->first_admit_ns_by[k], s->first_admit_ns_by[k]);
             max_into(&d->last_admit_ns_by[k], s->last_admit_ns_by[k]);
             max_into(&d->max_ahead_ns_by[k], s->max_ahead_ns_by[k]);
         }
         for (int o = 0; o < PS_LG_OPS; o++)
             d->limited_by[o] += s->limited_by[o];
+        d->rises += s->rises;
         for (uint32_t t = 0; t < s->nadmit_ns; t++)
             add_admit_time(d, s->admit_ns[t]);
     }
@@ -347,8 +370,47 @@ static bool answers_ordered(const ps_lg_config *cfg)
     return cfg->threads == 1 && cfg->connections == 1 && !cfg->burst;
 }
 
+/* (limit, reset) order of window pointers. */
+static int by_limit_reset(const void *a, const void *b)
+{
+    const ps_lg_window *x = *(const ps_lg_window *const *)a, *y = *(const ps_lg_window *const *)b;
+    if (x->limit != y->limit) return x->limit < y->limit ? -1 : 1;
+    return (x->reset > y->reset) - (x->reset < y->reset);
+}
+
+/* Whether a key's Reset-keyed windows are windows: none began while the
+ * previous one of its Limit was more than its rounding second off (a
+ * bucket's or a moving window's Reset moving ahead: each Reset then holds
+ * a few answers). Only then does a window's count say what it admitted,
+ * and its refusals what it held. (Room back under a Reset is no sign here:
+ * an operation not counted is admitted after the counted ones are refused,
+ * and the counting is what is being decided.) *moved: a Reset moved ahead
+ * (a bucket may have refilled between answers). */
+static bool windows_steady(const ps_lg_limits *l, const size_t *slots, size_t nslots, bool *moved)
+{
+    const ps_lg_window **order = malloc((nslots + 1) * sizeof *order);
+    if (!order) abort();
+    for (size_t j = 0; j < nslots; j++)
+        order[j] = &l->slots[slots[j]];
+    qsort(order, nslots, sizeof *order, by_limit_reset);
+    bool steady = true;
+    *moved = false;
+    for (size_t j = 0; j < nslots; j++) {
+        const ps_lg_window *w = order[j];
+        if (j == 0) continue;
+        const ps_lg_window *p = order[j - 1];
+        if (p->limit == w->limit && w->first_ns &&
+            w->first_ns < p->reset * 1000000000LL - PS_RLM_RESET_ROUNDING_NS - PS_RLM_JITTER_NS) {
+            steady = false;
+            *moved = true;
+        }
+    }
+    free(order);
+    return steady;
+}
+
 /* One key's evidence, summed over its windows (tallies: one per window of
- * the key, filled into the caller's array). */
+ * the key, filled into the caller's array, when they are windows). */
 static void key_evidence(const ps_lg_limits *l, const ps_lg_config *cfg, const size_t *slots,
                          size_t nslots, ps_rlm_evidence *e, ps_rlm_window_tally *tallies,
                          bool *seen)
@@ -357,20 +419,26 @@ static void key_evidence(const ps_lg_limits *l, const ps_lg_config *cfg, const s
     e->ops_rule = (ps_rlm_ops_rule)cfg->limited_ops;
     e->errors_rule = (ps_rlm_errors_rule)cfg->limited_errors;
     e->ordered = answers_ordered(cfg);
+    bool moved;
+    bool steady = windows_steady(l, slots, nslots, &moved);
+    /* one at a time, a bucket refilling between answers makes a hold tell
+     * nothing and one fall tell enough (as the runner's sequence); under
+     * concurrency a fall may be another request's, so most must fall */
+    e->refill = moved && e->ordered;
     e->windows = tallies;
     *seen = nslots > 0;
     for (size_t j = 0; j < nslots; j++) {
         const ps_lg_window *w = &l->slots[slots[j]];
         if (w->min_remaining >= 0 && w->min_remaining < w->limit) e->below_limit = true;
-        ps_rlm_window_tally *t = &tallies[e->nwindows++];
+        ps_rlm_window_tally scratch, *t = steady ? &tallies[e->nwindows++] : &scratch;
         memset(t, 0, sizeof *t);
         t->limit = w->limit;
         t->refused = w->limited;
         for (int k = 0; k < PS_LG_KINDS; k++) {
             ps_rlm_tally *by = &e->by[k / 2][k % 2];
-            by->admitted += w->admitted_by[k];
+            by->admitted += w->admitted_by[k] - w->untold_by[k]; /* those that could tell */
             by->fell += w->fell_by[k];
-            by->held += w->admitted_by[k] - w->fell_by[k];
+            by->held += w->admitted_by[k] - w->fell_by[k] - w->untold_by[k];
             t->admitted[k / 2][k % 2] = w->admitted_by[k];
         }
         /* a window that admitted nothing may be a ban's (every request

@@ -79,7 +79,17 @@ typedef struct ps_lg_window {
      * shown (per thread): what a counted admission does and an uncounted
      * one, which tells the state as it stands, does not */
     int64_t fell_by[PS_LG_KINDS];
+    /* admissions right after a 429 on their thread: the state moved (a
+     * window ended, a token or slot came back) to let them in, so whether
+     * Remaining fell tells nothing of their own counting (neither fell
+     * nor held) */
+    int64_t untold_by[PS_LG_KINDS];
     int64_t limited_by[PS_LG_OPS]; /* 429s per operation: refused, so counted */
+    /* admissions whose Remaining rose above the same thread's last one
+     * under this Reset, over PS_RLM_REORDER_NS later and before Reset less
+     * its rounding second: room back before any log entry could leave (a
+     * sliding window counter's decay, or a bucket's refill) */
+    int64_t rises;
     int64_t first_admit_ns_by[PS_LG_KINDS], last_admit_ns_by[PS_LG_KINDS];
     int64_t max_ahead_ns_by[PS_LG_KINDS];
 } ps_lg_window;
@@ -109,6 +119,10 @@ typedef struct ps_lg_key_checks {
     /* this thread's last Remaining on an admission + 1 (0: none), what a
      * window's first admission must go below to count as falling */
     int64_t last_remaining_1;
+    /* this thread's last admission with a Remaining: its Limit, Reset,
+     * Remaining and arrival (ns; 0: none), what a rise is measured from */
+    int64_t last_limit, last_reset, last_remaining, last_admit_ns;
+    bool after_429; /* this thread's last answer on the key was a 429 */
     /* the first offending header of each check, as "X-RateLimit-Reset: 37
      * (...)", shown in the violation's message ("" when none) */
     char missing_sample[64], bad_sample[96], retry_sample[64];

@@ -117,56 +117,98 @@ static int64_t first_admit_ns(const ps_lg_window *w, unsigned mask)
     return first;
 }
 
-/* The label ps_lg_limits_models reports for ws[a..b) (one key and limit, by
- * Reset; mask: the kinds counted). Every model's Reset lies at most a
- * window and a rounding second after an admission, so the implied window
- * (most Reset - arrival, less that second) never exceeds the true one: the
- * bounds below hold whatever the algorithm. */
-static ps_rlm_label infer_label(const ps_lg_window *const *ws, size_t a, size_t b, unsigned mask)
+/* A window's admissions whose Remaining fell (every kind: the model's
+ * signs are the headers', whatever counts). */
+static int64_t falls_of(const ps_lg_window *w)
 {
-    int64_t wn = implied_window_ns(ws, a, b), limit = ws[a]->limit;
-    bool moved_early = false, refill = false, rose = false, partial = false, whole = false;
+    int64_t n = 0;
+    for (int k = 0; k < PS_LG_KINDS; k++)
+        n += w->fell_by[k];
+    return n;
+}
+
+/* The Reset of one window against its arrival times: how far ahead its
+ * Reset was at the most, and what that says of a bucket (its lead per
+ * request used) and of a refill (Reset near while 3/4 of the limit was
+ * left), into s. */
+static void note_window_lead(ps_rlm_shape *s, const ps_lg_window *w, int64_t limit)
+{
+    int64_t ahead = 0;
+    for (int k = 0; k < PS_LG_KINDS; k++)
+        max_into(&ahead, w->max_ahead_ns_by[k]);
+    if (ahead > 0 && w->max_remaining >= 0 && 4 * w->max_remaining >= 3 * limit &&
+        (!s->full_ahead_ns || ahead < s->full_ahead_ns))
+        s->full_ahead_ns = ahead;
+    int64_t falls = falls_of(w);
+    if (falls > 1) s->held++;
+    if ((unsigned)falls > s->max_period_falls) s->max_period_falls = (unsigned)falls;
+    double lead = (double)(w->max_ahead_ns - NS) / 1e9;
+    int64_t used = limit - w->max_remaining;
+    if (w->max_remaining < 0 || !w->max_ahead_ns || lead <= 0) return;
+    if (used <= 0)
+        s->lead_unbounded = true;
+    else if (lead / (double)used > s->max_lead_per_used)
+        s->max_lead_per_used = lead / (double)used;
+}
+
+/* What came back when window w began once p's Reset came (p must have
+ * held something, w must show it), into s. */
+static void note_return(ps_rlm_shape *s, const ps_lg_window *p, const ps_lg_window *w,
+                        int64_t limit, unsigned mask)
+{
+    int64_t f = first_admit_ns(w, mask), pf = first_admit_ns(p, mask);
+    if (!f || w->max_remaining < 0 || p->admitted == 0) return;
+    if (w->max_remaining < limit - 1) {
+        /* part back: a counter's next window ends W after the last, a log's
+         * Reset is its next oldest entry's */
+        s->part_returns++;
+        double w_lo = (double)p->reset - 1.0 - (double)pf / 1e9;
+        if (pf && w_lo > 0 && (double)(w->reset - p->reset) <= w_lo - 1.0) s->log_returns++;
+    } else if (p->last_admit_ns && p->max_ahead_ns > NS &&
+               f < p->last_admit_ns + p->max_ahead_ns - NS - PS_RLM_REORDER_NS) {
+        /* all back while p's latest admission was younger than a window
+         * (p's implied one: never longer than the true one): a sliding log
+         * would still have counted it */
+        s->whole_returns++;
+    }
+}
+
+/* The signs of ws[a..b) (one key and limit, by Reset; mask: the kinds
+ * counted) for the shared model's label (ps_rlm_classify). Every model's
+ * Reset lies at most a window and a rounding second after an admission, so
+ * the implied window (most Reset - arrival, less that second) never
+ * exceeds the true one: the bounds below hold whatever the algorithm. */
+static void shape_of(const ps_lg_window *const *ws, size_t a, size_t b, unsigned mask,
+                     ps_rlm_shape *s)
+{
+    int64_t limit = ws[a]->limit;
+    memset(s, 0, sizeof *s);
+    s->window_ns = implied_window_ns(ws, a, b);
     for (size_t j = a; j < b; j++) {
         const ps_lg_window *w = ws[j];
         /* room back under a Reset that had refused (50 ms: reordering) */
         if (w->first_limited_ns && w->last_admit_ns > w->first_limited_ns + PS_RLM_REORDER_NS)
-            rose = true;
-        /* A bucket's Reset (when it is full again) is near while it is
-         * nearly full; a window's, sliding or not, is a window off then. In
-         * one window Reset is one, so its earliest admission (of any kind,
-         * as max_remaining covers all) is the farthest from it. */
-        int64_t ahead = 0;
-        for (int k = 0; k < PS_LG_KINDS; k++)
-            max_into(&ahead, w->max_ahead_ns_by[k]);
-        if (wn >= 4 * NS && ahead > 0 && ahead < wn / 2 && w->max_remaining >= 0 &&
-            4 * w->max_remaining >= 3 * limit)
-            refill = true;
+            s->rises++;
+        s->counter_rises += (unsigned)w->rises;
+        note_window_lead(s, w, limit);
         if (j == a) continue;
         const ps_lg_window *p = ws[j - 1];
-        if (w->first_ns && w->first_ns < p->reset * NS - NS - PS_RLM_JITTER_NS) {
-            moved_early = true;
-            continue;
-        }
-        /* w began once p's Reset came: what came back (p must have held
-         * something, w must show it) */
-        int64_t f = first_admit_ns(w, mask);
-        if (!f || w->max_remaining < 0 || p->admitted == 0) continue;
-        if (w->max_remaining < limit - 1) partial = true;
-        /* all back while p's latest admission was younger than a window
-         * (p's implied one: never longer than the true one): a sliding log
-         * would still have counted it */
-        else if (p->last_admit_ns && p->max_ahead_ns > NS &&
-                 f < p->last_admit_ns + p->max_ahead_ns - NS - PS_RLM_REORDER_NS)
-            whole = true;
+        if (w->first_ns && w->first_ns < p->reset * NS - NS - PS_RLM_JITTER_NS)
+            s->moved_ahead++;
+        else
+            note_return(s, p, w, limit, mask);
     }
-    if (moved_early) {
-        /* no sliding log admits more than its limit in under a window */
-        if (!refill && ps_rlm_longest_span(wn) > 0)
-            refill = densest(ws, a, b, ps_rlm_longest_span(wn), mask, NULL, NULL) > limit;
-        return refill ? PS_RLM_LABEL_TOKEN_BUCKET : PS_RLM_LABEL_MOVING_WINDOW;
-    }
-    if (rose || partial) return PS_RLM_LABEL_SLIDING_WINDOW;
-    return whole ? PS_RLM_LABEL_FIXED_WINDOW : PS_RLM_LABEL_WINDOW;
+    s->rises += s->counter_rises;
+    /* no sliding log admits more than its limit in under a window */
+    if (s->moved_ahead && !ps_rlm_shape_refill(s) && ps_rlm_longest_span(s->window_ns) > 0)
+        s->dense = densest(ws, a, b, ps_rlm_longest_span(s->window_ns), mask, NULL, NULL) > limit;
+}
+
+static ps_rlm_label infer_label(const ps_lg_window *const *ws, size_t a, size_t b, unsigned mask)
+{
+    ps_rlm_shape s;
+    shape_of(ws, a, b, mask, &s);
+    return ps_rlm_classify(&s);
 }
 
 /* The verdict in progress: the view it judges and the violations found. */

@@ -357,8 +357,11 @@ static int windows(vctx *v, const ps_json *shard, size_t nkeys, int64_t *room)
             if (count(v, j, f, label, 0, admitted, &a)) return -1;
             snprintf(f, sizeof f, "fell_%s", by[k]);
             if (count(v, j, f, label, 0, a, &fell)) return -1;
+            snprintf(f, sizeof f, "untold_%s", by[k]);
+            if (count(v, j, f, label, 0, a - fell, &x)) return -1;
             sum += a;
         }
+        if (count(v, j, "rises", label, 0, admitted, &x)) return -1;
         if (count(v, j, "limited_list", label, 0, limited, &x)) return -1;
         lsum += x;
         if (count(v, j, "limited_create", label, 0, limited, &x)) return -1;

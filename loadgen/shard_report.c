@@ -53,6 +53,11 @@ const ps_lg_field ps_lg_window_fields[PS_LG_WINDOW_FIELDS] = {
     {"fell_create_4xx", offsetof(ps_lg_window, fell_by[PS_LG_KIND_CREATE_4XX]), 0},
     {"limited_list", offsetof(ps_lg_window, limited_by[PS_LG_OP_LIST]), 0},
     {"limited_create", offsetof(ps_lg_window, limited_by[PS_LG_OP_CREATE]), 0},
+    {"untold_list", offsetof(ps_lg_window, untold_by[PS_LG_KIND_LIST]), 0},
+    {"untold_list_4xx", offsetof(ps_lg_window, untold_by[PS_LG_KIND_LIST_4XX]), 0},
+    {"untold_create", offsetof(ps_lg_window, untold_by[PS_LG_KIND_CREATE]), 0},
+    {"untold_create_4xx", offsetof(ps_lg_window, untold_by[PS_LG_KIND_CREATE_4XX]), 0},
+    {"rises", offsetof(ps_lg_window, rises), 0},
 };
 
 static int hist_member(ps_jw *w, const char *key, const ps_hist *h, ps_error *err)

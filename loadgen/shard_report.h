@@ -40,7 +40,7 @@ typedef struct ps_lg_shard_report {
  * writes them, merge.c reads them back. */
 #define PS_LG_KEY_CHECK_FIELDS 6
 extern const ps_lg_field ps_lg_key_check_fields[PS_LG_KEY_CHECK_FIELDS];
-#define PS_LG_WINDOW_FIELDS 16
+#define PS_LG_WINDOW_FIELDS 21
 extern const ps_lg_field ps_lg_window_fields[PS_LG_WINDOW_FIELDS];
 
 /* Writes the "shard" member (ps_lg_summary's extra hook). */

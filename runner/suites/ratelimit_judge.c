@@ -34,11 +34,14 @@ typedef struct resp_rec {
  * its requests were counted (see burst_end). */
 #define BURST_SEEN_MAX 1024
 
-/* What tells the limiter models apart (see model_name). Only responses
+/* What tells the limiter models apart (see shape_of). Only responses
  * carrying the Limit of the first one count: a day window's headers say
  * nothing of the minute's algorithm. Times in ns of the wall clock. */
 typedef struct model_clues {
     int64_t limit;
+    /* the last admission of the sequence with a usable Reset: what came
+     * back is measured from it, across the 429s between */
+    resp_rec last_ok;
     /* the current period: responses naming one Reset, and the counted
      * requests (falls, Reset held) seen in it */
     int64_t period_reset, first_fall_done_ns, last_fall_sent_ns;
@@ -49,8 +52,16 @@ typedef struct model_clues {
     bool lead_unbounded;
     /* evidence seen, each excluding the other models but perhaps a bucket */
     unsigned fixed_returns; /* the whole limit back sooner than a log or counter allow */
-    unsigned log_returns;   /* part back at Reset, sooner than a counter's next window */
+    unsigned part_returns;  /* part back at Reset */
+    unsigned log_returns;   /* of those, sooner than a counter's next window */
     unsigned counter_rises; /* Remaining rose while no log entry could leave */
+    /* a bucket's refill (ps_rlm_shape_refill): the most Reset - arrival of
+     * a response; per Reset, its farthest Reset - arrival and its most
+     * Remaining; the least farthest of the Resets whose Remaining stayed
+     * at 3/4 of the limit or more (0: none) */
+    int64_t max_ahead_ns;
+    int64_t cur_reset, cur_ahead_ns, cur_max_remaining;
+    int64_t full_ahead_ns;
 } model_clues;
 
 /* One concurrent burst on a key. */
@@ -434,8 +445,26 @@ static double s_of(int64_t ns)
     return (double)ns / 1e9;
 }
 
+/* The farthest Reset - arrival under the current Reset, when Remaining
+ * stayed at 3/4 of the limit or more under it, into *least. */
+static void full_period(const model_clues *m, int64_t *least)
+{
+    if (!m->cur_reset || m->cur_ahead_ns <= 0 || 4 * m->cur_max_remaining < 3 * m->limit) return;
+    if (!*least || m->cur_ahead_ns < *least) *least = m->cur_ahead_ns;
+}
+
 static void note_response(model_clues *m, const resp_rec *b)
 {
+    int64_t ahead = b->reset * 1000000000LL - b->done_ns;
+    if (ahead > m->max_ahead_ns) m->max_ahead_ns = ahead;
+    if (b->reset != m->cur_reset) {
+        full_period(m, &m->full_ahead_ns);
+        m->cur_reset = b->reset;
+        m->cur_ahead_ns = 0;
+        m->cur_max_remaining = -1;
+    }
+    if (ahead > m->cur_ahead_ns) m->cur_ahead_ns = ahead;
+    if (b->remaining > m->cur_max_remaining) m->cur_max_remaining = b->remaining;
     /* A token bucket's Reset is when it is full again: no further ahead
      * than Limit - Remaining requests' worth of refill. */
     double lead = (double)b->reset - 1.0 - s_of(b->done_ns);
@@ -469,9 +498,11 @@ static void note_pair(model_clues *m, const resp_rec *a, const resp_rec *b)
         m->counter_rises++;
         return;
     }
-    /* b after the Reset of a period that showed counted requests: what came back */
-    if (m->period_reset != a->reset || !m->period_falls || b->reset <= a->reset || d >= 0 ||
-        b->status < 200 || b->status >= 300 || b->sent_ns < a->reset * 1000000000LL)
+    /* b after the Reset of a period that showed counted requests: what came
+     * back (any admitted answer tells the state, a 4xx one too; a sliding
+     * log frees one slot at a time, so Remaining need not rise) */
+    if (m->period_reset != a->reset || !m->period_falls || b->reset <= a->reset ||
+        b->sent_ns < (a->reset - PS_RLM_RESET_ROUNDING_S) * 1000000000LL)
         return;
     double w_lo = (double)a->reset - 1.0 - s_of(m->first_fall_done_ns);
     if (w_lo <= 0) return; /* the period too short to bound W */
@@ -487,18 +518,9 @@ static void note_pair(model_clues *m, const resp_rec *a, const resp_rec *b)
         /* Part came back after Reset: no fixed window (it gives all back),
          * no bucket (full at its Reset); a counter's next window ends W
          * after the last, a log's Reset is its next oldest entry's. */
+        m->part_returns++;
         if ((double)(b->reset - a->reset) <= w_lo - 1.0) m->log_returns++;
     }
-}
-
-/* No token bucket shows this: n counted requests with one Reset mean its
- * refill period T < 1 / (n - 1) (each moves "full again" T later), while
- * a Reset further ahead than (Limit - Remaining) * T is no bucket's. */
-static bool not_bucket(const model_clues *m)
-{
-    if (m->lead_unbounded) return true;
-    return m->max_period_falls >= 2 &&
-           m->max_lead_per_used >= 1.0 / (double)(m->max_period_falls - 1);
 }
 
 static void note_model(key_seq *tr, const resp_rec *b)
@@ -508,8 +530,9 @@ static void note_model(key_seq *tr, const resp_rec *b)
     if (!m->limit) m->limit = b->limit;
     if (b->limit != m->limit) return;
     note_response(m, b);
-    const resp_rec *a = &tr->last;
-    if (a->have && a->status != 429 && a->reset_sane && a->limit == m->limit) note_pair(m, a, b);
+    const resp_rec *a = &m->last_ok;
+    if (a->have && a->limit == m->limit) note_pair(m, a, b);
+    m->last_ok = *b;
 }
 
 /* A concurrent burst's admissions: one of n pairwise different Remaining
@@ -567,7 +590,8 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
     const ps_exchange *ex = &in_service;
     /* A mangled credential the server nevertheless accepted may have been
      * counted against the main key: its sequence starts afresh. */
-    if (o->role == PS_KEY_MANGLED_MAIN && ex->status != 401) j->main.last.have = false;
+    if (o->role == PS_KEY_MANGLED_MAIN && ex->status != 401)
+        j->main.last.have = j->main.clues.last_ok.have = false;
     key_seq *tr = seq_for(c, j, o->role);
     fields f;
     judge_fields(c, tr, o->role, ex, &f);
@@ -577,7 +601,7 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
     tr->seen = true;
     if (j->concurrent) burst_note(tr, ex, &f);
     if (j->concurrent || !f.limit_ok || !f.remaining_ok) {
-        tr->last.have = false;
+        tr->last.have = tr->clues.last_ok.have = false;
         return;
     }
     if (!f.reset_usable || !f.reset_sane) {
@@ -622,16 +646,33 @@ bool ps_ratelimit_judge_in_burst(const ps_conform *c)
 
 /* ---- what the judge learned ---------------------------------------------- */
 
-static bool is_bucket(const key_seq *k)
+/* The key's signs for the shared model's classification
+ * (ps_rlm_classify), as plain values. */
+static void shape_of(const key_seq *k, ps_rlm_shape *s)
 {
-    return k->moved_later > 0;
+    const model_clues *m = &k->clues;
+    memset(s, 0, sizeof *s);
+    s->held = k->held;
+    s->moved_ahead = k->moved_later;
+    s->window_ns =
+        m->max_ahead_ns > PS_RLM_RESET_ROUNDING_NS ? m->max_ahead_ns - PS_RLM_RESET_ROUNDING_NS : 0;
+    s->full_ahead_ns = m->full_ahead_ns;
+    full_period(m, &s->full_ahead_ns);
+    s->max_lead_per_used = m->max_lead_per_used;
+    s->lead_unbounded = m->lead_unbounded;
+    s->max_period_falls = m->max_period_falls;
+    s->whole_returns = m->fixed_returns;
+    s->part_returns = m->part_returns;
+    s->log_returns = m->log_returns;
+    s->rises = m->counter_rises;
+    s->counter_rises = m->counter_rises;
 }
 
 static ps_rlm_label model_of(const key_seq *k)
 {
-    if (is_bucket(k)) return PS_RLM_LABEL_TOKEN_BUCKET;
-    if (k->held) return PS_RLM_LABEL_WINDOW;
-    return PS_RLM_LABEL_UNKNOWN;
+    ps_rlm_shape s;
+    shape_of(k, &s);
+    return ps_rlm_classify(&s);
 }
 
 /* The key's evidence for the shared model: answers one at a time (a
@@ -643,7 +684,7 @@ static void counting_of(const key_seq *k, ps_rlm_counting *out)
     ps_rlm_evidence e;
     memset(&e, 0, sizeof e); /* the rules: inferred (PS_RLM_OPS_AUTO, PS_RLM_ERRORS_AUTO) */
     e.ordered = true;
-    e.refill = is_bucket(k);
+    e.refill = k->moved_later > 0;
     for (int o = 0; o < PS_RLM_OPS; o++) {
         for (int cls = 0; cls < PS_RLM_CLASSES; cls++) {
             ps_rlm_tally *t = &e.by[o][cls];
@@ -723,62 +764,6 @@ void ps_ratelimit_judge_finish(const ps_conform *c)
     if (ps_conform_cfg(c)->limit_key_given) finish_key(c, &j->limit, any_fall);
 }
 
-/* The window model the clues single out, or NULL when none or several
- * do: a name is given only when what was seen excludes the other three. */
-static const char *steady_model(const key_seq *k, const char **evidence)
-{
-    const model_clues *m = &k->clues;
-    bool bucket_out = not_bucket(m);
-    bool fixed = m->fixed_returns && bucket_out, log = m->log_returns > 0,
-         counter = m->counter_rises && bucket_out;
-    if (fixed + log + counter != 1) return NULL;
-    if (fixed) {
-        *evidence = "Reset held while Remaining fell, and the whole limit came back at Reset "
-                    "sooner than a sliding log or counter gives it back, with Reset further ahead "
-                    "than a token bucket's: fixed window";
-        return ps_rlm_label_name(PS_RLM_LABEL_FIXED_WINDOW);
-    }
-    if (log) {
-        *evidence = "Reset held while Remaining fell, and after Reset only part of the limit came "
-                    "back, with a Reset sooner than a counter's next window: sliding log";
-        return ps_rlm_label_name(PS_RLM_LABEL_SLIDING_LOG);
-    }
-    *evidence = "Reset held while Remaining fell, and Remaining rose before any counted request "
-                "could leave a log, with Reset further ahead than a token bucket's: sliding window "
-                "counter";
-    return ps_rlm_label_name(PS_RLM_LABEL_SLIDING_COUNTER);
-}
-
-static const char *model_name(const key_seq *k)
-{
-    const char *evidence;
-    if (model_of(k) != PS_RLM_LABEL_WINDOW) return ps_rlm_label_name(model_of(k));
-    const char *name = steady_model(k, &evidence);
-    return name ? name : ps_rlm_label_name(PS_RLM_LABEL_WINDOW);
-}
-
-static const char *model_evidence(const key_seq *k)
-{
-    const char *evidence = NULL;
-    switch (model_of(k)) {
-    case PS_RLM_LABEL_TOKEN_BUCKET:
-        return "X-RateLimit-Reset moved later with each counted request (when the bucket is full "
-               "again): "
-               "token bucket or GCRA";
-    case PS_RLM_LABEL_WINDOW:
-        if (steady_model(k, &evidence)) return evidence;
-        if (not_bucket(&k->clues))
-            return "Reset held while Remaining fell: fixed window, sliding log or sliding window "
-                   "counter, not told apart by what was seen";
-        return "Reset held while Remaining fell: fixed window, sliding log or sliding window "
-               "counter, or a token bucket whose Reset moved less than a second per request; not "
-               "told apart by what was seen";
-    default:
-        break;
-    }
-    return "too few consecutive responses in one window to tell";
-}
-
 void ps_ratelimit_judge_report(const ps_conform *c, ps_jw *w)
 {
     judge *j = judge_of(c);
@@ -788,8 +773,10 @@ void ps_ratelimit_judge_report(const ps_conform *c, ps_jw *w)
         if (!k->seen || (i == 1 && !ps_conform_cfg(c)->limit_key_given)) continue;
         ps_jw_object_open(w);
         ps_jw_kstring(w, "key", i == 0 ? "main" : "limit");
-        ps_jw_kstring(w, "model", model_name(k));
-        ps_jw_kstring(w, "evidence", model_evidence(k));
+        ps_rlm_shape shape;
+        shape_of(k, &shape);
+        ps_jw_kstring(w, "model", ps_rlm_label_name(ps_rlm_classify(&shape)));
+        ps_jw_kstring(w, "evidence", ps_rlm_label_evidence(&shape));
         /* exactly what ps_ratelimit_judge_view gives the suites */
         ps_rlm_counting cnt;
         counting_of(k, &cnt);

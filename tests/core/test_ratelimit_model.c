@@ -137,12 +137,20 @@ static void errors_rules(void)
     ps_rlm_counting c = decide(&e);
     CHECK_INT(c.errors, PS_RLM_COUNTED);
     CHECK(c.mask & PS_RLM_KIND_BIT(PS_RLM_OP_CREATE, PS_RLM_4XX));
-    /* refused once the 2xx answers reached 60: not counted, even ordered */
+    /* refused once the 2xx answers reached 60: not counted */
     w.admitted[PS_RLM_OP_CREATE][PS_RLM_2XX] = 60;
-    e.ordered = true;
     c = decide(&e);
     CHECK_INT(c.errors, PS_RLM_NOT_COUNTED);
     CHECK(!(c.mask & PS_RLM_KIND_BIT(PS_RLM_OP_CREATE, PS_RLM_4XX)));
+    /* one at a time, falls are the answers' own: they decide (a sliding
+     * limiter's Reset-keyed windows refuse short of the limit whatever
+     * counts), as the runner's judge reads them */
+    e.ordered = true;
+    CHECK_INT(decide(&e).errors, PS_RLM_COUNTED);
+    e.by[PS_RLM_OP_CREATE][PS_RLM_4XX] = (ps_rlm_tally){3, 0, 3};
+    CHECK_INT(decide(&e).errors, PS_RLM_NOT_COUNTED);
+    e.by[PS_RLM_OP_CREATE][PS_RLM_4XX] = (ps_rlm_tally){3, 3, 0};
+    e.ordered = false;
     /* unrefused, the 4xx answers past the limit: not counted */
     w.refused = 0;
     CHECK_INT(decide(&e).errors, PS_RLM_NOT_COUNTED);
@@ -286,6 +294,290 @@ static void same_evidence_same_classification(void)
     }
 }
 
+/* ---- every algorithm, every counting rule, two collectors ---------------- */
+
+/* The reference server's four algorithms (docs/rate-limits.md), limit 60
+ * per 60 s, answering one request at t (ns). A request of a kind the
+ * service does not count is never refused and tells the state as it stands. */
+typedef struct sim {
+    ps_rlm_algo algo;
+    int64_t start, tat, log[64];
+    int count, prev, nlog;
+    bool begun;
+} sim;
+
+enum { SIM_L = 60 };
+#define SIM_W (60 * NS)
+
+static int64_t ceil_s(int64_t ns)
+{
+    return (ns + NS - 1) / NS;
+}
+
+/* Answers a request at t; counted: the service counts its kind. Fills the
+ * answer's Remaining and Reset; false when it is refused (429). */
+static bool sim_answer(sim *s, int64_t t, bool counted, int64_t *remaining, int64_t *reset)
+{
+    const int64_t T = SIM_W / SIM_L;
+    bool admit = true;
+    switch (s->algo) {
+    case PS_RLM_FIXED:
+        if (!s->begun || t >= s->start + SIM_W) {
+            s->begun = true;
+            s->start = t;
+            s->count = 0;
+        }
+        if (counted) {
+            admit = s->count < SIM_L;
+            s->count += admit;
+        }
+        *remaining = SIM_L - s->count;
+        *reset = ceil_s(s->start + SIM_W);
+        break;
+    case PS_RLM_SLIDING_COUNTER: {
+        if (!s->begun || t >= s->start + 2 * SIM_W) {
+            s->begun = true;
+            s->start = t;
+            s->prev = s->count = 0;
+        } else if (t >= s->start + SIM_W) {
+            s->start += SIM_W;
+            s->prev = s->count;
+            s->count = 0;
+        }
+        double est = s->prev * (1.0 - (double)(t - s->start) / (double)SIM_W) + s->count;
+        if (counted) {
+            admit = est + 1 <= SIM_L;
+            s->count += admit;
+        }
+        *remaining = (int64_t)(SIM_L - est - (counted && admit));
+        if (*remaining < 0) *remaining = 0;
+        *reset = ceil_s(s->start + SIM_W);
+        break;
+    }
+    case PS_RLM_SLIDING_LOG: {
+        int keep = 0;
+        for (int i = 0; i < s->nlog; i++)
+            if (s->log[i] + SIM_W > t) s->log[keep++] = s->log[i];
+        s->nlog = keep;
+        if (counted) {
+            admit = s->nlog < SIM_L;
+            if (admit) s->log[s->nlog++] = t;
+        }
+        *remaining = SIM_L - s->nlog;
+        *reset = s->nlog ? ceil_s(s->log[0] + SIM_W) : ceil_s(t);
+        break;
+    }
+    case PS_RLM_TOKEN_BUCKET:
+    case PS_RLM_ALGOS:
+        if (s->tat < t) s->tat = t;
+        if (counted) {
+            admit = s->tat + T - t <= SIM_W;
+            if (admit) s->tat += T;
+        }
+        *remaining = (SIM_W - (s->tat - t)) / T;
+        *reset = ceil_s(s->tat);
+        break;
+    }
+    if (!admit) *remaining = 0;
+    return admit;
+}
+
+/* One timed answer of a run: the runner's and the load generator's. */
+typedef struct timed_answer {
+    int64_t t;
+    bool list;
+    int status;
+    int64_t remaining, reset;
+} timed_answer;
+
+/* A client's run against algo: lists, creates and invalid creates in turn,
+ * one every step_ns for 130 s (two windows and more); the service counts
+ * lists, creates and the creates' 400s as said. n answers into *out. */
+static size_t sim_run(ps_rlm_algo algo, bool lists, bool creates, bool errors, int64_t step_ns,
+                      timed_answer **out)
+{
+    size_t cap = (size_t)(130 * NS / step_ns) + 1, n = 0;
+    timed_answer *a = calloc(cap, sizeof *a);
+    if (!a) abort();
+    sim s;
+    memset(&s, 0, sizeof s);
+    s.algo = algo;
+    for (int64_t t = T0 * NS; n < cap; t += step_ns, n++) {
+        int kind = (int)(n % 3); /* list, create, invalid create */
+        bool counted = kind == 0 ? lists : kind == 1 ? creates : creates && errors;
+        timed_answer *x = &a[n];
+        x->t = t;
+        x->list = kind == 0;
+        bool admit = sim_answer(&s, t, counted, &x->remaining, &x->reset);
+        x->status = !admit ? 429 : kind == 0 ? 200 : kind == 1 ? 201 : 400;
+    }
+    *out = a;
+    return n;
+}
+
+static void runner_see(ps_conform *c, const timed_answer *a)
+{
+    ps_exchange ex;
+    memset(&ex, 0, sizeof ex);
+    ex.method = strdup(a->list ? "GET" : "POST");
+    ex.url = strdup("http://127.0.0.1:1/v1/categories");
+    ex.curl = strdup("curl");
+    ex.responded = true;
+    ex.status = a->status;
+    ex.body_cap = 4096;
+    ex.sent_wall_ns = a->t - MS;
+    ex.done_wall_ns = a->t;
+    char v[32];
+    ps_headers_add(&ex.resp_headers, "Content-Type", 12, "application/json", 16);
+    ps_headers_add(&ex.resp_headers, "X-RateLimit-Limit", 17, "60", 2);
+    snprintf(v, sizeof v, "%lld", (long long)a->remaining);
+    ps_headers_add(&ex.resp_headers, "X-RateLimit-Remaining", 21, v, strlen(v));
+    snprintf(v, sizeof v, "%lld", (long long)a->reset);
+    ps_headers_add(&ex.resp_headers, "X-RateLimit-Reset", 17, v, strlen(v));
+    if (a->status == 429) ps_headers_add(&ex.resp_headers, "Retry-After", 11, "1", 1);
+    ps_buf_append(&ex.body, "[]", 2);
+    ex.body_total = 2;
+    ps_conform_observe(c, &ex, PS_KEY_MAIN);
+    ps_exchange_free(&ex);
+}
+
+/* The runner's label (its report's "model") and counting of a run. */
+static void runner_classify(const timed_answer *seq, size_t n, ps_rlm_label *label,
+                            ps_rl_key_view *view)
+{
+    ps_conform_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.base_url = "http://127.0.0.1:1/v1";
+    cfg.api_key = "unit-main-key";
+    cfg.plan = (ps_plan){PS_PLAN_FREE, 60, 1000};
+    cfg.limit_plan = cfg.plan;
+    cfg.timeout_ns = cfg.max_wait_ns = NS;
+    cfg.max_body = 4096;
+    ps_checks *checks = ps_checks_create();
+    ps_error err;
+    ps_conform *c =
+        ps_conform_create(&cfg, checks, ps_suite_observers, ps_suite_observer_count, &err);
+    CHECK(c != NULL);
+    if (!c) return;
+    for (size_t i = 0; i < n; i++)
+        runner_see(c, &seq[i]);
+    CHECK(ps_ratelimit_judge_view(c, PS_KEY_MAIN, view));
+    *label = view->model;
+    ps_buf doc = PS_BUF_INIT;
+    ps_conform_report_doc(c, 0, &doc);
+    ps_buf_free(&doc);
+    ps_conform_destroy(c);
+    ps_checks_destroy(checks);
+}
+
+/* The load generator's label (ps_lg_limits_models) and counting of a run
+ * on one connection. */
+static void loadgen_classify(const timed_answer *seq, size_t n, ps_rlm_label *label,
+                             ps_rlm_counting *counting)
+{
+    static char k0[] = "unit-main-key";
+    ps_lg_key keys[1] = {{.key = k0, .plan = {PS_PLAN_FREE, 60, 1000}}};
+    ps_lg_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.keys = keys;
+    cfg.nkeys = 1;
+    cfg.threads = cfg.connections = 1;
+    ps_lg_limits l;
+    ps_lg_limits_init(&l, 1);
+    for (size_t i = 0; i < n; i++) {
+        ps_lg_resp r;
+        memset(&r, 0, sizeof r);
+        r.status = seq[i].status;
+        r.seen = PS_LG_H_LIMIT | PS_LG_H_REMAINING | PS_LG_H_RESET;
+        if (r.status == 429) {
+            r.seen |= PS_LG_H_RETRY_AFTER;
+            r.retry_after_wait_s = 1;
+        }
+        r.limit = 60;
+        r.remaining = seq[i].remaining;
+        r.reset = seq[i].reset;
+        ps_lg_limits_observe_op(&l, 0, seq[i].list ? PS_LG_OP_LIST : PS_LG_OP_CREATE, &r, seq[i].t);
+    }
+    ps_lg_counting *c;
+    size_t nc;
+    ps_lg_limits_counting(&l, &cfg, &c, &nc);
+    CHECK_INT(nc, 1);
+    if (nc) *counting = c[0].counting;
+    free(c);
+    ps_lg_key_model *m;
+    size_t nm;
+    ps_lg_limits_models(&l, &cfg, &m, &nm);
+    CHECK_INT(nm, 1);
+    *label = nm ? m[0].model : PS_RLM_LABEL_UNKNOWN;
+    free(m);
+    ps_lg_limits_free(&l);
+}
+
+/* Whether label may be given to algo: its own, or a label naming no
+ * algorithm that algo's headers fit. */
+static bool label_fits(ps_rlm_algo algo, ps_rlm_label label)
+{
+    if (label == ps_rlm_label_of(algo) || label == PS_RLM_LABEL_WINDOW) return true;
+    if (algo == PS_RLM_SLIDING_LOG || algo == PS_RLM_SLIDING_COUNTER)
+        return label == PS_RLM_LABEL_SLIDING_WINDOW;
+    if (algo == PS_RLM_TOKEN_BUCKET) return label == PS_RLM_LABEL_MOVING_WINDOW;
+    return false;
+}
+
+/* Every algorithm under every counting rule (lists, creates, both; the
+ * creates' 400s counted or not), read at two paces: the runner's judge and
+ * the load generator's collector, fed the same answers, give the same
+ * label and the same counting, and both are right. */
+static void every_algorithm_same_classification(void)
+{
+    static const bool rules[][3] = {{true, true, true},
+                                    {true, true, false},
+                                    {true, false, false},
+                                    {false, true, true},
+                                    {false, true, false}};
+    static const int64_t steps[] = {NS / 20, NS / 4};
+    for (int algo = 0; algo < PS_RLM_ALGOS; algo++)
+        for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++)
+            for (size_t p = 0; p < sizeof steps / sizeof steps[0]; p++) {
+                timed_answer *seq;
+                size_t n = sim_run((ps_rlm_algo)algo, rules[r][0], rules[r][1], rules[r][2],
+                                   steps[p], &seq);
+                ps_rlm_label rl = PS_RLM_LABEL_UNKNOWN, ll = PS_RLM_LABEL_UNKNOWN;
+                ps_rl_key_view rv;
+                ps_rlm_counting lc;
+                memset(&rv, 0, sizeof rv);
+                memset(&lc, 0, sizeof lc);
+                runner_classify(seq, n, &rl, &rv);
+                loadgen_classify(seq, n, &ll, &lc);
+                fprintf(stderr,
+                        "  %s, counting %d%d%d, every %lld ms: runner %s %s/%s/%s, loadgen %s "
+                        "%s/%s/%s\n",
+                        ps_rlm_algo_name((ps_rlm_algo)algo), rules[r][0], rules[r][1], rules[r][2],
+                        (long long)(steps[p] / MS), ps_rlm_label_name(rl),
+                        ps_rlm_counted_name(rv.list_counted),
+                        ps_rlm_counted_name(rv.create_counted),
+                        ps_rlm_counted_name(rv.errors_counted), ps_rlm_label_name(ll),
+                        ps_rlm_counted_name(lc.ops[0]), ps_rlm_counted_name(lc.ops[1]),
+                        ps_rlm_counted_name(lc.errors));
+                CHECK_STR(ps_rlm_label_name(rl), ps_rlm_label_name(ll));
+                CHECK(label_fits((ps_rlm_algo)algo, ll));
+                CHECK_INT(rv.list_counted, lc.ops[PS_RLM_OP_LIST]);
+                CHECK_INT(rv.create_counted, lc.ops[PS_RLM_OP_CREATE]);
+                CHECK_INT(rv.errors_counted, lc.errors);
+                /* right too: an uncounted operation is not counted, or (a
+                 * refilling bucket holds Remaining whatever is counted) not
+                 * told; 4xx answers as the rule says */
+                for (int o = 0; o < PS_RLM_OPS; o++) {
+                    bool counts = rules[r][o];
+                    CHECK(lc.ops[o] == (counts ? PS_RLM_COUNTED : PS_RLM_NOT_COUNTED) ||
+                          (!counts && algo == PS_RLM_TOKEN_BUCKET && lc.ops[o] == PS_RLM_NOT_SEEN));
+                }
+                if (rules[r][1])
+                    CHECK(lc.errors == (rules[r][2] ? PS_RLM_COUNTED : PS_RLM_NOT_COUNTED));
+                free(seq);
+            }
+}
+
 int main(void)
 {
     RUN(names_and_windows);
@@ -293,5 +585,6 @@ int main(void)
     RUN(counting_rules);
     RUN(errors_rules);
     RUN(same_evidence_same_classification);
+    RUN(every_algorithm_same_classification);
     return TEST_EXIT();
 }

@@ -152,7 +152,8 @@ static void sliding_counter_not_log(void)
     run_open(&r, false);
     quick_falls(&r, 4);
     see(&r, PS_KEY_MAIN, "GET", 200, 49, 8, 4050);
-    check_report(&r, "main", "model", "window");
+    /* part back: a sliding limiter, log or counter not told apart */
+    check_report(&r, "main", "model", "sliding-window");
 
     run_open(&r, false);
     quick_falls(&r, 4);
