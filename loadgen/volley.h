@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "loadgen/respparse.h"
+#include "loadgen/response.h"
 
 /* Concurrent requests of one volley at most; volleys waiting at most. */
 #define PS_LG_VOLLEY_MAX 8

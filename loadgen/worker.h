@@ -27,7 +27,7 @@
 #include "loadgen/config.h"
 #include "loadgen/limits.h"
 #include "loadgen/live_metrics.h"
-#include "loadgen/respparse.h"
+#include "loadgen/response.h"
 #include "loadgen/schedule.h"
 #include "loadgen/stats.h"
 #include "loadgen/volley.h"
