@@ -254,6 +254,10 @@ static void conn_open(loop *L, int i, int64_t now)
     c->retry_at = now + RECONNECT_DELAY_NS;
     int fd = socket(sh->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
+        /* the generator's own limit (descriptors): the summary says so */
+        char why[96];
+        snprintf(why, sizeof why, "cannot open a socket: %s", strerror(errno));
+        ps_lg_note_failure(L->t, why);
         on_connect_failure(L, now);
         return;
     }

@@ -109,12 +109,25 @@ void ps_lg_generator_judge(const ps_lg_config *cfg, const ps_lg_stats *t,
     /* Behind while a thread ran or waited to run nearly all the time: the
      * generator's CPU was the bottleneck. Behind while idle, with requests
      * waiting for a connection: the target held every connection. */
-    if (g->busy_share >= 0 && g->busy_share < PS_LG_BUSY_SHARE && g->conn_waits > 0) {
+    bool idle = g->busy_share >= 0 && g->busy_share < PS_LG_BUSY_SHARE;
+    if (idle && g->conn_waits > 0) {
         g->verdict = PS_LG_GEN_CONN_LIMITED;
         snprintf(g->why, sizeof g->why,
                  "%s: %lld requests waited for a connection while the generator was busy only "
                  "%.0f%% of the time (the target held every connection: raise --connections)",
                  what, (long long)g->conn_waits, 100.0 * g->busy_share);
+        return;
+    }
+    /* Behind while idle, with connection attempts failing: the generator
+     * could not open the connections it needed (a descriptor limit, ports,
+     * or a target refusing them). */
+    if (idle && t->connect_failures > 0) {
+        g->verdict = PS_LG_GEN_CONN_LIMITED;
+        snprintf(g->why, sizeof g->why,
+                 "%.100s: %lld connection attempts failed, the generator busy only %.0f%% of "
+                 "the time (it could not open the connections it needed: see the first "
+                 "failure; ulimit -n, or fewer --connections)",
+                 what, (long long)t->connect_failures, 100.0 * g->busy_share);
         return;
     }
     g->verdict = PS_LG_GEN_SATURATED;

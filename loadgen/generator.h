@@ -27,7 +27,8 @@
 typedef enum ps_lg_gen_verdict {
     PS_LG_GEN_OK,
     PS_LG_GEN_SATURATED,     /* CPU-bound: fell behind while busy all the time */
-    PS_LG_GEN_CONN_LIMITED,  /* fell behind waiting for connections the target held */
+    PS_LG_GEN_CONN_LIMITED,  /* fell behind for want of connections: the target held them
+                                all, or they could not be opened */
     PS_LG_GEN_NOT_APPLICABLE /* closed model: no schedule to keep */
 } ps_lg_gen_verdict;
 

@@ -419,7 +419,12 @@ static void key_evidence(const ps_lg_limits *l, const ps_lg_config *cfg, const s
     e->ops_rule = (ps_rlm_ops_rule)cfg->limited_ops;
     e->errors_rule = (ps_rlm_errors_rule)cfg->limited_errors;
     e->ordered = answers_ordered(cfg);
-    bool steady = windows_steady(l, slots, nslots, &e->refill);
+    bool moved;
+    bool steady = windows_steady(l, slots, nslots, &moved);
+    /* one at a time, a bucket refilling between answers makes a hold tell
+     * nothing and one fall tell enough (as the runner's sequence); under
+     * concurrency a fall may be another request's, so most must fall */
+    e->refill = moved && e->ordered;
     e->windows = tallies;
     *seen = nslots > 0;
     for (size_t j = 0; j < nslots; j++) {

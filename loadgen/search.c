@@ -334,7 +334,7 @@ static void judge_step(step *st, const ps_json *d)
                 ps_json_path(d, "limits.violations") ? ps_json_path(d, "limits.violations")->count
                                                      : (size_t)0);
     if (!strcmp(st->gen_verdict, "connection-limited"))
-        add_why(st, "the target held every connection: %s", ps_json_get_string(g, "why", "?"));
+        add_why(st, "connection-limited: %s", ps_json_get_string(g, "why", "?"));
     /* With nothing answered in the measured time the objectives judged no
      * answer of the target's: a saturated generator sent none. */
     bool service_failed = st->why[0] != '\0' && ps_json_get_int(d, "answered", 0) > 0;

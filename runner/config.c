@@ -35,6 +35,9 @@ static const char usage[] =
     "                      for one (mutual TLS); its key in FILE too, or with --key\n"
     "  --key FILE          https: the client certificate's private key (PEM, unencrypted)\n"
     "  --max-body SIZE     reply bytes kept and parsed (default 1M; a longer list is not judged)\n"
+    "  --race-bursts N     send the limit burst up to N times (default 1), each at a fresh\n"
+    "                      window, while none over-admits and the waits fit --max-wait: a\n"
+    "                      check-then-count race shows in most windows, not all\n"
     "  --strict            HTTP-RFC checks (level http) fail the run instead of warning\n"
     "generative phase:\n"
     "  --seed N            seed of the generated requests and the run's names (printed;\n"
@@ -118,6 +121,7 @@ enum {
     OPT_INSECURE,
     OPT_CERT,
     OPT_KEY,
+    OPT_RACE_BURSTS,
 };
 
 static const struct option options[] = {
@@ -135,6 +139,7 @@ static const struct option options[] = {
     {"insecure", no_argument, NULL, OPT_INSECURE},
     {"cert", required_argument, NULL, OPT_CERT},
     {"key", required_argument, NULL, OPT_KEY},
+    {"race-bursts", required_argument, NULL, OPT_RACE_BURSTS},
     {"max-body", required_argument, NULL, OPT_MAX_BODY},
     {"strict", no_argument, NULL, OPT_STRICT},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
@@ -173,6 +178,7 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
     cfg->max_wait_ns = 75LL * 1000000000;
     cfg->timeout_ns = 10LL * 1000000000;
     cfg->max_body = (size_t)1 << 20;
+    cfg->race_bursts = 1;
     cfg->examples = PS_CONFORM_DEFAULT_EXAMPLES;
     cfg->generate_time_ns = PS_CONFORM_DEFAULT_GENERATE_TIME_S * 1000000000LL;
     cfg->create_budget = PS_CONFORM_DEFAULT_CREATE_BUDGET;
@@ -289,6 +295,13 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
                                     value);
             cfg->seed = v;
             cfg->seed_given = true;
+            break;
+        }
+        case OPT_RACE_BURSTS: {
+            int64_t v;
+            if (ps_cli_parse_int(value, 1, 20, &v, err) < 0)
+                return ps_error_prefix(err, "--race-bursts: ");
+            cfg->race_bursts = (int)v;
             break;
         }
         case OPT_EXAMPLES:

@@ -26,8 +26,9 @@ typedef struct ps_conform_config {
     const char *only, *skip; /* comma lists, NULL = none */
     int64_t max_wait_ns;     /* longest wait for a rate-limit window */
     int64_t timeout_ns;      /* per request */
-    ps_tls_client_opts tls;  /* --cacert, --insecure, --cert, --key: every https connection's */
-    size_t max_body;         /* --max-body: reply bytes kept and parsed */
+    int race_bursts; /* --race-bursts: limit bursts at fresh windows while none over-admits */
+    ps_tls_client_opts tls; /* --cacert, --insecure, --cert, --key: every https connection's */
+    size_t max_body;        /* --max-body: reply bytes kept and parsed */
     bool verbose, strict, list, help, version, quiet;
     ps_cli_color
         color; /* --color / --no-color; resolved with the environment by ps_cli_color_enabled */

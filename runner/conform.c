@@ -509,15 +509,19 @@ void ps_conform_note_refusal(ps_conform *c, const ps_exchange *ex, ps_key_role r
 
 void ps_conform_note_burst(ps_conform *c, const ps_burst_stats *bs)
 {
+    int sent = c->burst.bursts;
     c->burst = *bs;
+    c->burst.bursts = sent + 1;
     c->burst_ran = true;
     if (c->cfg->verbose)
         fprintf(stderr,
                 "petstore-conform: burst transport %s: %zu connections open in %.1f ms, release "
-                "spread %.0f us (its last requests %.0f us), %zu bytes kept per reply\n",
+                "spread %.0f us (its last requests %.0f us, their replies %.0f us apart), %zu "
+                "bytes kept per reply\n",
                 bs->via_curl ? "libcurl connect-only" : "sockets", bs->opened,
                 (double)bs->open_ns / 1e6, (double)bs->spread_ns[0] / 1e3,
-                (double)bs->spread_ns[1] / 1e3, bs->reply_cap);
+                (double)bs->spread_ns[1] / 1e3, (double)bs->crossing_replies_ns / 1e3,
+                bs->reply_cap);
 }
 
 const ps_client_transport *ps_conform_transport(const ps_conform *c)

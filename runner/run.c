@@ -255,6 +255,8 @@ static void write_transport(const ps_conform *c, ps_jw *w)
         ps_jw_kdouble(w, "open_ms", (double)bs->open_ns / 1e6, 3);
         ps_jw_kdouble(w, "release_spread_us", (double)bs->spread_ns[0] / 1e3, 1);
         ps_jw_kdouble(w, "crossing_spread_us", (double)bs->spread_ns[1] / 1e3, 1);
+        ps_jw_kdouble(w, "crossing_replies_us", (double)bs->crossing_replies_ns / 1e3, 1);
+        ps_jw_kuint(w, "bursts", (size_t)bs->bursts);
         ps_jw_kuint(w, "reply_cap_bytes", bs->reply_cap);
         ps_jw_object_close(w);
     }
@@ -390,6 +392,7 @@ int ps_conform_run(const ps_conform_config *cfg, ps_checks *checks, ps_buf *doc,
     ps_suite_http_dates_finish(c);
 
     ps_suite_clock_finish(c);
+    ps_suite_reset_past_finish(c);
     ps_ratelimit_judge_finish(c); /* its whole-run rules, before the outcomes are read */
     outcome_tally t;
     tally_outcomes(checks, cfg->strict, &t);

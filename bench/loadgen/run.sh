@@ -12,9 +12,12 @@
 #    from a CA made here), wrk against petstore-load's epoll engine with TLS
 #    (and its curl engine), the ratio printed beside the http one.
 # 2. Open model at 1k, 10k, 50k and 100k req/s: sent and answered rate vs
-#    asked, the generator's lateness (p50, p99) and verdict.
-# 3. The knee petstore-load search finds (p99 < 25 ms) against nginx and the
-#    bundled server (not with BENCH_QUICK=1).
+#    asked, the generator's lateness (p50, p99), its CPU microseconds per
+#    request and its verdict.
+# 3. The knee petstore-load search finds (p99 < 25 ms) against nginx
+#    `return 200` and the bundled server, their ratio, and the CPU
+#    microseconds per request of the generator and of the target beside
+#    each (not with BENCH_QUICK=1).
 # 4. Peak memory (VmHWM via /usr/bin/time) of a 10 s fixed-rate run, and of a
 #    100 s one when BENCH_LONG=1 (too slow for CI).
 #
@@ -62,7 +65,8 @@ tls_server=""
     return 200 '$(cat "$tmp/categories.json")'; } }"
 
 bench_nginx_start "$tmp" \
-  "location = /v1/categories { default_type application/json; alias $tmp/categories.json; }" \
+  "location = /v1/categories { default_type application/json; alias $tmp/categories.json; }
+   location = /r200/v1/categories { default_type application/json; return 200 '$(cat "$tmp/categories.json")'; }" \
   "keepalive_requests 100000000; $tls_server"
 base="http://127.0.0.1:$BENCH_NGINX_PORT/v1"
 echo "nginx $("$BENCH_NGINX_BIN" -v 2>&1 | sed 's/.*\///') on $base, 66-byte JSON"
@@ -133,7 +137,8 @@ echo "== open model, rate accuracy and lateness (2 threads, 64 connections, ${se
 # the generator's own figures (docs/capacity-testing.md): what it sent, how
 # late requests left (send time - due time), and its verdict; a saturated
 # generator exits 3, which here is a result, not an error
-printf '%10s %10s %10s %9s %9s %9s %6s  %s\n' asked sent/s answered/s late_p50 late_p99 p99_ms exit generator
+printf '%10s %10s %10s %9s %9s %9s %9s %6s  %s\n' asked sent/s answered/s late_p50 late_p99 p99_ms cpu_us/req exit \
+  generator
 for rate in 1000 10000 50000 100000; do
   rc=0
   "$load" --quiet --base-url "$base" --api-key bench-key-0001 --threads 2 --connections 64 \
@@ -142,9 +147,11 @@ for rate in 1000 10000 50000 100000; do
 import json, sys
 d = json.load(open(sys.argv[1]))
 g = d["generator"]
-print("%10s %10.1f %10.1f %8.3fms %8.3fms %9.3f %6s  %s" % (
+# the generator's CPU (user + system, the whole process) per request sent
+cpu_us = (g["process_user_cpu_s"] + g["process_sys_cpu_s"]) * 1e6 / max(g["sent"] + g["warmup_requests"], 1)
+print("%10s %10.1f %10.1f %8.3fms %8.3fms %9.3f %9.2f %6s  %s" % (
     sys.argv[2], g["send_rate_rps"], d["throughput_rps"], g["lateness_us"]["p50"] / 1e3,
-    g["lateness_us"]["p99"] / 1e3, d["latency_us"]["corrected"]["p99"] / 1e3, sys.argv[3], g["verdict"]))
+    g["lateness_us"]["p99"] / 1e3, d["latency_us"]["corrected"]["p99"] / 1e3, cpu_us, sys.argv[3], g["verdict"]))
 PY
 done
 
@@ -159,33 +166,48 @@ peak() { # peak SECONDS RATE
 if [ "${BENCH_QUICK:-0}" = 1 ]; then exit 0; fi
 
 # The knee: petstore-load search (docs/capacity-testing.md), p99 < 25 ms,
-# 2 s steps after 1 s warm-up, from 2k req/s, against nginx and against the
-# bundled server (one event loop, an enterprise key with a limit out of
-# reach). Exit 3 means the generator saturated first: the knee is beyond
-# what this machine's generator can offer, and the bench says so.
-knee() { # knee NAME BASE_URL
-  rc=0
-  "$load" search --quiet --base-url "$2" --api-key bench-key-0001 --threads 2 --connections 64 \
-    --slo 'p99<25ms' --from 2000 --to 400000 --step 2s --warmup 1s --json "$tmp/knee.json" || rc=$?
-  python3 - "$tmp/knee.json" "$1" "$rc" <<'PY'
+# 2 s steps after 1 s warm-up, from 2k req/s, against nginx `return 200` and
+# against the bundled server (one event loop, an enterprise key with a limit
+# out of reach). Beside each knee: the CPU microseconds per request of the
+# generator (its rusage over the whole search) and of the target (its
+# /proc times), over the requests the search sent (each step's send rate
+# times its warm-up and step). Exit 3 means the generator saturated first:
+# the knee is beyond what this machine's generator can offer, and the bench
+# says so.
+knee() { # knee NAME BASE_URL TARGET_PID
+  local t0 t1 kms
+  t0=$(bench_cpu_ms "$3")
+  bench_run_cpu kms sh -c '"$@"; echo $? >"$0"' "$tmp/knee.rc" "$load" search --quiet --base-url "$2" \
+    --api-key bench-key-0001 --threads 2 --connections 64 --slo 'p99<25ms' --from 2000 --to 400000 \
+    --step 2s --warmup 1s --json "$tmp/knee.json"
+  t1=$(bench_cpu_ms "$3")
+  python3 - "$tmp/knee.json" "$1" "$(cat "$tmp/knee.rc")" "$kms" "$((t1 - t0))" <<'PY' | tee -a "$tmp/knees.txt"
 import json, sys
 s = json.load(open(sys.argv[1]))["search"]
-steps = " ".join("%.0f%s" % (st["rate"], "+" if st["passed"] else "-") for st in sorted(s["steps"], key=lambda x: x["rate"]))
-print("%-16s knee %s req/s (lowest failing %s), %s, exit %s; steps %s" % (
-    sys.argv[2], s["max_rate"], s["min_failing_rate"], s["result"], sys.argv[3], steps))
+steps = sorted(s["steps"], key=lambda x: x["rate"])
+sent = sum(st["generator"]["send_rate_rps"] * 3.0 for st in steps)  # 1 s warm-up + 2 s step
+gen_us = float(sys.argv[4]) * 1e3 / sent if sent else float("nan")
+tgt_us = float(sys.argv[5]) * 1e3 / sent if sent else float("nan")
+print("%-16s knee %s req/s (lowest failing %s), %s, exit %s; CPU us/req: generator %.2f, target %.2f; steps %s" % (
+    sys.argv[2], s["max_rate"], s["min_failing_rate"], s["result"], sys.argv[3], gen_us, tgt_us,
+    " ".join("%.0f%s" % (st["rate"], "+" if st["passed"] else "-") for st in steps)))
+print("KNEE %s %s" % (sys.argv[2], s["max_rate"] or 0))
 PY
 }
 echo
 echo "== the knee: petstore-load search, p99 < 25 ms (2 threads, 64 connections)"
-knee nginx "$base"
+knee nginx-return200 "http://127.0.0.1:$BENCH_NGINX_PORT/r200/v1" "$BENCH_NGINX_PID" | grep -v '^KNEE'
 srv_keys="$tmp/server-keys.txt"
 echo "bench-key-0001 enterprise 1000000000 100000000000" >"$srv_keys"
 "$build/bin/petstore-server" --port 0 --keys-file "$srv_keys" >"$tmp/server.url" 2>/dev/null &
 srv_pid=$!
 for _ in $(seq 1 50); do [ -s "$tmp/server.url" ] && break; sleep 0.1; done
-knee petstore-server "$(head -n1 "$tmp/server.url")"
+knee petstore-server "$(head -n1 "$tmp/server.url")" "$srv_pid" | grep -v '^KNEE'
 kill "$srv_pid" 2>/dev/null
 wait "$srv_pid" 2>/dev/null || true
+awk '/^KNEE/ { k[$2] = $3 } END { if (k["nginx-return200"] > 0)
+  printf "ratio knee petstore-server/nginx return 200: %.2f\n", k["petstore-server"] / k["nginx-return200"] }' \
+  "$tmp/knees.txt"
 
 echo
 echo "== peak memory (2 threads, 64 connections, --hdr-log on)"

@@ -104,5 +104,6 @@ const ps_observer ps_suite_observers[] = {
     {"fields-not-repeated", 0, observe_singletons},
     {"http-dates", 0, ps_http_dates_observe},
     {"ratelimit-judge", PS_RATELIMIT_JUDGE_STATE_SIZE, ps_ratelimit_judge_observe},
+    {"reset-not-past", PS_RESET_PAST_STATE_SIZE, ps_reset_past_observe},
 };
 const size_t ps_suite_observer_count = sizeof ps_suite_observers / sizeof ps_suite_observers[0];

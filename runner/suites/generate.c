@@ -59,36 +59,47 @@ static void note_id(gen_run *g, int64_t id)
     g->ids[g->nids++] = id;
 }
 
+/* The main key's Remaining and the second its window ends (Reset in any
+ * form that names a time: a Unix time, seconds left, milliseconds), in the
+ * service's clock (core/service_clock.h). */
 static void note_limits(gen_run *g, const ps_exchange *ex)
 {
     ps_rl_info rl;
-    ps_rl_read(&ex->resp_headers, ex->done_wall_ns / 1000000000, &rl);
+    int64_t sent_s = ps_conform_service_ns(g->c, ex->sent_wall_ns) / 1000000000;
+    ps_rl_read(&ex->resp_headers, ps_conform_service_ns(g->c, ex->done_wall_ns) / 1000000000, &rl);
     if (rl.remaining_state == PS_RL_OK) g->remaining = (long)rl.remaining;
-    if (rl.reset_state == PS_RL_OK) g->reset_s = rl.reset;
+    if (!ps_ratelimit_reset_time(&rl, sent_s, &g->reset_s)) g->reset_s = 0;
 }
 
-/* May the phase send `need` more requests on the main key? When the last
- * Remaining leaves no room: with may_wait, waits out a window that ends
- * within MAX_WINDOW_WAIT_NS (and --max-wait); else false, stop_reason set. */
+/* Whether need more requests fit the main key's window; may_wait: wait for
+ * the next window (within 10 s and --max-wait) instead of saying no. On no,
+ * stop_reason says why. */
 static bool room_for(gen_run *g, long need, bool may_wait)
 {
     if (g->remaining < 0 || g->remaining >= need + 2) return true;
-    int64_t now = ps_clock_wall_ns();
-    int64_t until = (g->reset_s + 1) * 1000000000LL;
+    int64_t now = ps_conform_service_ns(g->c, ps_clock_wall_ns());
+    int64_t until = (g->reset_s + 1) * 1000000000LL; /* in the service's clock */
     int64_t cap = ps_conform_cfg(g->c)->max_wait_ns;
     if (cap > MAX_WINDOW_WAIT_NS) cap = MAX_WINDOW_WAIT_NS;
     if (may_wait && g->reset_s > 0 && until - now <= cap) {
-        while (ps_clock_wall_ns() < until && !ps_conform_interrupted)
+        while (ps_conform_service_ns(g->c, ps_clock_wall_ns()) < until && !ps_conform_interrupted)
             ps_clock_sleep_ns(50000000);
         g->remaining = -1;
         return true;
     }
+    char when[64];
+    if (g->reset_s <= 0)
+        snprintf(when, sizeof when, "no X-RateLimit-Reset naming its window's end");
+    else if (until <= now)
+        snprintf(when, sizeof when, "its window due to reset now");
+    else
+        snprintf(when, sizeof when, "its window resetting in %lld s",
+                 (long long)((until - now + 999999999) / 1000000000));
     snprintf(g->stop_reason, sizeof g->stop_reason,
-             "the main key's X-RateLimit-Remaining fell to %ld, its window resetting in %lld s "
-             "(%s)",
-             g->remaining, (long long)((until - now) / 1000000000),
-             may_wait ? "longer than the phase waits, 10 s or --max-wait"
-                      : "the phase waits only for a check not yet judged");
+             "the main key's X-RateLimit-Remaining fell to %ld, %s (%s)", g->remaining, when,
+             !may_wait         ? "it waits for a window only at its start and before the burst"
+             : g->reset_s <= 0 ? "no time to wait for"
+                               : "longer than the phase waits, 10 s or --max-wait");
     return false;
 }
 
@@ -415,7 +426,7 @@ static void concurrent_creates(gen_run *g)
     ps_exchange out[BURST_CREATES];
     memset(out, 0, sizeof out);
     char why[300];
-    ps_burst_options opt = {0, cfg->tls};
+    ps_burst_options opt = {0, cfg->tls, false, 0};
     ps_burst_stats stats;
     if (ps_burst_run(reqs, BURST_CREATES, &opt, out, &stats, why, sizeof why) < 0) {
         ps_conform_not_run(c, ck, "the burst could not open its connections: %s", why);

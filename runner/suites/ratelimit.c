@@ -93,7 +93,8 @@ void ps_suite_limit429(ps_conform *c)
     r->concurrent = ps_burst_supported(ps_conform_base_url(c));
     for (r->attempt = 1;; r->attempt++) {
         if (!limit_probe_phase(r) || !limit_burst_phase(r)) goto out;
-        if ((r->held && r->whole) || r->attempt == LIMIT_BURST_ATTEMPTS) break;
+        bool again = limit_race_again(r);
+        if (!again && ((r->held && r->whole) || r->attempt >= LIMIT_BURST_ATTEMPTS)) break;
         if (r->bc.retry_until_ns && !limit_wait_until(c, r->bc.retry_until_ns)) break;
         limit_burst_free(r);
     }

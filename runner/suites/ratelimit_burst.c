@@ -121,10 +121,13 @@ static int send_concurrent(limit_run *r, size_t together, char *why, size_t why_
                                     ps_conform_cfg(c)->timeout_ns + 5000000000LL};
     }
     int64_t t0 = ps_clock_mono_ns();
-    ps_burst_options bo = {together, ps_conform_cfg(c)->tls};
-    ps_burst_stats bs;
-    int got = ps_burst_run(brs, (size_t)n, &bo, r->exs, &bs, why, why_size);
-    ps_conform_note_burst(c, &bs);
+    if (!r->first_burst_ns) r->first_burst_ns = t0;
+    /* a repeat for the race is paced, each differently, so a keep-alive
+     * proxy hands the crossing other connections (burst.c BURST_PACE_NS) */
+    ps_burst_options bo = {together, ps_conform_cfg(c)->tls, r->attempt > 1,
+                           (size_t)(r->attempt > 1 ? r->attempt - 2 : 0) * 2};
+    int got = ps_burst_run(brs, (size_t)n, &bo, r->exs, &r->bs, why, why_size);
+    ps_conform_note_burst(c, &r->bs);
     free(brs);
     free(bodies);
     ps_check_add_time(ps_conform_checks(c), PS_CK_LIMIT429_NO_OVER_ADMISSION,
@@ -157,6 +160,40 @@ static int send_sequential(limit_run *r)
     return got;
 }
 
+/* The race a burst is built to show: two requests checked within 100 us.
+ * A crossing released wider than that (the burst's own writes, a slow
+ * machine) could not show it, and the burst is sent again at the next
+ * fresh window, up to RACE_ATTEMPTS_WIDE bursts. --race-bursts N asks for
+ * N bursts whatever the spread: a race that shows in some windows only
+ * (whether both requests reach two workers: 11 windows in 15 direct, 12 in
+ * 15 through nginx terminating TLS, for a paced burst) is missed in all N
+ * far more rarely. Repeats stop at the first over-admission and when the
+ * next wait would pass --max-wait; a repeat never fails a service by
+ * itself. */
+#define CROSSING_JUDGED_NS 100000
+#define RACE_ATTEMPTS_WIDE 3
+
+bool limit_race_again(limit_run *r)
+{
+    ps_conform *c = r->c;
+    bool over = r->probe.announced >= 0 && r->bc.admitted > r->probe.announced;
+    bool wide = r->bs.spread_ns[1] > CROSSING_JUDGED_NS;
+    if (!r->concurrent || !r->held || !r->whole || over) return false;
+    if (r->attempt >= ps_conform_cfg(c)->race_bursts && !(wide && r->attempt < RACE_ATTEMPTS_WIDE))
+        return false;
+    /* the wait for the next window, plus what the repeats took, within --max-wait */
+    int64_t spent = ps_clock_mono_ns() - r->first_burst_ns;
+    int64_t wait = r->bc.retry_until_ns - ps_clock_wall_ns();
+    if (spent + (wait > 0 ? wait : 0) > ps_conform_cfg(c)->max_wait_ns) return false;
+    if (ps_conform_cfg(c)->verbose)
+        fprintf(stderr,
+                "petstore-conform: no over-admission in burst %d (its crossing released within "
+                "%.0f us%s): sent again at the next window\n",
+                r->attempt, (double)r->bs.spread_ns[1] / 1e3,
+                wide ? ", wider than a 100 us race" : "");
+    return true;
+}
+
 void limit_burst_free(limit_run *r)
 {
     for (int i = 0; i < r->got; i++)
@@ -184,7 +221,9 @@ bool limit_burst_phase(limit_run *r)
         ps_conform_not_run(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, "the burst could not be sent: %s",
                            why);
         ps_conform_not_run(c, PS_CK_LIMIT429_ENFORCED, "the burst could not be sent: %s", why);
-        limit_not_run_all(c, true, "the limit was not exhausted");
+        limit_not_run_all(c, true,
+                          "no 429 to judge: the burst on the limit key could not be sent "
+                          "(limit429.enforced not run)");
         r->got = 0;
         return false;
     }

@@ -249,7 +249,8 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
         }
     }
 
-    /* Reset: a Unix time in seconds, at most a day ahead */
+    /* Reset: a Unix time in seconds, within a day either way (one already past while its
+     * window counts is ratelimit.reset-not-past's, reset_past.c) */
     if (reset_int) f->reset = rl.reset;
     f->reset_usable = reset_time;
     if (!f->reset_usable) {
@@ -261,17 +262,19 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
     }
     f->reset_sane = f->reset >= sent_s - PS_RLM_RESET_SLACK_S &&
                     f->reset <= done_s + 86400 + PS_RLM_RESET_SLACK_S;
-    if (f->reset_sane && reset_int) {
+    bool unix_time =
+        f->reset >= sent_s - 86400 && f->reset <= done_s + 86400 + PS_RLM_RESET_SLACK_S;
+    if (unix_time && reset_int) {
         ps_conform_pass(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS);
     } else {
-        const char *hint = f->reset_sane               ? ""
+        const char *hint = unix_time                   ? ""
                            : f->reset > 100000000000LL ? " (that looks like milliseconds)"
                            : f->reset < 1000000000LL
                                ? " (that looks like seconds left, not a Unix time)"
                                : "";
         char exp[112];
         snprintf(exp, sizeof exp, "a Unix time in whole seconds between %" PRId64 " and %" PRId64,
-                 sent_s - PS_RLM_RESET_SLACK_S, done_s + 86400 + PS_RLM_RESET_SLACK_S);
+                 sent_s - 86400, done_s + 86400 + PS_RLM_RESET_SLACK_S);
         ps_conform_fail(c, PS_CK_RATELIMIT_RESET_UNIX_SECONDS, ex, exp,
                         "X-RateLimit-Reset is %s at %s time %" PRId64 "%s%s", rl.reset_raw,
                         ps_conform_clock_offset_ns(c) ? "the service's (Date's)" : "client", sent_s,
@@ -633,6 +636,12 @@ void ps_ratelimit_judge_concurrent(const ps_conform *c, bool on)
         burst_end(&j->limit);
     }
     j->concurrent = on;
+}
+
+bool ps_ratelimit_judge_in_burst(const ps_conform *c)
+{
+    judge *j = judge_of(c);
+    return j && j->concurrent;
 }
 
 /* ---- what the judge learned ---------------------------------------------- */

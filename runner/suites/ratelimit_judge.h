@@ -42,6 +42,8 @@ bool ps_ratelimit_judge_view(const ps_conform *c, ps_key_role role, ps_rl_key_vi
  * concurrent burst: judged each on its own, never as a sequence, and the
  * key's sequence starts afresh after it. */
 void ps_ratelimit_judge_concurrent(const ps_conform *c, bool on);
+/* Whether the responses handed over now come from a concurrent burst. */
+bool ps_ratelimit_judge_in_burst(const ps_conform *c);
 
 /* The window length the plan gives a Limit value (60 s for the plan's
  * minute figure, 86400 s for its day figure, 0 when neither). */

@@ -4,7 +4,8 @@
  * (admissions held to Remaining), exhaust (one at a time until a 429),
  * recover (wait as the 429 asked, then one request) and stored-create (no
  * create answered 429 was stored). Probe and burst repeat, at most
- * LIMIT_BURST_ATTEMPTS times, until a burst is judged within one window.
+ * LIMIT_BURST_ATTEMPTS times, until a burst is judged within one window,
+ * and while limit_race_again says so (--race-bursts).
  *
  * Each phase returns false when the suite cannot go on (the checks it
  * leaves are already recorded); the suite then ends (ratelimit.c). Internal
@@ -17,6 +18,7 @@
 
 #include "core/clock.h"
 #include "runner/conform.h"
+#include "runner/suites/burst.h"
 
 /* The last requests of the limit burst, released together once the others
  * are answered: CROSSING_ADMITTED that Remaining still allows and
@@ -105,15 +107,17 @@ typedef struct limit_run {
     /* probe and burst: the last attempt */
     int attempt;
     window_probe probe;
-    bool aligned;      /* the burst waited for a whole second after its probe */
-    int64_t budget;    /* the admissions Remaining allowed before the burst */
-    int n, got;        /* the burst's size; requests sent (exs[0..got)) */
-    ps_exchange *exs;  /* the burst's exchanges */
-    burst_count bc;    /* what they showed */
-    bool held;         /* answered within the probed window */
-    bool whole;        /* over-admitted, or reached the limit in full */
-    char partial[400]; /* why not whole */
-    char rolled[400];  /* why not held */
+    bool aligned;           /* the burst waited for a whole second after its probe */
+    int64_t budget;         /* the admissions Remaining allowed before the burst */
+    int n, got;             /* the burst's size; requests sent (exs[0..got)) */
+    ps_exchange *exs;       /* the burst's exchanges */
+    burst_count bc;         /* what they showed */
+    bool held;              /* answered within the probed window */
+    bool whole;             /* over-admitted, or reached the limit in full */
+    char partial[400];      /* why not whole */
+    char rolled[400];       /* why not held */
+    ps_burst_stats bs;      /* the concurrent burst's transport (zero: sequential) */
+    int64_t first_burst_ns; /* when the first burst was sent (monotonic), 0: none yet */
 
     /* exhaust */
     ps_exchange refusal; /* the first 429 (from the burst or after it) */
@@ -162,6 +166,11 @@ bool limit_within_probed_window(const window_probe *p, int64_t until_ns, char *w
  * whole); limit_burst_free drops its exchanges before another attempt. */
 bool limit_burst_phase(limit_run *r);
 void limit_burst_free(limit_run *r);
+/* Whether the burst, judged and not over-admitting, is sent again at the
+ * next window for a race to show (--race-bursts, a crossing released too
+ * wide: see ratelimit_burst.c CROSSING_JUDGED_NS), the waits within
+ * --max-wait. */
+bool limit_race_again(limit_run *r);
 
 /* ratelimit_phases.c: phases 3 to 5. */
 void limit_count_phase(limit_run *r);

@@ -112,7 +112,8 @@ static void judge_unrefused(limit_run *r)
                            "X-RateLimit-Remaining having said %" PRId64 ", but not judged: %s",
                            bc->sent + r->sent_after, bc->sent, r->sent_after, r->probe.announced,
                            r->held ? rolled_after : r->rolled);
-        limit_not_run_all(c, true, "no 429 was obtained within one window");
+        limit_not_run_all(
+            c, true, "no 429 to judge: none came within one window (limit429.enforced not run)");
         return;
     }
     char exp[96];
@@ -164,7 +165,9 @@ bool limit_exhaust_phase(limit_run *r)
         if (rc != PS_SENT) {
             ps_ratelimit_judge_concurrent(c, false);
             ps_conform_no_response(c, PS_CK_LIMIT429_ENFORCED, rc, &r->refusal);
-            limit_not_run_all(c, true, "the limit was not exhausted");
+            limit_not_run_all(c, true,
+                              "no 429 to judge: a request on the limit key got no response "
+                              "(limit429.enforced not run)");
             return false;
         }
         limit_note_refused_create(&r->refused_names, &r->refusal);
@@ -240,8 +243,15 @@ bool limit_recover_phase(limit_run *r)
             "the service asked to wait %.1f s after a 429, more than --max-wait %.1f s",
             (double)(retry_until_ns - ps_clock_wall_ns()) / 1e9,
             (double)ps_conform_cfg(c)->max_wait_ns / 1e9);
-        ps_conform_not_run(c, PS_CK_LIMIT429_REFUSED_CREATE_NOT_STORED,
-                           "the limit key did not recover within --max-wait");
+        /* it applies only when a create was refused; else nothing is to be looked for */
+        if (r->refused_names.n)
+            ps_conform_not_run(c, PS_CK_LIMIT429_REFUSED_CREATE_NOT_STORED,
+                               "%zu creates on the limit key were answered 429, but the key did "
+                               "not recover within --max-wait to list them",
+                               r->refused_names.n);
+        else
+            ps_conform_not_applicable(c, PS_CK_LIMIT429_REFUSED_CREATE_NOT_STORED,
+                                      "no create on the limit key was answered 429");
         return false;
     }
     ps_exchange_free(&r->refusal);

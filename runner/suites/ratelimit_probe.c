@@ -64,7 +64,8 @@ static bool probe_window(ps_conform *c, const ps_client_request *req, int phase_
         if (rc != PS_SENT) {
             ps_conform_no_response(c, PS_CK_LIMIT429_ENFORCED, rc, &ex);
             ps_conform_no_response(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, rc, &ex);
-            limit_not_run_all(c, true, "the limit key could not be used");
+            limit_not_run_all(c, true,
+                              "no 429 to judge: the limit key's first request got no response");
             ps_exchange_free(&ex);
             return false;
         }
@@ -165,8 +166,13 @@ bool limit_probe_phase(limit_run *r)
                            "%" PRId64 " requests remain on the limit key: too many to exhaust "
                            "(give --limit-key with a free or pro key)",
                            r->budget);
-        ps_conform_not_run(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, "the limit was not exhausted");
-        limit_not_run_all(c, true, "the limit was not exhausted");
+        ps_conform_not_run(c, PS_CK_LIMIT429_NO_OVER_ADMISSION,
+                           "no burst was sent: %" PRId64 " requests remain on the limit key, "
+                           "too many to exhaust",
+                           r->budget);
+        limit_not_run_all(c, true,
+                          "no 429 to judge: the limit key was not exhausted (limit429.enforced "
+                          "not run: too many requests remain)");
         return false;
     }
     return true;

@@ -48,5 +48,11 @@ void ps_http_dates_observe(ps_conform *c, void *state, const ps_observation *o);
 /* After the suites: ratelimit.service-clock from every Date the run read
  * (the offset every time-based check was judged in, conform.h). */
 void ps_suite_clock_finish(ps_conform *c);
+/* ratelimit.reset-not-past (reset_past.c): its observer, an entry of
+ * ps_suite_observers, and its not-applicable reason when nothing was
+ * counted under a Reset naming a time (run.c, at the end). */
+#define PS_RESET_PAST_STATE_SIZE 96
+void ps_reset_past_observe(ps_conform *c, void *state, const ps_observation *o);
+void ps_suite_reset_past_finish(ps_conform *c);
 
 #endif

@@ -314,6 +314,12 @@ def judge_case(a, name, tmp, app, flags, must_fail, may_fail):
     failed, warned, not_run = by.get("failed", {}), by.get("warning", {}), by.get("not_run", {})
     untested = {cid: c for cid, c in not_run.items() if c.get("applicable") is not False}
     print("%s: runner exit %d, failed: %s" % (name, run.returncode, ", ".join(sorted(failed)) or "none"))
+    for cid, c in sorted(not_run.items()):
+        print("not run (%s): %s: %s" % ("untested" if c.get("applicable") is not False else "not applicable",
+                                         cid, c.get("message")))
+    # every reason true: no check not run names, as what decided it, a check that passed
+    for why in pstest.false_reasons(doc):
+        pstest.check(False, "reason not true: " + why)
     # a warning is allowed only where the deviation explains it (advice checks such as
     # limit429.retry-after-agrees warn on a seconds-left Reset)
     unexplained = {cid: c for cid, c in warned.items() if cid not in may_fail}

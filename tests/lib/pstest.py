@@ -10,6 +10,7 @@ Import it with the test's folder's ../lib on sys.path:
 """
 import os
 import pty
+import re
 import select
 import signal
 import subprocess
@@ -308,3 +309,25 @@ def validate_load_report(npm, path):
                        capture_output=True, timeout=60)
     out = p.stdout.decode("utf-8", "replace")
     check(p.returncode == 0 and '"valid":true' in out, "ajv: %s %s" % (out[-800:], p.stderr.decode()[-300:]))
+
+
+def false_reasons(doc):
+    """The reasons of a conformance --json report that are not true (issue 19
+    item 7): a check not run whose message names, as what decided it, another
+    check that passed in the same run, or counts a wait in negative seconds. Returns "ID: message (names PASSED,
+    which passed)" lines, empty when every reason holds."""
+    checks = [c for s in doc.get("suites", []) for c in s.get("checks", [])]
+    passed = {c["id"] for c in checks if c.get("status") == "passed"}
+    bad = []
+    for c in checks:
+        if c.get("status") != "not_run":
+            continue
+        msg = c.get("message") or ""
+        # an id as a word: not part of a longer id (ratelimit.reset-unix-seconds-x)
+        named = {m for m in re.findall(r"(?<![a-z0-9.-])([a-z0-9]+\.[a-z0-9-]+)(?![a-z0-9-])", msg)}
+        for cid in sorted(named & passed - {c["id"]}):
+            bad.append("%s: %r names %s, which passed" % (c["id"], msg[:300], cid))
+        # a time still to come counted below zero (a Reset that named no time read as 0)
+        if re.search(r"\bin -\d+ s\b", msg):
+            bad.append("%s: %r counts negative seconds" % (c["id"], msg[:300]))
+    return bad

@@ -16,6 +16,10 @@ reference server (docs/capacity-testing.md), one case per ctest:
                budget fails the run (exit 99); --error-budget 20% passes
   scaling      --rate and --ramp over keys that all have a rate of their
                own scale them (never ignored); --warmup is in no figure
+  connection_limited  a run that could not get the connections its rate
+               needed (--connections 4 against 100 ms answers; 40 file
+               descriptors for 200 connections): exit 3, verdict
+               connection-limited, no capacity claimed, the reason said
   groups       keys in two groups (group=NAME): each group's offered,
                achieved and admitted rates, share of quota, 429s window full
                and early, windows filled, in the JSON (valid against the
@@ -319,7 +323,60 @@ def case_groups(args, tmp):
     return None
 
 
-CASES = {"groups": case_groups, "burst_progress": case_burst_progress, "schedule": case_schedule, "saturation": case_saturation, "budget": case_budget, "scaling": case_scaling}
+def case_connection_limited(args, tmp):
+    """Runs that could not get the connections the rate needed claim no
+    capacity: exit 3, verdict connection-limited (saturated only when the
+    generator itself says it ran out of CPU)."""
+    import resource
+    plain = os.path.join(tmp, "server.keys")
+    keys_file(plain, 1)
+    # every answer 100 ms late: a connection carries 10 req/s at most
+    proc, url = start_server([args.server, "--port", "0", "--keys-file", plain, "--delay", "1:100ms"],
+                             stderr=subprocess.DEVNULL)
+    if not check(url is not None, "server did not start"):
+        return None
+    out = os.path.join(tmp, "limited.json")
+    common = [args.load, "--base-url", url, "--api-key", "key-00000", "--duration", "2s", "--json", out]
+    skip = None
+    # 1. --connections 4 for 400 req/s: about 40 req/s (10%) can be sent
+    rc, _, err = run(common + ["--rate", "400", "--connections", "4"])
+    d = load_json(out)
+    if d:
+        check(rc == 3 and d["exit_code"] == 3 and d["verdict"] in ("connection-limited", "saturated"),
+              "--connections 4 at 400/s: exit %d, verdict %s: %s" % (rc, d["verdict"], err[-800:]))
+        if d["generator"]["verdict"] == "saturated":
+            skip = "the generator saturated: the machine is too busy to tell"
+        else:
+            check(d["verdict"] == "connection-limited" and d["generator"]["verdict"] == "connection-limited",
+                  "verdict %s, generator %s" % (d["verdict"], d["generator"]["verdict"]))
+            check(d["generator"]["send_rate_rps"] < 0.5 * 400, "send rate %r" % d["generator"]["send_rate_rps"])
+            check("verdict: connection-limited (exit 3)" in err and "raise --connections" in err,
+                  "console: %s" % err[-800:])
+        validate_load_report(args.npm, out)
+
+    # 2. 200 connections asked with 40 descriptors: about 30 open, 300 of 600 req/s
+    def low_nofile():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+    p = subprocess.run(common + ["--rate", "600", "--connections", "200"], capture_output=True, timeout=120,
+                       env=env, preexec_fn=low_nofile)
+    stop_process(proc)
+    err = p.stderr.decode("utf-8", "replace")
+    d = load_json(out)
+    if d:
+        check(p.returncode == 3 and d["verdict"] in ("connection-limited", "saturated"),
+              "40 descriptors for 200 connections: exit %d, verdict %s: %s" % (p.returncode, d["verdict"], err[-800:]))
+        if d["generator"]["verdict"] == "saturated":
+            skip = "the generator saturated: the machine is too busy to tell"
+        else:
+            check(d["verdict"] == "connection-limited", "verdict %s" % d["verdict"])
+            check("could not open the connections it needed" in (d["generator"]["why"] or ""),
+                  "why: %r" % d["generator"]["why"])
+            check("first failure: cannot open a socket: Too many open files" in err, "console: %s" % err[-800:])
+    return skip
+
+
+CASES = {"connection_limited": case_connection_limited, "groups": case_groups, "burst_progress": case_burst_progress, "schedule": case_schedule, "saturation": case_saturation, "budget": case_budget, "scaling": case_scaling}
 
 
 def main():

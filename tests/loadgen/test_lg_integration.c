@@ -474,7 +474,10 @@ static void lg_stall_corrected(void)
 }
 
 /* Exact accounting with timeouts: a fifth of the answers are late past
- * --timeout, yet every scheduled request is answered, failed or timed out. */
+ * --timeout, yet every scheduled request is answered, failed or timed out.
+ * Four connections cannot carry 400/s of such answers: the run is
+ * connection-limited and claims nothing (exit 3; issue 18), its accounting
+ * exact all the same. */
 static void lg_accounting(void)
 {
     const char *url = start_server("--key", "big-key-0001:enterprise:100000000:1000000000",
@@ -485,9 +488,11 @@ static void lg_accounting(void)
     int rc = run_load(30, LOAD, "--base-url", url, "--api-key", "big-key-0001", "--threads", "2",
                       "--connections", "4", "--rate", "400", "--duration", "2s", "--timeout",
                       "150ms", "--error-budget", "100%", "--json", json, NULL);
-    CHECK_INT(rc, 0);
+    CHECK_INT(rc, 3);
     ps_json *d = load_json(json);
     if (d) {
+        const char *verdict = ps_json_get_string(d, "verdict", "?");
+        CHECK(strcmp(verdict, "connection-limited") == 0 || strcmp(verdict, "saturated") == 0);
         check_accounting(d);
         CHECK_INT(num(d, "scheduled"), 800);
         CHECK(num(d, "timed_out") > 0);

@@ -29,7 +29,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conform_test as ct  # noqa: E402
 
 KEYS = {"PETSTORE_API_KEY": ct.MAIN_KEY, "PETSTORE_LIMIT_KEY": ct.LIMIT_KEY}
-NEW_CHECKS = "generate,http.date-present,http.retry-after-imf-fixdate"
+NEW_CHECKS = "generate,http.date-present,http.retry-after-imf-fixdate,ratelimit.reset-not-past"
+# advice the old checks give on a fault without catching it: reset-clock-behind's
+# Retry-After (right) ends after its Reset (30 s behind), a warning only
+OLD_ADVICE = {"reset-clock-behind": {"limit429.retry-after-agrees"}}
 
 
 def generate_faults(doc_path):
@@ -54,7 +57,7 @@ def mode_old_miss(a, tmp):
         finally:
             srv.stop()
         by = ct.checks_by_status(doc) if doc else {}
-        ct.check(rc == 0 and not by.get("failed") and not by.get("warning"),
+        ct.check(rc == 0 and not by.get("failed") and not by.get("warning", set()) - OLD_ADVICE.get(fault, set()),
                  "%s: the old checks alone catch it (exit %d, failed %s, warnings %s): then %s is not "
                  "what catches it" % (fault, rc, sorted(by.get("failed", [])), sorted(by.get("warning", [])), cid))
 

@@ -8,6 +8,7 @@
 
 #include "core/buf.h"
 #include "core/json.h"
+#include "core/ratelimit_headers.h"
 #include "harness.h"
 #include "runner/checks.h"
 #include "runner/conform.h"
@@ -43,6 +44,11 @@ static void run_open(run *r, bool limit_key)
     CHECK(r->c != NULL);
 }
 
+/* The service's clock, seconds ahead of the client's, its responses carry
+ * as Date; NO_DATE: they carry none. */
+#define NO_DATE INT64_MIN
+static int64_t date_ahead_s = NO_DATE;
+
 /* One response: sent at ms milliseconds after T0, answered 1 ms later. */
 static void see(run *r, ps_key_role role, const char *method, long status, int64_t remaining,
                 int64_t reset, int64_t ms)
@@ -64,6 +70,11 @@ static void see(run *r, ps_key_role role, const char *method, long status, int64
     ps_headers_add(&ex.resp_headers, "X-RateLimit-Remaining", 21, v, strlen(v));
     snprintf(v, sizeof v, "%lld", (long long)(T0 + reset));
     ps_headers_add(&ex.resp_headers, "X-RateLimit-Reset", 17, v, strlen(v));
+    if (date_ahead_s != NO_DATE) {
+        char date[40];
+        ps_http_date_format(T0 + ms / 1000 + date_ahead_s, date, sizeof date);
+        ps_headers_add(&ex.resp_headers, "Date", 4, date, strlen(date));
+    }
     ps_buf_append(&ex.body, "[]", 2);
     ex.body_total = 2;
     ps_conform_observe(r->c, &ex, role);
@@ -285,6 +296,86 @@ static void limit_key_burst_counted(void)
     check_report(&r, "limit", "counted.listCategories", "not seen");
 }
 
+/* ratelimit.reset-not-past after the run's end: passes, failures, applicable. */
+static void not_past_outcome(run *r, unsigned *passes, unsigned *failures, bool *applicable)
+{
+    ps_suite_reset_past_finish(r->c);
+    ps_check_outcome o;
+    ps_check_outcome_get(r->checks, PS_CK_RATELIMIT_RESET_NOT_PAST, false, &o);
+    *passes = o.passes;
+    *failures = o.failures;
+    *applicable = o.applicable;
+    ps_conform_destroy(r->c);
+    ps_checks_destroy(r->checks);
+}
+
+/* Ten lists 200 ms apart from ms0, Remaining falling, Reset held at reset_s. */
+static void falls_under(run *r, int64_t reset_s, int64_t ms0)
+{
+    for (int i = 0; i < 10; i++)
+        see(r, PS_KEY_MAIN, "GET", 200, 59 - i, reset_s, ms0 + 200 * i);
+}
+
+/* Requests counted under a Reset already past fail (the reference server's
+ * reset-clock-behind fault: Reset 30 s behind Date); a Reset ahead, a
+ * conservative one, a clock a few seconds off, and a static Reset over a
+ * Remaining that never falls (a mock's example) do not. */
+static void reset_past_while_counting_fails(void)
+{
+    unsigned passes, failures;
+    bool applicable;
+    run r;
+    /* Date in step: 5 s past (beyond the 3 s slack) fails; 2 s past (rounding) passes */
+    date_ahead_s = 0;
+    run_open(&r, false);
+    falls_under(&r, -5, 0);
+    not_past_outcome(&r, &passes, &failures, &applicable);
+    CHECK(failures > 0);
+    run_open(&r, false);
+    falls_under(&r, -2, -1800);
+    not_past_outcome(&r, &passes, &failures, &applicable);
+    CHECK(failures == 0 && passes > 0);
+    /* the window's start, 60 s back, whatever the clock */
+    date_ahead_s = NO_DATE;
+    run_open(&r, false);
+    falls_under(&r, -60, 0);
+    not_past_outcome(&r, &passes, &failures, &applicable);
+    CHECK(failures > 0);
+    /* a Reset ahead, and a conservative one (an hour later than any window) */
+    run_open(&r, false);
+    falls_under(&r, 3, 0);
+    falls_under(&r, 3600, 5000);
+    not_past_outcome(&r, &passes, &failures, &applicable);
+    CHECK(failures == 0 && passes > 0);
+    /* no Date, the service's clock 8 s behind: its Reset reads 8 s past, within the slack */
+    run_open(&r, false);
+    falls_under(&r, -8, 0);
+    not_past_outcome(&r, &passes, &failures, &applicable);
+    CHECK(failures == 0 && passes > 0);
+    /* the same clock, but its Date says so: judged in its own time, Reset ahead */
+    date_ahead_s = -8;
+    run_open(&r, false);
+    falls_under(&r, -7, 0);
+    not_past_outcome(&r, &passes, &failures, &applicable);
+    CHECK(failures == 0 && passes > 0);
+    /* a static Reset a year back over a Remaining that never falls: nothing to judge */
+    date_ahead_s = 0;
+    run_open(&r, false);
+    for (int i = 0; i < 10; i++)
+        see(&r, PS_KEY_MAIN, "GET", 200, 59, -365 * 86400, 200 * i);
+    not_past_outcome(&r, &passes, &failures, &applicable);
+    CHECK(failures == 0 && passes == 0 && !applicable);
+    /* a burst's replies come in no order: never judged as a sequence */
+    run_open(&r, false);
+    see(&r, PS_KEY_MAIN, "GET", 200, 59, 30, -5000);
+    ps_ratelimit_judge_concurrent(r.c, true);
+    falls_under(&r, -60, 0);
+    ps_ratelimit_judge_concurrent(r.c, false);
+    not_past_outcome(&r, &passes, &failures, &applicable);
+    CHECK(failures == 0 && passes == 0);
+    date_ahead_s = NO_DATE;
+}
+
 int main(void)
 {
     RUN(fixed_window_named);
@@ -294,5 +385,6 @@ int main(void)
     RUN(slow_bucket_reset_consistent);
     RUN(inconsistent_reset_fails);
     RUN(limit_key_burst_counted);
+    RUN(reset_past_while_counting_fails);
     return TEST_EXIT();
 }
