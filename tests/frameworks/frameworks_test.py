@@ -484,11 +484,13 @@ def run_both_models(a, name, tmp):
                     pstest.check(volley.get("concurrent", 0) >= 1 and volley.get("most_together", 0) >= 2,
                                  "%s: no window-opening volley went out concurrently: %s" % (model, volley))
                 if name == "flask_per_route_limits" and doc:
-                    # each window by its real count: 60 lists + at most 60 creates, never
-                    # several windows' worth merged (issue 17: "three windows of ~400")
+                    # by the real count: a window admits 60 lists + up to 60 creates, and the
+                    # densest span of 0.9 window (room came back under a refusing Reset: held
+                    # to a sliding bound) may add part of the next window's; never several
+                    # windows' worth merged (issue 17: "three windows of ~400")
                     over = [v for v in doc["limits"].get("violations", []) if v.get("kind") == "over_admission"]
-                    pstest.check(over and all(60 < v.get("admitted", 0) <= 120 for v in over),
-                                 "%s: over_admission not by a window's real count (61-120): %s" % (
+                    pstest.check(over and all(60 < v.get("admitted", 0) <= 180 for v in over),
+                                 "%s: over_admission not by the real count (61-180): %s" % (
                                      model, [v.get("admitted") for v in over]))
     return pstest.exit_status()
 
