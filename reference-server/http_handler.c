@@ -123,6 +123,34 @@ static void identify(conn *c, bool headers_known, identity *who)
     ps_plan_published(PS_PLAN_FREE, &who->per_minute, &who->per_day);
 }
 
+/* Faults creates-/errors-counted-silently: admission (v, counted on the
+ * key) takes every request, but the headers are those of a second, quiet
+ * counter that a create (or, at answer time, a 4xx) leaves alone, so the
+ * headers say they are not counted while they use up the window. */
+static void quiet_headers(conn *c, const identity *who, bool create, int64_t now, ps_admission v)
+{
+    ps_http_server *s = c->lp->srv;
+    request *q = &c->req;
+    int n = snprintf(c->quiet_id, sizeof c->quiet_id, "quiet/%.*s", (int)who->id_len, who->id);
+    q->quiet_id_len = n > 0 && (size_t)n < sizeof c->quiet_id ? (size_t)n : 0;
+    q->quiet_pm = who->per_minute;
+    q->quiet_pd = who->per_day;
+    bool shown = v == PS_ADMITTED &&
+                 !(create && ps_fault_on(s->cfg->faults, PS_FAULT_CREATES_COUNTED_SILENTLY));
+    ps_limit_decision d;
+    if (shown)
+        ps_limiter_admit(s->limiter, c->quiet_id, q->quiet_id_len, who->per_minute, who->per_day,
+                         now, &d);
+    else
+        ps_limiter_peek(s->limiter, c->quiet_id, q->quiet_id_len, who->per_minute, who->per_day,
+                        now, &d);
+    d.verdict = v;
+    if (v != PS_ADMITTED) d.retry_after_s = q->decision.retry_after_s;
+    q->decision = d;
+    q->quiet_refundable = shown && ps_fault_on(s->cfg->faults, PS_FAULT_ERRORS_COUNTED_SILENTLY);
+    q->admitted_ns = now;
+}
+
 /* Counts the request (with the defaults every request counts, errors
  * included; --count-ops leaves some operations out: counts false) and
  * returns the verdict after the faults that bend admission (create: the
@@ -154,6 +182,9 @@ static ps_admission admit(conn *c, const identity *who, bool counts, bool create
                             beyond, &c->req.decision);
     c->req.counted = true;
     ps_admission v = c->req.decision.verdict;
+    if (ps_fault_on(s->cfg->faults, PS_FAULT_CREATES_COUNTED_SILENTLY) ||
+        ps_fault_on(s->cfg->faults, PS_FAULT_ERRORS_COUNTED_SILENTLY))
+        quiet_headers(c, who, create, now, v);
     if (v == PS_ADMITTED && !s->cfg->count_errors) { /* kept to take back if the answer is a 4xx */
         request *q = &c->req;
         q->refundable = true;
@@ -203,6 +234,15 @@ static void respond(conn *c, int status, const char *body, size_t body_len, ps_s
         ps_limiter_peek(s->limiter, q->limit_id, q->limit_id_len, q->limit_pm, q->limit_pd,
                         ps_clock_wall_ns(), &q->decision);
         if (q->decision.verdict == PS_LIMITED) q->decision.verdict = PS_ADMITTED;
+    }
+    if (c->req.quiet_refundable && status >= 400 && status < 500) {
+        /* fault errors-counted-silently: the 4xx leaves the quiet counter, not the key's */
+        request *q = &c->req;
+        ps_limiter_refund(s->limiter, c->quiet_id, q->quiet_id_len, q->quiet_pm, q->quiet_pd,
+                          q->admitted_ns);
+        ps_limiter_peek(s->limiter, c->quiet_id, q->quiet_id_len, q->quiet_pm, q->quiet_pd,
+                        ps_clock_wall_ns(), &q->decision);
+        q->decision.verdict = PS_ADMITTED;
     }
     c->req.refundable = false;
     if (c->req.counted) {

@@ -78,6 +78,13 @@ typedef struct request {
     size_t limit_id_len;
     char limit_ip[64];
     int64_t limit_pm, limit_pd, admitted_ns;
+    /* faults creates-/errors-counted-silently: the headers show the
+     * "quiet" counter (conn.quiet_id), which leaves creates or 4xx answers
+     * out, while admission counts them; quiet_refundable: take this one
+     * back from the quiet counter if the answer is a 4xx */
+    bool quiet_refundable;
+    size_t quiet_id_len;
+    int64_t quiet_pm, quiet_pd;
 } request;
 
 struct conn {
@@ -92,6 +99,7 @@ struct conn {
     /* --fault per-loop-counts: the identity the limiter counts, "loopN/" +
      * key, kept as long as the request (a refund names it again) */
     char loop_scoped_id[512 + 24]; /* keys: at most 512 bytes (core/keys_file.h) */
+    char quiet_id[512 + 32];       /* "quiet/" + the counted identity (see request) */
     http_parser parser;
     /* framing check (frame_scan): the bytes http_parser consumed that are not body data */
     const char *scan_pos; /* next byte of the current input piece to check */

@@ -383,6 +383,10 @@ int ps_conform_run(const ps_conform_config *cfg, ps_checks *checks, ps_buf *doc,
             announce_suite(cfg, "limit429", "exhaust the limit key's window, then wait it out");
             ps_suite_limit429(c);
         }
+        if (!ps_conform_aborted(c) && ps_conform_selected(c, PS_CK_LIMIT429_EVERY_OPERATION)) {
+            announce_suite(cfg, "limit429", "cross the limit with creates and 400s");
+            ps_suite_limit429_crossing(c);
+        }
         /* After the limit suite: it must not spend the window that suite needs. */
         if (!ps_conform_aborted(c) && ps_checks_any_selected(checks, "generate.")) {
             announce_suite(cfg, "generate", "generated requests, concurrent creates, a long list");

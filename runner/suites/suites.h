@@ -51,6 +51,10 @@ void ps_suite_clock_finish(ps_conform *c);
 /* ratelimit.reset-not-past (reset_past.c): its observer, an entry of
  * ps_suite_observers, and its not-applicable reason when nothing was
  * counted under a Reset naming a time (run.c, at the end). */
+/* limit429.every-operation (ratelimit_crossing.c), after the limit suite:
+ * the limit key crosses its limit with creates and with 400s, where the
+ * headers leave open whether they count. */
+void ps_suite_limit429_crossing(ps_conform *c);
 #define PS_RESET_PAST_STATE_SIZE 96
 void ps_reset_past_observe(ps_conform *c, void *state, const ps_observation *o);
 void ps_suite_reset_past_finish(ps_conform *c);

@@ -273,7 +273,7 @@ def case_groups(args, tmp):
     if not check(url is not None, "server did not start"):
         return None
     out, md, html = (os.path.join(tmp, "groups." + x) for x in ("json", "md", "html"))
-    rc, _, err = run([args.load, "--base-url", url, "--keys", keys, "--duration", "4s", "--time-scale", "30",
+    rc, _, err = run([args.load, "--base-url", url, "--keys", keys, "--duration", "4s", "--time-scale", "30", "--connections", "32",
                       "--verify-limits", "--ignore-retry-after", "--json", out, "--summary-md", md, "--html", html])
     stop_process(proc)
     d = load_json(out)
@@ -316,6 +316,9 @@ def case_groups(args, tmp):
     with open(keys, "w") as f:
         f.write(plain)
     proc, url = start_server([args.server, "--port", "0", "--keys-file", keys], stderr=subprocess.DEVNULL)
+    if not check(url is not None, "server did not start (keys without groups)"):
+        stop_process(proc)
+        return None
     rc, _, err = run([args.load, "--base-url", url, "--keys", keys, "--duration", "1s", "--json", out, "--quiet"])
     stop_process(proc)
     d = load_json(out)

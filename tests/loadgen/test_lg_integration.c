@@ -492,9 +492,15 @@ static void lg_accounting(void)
     ps_json *d = load_json(json);
     if (d) {
         const char *verdict = ps_json_get_string(d, "verdict", "?");
-        CHECK(strcmp(verdict, "connection-limited") == 0 || strcmp(verdict, "saturated") == 0);
+        bool saturated = strcmp(verdict, "saturated") == 0;
+        if (!saturated && strcmp(verdict, "connection-limited") != 0)
+            fprintf(stderr, "lg_accounting: verdict %s\n", verdict);
+        CHECK(saturated || strcmp(verdict, "connection-limited") == 0);
         check_accounting(d);
-        CHECK_INT(num(d, "scheduled"), 800);
+        /* A saturated generator's unsent requests are in no figure of the
+         * target (a loaded ASan run may end so); every due one is counted
+         * all the same. */
+        CHECK_INT(num(d, "scheduled") + (saturated ? num(d, "generator.unsent") : 0), 800);
         CHECK(num(d, "timed_out") > 0);
         CHECK_INT(num(d, "errors.timeout"), num(d, "timed_out"));
         CHECK(num(d, "answered") > 0);

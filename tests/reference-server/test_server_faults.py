@@ -110,6 +110,32 @@ def p_reset_unstable(srv, k):
     return a != b
 
 
+def p_reset_clock_behind(srv, k):
+    # a correct Reset is ahead; the fault's is 30 s behind the clock Date is written from
+    return int(srv.get(key=KEY_PRO)[1]["x-ratelimit-reset"]) < time.time() - 20
+
+
+def silently_counted(srv, k, body):
+    """The limit is 1: a POST of body shows Remaining 1 (uncounted), yet the next list is
+    refused. Three windows (1 s each at --time-scale 60) in case one ends in between."""
+    for _ in range(3):
+        st, h, _, _ = srv.post(body, key=k)
+        if st not in (201, 400) or int(h["x-ratelimit-remaining"]) < 1:
+            return False  # counted, and the headers say so
+        if srv.get(key=k)[0] == 429:
+            return True
+        time.sleep(1.1)
+    return False
+
+
+def p_creates_counted_silently(srv, k):
+    return silently_counted(srv, k, '{"name":"silently counted"}')
+
+
+def p_errors_counted_silently(srv, k):
+    return silently_counted(srv, k, '{"description":"no name"}')
+
+
 def p_remaining_static(srv, k):
     a = srv.get(key=KEY_PRO)[1]["x-ratelimit-remaining"]
     b = srv.get(key=KEY_PRO)[1]["x-ratelimit-remaining"]

@@ -197,7 +197,10 @@ def mode_reference(a, tmp):
     # server gives nothing to judge (NOT_APPLICABLE_ON_REFERENCE).
     inapplicable = {c["id"] for s in doc["suites"] for c in s["checks"]
                     if c["status"] == "not_run" and c.get("applicable") is False}
-    check(inapplicable <= {"limit429.refused-create-not-stored"} | set(NOT_APPLICABLE_ON_REFERENCE) and
+    # limit429.every-operation: the server counts creates and errors and says so, so nothing is
+    # left open (unless a window's end hid a fall from the judge: then it crosses, and passes)
+    check(inapplicable <= {"limit429.refused-create-not-stored", "limit429.every-operation"} |
+          set(NOT_APPLICABLE_ON_REFERENCE) and
           by.get("passed", set()) | inapplicable == set(ids),
           "not every check passed: failed %s, warnings %s, not run %s" % (
               sorted(by.get("failed", [])), sorted(by.get("warning", [])), sorted(by.get("not_run", []))))
@@ -278,6 +281,12 @@ FAULT_SERVER_ARGS = {"over-admission-race": ["--threads", "4"], "remaining-stati
 FAULT_ATTEMPTS = {"over-admission-race": 1, "id-race": 3}
 FAULT_RUNNER_ARGS = {"over-admission-race": ["--race-bursts", "6", "--max-wait", "30s"]}
 RACE_RUNS = 5
+# Through a proxy a run's bursts may all miss: nginx's keep-alive pool can give the crossing
+# pair one worker's connections window after window (varying the burst's pacing helps, not
+# always). Measured with --race-bursts 6 to 8: through nginx terminating TLS 12 of 12, 5 of 5,
+# 4 of 5, 4 of 5 runs; through the latency proxies 5 of 5 each. Direct, every run must catch it;
+# through a proxy at least 2 of 5 (about 9 runs in 10 each: all but one missed once in 2,000).
+RACE_MIN_CAUGHT = {"direct": 5, "tls": 2, "latency": 2, "tls_latency": 2}
 
 
 def mode_fault(a, tmp):
@@ -1200,8 +1209,12 @@ def mode_maxwait_lists(a, tmp):
           "no create" in stored.get("message", ""),
           "limit429.refused-create-not-stored: %s applicable=%r %r, expected not applicable: no create refused" % (
               stored["status"], stored.get("applicable"), stored.get("message")))
-    check(doc["summary"]["not_run"] == 1 and rc == 3,
-          "exit %d, %d untested, expected 3 and recovers alone" % (rc, doc["summary"]["not_run"]))
+    # creates are uncounted, so limit429.every-operation would cross with them: the key is not free
+    untested = {c["id"]: c.get("message", "") for c in every.values()
+                if c["status"] == "not_run" and c.get("applicable")}
+    check(set(untested) == {"limit429.recovers", "limit429.every-operation"} and rc == 3 and
+          all("--max-wait" in m for m in untested.values()),
+          "exit %d, untested %s, expected 3, recovers and every-operation past --max-wait" % (rc, untested))
 
 
 def mode_all429(a, tmp):
@@ -1595,11 +1608,16 @@ def field_fault(a, tmp, name, expected, via):
     b = argparse.Namespace(**vars(a))
     b.name, b.expected, b.strict, b.advice = name, expected, False, False
     runs = RACE_RUNS if name == "over-admission-race" else 1
+    need = RACE_MIN_CAUGHT.get(getattr(a, "kind", "direct"), runs) if name == "over-admission-race" else 1
+    kept, missed, caught = failures, [], 0
     for run in range(runs):
-        kept, failures = failures, []
+        failures = []
         fault_once(b, tmp, via)
+        caught += not failures
+        missed += failures
         print("%s run %d of %d: %s" % (name, run + 1, runs, "missed" if failures else "caught"), file=sys.stderr)
-        failures = kept + failures
+    print("%s caught in %d of %d runs (%d needed)" % (name, caught, runs, need), file=sys.stderr)
+    failures = kept + (missed if caught < need else [])
 
 
 def mode_field_race(a, tmp):
@@ -1608,12 +1626,49 @@ def mode_field_race(a, tmp):
     upstream), through a proxy adding 50 ms each way, and both (100 ms each
     way). Behind a latency proxy the windows are 6 s (--time-scale 10: a
     burst over a 100 to 200 ms round trip cannot be judged within a 1 s
-    window) and the runner may wait 90 s for its 6 bursts."""
+    window; 2 s through nginx terminating TLS) and the runner may wait 90 s
+    (60 s) for its bursts."""
     if "latency" in a.kind:
         FAULT_SERVER_ARGS["over-admission-race"] = ["--threads", "4", "--time-scale", "10"]
         FAULT_RUNNER_ARGS["over-admission-race"] = ["--race-bursts", "6", "--max-wait", "90s"]
+    elif a.kind == "tls":
+        # 2 s windows: beside a loaded ctest -j4 a burst of 60 through TLS and nginx outlived a
+        # 1 s window in 3 runs of 5 (over-admitted, but not judged: the window may have ended);
+        # 8 bursts: at 2 s windows the race showed in the 1st, 1st, 1st, 2nd, 3rd and 4th
+        FAULT_SERVER_ARGS["over-admission-race"] = ["--threads", "4", "--time-scale", "30"]
+        FAULT_RUNNER_ARGS["over-admission-race"] = ["--race-bursts", "8", "--max-wait", "60s"]
     via = None if a.kind == "direct" else field_front(a.kind, tmp)
     field_fault(a, tmp, "over-admission-race", "limit429.no-over-admission", via)
+
+
+def mode_field_proxy_clean(a, tmp):
+    """A clean server behind a keep-alive nginx reverse proxy (4 event loops,
+    6 s windows): 5 full runs, each a fresh runner, all pass whole. The field
+    saw one such run end incomplete and three fail
+    ratelimit.no-early-refusal falsely (issue 20)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+    import fieldlab
+    if not fieldlab.nginx_binary():
+        print("skipped: needs nginx", file=sys.stderr)
+        sys.exit(77)
+    env = {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY}
+    for run in range(5):
+        srv = Server(a.server, ["--threads", "4", "--time-scale", "10"], tmp)
+        ng = None
+        try:
+            ng = fieldlab.Nginx(tmp, srv.url.split("//")[1].split("/")[0])
+            rc, out, err, doc, _ = run_conform(["--base-url", ng.url, "--plan", "pro", "--limit-plan", "free",
+                                                "--max-wait", "20s"], a.conform, tmp, env, timeout=170)
+        finally:
+            if ng:
+                ng.stop()
+            srv.stop()
+        if not check(doc is not None, "run %d: no JSON report (exit %d)" % (run + 1, rc)):
+            continue
+        by = checks_by_status(doc)
+        check(rc == 0 and not by.get("failed") and not untested_ids(doc),
+              "run %d through keep-alive nginx: exit %d, failed %s, untested %s"
+              % (run + 1, rc, sorted(by.get("failed", [])), sorted(untested_ids(doc))))
 
 
 def mode_field_faults(a, tmp):
@@ -1625,6 +1680,7 @@ def mode_field_faults(a, tmp):
         if m:
             rows[m.group(1)] = m.group(2)
     via = field_front("tls", tmp)
+    a.kind = "tls"  # field_fault's RACE_MIN_CAUGHT
     # 6 s windows: through TLS and nginx on a loaded machine a burst may outlive a 1 s one
     for name in FIELD_FAULTS:
         FAULT_SERVER_ARGS[name] = FAULT_SERVER_ARGS.get(name, []) + ["--time-scale", "10"]

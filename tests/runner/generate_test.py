@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conform_test as ct  # noqa: E402
 
 KEYS = {"PETSTORE_API_KEY": ct.MAIN_KEY, "PETSTORE_LIMIT_KEY": ct.LIMIT_KEY}
-NEW_CHECKS = "generate,http.date-present,http.retry-after-imf-fixdate,ratelimit.reset-not-past"
+NEW_CHECKS = "generate,http.date-present,http.retry-after-imf-fixdate,ratelimit.reset-not-past,limit429.every-operation"
 # advice the old checks give on a fault without catching it: reset-clock-behind's
 # Retry-After (right) ends after its Reset (30 s behind), a warning only
 OLD_ADVICE = {"reset-clock-behind": {"limit429.retry-after-agrees"}}
