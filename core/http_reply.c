@@ -19,11 +19,30 @@ static bool head_bytes(ps_http_reply *r, size_t n)
     return false;
 }
 
+/* An interim response's (1xx but 101): the final one follows. */
+static bool interim(long status)
+{
+    return status >= 100 && status < 200 && status != 101;
+}
+
 static void commit_field(ps_http_reply *r)
 {
-    if (r->name.len)
+    if (r->name.len && r->on_field) {
+        /* a value as received, less the white space around it */
+        const char *v = r->value.data ? r->value.data : "";
+        size_t n = r->value.len;
+        while (n && (*v == ' ' || *v == '\t')) {
+            v++;
+            n--;
+        }
+        while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+            n--;
+        if (!interim((long)r->hp.status_code))
+            r->on_field(r->field_ctx, r->name.data, r->name.len, v, n);
+    } else if (r->name.len) {
         ps_headers_add(&r->headers, r->name.data, r->name.len, r->value.data ? r->value.data : "",
                        r->value.len);
+    }
     r->name.len = r->value.len = 0;
     r->in_value = false;
 }
@@ -79,6 +98,7 @@ static int on_body(http_parser *hp, const char *at, size_t len)
 {
     ps_http_reply *r = of(hp);
     r->body_total += len;
+    if (r->on_field) return 0; /* streaming: counted, never kept */
     size_t room = r->cap > r->head_len ? r->cap - r->head_len : 0;
     size_t keep = r->body.len < room ? room - r->body.len : 0;
     if (keep > len) keep = len;
@@ -92,8 +112,9 @@ static int on_message_complete(http_parser *hp)
     ps_http_reply *r = of(hp);
     /* an interim response (103 Early Hints, an unasked 100 Continue): the
      * final one follows on the same stream */
-    if (r->status >= 100 && r->status < 200 && r->status != 101) return 0;
+    if (interim(r->status)) return 0;
     r->state = PS_REPLY_DONE;
+    r->keep_alive = http_should_keep_alive(hp) != 0;
     http_parser_pause(hp, 1); /* what follows it is not ours */
     return 0;
 }
@@ -114,6 +135,28 @@ void ps_http_reply_init(ps_http_reply *r, size_t cap)
     http_parser_init(&r->hp, HTTP_RESPONSE);
     r->hp.data = r;
     r->cap = cap;
+}
+
+void ps_http_reply_stream(ps_http_reply *r, size_t head_cap, ps_http_field_fn fn, void *ctx)
+{
+    ps_http_reply_init(r, head_cap);
+    r->on_field = fn;
+    r->field_ctx = ctx;
+}
+
+void ps_http_reply_restart(ps_http_reply *r)
+{
+    http_parser_init(&r->hp, HTTP_RESPONSE);
+    r->hp.data = r;
+    ps_headers_clear(&r->headers);
+    r->head_len = 0;
+    r->status = 0;
+    r->body.len = r->body_total = 0;
+    r->head_done = r->truncated = r->in_value = r->keep_alive = false;
+    r->state = PS_REPLY_MORE;
+    r->why[0] = '\0';
+    r->name.len = r->value.len = 0;
+    r->fed = r->extra = 0;
 }
 
 void ps_http_reply_free(ps_http_reply *r)
@@ -144,7 +187,8 @@ ps_http_reply_state ps_http_reply_feed(ps_http_reply *r, const char *data, size_
 {
     if (r->state != PS_REPLY_MORE || !len) return r->state;
     r->fed += len;
-    http_parser_execute(&r->hp, &settings, data, len);
+    size_t used = http_parser_execute(&r->hp, &settings, data, len);
+    if (r->state == PS_REPLY_DONE) r->extra = len - used;
     return settle(r);
 }
 

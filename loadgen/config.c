@@ -17,26 +17,6 @@
 #include "loadgen/live_metrics.h"
 #include "loadgen/shard.h"
 
-void ps_lg_redact(const char *key, char out[8])
-{
-    size_t n = strlen(key);
-    if (n < 16) {
-        memcpy(out, "***", 4);
-        return;
-    }
-    out[0] = key[0];
-    out[1] = key[1];
-    memcpy(out + 2, "***", 3);
-    out[5] = key[n - 2];
-    out[6] = key[n - 1];
-    out[7] = '\0';
-}
-
-/* ---- engine choice: the proxy variables, read as libcurl reads them ---- */
-
-/* True when host is named by a NO_PROXY entry: "*", the host itself, or a
- * domain it is in ("example.com" and ".example.com" both cover
- * "api.example.com"). */
 static bool no_proxy_covers(const char *list, const char *host)
 {
     size_t hl = strlen(host);
@@ -94,56 +74,6 @@ static void add_key(ps_lg_config *cfg, const char *key, size_t len, const ps_pla
     k->rate = rate;
     k->line = line;
     k->group = 0;
-}
-
-const char *ps_lg_config_group_name(const ps_lg_config *cfg, size_t group)
-{
-    return group < cfg->ngroups ? cfg->groups[group] : "default";
-}
-
-size_t ps_lg_config_group_count(const ps_lg_config *cfg)
-{
-    return cfg->ngroups ? cfg->ngroups : 1;
-}
-
-/* The index of group `name`, added when new (groups[0] "default" first). */
-static size_t group_index(ps_lg_config *cfg, const char *name)
-{
-    if (!name) return 0;
-    if (cfg->ngroups == 0) {
-        cfg->groups = malloc(sizeof *cfg->groups);
-        if (!cfg->groups || !(cfg->groups[0] = strdup("default"))) abort();
-        cfg->ngroups = 1;
-    }
-    for (size_t g = 0; g < cfg->ngroups; g++)
-        if (strcmp(cfg->groups[g], name) == 0) return g;
-    cfg->groups = realloc(cfg->groups, (cfg->ngroups + 1) * sizeof *cfg->groups);
-    if (!cfg->groups || !(cfg->groups[cfg->ngroups] = strdup(name))) abort();
-    return cfg->ngroups++;
-}
-
-int ps_lg_keys_load(ps_lg_config *cfg, const char *path, ps_error *err)
-{
-    ps_keys_list keys;
-    if (ps_keys_file_load(path, &keys, err) != 0) return -1;
-    /* one allocation for all (add_key grows by one: quadratic where realloc
-     * copies, as ASan's always does); the key strings change owner */
-    ps_lg_key *room = realloc(cfg->keys, (cfg->nkeys + keys.count + 1) * sizeof *room);
-    if (!room) abort();
-    cfg->keys = room;
-    for (size_t i = 0; i < keys.count; i++) {
-        const ps_keys_entry *e = &keys.items[i];
-        cfg->keys[cfg->nkeys++] = (ps_lg_key){.key = e->key,
-                                              .plan = e->plan,
-                                              .rate = e->rate,
-                                              .line = e->line,
-                                              .group = group_index(cfg, e->group)};
-        keys.items[i].key = NULL;
-    }
-    size_t n = keys.count;
-    ps_keys_list_free(&keys);
-    if (n == 0) return ps_error_set(err, "keys file '%s' holds no key", path);
-    return 0;
 }
 
 static int parse_mix(const char *text, ps_lg_config *cfg, ps_error *err)
@@ -463,243 +393,261 @@ static int capacity_check(ps_lg_config *cfg, bool all_own, ps_error *err)
     return 0;
 }
 
-ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default_bodies,
-                                      ps_lg_config *cfg, ps_error *err)
+/* What the flags say that is checked only once all are read. */
+typedef struct parse_state {
+    const char *api_key, *plan_text, *keys_path;
+    bool have_duration;
+    int64_t shards_n;
+} parse_state;
+
+/* Takes option c (getopt_long's, its value in optarg) into cfg or st. */
+/* The options of what a run writes and how it is divided: outputs,
+ * thresholds, progress, shards (take_option's rest). */
+static ps_lg_parse_status take_report_option(int c, int argc, char **argv, ps_lg_config *cfg,
+                                             parse_state *st, ps_error *err)
 {
-    memset(cfg, 0, sizeof *cfg);
-    cfg->threads = 1;
-    cfg->connections = 10;
-    cfg->mix[PS_LG_OP_LIST] = 1;
-    cfg->timeout_ns = 10 * INT64_C(1000000000);
-    cfg->honour_retry_after = true;
-    const char *api_key = NULL, *plan_text = NULL, *keys_path = NULL;
-    bool have_duration = false;
-    int64_t v, shards_n = 0;
-    int c;
-    cfg->progress_interval_ns = 10 * INT64_C(1000000000);
-    capacity_defaults(cfg);
-    ps_cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-        switch (c) {
-        case OPT_BASE_URL:
-            if (cfg->base_url) return ps_error_set(err, "--base-url given twice");
-            if (parse_url(optarg, cfg, err) != 0) return PS_LG_CONFIG_ERROR;
-            break;
-        case OPT_API_KEY:
-            if (!ps_keys_key_text_ok(optarg, strlen(optarg)))
-                return ps_error_set(err, "--api-key: the key must be 1-512 printable ASCII bytes");
-            api_key = optarg;
-            break;
-        case OPT_PLAN:
-            plan_text = optarg;
-            break;
-        case OPT_KEYS:
-            keys_path = optarg;
-            break;
-        case OPT_THREADS:
-            if (ps_cli_parse_int(optarg, 1, 256, &v, err) != 0)
-                return ps_error_prefix(err, "--threads: ");
-            cfg->threads = (int)v;
-            break;
-        case OPT_CONNECTIONS:
-            if (ps_cli_parse_int(optarg, 1, 100000, &v, err) != 0)
-                return ps_error_prefix(err, "--connections: ");
-            cfg->connections = (int)v;
-            break;
-        case OPT_DURATION:
-            if (ps_cli_parse_duration(optarg, 0, &cfg->duration_ns, err) != 0)
-                return ps_error_prefix(err, "--duration: ");
-            have_duration = true;
-            break;
-        case OPT_REQUESTS:
-            if (ps_cli_parse_int(optarg, 1, INT64_C(1) << 40, &cfg->requests, err) != 0)
-                return ps_error_prefix(err, "--requests: ");
-            break;
-        case OPT_RATE:
-            if (ps_cli_parse_double(optarg, 0.001, 10e6, &cfg->rate, err) != 0)
-                return ps_error_prefix(err, "--rate: ");
-            break;
-        case OPT_RAMP: {
-            const char *colon = strchr(optarg, ':');
-            char from[32];
-            if (!colon || (size_t)(colon - optarg) >= sizeof from)
-                return ps_error_set(err, "--ramp: expected R1:R2 (req/s), got '%s'", optarg);
-            memcpy(from, optarg, (size_t)(colon - optarg));
-            from[colon - optarg] = '\0';
-            if (ps_cli_parse_double(from, 0, 10e6, &cfg->ramp_from, err) != 0 ||
-                ps_cli_parse_double(colon + 1, 0, 10e6, &cfg->ramp_to, err) != 0)
-                return ps_error_prefix(err, "--ramp: ");
-            if (cfg->ramp_from + cfg->ramp_to <= 0)
-                return ps_error_set(err, "--ramp: both rates are 0");
-            cfg->ramp = true;
-            break;
-        }
-        case OPT_MIX:
-            if (parse_mix(optarg, cfg, err) != 0) return PS_LG_CONFIG_ERROR;
-            break;
-        case OPT_LIMITED_OPS:
-            if (ps_lg_limited_ops_parse(optarg, &cfg->limited_ops, err)) return PS_LG_CONFIG_ERROR;
-            break;
-        case OPT_LIMITED_ERRORS:
-            if (ps_lg_limited_errors_parse(optarg, &cfg->limited_errors, err))
-                return PS_LG_CONFIG_ERROR;
-            break;
-        case OPT_BODIES:
-            if (set_path(&cfg->bodies_path, optarg, "--bodies", err)) return PS_LG_CONFIG_ERROR;
-            break;
-        case OPT_TIMEOUT:
-            if (ps_cli_parse_duration(optarg, 0, &cfg->timeout_ns, err) != 0)
-                return ps_error_prefix(err, "--timeout: ");
-            break;
-        case OPT_JSON:
-            if (set_path(&cfg->json_path, optarg, "--json", err)) return PS_LG_CONFIG_ERROR;
-            break;
-        case OPT_HDR:
-            if (set_path(&cfg->hdr_path, optarg, "--hdr", err)) return PS_LG_CONFIG_ERROR;
-            break;
-        case OPT_HDR_LOG:
-            if (set_path(&cfg->hdr_log_path, optarg, "--hdr-log", err)) return PS_LG_CONFIG_ERROR;
-            break;
-        case OPT_HTML:
-            if (set_path(&cfg->html_path, optarg, "--html", err)) return PS_LG_CONFIG_ERROR;
-            break;
-        case OPT_SUMMARY_MD:
-            if (set_path(&cfg->summary_md_path, optarg, "--summary-md", err))
-                return PS_LG_CONFIG_ERROR;
-            break;
-        case OPT_THRESHOLD: {
-            cfg->thresholds =
-                realloc(cfg->thresholds, (cfg->nthresholds + 1) * sizeof *cfg->thresholds);
-            if (!cfg->thresholds) abort();
-            if (ps_lg_threshold_parse(optarg, &cfg->thresholds[cfg->nthresholds], err) != 0)
-                return PS_LG_CONFIG_ERROR;
-            cfg->nthresholds++;
-            break;
-        }
-        case OPT_VERIFY:
-            cfg->verify_limits = true;
-            break;
-        case OPT_BURST:
-            cfg->burst = true;
-            break;
-        case OPT_IGNORE_RA:
-            cfg->honour_retry_after = false;
-            break;
-        case OPT_ENGINE:
-            if (strcmp(optarg, "auto") == 0)
-                cfg->engine = PS_LG_ENGINE_AUTO;
-            else if (strcmp(optarg, "epoll") == 0)
-                cfg->engine = PS_LG_ENGINE_EPOLL;
-            else if (strcmp(optarg, "curl") == 0)
-                cfg->engine = PS_LG_ENGINE_CURL;
-            else
-                return ps_error_set(err, "--engine: expected auto, epoll or curl, got '%s'",
-                                    optarg);
-            break;
-        case OPT_QUIET:
-            cfg->quiet = true;
-            break;
-        case OPT_CACERT:
-            if (access(optarg, R_OK) != 0)
-                return ps_error_set(err, "--cacert '%s': %s", optarg, strerror(errno));
-            if (set_path(&cfg->cacert, optarg, "--cacert", err)) return PS_LG_CONFIG_ERROR;
-            break;
-        case OPT_INSECURE:
-            cfg->insecure = true;
-            break;
-        case OPT_CERT:
-            if (set_path(&cfg->cert_file, optarg, "--cert", err)) return PS_LG_CONFIG_ERROR;
-            break;
-        case OPT_KEY:
-            if (set_path(&cfg->key_file, optarg, "--key", err)) return PS_LG_CONFIG_ERROR;
-            break;
-        case 'h':
-        case OPT_HELP:
-            return PS_LG_CONFIG_HELP;
-        case OPT_VERSION:
-            return PS_LG_CONFIG_VERSION;
-        case OPT_SHARD:
-            if (shards_n) return ps_error_set(err, "give --shard I/N or --shards N, not both");
-            if (ps_lg_shard_parse(optarg, &cfg->shard, &cfg->shards, err) != 0)
-                return PS_LG_CONFIG_ERROR;
-            break;
-        case OPT_SHARDS:
-            if (cfg->shards) return ps_error_set(err, "give --shard I/N or --shards N, not both");
-            if (ps_cli_parse_int(optarg, 1, PS_LG_MAX_SHARDS, &shards_n, err) != 0)
-                return ps_error_prefix(err, "--shards: ");
-            break;
-        case OPT_START_AT:
-            if (ps_lg_parse_start_at(optarg, &cfg->start_at_ns, err) != 0)
-                return PS_LG_CONFIG_ERROR;
-            break;
-        case OPT_RUN_ID:
-            if (!*optarg || strlen(optarg) > 64 ||
-                strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm"
-                               "nopqrstuvwxyz0123456789._-") != strlen(optarg))
-                return ps_error_set(err, "--run-id: 1-64 letters, digits, '.', '_' or '-'");
-            free(cfg->run_id);
-            cfg->run_id = strdup(optarg);
-            if (!cfg->run_id) abort();
-            break;
-        case OPT_PROGRESS:
-            if (ps_cli_parse_duration(optarg, 1, &cfg->progress_interval_ns, err) != 0)
-                return ps_error_prefix(err, "--progress-interval: ");
-            break;
-        case OPT_COLOR:
-            if (ps_cli_parse_color(optarg, &cfg->color, err) != 0)
-                return ps_error_prefix(err, "--color: ");
-            break;
-        case OPT_SEED:
-        case OPT_ARRIVALS:
-        case OPT_MAX_LATENESS:
-        case OPT_ERROR_BUDGET:
-        case OPT_WARMUP:
-        case OPT_CUSTOMERS:
-        case OPT_QUOTA:
-        case OPT_TIME_SCALE:
-        case OPT_WRITE_KEYS:
-        case OPT_INTERVALS_JSONL:
-        case OPT_METRICS_LISTEN:
-            if (capacity_option(c, optarg, cfg, err) != 0) return PS_LG_CONFIG_ERROR;
-            break;
-        default: /* '?' or ':' */
-            return ps_cli_getopt_error(c, argc, argv, options, err);
-        }
+    switch (c) {
+    case OPT_JSON:
+        if (set_path(&cfg->json_path, optarg, "--json", err)) return PS_LG_CONFIG_ERROR;
+        break;
+    case OPT_HDR:
+        if (set_path(&cfg->hdr_path, optarg, "--hdr", err)) return PS_LG_CONFIG_ERROR;
+        break;
+    case OPT_HDR_LOG:
+        if (set_path(&cfg->hdr_log_path, optarg, "--hdr-log", err)) return PS_LG_CONFIG_ERROR;
+        break;
+    case OPT_HTML:
+        if (set_path(&cfg->html_path, optarg, "--html", err)) return PS_LG_CONFIG_ERROR;
+        break;
+    case OPT_SUMMARY_MD:
+        if (set_path(&cfg->summary_md_path, optarg, "--summary-md", err)) return PS_LG_CONFIG_ERROR;
+        break;
+    case OPT_THRESHOLD: {
+        cfg->thresholds =
+            realloc(cfg->thresholds, (cfg->nthresholds + 1) * sizeof *cfg->thresholds);
+        if (!cfg->thresholds) abort();
+        if (ps_lg_threshold_parse(optarg, &cfg->thresholds[cfg->nthresholds], err) != 0)
+            return PS_LG_CONFIG_ERROR;
+        cfg->nthresholds++;
+        break;
     }
-    if (optind < argc) return ps_error_set(err, "unexpected argument '%s'", argv[optind]);
+    case OPT_SHARD:
+        if (st->shards_n) return ps_error_set(err, "give --shard I/N or --shards N, not both");
+        if (ps_lg_shard_parse(optarg, &cfg->shard, &cfg->shards, err) != 0)
+            return PS_LG_CONFIG_ERROR;
+        break;
+    case OPT_SHARDS:
+        if (cfg->shards) return ps_error_set(err, "give --shard I/N or --shards N, not both");
+        if (ps_cli_parse_int(optarg, 1, PS_LG_MAX_SHARDS, &st->shards_n, err) != 0)
+            return ps_error_prefix(err, "--shards: ");
+        break;
+    case OPT_START_AT:
+        if (ps_lg_parse_start_at(optarg, &cfg->start_at_ns, err) != 0) return PS_LG_CONFIG_ERROR;
+        break;
+    case OPT_RUN_ID:
+        if (!*optarg || strlen(optarg) > 64 ||
+            strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm"
+                           "nopqrstuvwxyz0123456789._-") != strlen(optarg))
+            return ps_error_set(err, "--run-id: 1-64 letters, digits, '.', '_' or '-'");
+        free(cfg->run_id);
+        cfg->run_id = strdup(optarg);
+        if (!cfg->run_id) abort();
+        break;
+    case OPT_PROGRESS:
+        if (ps_cli_parse_duration(optarg, 1, &cfg->progress_interval_ns, err) != 0)
+            return ps_error_prefix(err, "--progress-interval: ");
+        break;
+    case OPT_COLOR:
+        if (ps_cli_parse_color(optarg, &cfg->color, err) != 0)
+            return ps_error_prefix(err, "--color: ");
+        break;
+    default: /* '?' or ':' */
+        return ps_cli_getopt_error(c, argc, argv, options, err);
+    }
+    return PS_LG_CONFIG_OK;
+}
+
+static ps_lg_parse_status take_option(int c, int argc, char **argv, ps_lg_config *cfg,
+                                      parse_state *st, ps_error *err)
+{
+    int64_t v;
+    switch (c) {
+    case OPT_BASE_URL:
+        if (cfg->base_url) return ps_error_set(err, "--base-url given twice");
+        if (parse_url(optarg, cfg, err) != 0) return PS_LG_CONFIG_ERROR;
+        break;
+    case OPT_API_KEY:
+        if (!ps_keys_key_text_ok(optarg, strlen(optarg)))
+            return ps_error_set(err, "--api-key: the key must be 1-512 printable ASCII bytes");
+        st->api_key = optarg;
+        break;
+    case OPT_PLAN:
+        st->plan_text = optarg;
+        break;
+    case OPT_KEYS:
+        st->keys_path = optarg;
+        break;
+    case OPT_THREADS:
+        if (ps_cli_parse_int(optarg, 1, 256, &v, err) != 0)
+            return ps_error_prefix(err, "--threads: ");
+        cfg->threads = (int)v;
+        break;
+    case OPT_CONNECTIONS:
+        if (ps_cli_parse_int(optarg, 1, 100000, &v, err) != 0)
+            return ps_error_prefix(err, "--connections: ");
+        cfg->connections = (int)v;
+        break;
+    case OPT_DURATION:
+        if (ps_cli_parse_duration(optarg, 0, &cfg->duration_ns, err) != 0)
+            return ps_error_prefix(err, "--duration: ");
+        st->have_duration = true;
+        break;
+    case OPT_REQUESTS:
+        if (ps_cli_parse_int(optarg, 1, INT64_C(1) << 40, &cfg->requests, err) != 0)
+            return ps_error_prefix(err, "--requests: ");
+        break;
+    case OPT_RATE:
+        if (ps_cli_parse_double(optarg, 0.001, 10e6, &cfg->rate, err) != 0)
+            return ps_error_prefix(err, "--rate: ");
+        break;
+    case OPT_RAMP: {
+        const char *colon = strchr(optarg, ':');
+        char from[32];
+        if (!colon || (size_t)(colon - optarg) >= sizeof from)
+            return ps_error_set(err, "--ramp: expected R1:R2 (req/s), got '%s'", optarg);
+        memcpy(from, optarg, (size_t)(colon - optarg));
+        from[colon - optarg] = '\0';
+        if (ps_cli_parse_double(from, 0, 10e6, &cfg->ramp_from, err) != 0 ||
+            ps_cli_parse_double(colon + 1, 0, 10e6, &cfg->ramp_to, err) != 0)
+            return ps_error_prefix(err, "--ramp: ");
+        if (cfg->ramp_from + cfg->ramp_to <= 0)
+            return ps_error_set(err, "--ramp: both rates are 0");
+        cfg->ramp = true;
+        break;
+    }
+    case OPT_MIX:
+        if (parse_mix(optarg, cfg, err) != 0) return PS_LG_CONFIG_ERROR;
+        break;
+    case OPT_LIMITED_OPS:
+        if (ps_lg_limited_ops_parse(optarg, &cfg->limited_ops, err)) return PS_LG_CONFIG_ERROR;
+        break;
+    case OPT_LIMITED_ERRORS:
+        if (ps_lg_limited_errors_parse(optarg, &cfg->limited_errors, err))
+            return PS_LG_CONFIG_ERROR;
+        break;
+    case OPT_BODIES:
+        if (set_path(&cfg->bodies_path, optarg, "--bodies", err)) return PS_LG_CONFIG_ERROR;
+        break;
+    case OPT_TIMEOUT:
+        if (ps_cli_parse_duration(optarg, 0, &cfg->timeout_ns, err) != 0)
+            return ps_error_prefix(err, "--timeout: ");
+        break;
+    case OPT_VERIFY:
+        cfg->verify_limits = true;
+        break;
+    case OPT_BURST:
+        cfg->burst = true;
+        break;
+    case OPT_IGNORE_RA:
+        cfg->honour_retry_after = false;
+        break;
+    case OPT_ENGINE:
+        if (strcmp(optarg, "auto") == 0)
+            cfg->engine = PS_LG_ENGINE_AUTO;
+        else if (strcmp(optarg, "epoll") == 0)
+            cfg->engine = PS_LG_ENGINE_EPOLL;
+        else if (strcmp(optarg, "curl") == 0)
+            cfg->engine = PS_LG_ENGINE_CURL;
+        else
+            return ps_error_set(err, "--engine: expected auto, epoll or curl, got '%s'", optarg);
+        break;
+    case OPT_QUIET:
+        cfg->quiet = true;
+        break;
+    case OPT_CACERT:
+        if (access(optarg, R_OK) != 0)
+            return ps_error_set(err, "--cacert '%s': %s", optarg, strerror(errno));
+        if (set_path(&cfg->cacert, optarg, "--cacert", err)) return PS_LG_CONFIG_ERROR;
+        break;
+    case OPT_INSECURE:
+        cfg->insecure = true;
+        break;
+    case OPT_CERT:
+        if (set_path(&cfg->cert_file, optarg, "--cert", err)) return PS_LG_CONFIG_ERROR;
+        break;
+    case OPT_KEY:
+        if (set_path(&cfg->key_file, optarg, "--key", err)) return PS_LG_CONFIG_ERROR;
+        break;
+    case 'h':
+    case OPT_HELP:
+        return PS_LG_CONFIG_HELP;
+    case OPT_VERSION:
+        return PS_LG_CONFIG_VERSION;
+    case OPT_SEED:
+    case OPT_ARRIVALS:
+    case OPT_MAX_LATENESS:
+    case OPT_ERROR_BUDGET:
+    case OPT_WARMUP:
+    case OPT_CUSTOMERS:
+    case OPT_QUOTA:
+    case OPT_TIME_SCALE:
+    case OPT_WRITE_KEYS:
+    case OPT_INTERVALS_JSONL:
+    case OPT_METRICS_LISTEN:
+        if (capacity_option(c, optarg, cfg, err) != 0) return PS_LG_CONFIG_ERROR;
+        break;
+    default:
+        return take_report_option(c, argc, argv, cfg, st, err);
+    }
+    return PS_LG_CONFIG_OK;
+}
+
+/* The target from the environment when no flag gave it, and the keys:
+ * --api-key (or PETSTORE_API_KEY), --keys or --customers. */
+static ps_lg_parse_status take_keys(ps_lg_config *cfg, parse_state *st, ps_error *err)
+{
     /* As petstore-conform: the environment stands in for a flag not given,
      * so the key need not be on the command line, where ps shows it. */
     const char *env_url = ps_cli_env("PETSTORE_BASE_URL");
     if (!cfg->base_url && env_url && parse_url(env_url, cfg, err) != 0)
         return ps_error_prefix(err, "PETSTORE_BASE_URL: ");
-    if (!api_key && !keys_path && (api_key = ps_cli_env("PETSTORE_API_KEY")) &&
-        !ps_keys_key_text_ok(api_key, strlen(api_key)))
+    if (!st->api_key && !st->keys_path && (st->api_key = ps_cli_env("PETSTORE_API_KEY")) &&
+        !ps_keys_key_text_ok(st->api_key, strlen(st->api_key)))
         return ps_error_set(err, "PETSTORE_API_KEY: the key must be 1-512 printable ASCII bytes");
     if (!cfg->base_url && !cfg->write_keys_path)
         return ps_error_set(err, "--base-url: required (or set PETSTORE_BASE_URL)");
-    if (api_key && keys_path) return ps_error_set(err, "give --api-key or --keys, not both");
-    if (cfg->have_customers && api_key && !keys_path)
+    if (st->api_key && st->keys_path)
+        return ps_error_set(err, "give --api-key or --keys, not both");
+    if (cfg->have_customers && st->api_key && !st->keys_path)
         return ps_error_set(err,
                             "--customers takes keys from --keys, or makes its own: not --api-key");
-    if (cfg->write_keys_path && (!cfg->have_customers || keys_path))
+    if (cfg->write_keys_path && (!cfg->have_customers || st->keys_path))
         return ps_error_set(err,
                             "--write-customer-keys writes the keys --customers makes (no --keys)");
-    if (!api_key && !keys_path && !cfg->have_customers)
+    if (!st->api_key && !st->keys_path && !cfg->have_customers)
         return ps_error_set(err, "--api-key: KEY (or PETSTORE_API_KEY) or --keys FILE is required");
-    if (keys_path && plan_text)
+    if (st->keys_path && st->plan_text)
         return ps_error_set(err, "--plan goes with --api-key; the keys file gives each key's plan");
-    if (api_key) {
+    if (st->api_key) {
         ps_plan plan = {PS_PLAN_UNKNOWN, 0, 0};
-        if (plan_text && ps_plan_parse(plan_text, &plan, err) != 0)
+        if (st->plan_text && ps_plan_parse(st->plan_text, &plan, err) != 0)
             return ps_error_prefix(err, "--plan: ");
-        add_key(cfg, api_key, strlen(api_key), &plan, 0, 0);
-    } else if (keys_path && ps_lg_keys_load(cfg, keys_path, err) != 0) {
+        add_key(cfg, st->api_key, strlen(st->api_key), &plan, 0, 0);
+    } else if (st->keys_path && ps_lg_keys_load(cfg, st->keys_path, err) != 0) {
         return PS_LG_CONFIG_ERROR;
     }
     if (cfg->have_customers && ps_lg_customers_apply(cfg, err) != 0) return PS_LG_CONFIG_ERROR;
-    if (have_duration && cfg->requests)
+    return PS_LG_CONFIG_OK;
+}
+
+/* What the flags say together: the run's bounds, rates, engine, TLS files,
+ * bodies and shard. */
+static ps_lg_parse_status check_config(ps_lg_config *cfg, const parse_state *st,
+                                       const char *default_bodies, ps_error *err)
+{
+    if (st->have_duration && cfg->requests)
         return ps_error_set(err, "give --duration or --requests, not both");
-    if (!have_duration && !cfg->requests) cfg->duration_ns = 10 * INT64_C(1000000000);
+    if (!st->have_duration && !cfg->requests) cfg->duration_ns = 10 * INT64_C(1000000000);
     if (cfg->ramp && cfg->rate > 0) return ps_error_set(err, "give --rate or --ramp, not both");
     if (cfg->ramp && !cfg->duration_ns) return ps_error_set(err, "--ramp needs --duration");
     if (cfg->connections < cfg->threads)
@@ -729,8 +677,8 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         if (set_path(&cfg->bodies_path, cfg->bodies_path ? cfg->bodies_path : default_bodies,
                      "--bodies", err))
             return PS_LG_CONFIG_ERROR;
-    if (shards_n) {
-        cfg->shards = (int)shards_n;
+    if (st->shards_n) {
+        cfg->shards = (int)st->shards_n;
         if (ps_lg_shard_from_env(cfg->shards, getenv("JOB_COMPLETION_INDEX"), &cfg->shard, err) !=
             0)
             return PS_LG_CONFIG_ERROR;
@@ -739,6 +687,30 @@ ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default
         return ps_error_set(err, "--run-id goes with --shard or --shards");
     if (ps_lg_shard_apply(cfg, err) != 0) return PS_LG_CONFIG_ERROR;
     return PS_LG_CONFIG_OK;
+}
+
+ps_lg_parse_status ps_lg_config_parse(int argc, char **argv, const char *default_bodies,
+                                      ps_lg_config *cfg, ps_error *err)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->threads = 1;
+    cfg->connections = 10;
+    cfg->mix[PS_LG_OP_LIST] = 1;
+    cfg->timeout_ns = 10 * INT64_C(1000000000);
+    cfg->honour_retry_after = true;
+    parse_state st = {0};
+    int c;
+    cfg->progress_interval_ns = 10 * INT64_C(1000000000);
+    capacity_defaults(cfg);
+    ps_cli_getopt_reset();
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+        ps_lg_parse_status taken = take_option(c, argc, argv, cfg, &st, err);
+        if (taken != PS_LG_CONFIG_OK) return taken;
+    }
+    if (optind < argc) return ps_error_set(err, "unexpected argument '%s'", argv[optind]);
+    ps_lg_parse_status status = take_keys(cfg, &st, err);
+    if (status != PS_LG_CONFIG_OK) return status;
+    return check_config(cfg, &st, default_bodies, err);
 }
 
 void ps_lg_config_free(ps_lg_config *cfg)

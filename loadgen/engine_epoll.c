@@ -1,11 +1,10 @@
 /* engine_epoll.c - the fast engine for http:// and https:// keep-alive
  * targets: one epoll loop per thread, non-blocking sockets, pre-rendered
- * request bytes and libhttp-parser reading only status and rate-limit
- * headers. Nothing is allocated per request, and a request costs one send,
- * one recv and a share of one epoll_wait. Over https the same loop runs
- * OpenSSL on its sockets (core/tls_client.h): a handshake per connection,
- * resumed from the thread's latest ticket, then one SSL_write and one
- * SSL_read (read-ahead: one recv) per request, as wrk does. */
+ * request bytes and core's HTTP reader (core/http_reply.h, streaming) keeping only status and
+ * rate-limit headers. Nothing is allocated per request, and a request costs one send, one recv and
+ * a share of one epoll_wait. Over https the same loop runs OpenSSL on its sockets
+ * (core/tls_client.h): a handshake per connection, resumed from the thread's latest ticket, then
+ * one SSL_write and one SSL_read (read-ahead: one recv) per request, as wrk does. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -40,7 +39,7 @@ typedef struct conn {
     bool want_out;  /* EPOLLOUT registered */
     int64_t served; /* responses on the current socket */
     ps_lg_req req;
-    ps_lg_parser parser;
+    ps_lg_reader reader; /* reused for every response of the connection */
 } conn;
 
 typedef struct loop {
@@ -328,7 +327,7 @@ static void start_request(loop *L, const ps_lg_req *r, int64_t now)
     c->req = *r;
     c->req.sent_ns = now;
     c->woff = 0;
-    ps_lg_parser_start(&c->parser, ps_clock_wall_s());
+    ps_lg_reader_start(&c->reader, ps_clock_wall_s());
     flush(L, i);
 }
 
@@ -337,7 +336,7 @@ static void start_request(loop *L, const ps_lg_req *r, int64_t now)
 static void on_response(loop *L, int i, int64_t now)
 {
     conn *c = &L->c[i];
-    const ps_lg_resp *resp = &c->parser.resp;
+    const ps_lg_resp *resp = &c->reader.resp;
     ps_lg_answered(L->t, &c->req, now, resp);
     c->served++;
     if (c->woff < c->req.bytes->len || !resp->keep_alive) {
@@ -380,9 +379,9 @@ static void on_readable(loop *L, int i)
         ps_error perr;
         ps_lg_parse_result pr;
         if (n > 0)
-            pr = ps_lg_parser_feed(&c->parser, L->rbuf, (size_t)n, &perr);
+            pr = ps_lg_reader_feed(&c->reader, L->rbuf, (size_t)n, &perr);
         else if (n == 0)
-            pr = ps_lg_parser_eof(&c->parser, &perr);
+            pr = ps_lg_reader_eof(&c->reader, &perr);
         else
             pr = PS_LG_PARSE_ERROR;
         if (pr == PS_LG_PARSE_DONE) {
@@ -546,6 +545,8 @@ static int run(ps_lg_thread *t)
     L->c = calloc((size_t)L->n, sizeof *L->c);
     L->idle = calloc((size_t)L->n, sizeof *L->idle);
     if (!L->c || !L->idle) abort();
+    for (int i = 0; i < L->n; i++)
+        ps_lg_reader_init(&L->c[i].reader);
     /* The default 50 us timer slack would delay every scheduled send by
      * up to that much and show up as latency in the open model. */
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
@@ -596,6 +597,7 @@ out:
         ps_tls_client_end_clean(L->c[i].ssl);
         if (L->c[i].ssl) SSL_free(L->c[i].ssl);
         if (L->c[i].fd >= 0) close(L->c[i].fd);
+        ps_lg_reader_free(&L->c[i].reader);
     }
     ps_tls_resume_clear(&L->resume);
     if (L->ep >= 0) close(L->ep);

@@ -32,7 +32,7 @@
 #include "core/error.h"
 #include "core/ratelimit_model.h"
 #include "loadgen/config.h"
-#include "loadgen/respparse.h"
+#include "loadgen/response.h"
 
 /* What an admission was, for the counting rule the spec (section 8 rule 4)
  * leaves open: its operation, and whether it was answered 4xx (an "error":

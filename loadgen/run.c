@@ -186,6 +186,7 @@ typedef struct load_run {
     ps_lg_stats total;
     bool total_ready;
     ps_lg_limits limits;
+    ps_lg_volley_counts volley; /* --verify-limits: the window-opening volleys of every thread */
     ps_lg_violation *violations;
     size_t nviolations, failing_violations;
     ps_lg_key_model *models;
@@ -360,6 +361,7 @@ static int merge_threads(load_run *R)
         if (t->last_sent_ns > last_sent) last_sent = t->last_sent_ns;
         ps_lg_stats_add(&R->total, &t->stats);
         ps_lg_limits_merge(&R->limits, &t->limits);
+        ps_lg_volley_add(&R->volley, &t->volley);
         if (t->begin_ns && t->begin_ns < begin) begin = t->begin_ns;
     }
     if (begin == INT64_MAX) begin = R->sh->start_mono_ns;
@@ -473,6 +475,7 @@ static int judge_results(load_run *R)
         .limits_checked = cfg->verify_limits,
         .windows = cfg->verify_limits ? ps_lg_limits_counted_windows(&R->limits, cfg) : 0,
         .windows_filled = filled,
+        .volley = cfg->verify_limits ? &R->volley : NULL,
         .generator = &R->generator,
         .violations = R->violations,
         .nviolations = R->nviolations,

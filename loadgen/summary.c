@@ -419,6 +419,16 @@ static void limits(ps_jw *w, const ps_lg_summary *s)
     ps_jw_kbool(w, "checked", s->limits_checked);
     ps_jw_kuint(w, "windows", s->windows);
     if (s->generator) ps_jw_kuint(w, "windows_filled", s->windows_filled);
+    if (s->volley) {
+        /* the window-opening volleys (volley.h): how many requests went out,
+         * and how many of them met another on their key in flight */
+        ps_jw_key(w, "volley");
+        ps_jw_object_open(w);
+        ps_jw_kint(w, "requests", s->volley->sent);
+        ps_jw_kint(w, "concurrent", s->volley->concurrent);
+        ps_jw_kint(w, "most_together", s->volley->most_together);
+        ps_jw_object_close(w);
+    }
     ps_jw_key(w, "violations");
     ps_jw_array_open(w);
     for (size_t i = 0; i < s->nviolations; i++) {

@@ -17,6 +17,7 @@
 #include "loadgen/generator.h"
 #include "loadgen/limits.h"
 #include "loadgen/stats.h"
+#include "loadgen/volley.h"
 
 /* One second of the run, as the intervals array reports it. */
 typedef struct ps_lg_interval_row {
@@ -58,6 +59,7 @@ typedef struct ps_lg_summary {
     ps_lg_window_tally tally_by_plan[PS_LG_PLANS]; /* --verify-limits */
     const ps_lg_window_tally *tally_by_group;      /* --verify-limits; NULL: none */
     const ps_lg_generator *generator;              /* NULL: not judged (a merge) */
+    const ps_lg_volley_counts *volley;             /* --verify-limits' volleys; NULL: none */
     bool error_budget_failed;
     const ps_lg_violation *violations;
     size_t nviolations, failing_violations;

@@ -68,3 +68,16 @@ bool ps_lg_volley_take(ps_lg_volley *v, int64_t wall_ns, int64_t mono_ns, size_t
         *wake_mono_ns = mono_ns + (v->queue[first].at_wall_ns - wall_ns);
     return false;
 }
+
+void ps_lg_volley_sent(ps_lg_volley *v, int64_t in_flight)
+{
+    if (in_flight >= 2) v->concurrent++;
+    if (in_flight > v->most_together) v->most_together = in_flight;
+}
+
+void ps_lg_volley_add(ps_lg_volley_counts *c, const ps_lg_volley *v)
+{
+    c->sent += v->sent;
+    c->concurrent += v->concurrent;
+    if (v->most_together > c->most_together) c->most_together = v->most_together;
+}

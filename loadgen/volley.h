@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "loadgen/respparse.h"
+#include "loadgen/response.h"
 
 /* Concurrent requests of one volley at most; volleys waiting at most. */
 #define PS_LG_VOLLEY_MAX 8
@@ -31,7 +31,16 @@ typedef struct ps_lg_volley {
     size_t key;     /* the running volley's key */
     int size, left; /* requests per volley (0: off); of the running one, still to send */
     int64_t sent;   /* volley requests sent */
+    /* of those, sent while another request on their key was in flight
+     * (the volley's concurrency, which the race needs), and the most
+     * requests on one key in flight together as one was sent */
+    int64_t concurrent, most_together;
 } ps_lg_volley;
+
+/* What the volleys of a run did (summed over threads; most: the largest). */
+typedef struct ps_lg_volley_counts {
+    int64_t sent, concurrent, most_together;
+} ps_lg_volley_counts;
 
 /* Prepares v for nkeys keys and volleys of size requests; size < 2 (one
  * connection cannot send concurrently) turns it off. */
@@ -48,5 +57,10 @@ void ps_lg_volley_note(ps_lg_volley *v, size_t key, const ps_lg_resp *r, int64_t
  * volley is due, if one waits. */
 bool ps_lg_volley_take(ps_lg_volley *v, int64_t wall_ns, int64_t mono_ns, size_t *key,
                        int64_t *wake_mono_ns);
+/* The volley request just taken went out with in_flight requests on its
+ * key in flight, itself included. */
+void ps_lg_volley_sent(ps_lg_volley *v, int64_t in_flight);
+/* Adds v's counts into c. */
+void ps_lg_volley_add(ps_lg_volley_counts *c, const ps_lg_volley *v);
 
 #endif

@@ -97,7 +97,8 @@ int ps_lg_thread_init(ps_lg_thread *t, int id, int nconns, const ps_lg_shared *s
     ps_lg_stats_groups(&t->stats, ps_lg_config_group_count(cfg));
     ps_lg_limits_init(&t->limits, cfg->nkeys);
     t->blocked_until = calloc(cfg->nkeys, sizeof *t->blocked_until);
-    if (!t->blocked_until) abort();
+    t->key_in_flight = calloc(cfg->nkeys + 1, sizeof *t->key_in_flight);
+    if (!t->blocked_until || !t->key_in_flight) abort();
     /* --verify-limits: the window-opening volley, except where the run's
      * requests are counted out (--requests) or --burst does it */
     ps_lg_volley_init(&t->volley, cfg->nkeys,
@@ -118,6 +119,7 @@ void ps_lg_thread_free(ps_lg_thread *t)
     ps_lg_stats_free(&t->stats);
     ps_lg_limits_free(&t->limits);
     free(t->blocked_until);
+    free(t->key_in_flight);
     ps_lg_volley_free(&t->volley);
     free(t->heap);
     memset(t, 0, sizeof *t);
@@ -178,6 +180,7 @@ static void take_for_key(ps_lg_thread *t, ps_lg_req *r, size_t key, int64_t due,
 {
     const ps_lg_shared *sh = t->sh;
     r->key = key;
+    t->key_in_flight[key]++;
     r->op = ps_lg_mix_op(sh->cfg->mix, t->mix_k++);
     r->body = 0;
     size_t idx = 0;
@@ -292,6 +295,7 @@ ps_lg_take_result ps_lg_take(ps_lg_thread *t, int64_t now, ps_lg_req *r, int64_t
     if (now < t->end_ns && !ps_lg_scheduling_done(t, now) &&
         ps_lg_volley_take(&t->volley, ps_clock_wall_ns(), now, &key, &volley_wake)) {
         take_for_key(t, r, key, now, now);
+        ps_lg_volley_sent(&t->volley, t->key_in_flight[key]);
         return PS_LG_TAKE_READY;
     }
     ps_lg_take_result res = take_scheduled(t, now, r, wake_ns);
@@ -357,6 +361,7 @@ void ps_lg_expire_overdue(ps_lg_thread *t, int64_t now)
 void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_lg_resp *resp)
 {
     const ps_lg_config *cfg = t->sh->cfg;
+    if (t->key_in_flight[r->key] > 0) t->key_in_flight[r->key]--;
     if ((resp->seen & PS_LG_H_RESET) && !(resp->bad & PS_LG_H_RESET) &&
         resp->reset > t->latest_reset_s)
         t->latest_reset_s = resp->reset;
@@ -386,6 +391,7 @@ void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_l
 void ps_lg_failed(ps_lg_thread *t, const ps_lg_req *r, ps_lg_failure why)
 {
     settle(t, ps_clock_mono_ns());
+    if (t->key_in_flight[r->key] > 0) t->key_in_flight[r->key]--;
     if (!r->warm) {
         ps_lg_stats_fail(&t->stats, why);
         if (t->live) ps_lg_live_failed(t->live, r->key, why);

@@ -27,7 +27,7 @@
 #include "loadgen/config.h"
 #include "loadgen/limits.h"
 #include "loadgen/live_metrics.h"
-#include "loadgen/respparse.h"
+#include "loadgen/response.h"
 #include "loadgen/schedule.h"
 #include "loadgen/stats.h"
 #include "loadgen/volley.h"
@@ -114,6 +114,7 @@ typedef struct ps_lg_thread {
     int64_t *blocked_until; /* per key, monotonic ns (Retry-After) */
     int64_t latest_reset_s; /* the latest X-RateLimit-Reset answered (for --burst) */
     ps_lg_volley volley;    /* --verify-limits: concurrent requests as a key's window opens */
+    int64_t *key_in_flight; /* per key: requests taken, not yet answered or failed */
     /* Generator health: requests taken and not yet settled; when the last
      * moment every connection was busy ended (a request due before it
      * waited for a connection); the latest send; where --warmup ends. */

@@ -179,7 +179,7 @@ void ps_rate_headers_compute(const ps_limit_decision *d, int status, int64_t now
     if (ps_fault_on(faults, PS_FAULT_REMAINING_NEGATIVE) && d->verdict != PS_ADMITTED)
         out->remaining = -1;
     if (ps_fault_on(faults, PS_FAULT_RESET_UNSTABLE))
-        out->reset = now_s + window_s + (int64_t)(seq & 1);
+        out->reset = now_s + window_s + 2 * (int64_t)(seq & 1); /* beyond a second's rounding */
     if (ps_fault_on(faults, PS_FAULT_RESET_CLOCK_BEHIND)) out->reset -= 30; /* real seconds */
     if (ps_fault_on(faults, PS_FAULT_RESET_RELATIVE)) out->reset = out->reset - now_s;
     if (ps_fault_on(faults, PS_FAULT_RESET_MILLISECONDS)) out->reset = out->reset * 1000;

@@ -122,10 +122,13 @@ static int send_concurrent(limit_run *r, size_t together, char *why, size_t why_
     }
     int64_t t0 = ps_clock_mono_ns();
     if (!r->first_burst_ns) r->first_burst_ns = t0;
-    /* a repeat for the race is paced, each differently, so a keep-alive
-     * proxy hands the crossing other connections (burst.c BURST_PACE_NS) */
-    ps_burst_options bo = {together, ps_conform_cfg(c)->tls, r->attempt > 1,
-                           (size_t)(r->attempt > 1 ? r->attempt - 2 : 0) * 2};
+    /* a repeat --race-bursts asks for is paced, each differently, so a
+     * keep-alive proxy hands the crossing other connections (burst.c
+     * BURST_PACE_NS); any other burst is not (a token bucket refilling
+     * every 17 ms gave a token back during a paced one) */
+    bool paced = r->attempt > 1 && ps_conform_cfg(c)->race_bursts > 1;
+    ps_burst_options bo = {together, ps_conform_cfg(c)->tls, paced,
+                           paced ? (size_t)(r->attempt - 2) * 2 : 0};
     int got = ps_burst_run(brs, (size_t)n, &bo, r->exs, &r->bs, why, why_size);
     ps_conform_note_burst(c, &r->bs);
     free(brs);

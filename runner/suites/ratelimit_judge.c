@@ -98,6 +98,9 @@ typedef struct key_seq {
     burst_clues burst;
     unsigned burst_counted[2]; /* bursts whose admissions showed [list, create] counted */
     bucket_rate rates[RATE_SLOTS];
+    /* the latest Reset the key named for Limit reset_high_limit (0: none):
+     * a second below it is rounding, not a step back */
+    int64_t reset_high, reset_high_limit;
 } key_seq;
 
 typedef struct judge {
@@ -383,18 +386,30 @@ static void judge_pair(ps_conform *c, key_seq *tr, const resp_rec *a, const resp
 
     /* Reset: only what some model allows */
     if (!a->reset_sane || !b->reset_sane) return;
-    if (b->reset == a->reset) {
+    /* A whole-second Unix time names its instant only to the second: a
+     * service computing it from a clock and a whole-second TTL (Flask-Limiter
+     * on redis) names R and R - 1 by turns for one window's end. Within a
+     * second of the latest Reset named it is the same time; further back
+     * it is not, and only beyond it has Reset moved later. */
+    if (tr->reset_high_limit != a->limit || a->reset > tr->reset_high) {
+        tr->reset_high = a->reset;
+        tr->reset_high_limit = a->limit;
+    }
+    int64_t peak = tr->reset_high;
+    if (b->reset == peak || b->reset == peak - 1) {
         if (d >= 1) tr->held++;
         ps_conform_pass(c, PS_CK_RATELIMIT_RESET_CONSISTENT);
-    } else if (b->reset < a->reset) {
+    } else if (b->reset < peak) {
         char exp[96];
-        snprintf(exp, sizeof exp, "X-RateLimit-Reset %" PRId64 " or later", a->reset);
+        snprintf(exp, sizeof exp, "X-RateLimit-Reset %" PRId64 " or later (a second of rounding)",
+                 peak - 1);
         ps_conform_fail(c, PS_CK_RATELIMIT_RESET_CONSISTENT, ex, exp,
                         "X-RateLimit-Reset went back from %" PRId64 " to %" PRId64 " at %" PRId64
                         ", before %" PRId64 " had come, while Remaining went from %" PRId64
                         " to %" PRId64 ": no limiter moves its reset earlier (a fixed window, "
-                        "sliding log or counter holds it, a token bucket only moves it later)",
-                        a->reset, b->reset, b_sent_s, a->reset, a->remaining, b->remaining);
+                        "sliding log or counter holds it, a token bucket only moves it later; "
+                        "a second either way is rounding)",
+                        peak, b->reset, b_sent_s, peak, a->remaining, b->remaining);
     } else if (d >= 1 && b->remaining >= 0 && b->remaining < b->limit) {
         /* moved later while Remaining fell: a token bucket, if one refill
          * rate explains this Reset and every earlier one that moved (a

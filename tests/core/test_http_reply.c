@@ -2,6 +2,7 @@
  * whole only when its framing says so, so a 200 whose body never ended is
  * bad (never admitted), as the libcurl path calls it no complete reply
  * (issue 22); interim 1xx skipped; bare LF read; the cap bounds memory. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,9 +17,61 @@ static ps_http_reply_state read_all(ps_http_reply *r, const char *text, bool eof
     return st;
 }
 
+/* What a streaming reader handed over: the fields, joined. */
+typedef struct seen_fields {
+    char text[256];
+} seen_fields;
+
+static void note_field(void *ctx, const char *name, size_t name_len, const char *value,
+                       size_t value_len)
+{
+    seen_fields *f = ctx;
+    size_t used = strlen(f->text);
+    snprintf(f->text + used, sizeof f->text - used, "%.*s=%.*s;", (int)name_len, name,
+             (int)value_len, value);
+}
+
+/* The load generator's use: fields of the final response only (a 103's
+ * never), values without their white space, the body counted but not kept,
+ * keep-alive, bytes after the reply counted, and the reader restarted for
+ * the next reply on the connection with its buffers kept. */
+static void streaming(void)
+{
+    ps_http_reply r;
+    seen_fields f = {""};
+    ps_http_reply_stream(&r, 65536, note_field, &f);
+    const char *one = "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
+                      "HTTP/1.1 200 OK\r\nX-RateLimit-Limit:  60 \r\nContent-Length: 4\r\n\r\n"
+                      "[1] ";
+    /* every split point reads alike */
+    for (size_t split = 0; split <= strlen(one); split++) {
+        f.text[0] = '\0';
+        ps_http_reply_restart(&r);
+        ps_http_reply_state st = ps_http_reply_feed(&r, one, split);
+        if (st == PS_REPLY_MORE) st = ps_http_reply_feed(&r, one + split, strlen(one) - split);
+        CHECK_INT(st, PS_REPLY_DONE);
+        CHECK_STR(f.text, "X-RateLimit-Limit=60;Content-Length=4;");
+        CHECK_INT(r.status, 200);
+        CHECK_INT(r.body_total, 4);
+        CHECK_INT(r.body.len, 0);
+        CHECK(r.keep_alive);
+        CHECK_INT(r.extra, 0);
+    }
+    f.text[0] = '\0';
+    ps_http_reply_restart(&r);
+    CHECK_INT(read_all(&r, "HTTP/1.0 429 Too Many\r\nRetry-After: 7\r\nContent-Length: 0\r\n\r\nXY",
+                       false),
+              PS_REPLY_DONE);
+    CHECK_STR(f.text, "Retry-After=7;Content-Length=0;");
+    CHECK(!r.keep_alive);
+    CHECK_INT(r.extra, 2);
+    ps_http_reply_free(&r);
+}
+
 int main(void)
 {
     ps_http_reply r;
+    RUN(streaming);
 
     /* whole by Content-Length */
     ps_http_reply_init(&r, 65536);

@@ -9,7 +9,7 @@
 
 #include "core/buf.h"
 #include "loadgen/limits.h"
-#include "loadgen/respparse.h"
+#include "loadgen/response.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -21,13 +21,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *text = (const char *)data + 1;
     size_t len = size - 1;
     if (split > len) split = len;
-    ps_lg_parser p;
+    ps_lg_reader p;
+    ps_lg_reader_init(&p);
     ps_error err;
-    ps_lg_parser_start(&p, 1763700000);
-    ps_lg_parse_result r = ps_lg_parser_feed(&p, text, split, &err);
+    ps_lg_reader_start(&p, 1763700000);
+    ps_lg_parse_result r = ps_lg_reader_feed(&p, text, split, &err);
     if (r == PS_LG_PARSE_MORE && len > split)
-        r = ps_lg_parser_feed(&p, text + split, len - split, &err);
-    if (r == PS_LG_PARSE_MORE) r = ps_lg_parser_eof(&p, &err);
+        r = ps_lg_reader_feed(&p, text + split, len - split, &err);
+    if (r == PS_LG_PARSE_MORE) r = ps_lg_reader_eof(&p, &err);
     if (r == PS_LG_PARSE_DONE) {
         if (p.resp.status < 200 || p.resp.status > 599) abort();
         static char key[] = "fuzz-key-0001";
@@ -49,6 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (r == PS_LG_PARSE_ERROR && err.message[0] == '\0') {
         abort(); /* every refusal says why */
     }
+    ps_lg_reader_free(&p);
     return 0;
 }
 

@@ -271,6 +271,8 @@ def mode_only_each(a, tmp):
 # paced burst): the runner is asked for 6 bursts (--race-bursts 6, each at a fresh window,
 # stopping at the first over-admission; its repeats paced), and every one of RACE_RUNS fresh
 # runs must catch it (mode_field_race; 5 paced windows at 1 in 4 miss it about once in 1,000).
+# 2 s windows (--time-scale 30): in the ASan tree beside a loaded ctest a burst of 60 outlived
+# a 1 s window 5 times in one run (over-admitted, never judged: incomplete).
 # remaining-static shows only over three admitted requests on one key in one window, each
 # sent more than a second before the Reset: at --time-scale 60 (1 s windows, whole-second
 # Reset) that depends on the clock's phase and the machine's speed (one ASan run beside a
@@ -278,7 +280,7 @@ def mode_only_each(a, tmp):
 # id-race: ids collide only between creates served by different loops at once (the
 # generative phase's concurrent burst of 12 over 4 loops); a burst that all lands on one loop
 # (4^-11) or never overlaps is repeated.
-FAULT_SERVER_ARGS = {"over-admission-race": ["--threads", "4"], "remaining-static": ["--time-scale", "10"],
+FAULT_SERVER_ARGS = {"over-admission-race": ["--threads", "4", "--time-scale", "30"], "remaining-static": ["--time-scale", "10"],
                      # 6 s windows: a burst judged on the plan's window (Reset names no time
                      # ahead) seldom straddles one
                      "reset-clock-behind": ["--time-scale", "10"],
@@ -286,6 +288,12 @@ FAULT_SERVER_ARGS = {"over-admission-race": ["--threads", "4"], "remaining-stati
 FAULT_ATTEMPTS = {"over-admission-race": 1, "id-race": 3}
 FAULT_RUNNER_ARGS = {"over-admission-race": ["--race-bursts", "6", "--max-wait", "30s"]}
 RACE_RUNS = 5
+# Through a proxy a run's bursts may all miss: nginx's keep-alive pool can give the crossing
+# pair one worker's connections window after window (varying the burst's pacing helps, not
+# always). Measured with --race-bursts 6 to 8: through nginx terminating TLS 12 of 12, 5 of 5,
+# 4 of 5, 4 of 5 runs; through the latency proxies 5 of 5 each. Direct, every run must catch it;
+# through a proxy at least 2 of 5 (about 9 runs in 10 each: all but one missed once in 2,000).
+RACE_MIN_CAUGHT = {"direct": 5, "tls": 2, "latency": 2, "tls_latency": 2}
 
 
 def mode_fault(a, tmp):
@@ -1636,11 +1644,16 @@ def field_fault(a, tmp, name, expected, via):
     b = argparse.Namespace(**vars(a))
     b.name, b.expected, b.strict, b.advice = name, expected, False, False
     runs = RACE_RUNS if name == "over-admission-race" else 1
+    need = RACE_MIN_CAUGHT.get(getattr(a, "kind", "direct"), runs) if name == "over-admission-race" else 1
+    kept, missed, caught = failures, [], 0
     for run in range(runs):
-        kept, failures = failures, []
+        failures = []
         fault_once(b, tmp, via)
+        caught += not failures
+        missed += failures
         print("%s run %d of %d: %s" % (name, run + 1, runs, "missed" if failures else "caught"), file=sys.stderr)
-        failures = kept + failures
+    print("%s caught in %d of %d runs (%d needed)" % (name, caught, runs, need), file=sys.stderr)
+    failures = kept + (missed if caught < need else [])
 
 
 def mode_field_race(a, tmp):
@@ -1649,12 +1662,49 @@ def mode_field_race(a, tmp):
     upstream), through a proxy adding 50 ms each way, and both (100 ms each
     way). Behind a latency proxy the windows are 6 s (--time-scale 10: a
     burst over a 100 to 200 ms round trip cannot be judged within a 1 s
-    window) and the runner may wait 90 s for its 6 bursts."""
+    window; 2 s through nginx terminating TLS) and the runner may wait 90 s
+    (60 s) for its bursts."""
     if "latency" in a.kind:
         FAULT_SERVER_ARGS["over-admission-race"] = ["--threads", "4", "--time-scale", "10"]
         FAULT_RUNNER_ARGS["over-admission-race"] = ["--race-bursts", "6", "--max-wait", "90s"]
+    elif a.kind == "tls":
+        # 2 s windows: beside a loaded ctest -j4 a burst of 60 through TLS and nginx outlived a
+        # 1 s window in 3 runs of 5 (over-admitted, but not judged: the window may have ended);
+        # 8 bursts: at 2 s windows the race showed in the 1st, 1st, 1st, 2nd, 3rd and 4th
+        FAULT_SERVER_ARGS["over-admission-race"] = ["--threads", "4", "--time-scale", "30"]
+        FAULT_RUNNER_ARGS["over-admission-race"] = ["--race-bursts", "8", "--max-wait", "60s"]
     via = None if a.kind == "direct" else field_front(a.kind, tmp)
     field_fault(a, tmp, "over-admission-race", "limit429.no-over-admission", via)
+
+
+def mode_field_proxy_clean(a, tmp):
+    """A clean server behind a keep-alive nginx reverse proxy (4 event loops,
+    6 s windows): 5 full runs, each a fresh runner, all pass whole. The field
+    saw one such run end incomplete and three fail
+    ratelimit.no-early-refusal falsely (issue 20)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+    import fieldlab
+    if not fieldlab.nginx_binary():
+        print("skipped: needs nginx", file=sys.stderr)
+        sys.exit(77)
+    env = {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY}
+    for run in range(5):
+        srv = Server(a.server, ["--threads", "4", "--time-scale", "10"], tmp)
+        ng = None
+        try:
+            ng = fieldlab.Nginx(tmp, srv.url.split("//")[1].split("/")[0])
+            rc, out, err, doc, _ = run_conform(["--base-url", ng.url, "--plan", "pro", "--limit-plan", "free",
+                                                "--max-wait", "20s"], a.conform, tmp, env, timeout=170)
+        finally:
+            if ng:
+                ng.stop()
+            srv.stop()
+        if not check(doc is not None, "run %d: no JSON report (exit %d)" % (run + 1, rc)):
+            continue
+        by = checks_by_status(doc)
+        check(rc == 0 and not by.get("failed") and not untested_ids(doc),
+              "run %d through keep-alive nginx: exit %d, failed %s, untested %s"
+              % (run + 1, rc, sorted(by.get("failed", [])), sorted(untested_ids(doc))))
 
 
 def mode_field_faults(a, tmp):
@@ -1666,6 +1716,7 @@ def mode_field_faults(a, tmp):
         if m:
             rows[m.group(1)] = m.group(2)
     via = field_front("tls", tmp)
+    a.kind = "tls"  # field_fault's RACE_MIN_CAUGHT
     # 6 s windows: through TLS and nginx on a loaded machine a burst may outlive a 1 s one
     for name in FIELD_FAULTS:
         FAULT_SERVER_ARGS[name] = FAULT_SERVER_ARGS.get(name, []) + ["--time-scale", "10"]

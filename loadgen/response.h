@@ -1,20 +1,18 @@
-/* respparse.h - incremental HTTP/1.1 response parsing for the load
- * generator's epoll engine (libhttp-parser underneath): status, keep-alive,
- * and only the headers the load test needs (X-RateLimit-Limit, -Remaining,
- * -Reset, Retry-After). Bodies are skipped, never stored, so memory per
- * connection is fixed whatever the response size.
- *
- * A ps_lg_parser is embedded by value in its owner (no allocation); it is
- * reused for every response of a connection via ps_lg_parser_start. */
-#ifndef PS_LG_RESPPARSE_H
-#define PS_LG_RESPPARSE_H
+/* response.h - what one response told the load generator: its status,
+ * keep-alive, and only the headers the load test needs (X-RateLimit-Limit,
+ * -Remaining, -Reset, Retry-After), read for the epoll engine by core's one
+ * HTTP reader (core/http_reply.h, streaming: bodies counted, never stored,
+ * so memory per connection is fixed whatever the response size) and for the
+ * curl engine from libcurl's header callback. */
+#ifndef PS_LG_RESPONSE_H
+#define PS_LG_RESPONSE_H
 
-#include <http_parser.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/http_reply.h"
 
 /* Bit per rate-limit field, for the seen/bad masks. */
 enum {
@@ -36,24 +34,24 @@ typedef struct ps_lg_resp {
     char bad_value[24];              /* its value as sent, truncated, for the report */
 } ps_lg_resp;
 
-typedef struct ps_lg_parser {
-    http_parser hp;
+/* The epoll engine's reader of one connection's responses: core's
+ * streaming HTTP reader (core/http_reply.h), the rate-limit fields it hands
+ * over kept in resp. Init once, start per response, free with the
+ * connection. */
+typedef struct ps_lg_reader {
+    ps_http_reply reply;
     ps_lg_resp resp;
     int64_t now_s; /* wall clock for Retry-After HTTP-dates */
-    bool done;
-    size_t fed;    /* bytes of this response seen so far */
-    bool in_value; /* last callback was a header value */
-    int field;     /* PS_LG_H_* of the header being read, 0 if uninteresting */
-    size_t name_len, value_len;
-    bool value_overflow;
-    char name[24]; /* long enough for "x-ratelimit-remaining" */
-    char value[64];
-} ps_lg_parser;
+} ps_lg_reader;
+
+/* A head larger than this makes the response an error (nothing the load
+ * test reads needs more). */
+#define PS_LG_HEAD_CAP ((size_t)64 << 10)
 
 typedef enum ps_lg_parse_result {
     PS_LG_PARSE_ERROR = -1,
     PS_LG_PARSE_MORE = 0, /* response incomplete: feed more bytes */
-    PS_LG_PARSE_DONE = 1, /* one whole response read: see p->resp */
+    PS_LG_PARSE_DONE = 1, /* one whole response read: see r->resp */
 } ps_lg_parse_result;
 
 /* Records one header field into r if it is one of the rate-limit fields
@@ -62,16 +60,19 @@ typedef enum ps_lg_parse_result {
 void ps_lg_resp_header(ps_lg_resp *r, const char *name, size_t name_len, const char *value,
                        size_t value_len, int64_t now_s);
 
-/* Prepares p for the next response; now_s is the wall clock in Unix seconds. */
-void ps_lg_parser_start(ps_lg_parser *p, int64_t now_s);
+void ps_lg_reader_init(ps_lg_reader *r);
+void ps_lg_reader_free(ps_lg_reader *r);
+/* Prepares r for the next response; now_s is the wall clock in Unix seconds. */
+void ps_lg_reader_start(ps_lg_reader *r, int64_t now_s);
 /* Feeds len bytes. Returns DONE when the response ended exactly at the end of
  * data (no pipelining: bytes after the response are an error), MORE, or
- * ERROR with a message naming the problem. */
-ps_lg_parse_result ps_lg_parser_feed(ps_lg_parser *p, const char *data, size_t len, ps_error *err);
+ * ERROR with a message naming the problem (a final status outside 200-599
+ * is one). */
+ps_lg_parse_result ps_lg_reader_feed(ps_lg_reader *r, const char *data, size_t len, ps_error *err);
 /* The peer closed the connection: DONE when that ends a read-until-close
  * body, else ERROR (a truncated response). */
-ps_lg_parse_result ps_lg_parser_eof(ps_lg_parser *p, ps_error *err);
+ps_lg_parse_result ps_lg_reader_eof(ps_lg_reader *r, ps_error *err);
 /* True once any byte of the current response arrived. */
-bool ps_lg_parser_started(const ps_lg_parser *p);
+bool ps_lg_reader_started(const ps_lg_reader *r);
 
 #endif
