@@ -18,6 +18,8 @@
 
 /* Creates the generative phase still needs after this (its concurrent burst and a margin). */
 #define CREATE_RESERVE 16
+/* The most requests one crossing sends: a Business key's minute and one more. */
+#define MAX_CROSSING 1001
 /* Windows a crossing may start in: a window that ends before the limit is
  * crossed (a short one, or a real one near its end) is left for the next. */
 #define ATTEMPTS 2
@@ -168,6 +170,14 @@ static void cross(ps_conform *c, bool create)
     if (!have) {
         if (rc == PS_SENT)
             ps_conform_not_applicable(c, ck, "the limit key's list carried no X-RateLimit-Limit");
+        return;
+    }
+    if (x.limit + 1 > MAX_CROSSING) {
+        ps_conform_not_run(c, ck,
+                           "crossing a limit of %" PRId64 " takes %" PRId64 " requests, more than "
+                           "the %d the runner sends one at a time (give --limit-key with a free "
+                           "or pro key)",
+                           x.limit, x.limit + 1, MAX_CROSSING);
         return;
     }
     for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
