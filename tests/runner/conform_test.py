@@ -291,7 +291,8 @@ RACE_RUNS = 5
 # Through a proxy a run's bursts may all miss: nginx's keep-alive pool can give the crossing
 # pair one worker's connections window after window (varying the burst's pacing helps, not
 # always). Measured with --race-bursts 6 to 8: through nginx terminating TLS 12 of 12, 5 of 5,
-# 4 of 5, 4 of 5 runs; through the latency proxies 5 of 5 each. Direct, every run must catch it;
+# 4 of 5, 4 of 5 runs (but 1 of 5 with 3 bursts at 6 s windows); through the latency proxies
+# 5 of 5 each. Direct, every run must catch it;
 # through a proxy at least 2 of 5 (about 9 runs in 10 each: all but one missed once in 2,000).
 RACE_MIN_CAUGHT = {"direct": 5, "tls": 2, "latency": 2, "tls_latency": 2}
 
@@ -1630,10 +1631,11 @@ def field_front(kind, tmp):
     return via
 
 
-# mode_field_faults: every limit fault of docs/faults.md that the runner catches.
+# mode_field_faults: every limit fault of docs/faults.md that the runner catches (but
+# over-admission-race, which runner_field_race_tls runs through the same nginx, 5 times).
 FIELD_FAULTS = ["no-ratelimit-headers-on-errors", "reset-milliseconds", "reset-relative", "reset-unstable",
                 "remaining-static", "remaining-negative", "limit-wrong-plan", "remaining-after-decision",
-                "stacked-limiters", "never-limit", "no-retry-after", "no-recovery", "over-admission-race",
+                "stacked-limiters", "never-limit", "no-retry-after", "no-recovery",
                 "off-by-one-admission", "over-admission-create", "create-on-429"]
 
 
