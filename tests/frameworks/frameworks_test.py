@@ -339,6 +339,19 @@ def judge_case(a, name, tmp, app, flags, must_fail, may_fail):
     return pstest.exit_status()
 
 
+def legal_exit_ok(rc, doc):
+    """A legal stack's run passes with exit 0; exit 3 is as good only when the
+    generator itself says it could not offer the rate (saturated or
+    connection-limited: a slow single-process stack on a loaded machine holds
+    every connection). That verdict claims no capacity but leaves the limits
+    verdict, which this test judges, intact."""
+    gen = ((doc or {}).get("generator") or {}).get("verdict")
+    if rc == 3 and gen in ("saturated", "connection-limited"):
+        print("note: exit 3, generator %s: %s" % (gen, (doc.get("generator") or {}).get("why")))
+        return True
+    return rc == 0
+
+
 def run_load_case(a, name, tmp):
     app, flags, load_flags, model, must_fail = LOAD_CASES[name]
     cmd, why = app_command(a, app, flags)
@@ -386,7 +399,8 @@ def run_load_case(a, name, tmp):
         pstest.check(all(m in ("fixed-window", "window", "sliding-window") for m in models),
                      "a fixed window inferred as %s, expected fixed-window, window or sliding-window" % models)
     if must_fail is None:
-        pstest.check(run.returncode == 0, "a legal config: petstore-load exit %d, expected 0" % run.returncode)
+        pstest.check(legal_exit_ok(run.returncode, doc),
+                     "a legal config: petstore-load exit %d, expected 0" % run.returncode)
         pstest.check(limits.get("verdict") == "pass", "a legal config: limits %s" % limits.get("verdict"))
         # a warning (under_admission) on a legal limiter would be a false alarm too
         pstest.check(not violations, "a legal config: violations reported")
@@ -445,6 +459,8 @@ def judge_load(name, model, rc, doc, must_fail, may_fail, counted):
     extra = kinds - must_fail - may_fail
     pstest.check(not extra, "%s: violations the stack does not explain: %s" % (model, sorted(extra)))
     want = (1 if must_fail else 0, "fail" if must_fail else "pass")
+    if not must_fail and legal_exit_ok(rc, doc):
+        rc = 0  # the generator fell short of the rate; the limits verdict still counts
     pstest.check((rc, limits.get("verdict")) == want,
                  "%s: exit %d, verdict %s; expected %s" % (model, rc, limits.get("verdict"), want))
     for v in violations:  # each explains itself: the header and its value, or the window and bound
