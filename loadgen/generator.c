@@ -199,12 +199,13 @@ void ps_lg_limits_tally(const ps_lg_limits *l, const ps_lg_config *cfg,
          * limit and its own Remaining never said it was full (a window
          * whose start this run did not see may have admitted more). */
         bool early = !(w->limit > 0 && w->admitted >= w->limit) && w->min_remaining > 0;
+        int64_t measured = w->limited - w->limited_warm; /* as the run's 429 count */
         for (int k = 0; k < 2; k++) {
             t[k]->filled += window_filled(w);
             if (early)
-                t[k]->refused_early += w->limited;
+                t[k]->refused_early += measured;
             else
-                t[k]->refused_correct += w->limited;
+                t[k]->refused_correct += measured;
         }
     }
 }

@@ -208,6 +208,7 @@ void ps_lg_limits_observe_op(ps_lg_limits *l, size_t key, ps_lg_op op, const ps_
     if (timed) min_known(&w->first_ns, now_ns);
     if (r->status == 429) {
         k->after_429 = true;
+        l->last_refused = (size_t)(w - l->slots);
         w->limited++;
         w->limited_by[op]++;
         if (timed) min_known(&w->first_limited_ns, now_ns);
@@ -259,6 +260,12 @@ void ps_lg_limits_observe_op(ps_lg_limits *l, size_t key, ps_lg_op op, const ps_
     k->after_429 = false;
 }
 
+void ps_lg_limits_warm_refusal(ps_lg_limits *l)
+{
+    if (l->last_refused < l->cap && l->slots[l->last_refused].used)
+        l->slots[l->last_refused].limited_warm++;
+}
+
 void ps_lg_limits_failure(ps_lg_limits *l, size_t key)
 {
     l->keys[key].failures++;
@@ -274,6 +281,7 @@ void ps_lg_limits_merge(ps_lg_limits *dst, const ps_lg_limits *src)
                                     : find_or_add(dst, s->key, s->limit, s->reset);
         d->admitted += s->admitted;
         d->limited += s->limited;
+        d->limited_warm += s->limited_warm;
         if (s->max_remaining > d->max_remaining) d->max_remaining = s->max_remaining;
         if (s->min_remaining >= 0 && (d->min_remaining < 0 || s->min_remaining < d->min_remaining))
             d->min_remaining = s->min_remaining;

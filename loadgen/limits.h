@@ -85,6 +85,9 @@ typedef struct ps_lg_window {
      * nor held) */
     int64_t untold_by[PS_LG_KINDS];
     int64_t limited_by[PS_LG_OPS]; /* 429s per operation: refused, so counted */
+    /* of limited, the 429s answering --warmup requests: the window needs
+     * them, the run's figures (the refusal split) leave them out */
+    int64_t limited_warm;
     /* admissions whose Remaining rose above the same thread's last one
      * under this Reset, over PS_RLM_REORDER_NS later and before Reset less
      * its rounding second: room back before any log entry could leave (a
@@ -133,6 +136,7 @@ typedef struct ps_lg_limits {
     size_t cap, count;
     ps_lg_key_checks *keys;
     size_t nkeys;
+    size_t last_refused; /* slot of the last 429 observed (for ps_lg_limits_warm_refusal) */
 } ps_lg_limits;
 
 typedef enum ps_lg_violation_kind {
@@ -161,6 +165,9 @@ void ps_lg_limits_observe_ns(ps_lg_limits *l, size_t key, const ps_lg_resp *r, i
 /* The same for an answer to operation op (what the counting rule needs). */
 void ps_lg_limits_observe_op(ps_lg_limits *l, size_t key, ps_lg_op op, const ps_lg_resp *r,
                              int64_t now_ns);
+/* The 429 just observed answered a --warmup request: its window still
+ * counts it, the run's refusal split (ps_lg_limits_tally) does not. */
+void ps_lg_limits_warm_refusal(ps_lg_limits *l);
 /* The same at now_s (Unix seconds: no interval check on these times). */
 void ps_lg_limits_observe_at(ps_lg_limits *l, size_t key, const ps_lg_resp *r, int64_t now_s);
 /* The same without a receive time (the window is then told by L alone). */

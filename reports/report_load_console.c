@@ -174,13 +174,19 @@ static void capacity_lines(ps_buf *b, const ps_json *doc, const char *array, con
     }
 }
 
-static int by_reason(const void *a, const void *b)
+/* Keys are grouped by what was decided for them (the three states), not
+ * by the reason's text: that carries each key's own 429 count. */
+static int by_states(const void *a, const void *b)
 {
+    static const char *const states[] = {"list", "create", "errors_4xx"};
     const ps_json *x = *(const ps_json *const *)a, *y = *(const ps_json *const *)b;
-    return strcmp(ps_json_get_string(x, "reason", ""), ps_json_get_string(y, "reason", ""));
+    int diff = 0;
+    for (size_t i = 0; i < 3 && diff == 0; i++)
+        diff = strcmp(ps_json_get_string(x, states[i], ""), ps_json_get_string(y, states[i], ""));
+    return diff;
 }
 
-/* Which answers each key's limits counted: one line per reason, with how
+/* Which answers each key's limits counted: one line per outcome, with how
  * many keys share it, so 20,000 keys do not print 20,000 lines. */
 static void counting_lines(ps_buf *b, const ps_json *cnt)
 {
@@ -189,17 +195,22 @@ static void counting_lines(ps_buf *b, const ps_json *cnt)
     if (!items) abort();
     for (size_t i = 0; i < cnt->count; i++)
         items[i] = cnt->items[i];
-    qsort(items, cnt->count, sizeof *items, by_reason);
+    qsort(items, cnt->count, sizeof *items, by_states);
     for (size_t i = 0; i < cnt->count;) {
         size_t j = i + 1;
-        while (j < cnt->count && by_reason(&items[i], &items[j]) == 0)
+        while (j < cnt->count && by_states(&items[i], &items[j]) == 0)
             j++;
         if (j - i == 1)
             ps_buf_printf(b, "    counted for key %s: %s\n",
                           ps_json_get_string(items[i], "key", "?"),
                           ps_json_get_string(items[i], "reason", "?"));
         else
-            ps_buf_printf(b, "    counted for %zu keys (%s ...): %s\n", j - i,
+            ps_buf_printf(b,
+                          "    counted for %zu keys: list %s, create %s, 4xx answers %s "
+                          "(e.g. %s: %s)\n",
+                          j - i, ps_json_get_string(items[i], "list", "?"),
+                          ps_json_get_string(items[i], "create", "?"),
+                          ps_json_get_string(items[i], "errors_4xx", "?"),
                           ps_json_get_string(items[i], "key", "?"),
                           ps_json_get_string(items[i], "reason", "?"));
         i = j;

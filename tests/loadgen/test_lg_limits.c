@@ -732,6 +732,42 @@ static void refusals_tallied_by_plan_and_group(void)
     ps_lg_limits_free(&l);
 }
 
+/* 429s answering --warmup requests still place and fill their window, but
+ * the refusal split leaves them out, as the run's 429 count does (a run at
+ * 120% of quota with --warmup 2s split 2,560 of 2,160 refusals before). */
+static void warmup_refusals_left_out_of_the_split(void)
+{
+    static ps_lg_key keys[1];
+    static char k0[] = "warm-key-0001", g0[] = "default";
+    static char *names[] = {g0};
+    keys[0] = (ps_lg_key){.key = k0, .plan = {PS_PLAN_FREE, 60, 1000}, .group = 0};
+    ps_lg_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.keys = keys;
+    cfg.nkeys = 1;
+    cfg.groups = names;
+    cfg.ngroups = 1;
+    ps_lg_limits l;
+    ps_lg_limits_init(&l, 1);
+    int64_t t = (U0 + 1) * 1000000000LL;
+    for (int i = 0; i < 60; i++) {
+        ps_lg_resp r = resp(200, 60, 59 - i, U0 + 60);
+        ps_lg_limits_observe_op(&l, 0, PS_LG_OP_LIST, &r, t += 1000000);
+    }
+    ps_lg_resp refused = resp(429, 60, 0, U0 + 60);
+    for (int i = 0; i < 5; i++) { /* 3 during the warm-up, 2 measured */
+        ps_lg_limits_observe_op(&l, 0, PS_LG_OP_LIST, &refused, t += 1000000);
+        if (i < 3) ps_lg_limits_warm_refusal(&l);
+    }
+    ps_lg_window_tally by_plan[PS_LG_PLANS], by_group[1];
+    ps_lg_limits_tally(&l, &cfg, by_plan, by_group);
+    CHECK_INT(by_plan[PS_PLAN_FREE].refused_correct, 2);
+    CHECK_INT(by_plan[PS_PLAN_FREE].refused_early, 0);
+    CHECK_INT(by_group[0].refused_correct, 2);
+    CHECK_INT(by_plan[PS_PLAN_FREE].filled, 1);
+    ps_lg_limits_free(&l);
+}
+
 int main(void)
 {
     RUN(declared_plan_is_the_allowance);
@@ -748,5 +784,6 @@ int main(void)
     RUN(counting_rule_inferred);
     RUN(errors_told_by_refused_windows);
     RUN(refusals_tallied_by_plan_and_group);
+    RUN(warmup_refusals_left_out_of_the_split);
     return TEST_EXIT();
 }
