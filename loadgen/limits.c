@@ -109,7 +109,7 @@ void ps_lg_limits_observe_at(ps_lg_limits *l, size_t key, const ps_lg_resp *r, i
 
 void ps_lg_limits_observe_ns(ps_lg_limits *l, size_t key, const ps_lg_resp *r, int64_t now_ns)
 {
-    ps_lg_limits_observe_op(l, key, PS_LG_OP_LIST, r, now_ns);
+    ps_lg_limits_observe_op(l, key, PS_LG_OP_LIST, r, now_ns, false);
 }
 
 static void max_into(int64_t *dst, int64_t v)
@@ -191,7 +191,7 @@ static ps_lg_window *placed_window(ps_lg_limits *l, uint32_t key, int64_t limit,
 }
 
 void ps_lg_limits_observe_op(ps_lg_limits *l, size_t key, ps_lg_op op, const ps_lg_resp *r,
-                             int64_t now_ns)
+                             int64_t now_ns, bool warm)
 {
     int64_t now_s = now_ns == INT64_MIN ? INT64_MIN : now_ns / 1000000000LL;
     ps_lg_key_checks *k = &l->keys[key];
@@ -208,8 +208,8 @@ void ps_lg_limits_observe_op(ps_lg_limits *l, size_t key, ps_lg_op op, const ps_
     if (timed) min_known(&w->first_ns, now_ns);
     if (r->status == 429) {
         k->after_429 = true;
-        l->last_refused = (size_t)(w - l->slots);
         w->limited++;
+        w->limited_warm += warm;
         w->limited_by[op]++;
         if (timed) min_known(&w->first_limited_ns, now_ns);
         return;
@@ -258,12 +258,6 @@ void ps_lg_limits_observe_op(ps_lg_limits *l, size_t key, ps_lg_op op, const ps_
             w->min_remaining = r->remaining;
     }
     k->after_429 = false;
-}
-
-void ps_lg_limits_warm_refusal(ps_lg_limits *l)
-{
-    if (l->last_refused < l->cap && l->slots[l->last_refused].used)
-        l->slots[l->last_refused].limited_warm++;
 }
 
 void ps_lg_limits_failure(ps_lg_limits *l, size_t key)

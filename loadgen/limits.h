@@ -136,7 +136,6 @@ typedef struct ps_lg_limits {
     size_t cap, count;
     ps_lg_key_checks *keys;
     size_t nkeys;
-    size_t last_refused; /* slot of the last 429 observed (for ps_lg_limits_warm_refusal) */
 } ps_lg_limits;
 
 typedef enum ps_lg_violation_kind {
@@ -162,12 +161,11 @@ int ps_lg_limits_init(ps_lg_limits *l, size_t nkeys);
 void ps_lg_limits_free(ps_lg_limits *l);
 /* Counts one response on key, received at now_ns (wall clock, Unix ns). */
 void ps_lg_limits_observe_ns(ps_lg_limits *l, size_t key, const ps_lg_resp *r, int64_t now_ns);
-/* The same for an answer to operation op (what the counting rule needs). */
+/* The same for an answer to operation op (what the counting rule needs);
+ * warm: it answered a --warmup request (its window counts it, the run's
+ * refusal split does not). */
 void ps_lg_limits_observe_op(ps_lg_limits *l, size_t key, ps_lg_op op, const ps_lg_resp *r,
-                             int64_t now_ns);
-/* The 429 just observed answered a --warmup request: its window still
- * counts it, the run's refusal split (ps_lg_limits_tally) does not. */
-void ps_lg_limits_warm_refusal(ps_lg_limits *l);
+                             int64_t now_ns, bool warm);
 /* The same at now_s (Unix seconds: no interval check on these times). */
 void ps_lg_limits_observe_at(ps_lg_limits *l, size_t key, const ps_lg_resp *r, int64_t now_s);
 /* The same without a receive time (the window is then told by L alone). */

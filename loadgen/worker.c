@@ -374,8 +374,7 @@ void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_l
     }
     if (cfg->verify_limits) {
         int64_t wall = ps_clock_wall_ns();
-        ps_lg_limits_observe_op(&t->limits, r->key, r->op, resp, wall);
-        if (r->warm && resp->status == 429) ps_lg_limits_warm_refusal(&t->limits);
+        ps_lg_limits_observe_op(&t->limits, r->key, r->op, resp, wall, r->warm);
         ps_lg_volley_note(&t->volley, r->key, resp, wall);
     }
     if (resp->status == 429 && cfg->honour_retry_after) {

@@ -241,7 +241,7 @@ static void loadgen_view(const answer *seq, size_t n, ps_rlm_counting *out)
         r.remaining = seq[i].remaining;
         r.reset = T0 + 60;
         ps_lg_limits_observe_op(&l, 0, seq[i].list ? PS_LG_OP_LIST : PS_LG_OP_CREATE, &r,
-                                T0 * NS + (int64_t)i * 10 * MS + MS);
+                                T0 * NS + (int64_t)i * 10 * MS + MS, false);
     }
     ps_lg_counting *c;
     size_t nc;
@@ -496,7 +496,8 @@ static void loadgen_classify(const timed_answer *seq, size_t n, ps_rlm_label *la
         r.limit = 60;
         r.remaining = seq[i].remaining;
         r.reset = seq[i].reset;
-        ps_lg_limits_observe_op(&l, 0, seq[i].list ? PS_LG_OP_LIST : PS_LG_OP_CREATE, &r, seq[i].t);
+        ps_lg_limits_observe_op(&l, 0, seq[i].list ? PS_LG_OP_LIST : PS_LG_OP_CREATE, &r, seq[i].t,
+                                false);
     }
     ps_lg_counting *c;
     size_t nc;

@@ -523,15 +523,15 @@ static void window_counting_lists(ps_lg_limits *l, int extra, int create_status)
     for (int i = 0; i < 60 + extra; i++) {
         int64_t rem = i < 60 ? 59 - i : 0;
         ps_lg_resp r = resp(200, 60, rem, reset);
-        ps_lg_limits_observe_op(l, 0, PS_LG_OP_LIST, &r, t += 1000000);
+        ps_lg_limits_observe_op(l, 0, PS_LG_OP_LIST, &r, t += 1000000, false);
         ps_lg_resp c = resp(create_status, 60, rem, reset);
-        ps_lg_limits_observe_op(l, 0, PS_LG_OP_CREATE, &c, t += 1000000);
+        ps_lg_limits_observe_op(l, 0, PS_LG_OP_CREATE, &c, t += 1000000, false);
     }
     for (int i = 0; i < 20; i++) {
         ps_lg_resp r = resp(429, 60, 0, reset);
-        ps_lg_limits_observe_op(l, 0, PS_LG_OP_LIST, &r, t += 1000000);
+        ps_lg_limits_observe_op(l, 0, PS_LG_OP_LIST, &r, t += 1000000, false);
         ps_lg_resp c = resp(create_status, 60, 0, reset);
-        ps_lg_limits_observe_op(l, 0, PS_LG_OP_CREATE, &c, t += 1000000);
+        ps_lg_limits_observe_op(l, 0, PS_LG_OP_CREATE, &c, t += 1000000, false);
     }
 }
 
@@ -584,7 +584,7 @@ static void counting_rule_inferred(void)
     ps_lg_limits_init(&l, 2);
     window_counting_lists(&l, 0, 400);
     ps_lg_resp refused = resp(429, 60, 0, 1700000061);
-    ps_lg_limits_observe_op(&l, 0, PS_LG_OP_CREATE, &refused, T0 + NS);
+    ps_lg_limits_observe_op(&l, 0, PS_LG_OP_CREATE, &refused, T0 + NS, false);
     CHECK_INT(verify_counting(&l, PS_LG_LIMITED_AUTO, PS_LG_ERRORS_AUTO, &c), 0);
     CHECK_STR(ps_rlm_counted_name(c.counting.ops[PS_RLM_OP_CREATE]), "counted");
     CHECK_STR(ps_rlm_counted_name(c.counting.errors), "not_counted");
@@ -595,7 +595,7 @@ static void counting_rule_inferred(void)
     ps_lg_limits_init(&l, 2);
     for (int i = 0; i < 100; i++) {
         ps_lg_resp r = resp(200, 60, 60, 1700000061);
-        ps_lg_limits_observe_op(&l, 0, PS_LG_OP_LIST, &r, T0 + i * 1000000);
+        ps_lg_limits_observe_op(&l, 0, PS_LG_OP_LIST, &r, T0 + i * 1000000, false);
     }
     CHECK_INT(verify_counting(&l, PS_LG_LIMITED_AUTO, PS_LG_ERRORS_AUTO, &c), 0);
     CHECK_STR(ps_rlm_counted_name(c.counting.ops[PS_RLM_OP_LIST]), "not_counted");
@@ -620,14 +620,14 @@ static void refused_window(ps_lg_limits *l, const int *told, const int *taken, b
             skip |= *k == r;
         for (; *e >= 0 && *e >= value; e++) {
             ps_lg_resp bad = resp(400, 60, *e, 1700000061);
-            ps_lg_limits_observe_op(l, 0, PS_LG_OP_CREATE, &bad, t += 1000000);
+            ps_lg_limits_observe_op(l, 0, PS_LG_OP_CREATE, &bad, t += 1000000, false);
         }
         if (skip) continue;
         ps_lg_resp ok = resp(201, 60, value, 1700000061);
-        ps_lg_limits_observe_op(l, 0, PS_LG_OP_CREATE, &ok, t += 1000000);
+        ps_lg_limits_observe_op(l, 0, PS_LG_OP_CREATE, &ok, t += 1000000, false);
     }
     ps_lg_resp refused = resp(429, 60, 0, 1700000061);
-    ps_lg_limits_observe_op(l, 0, PS_LG_OP_CREATE, &refused, t + 1000000);
+    ps_lg_limits_observe_op(l, 0, PS_LG_OP_CREATE, &refused, t + 1000000, false);
 }
 
 /* Under concurrency an uncounted 4xx answer can show a "fall" of Remaining
@@ -752,12 +752,11 @@ static void warmup_refusals_left_out_of_the_split(void)
     int64_t t = (U0 + 1) * 1000000000LL;
     for (int i = 0; i < 60; i++) {
         ps_lg_resp r = resp(200, 60, 59 - i, U0 + 60);
-        ps_lg_limits_observe_op(&l, 0, PS_LG_OP_LIST, &r, t += 1000000);
+        ps_lg_limits_observe_op(&l, 0, PS_LG_OP_LIST, &r, t += 1000000, false);
     }
     ps_lg_resp refused = resp(429, 60, 0, U0 + 60);
     for (int i = 0; i < 5; i++) { /* 3 during the warm-up, 2 measured */
-        ps_lg_limits_observe_op(&l, 0, PS_LG_OP_LIST, &refused, t += 1000000);
-        if (i < 3) ps_lg_limits_warm_refusal(&l);
+        ps_lg_limits_observe_op(&l, 0, PS_LG_OP_LIST, &refused, t += 1000000, i < 3);
     }
     ps_lg_window_tally by_plan[PS_LG_PLANS], by_group[1];
     ps_lg_limits_tally(&l, &cfg, by_plan, by_group);
