@@ -27,24 +27,6 @@
  * at a time; 100 keep it to a few seconds without looking like a flood. */
 #define BURST_PARALLEL 100
 
-/* A paced burst's first requests' final bytes leave this far apart (a
- * burst with a crossing group only). Released all at once, they queue at whichever
- * worker holds the most of their connections, and a keep-alive proxy
- * (nginx hands out the upstream connection freed last) then gives the
- * crossing requests that worker's connections: one worker, one after the
- * other, so a check-then-count race cannot show (through nginx terminating
- * TLS it was caught in 2 runs of 20, the last four checks on one server
- * thread). Paced just above a request's own time, the proxy reuses a few
- * connections and the crossing pair gets two workers as often as direct
- * (5 of 10 per window). 60 requests take 18 ms more, a Business burst 0.3 s:
- * against a token bucket refilling every 17 ms (60 a minute at the
- * reference server's --time-scale 60) a token came back during the burst,
- * so the limit suite paces only the repeats --race-bursts asks for.
- * Paced, the proxy hands the crossing pair the same two connections window
- * after window, so a repeat (ps_burst_options.unpaced_head) releases the
- * first few at once: which of their connections comes back last varies. */
-#define BURST_PACE_NS 300000
-
 typedef struct target {
     bool https;
     char host[256]; /* without brackets */
@@ -482,19 +464,13 @@ static void presend(conn *cs, size_t from, size_t to, ps_exchange *out, int64_t 
     }
 }
 
-/* Releases connections [from, to): each one's last byte, back to back, or
- * pace_ns apart after the first `head`. Returns the spread: the first final byte written to the
- * last. */
-static int64_t release(conn *cs, size_t from, size_t to, ps_exchange *out, int64_t pace_ns,
-                       size_t head, int64_t deadline)
+/* Releases connections [from, to): each one's last byte, back to back.
+ * Returns the spread: the first final byte written to the last. */
+static int64_t release(conn *cs, size_t from, size_t to, ps_exchange *out, int64_t deadline)
 {
     int64_t first = 0, last = 0;
     for (size_t i = from; i < to; i++) {
         if (cs[i].done) continue;
-        if (first && pace_ns && i >= from + head) {
-            int64_t wait = last + pace_ns - ps_clock_mono_ns();
-            if (wait > 0) ps_clock_sleep_ns(wait);
-        }
         out[i].sent_wall_ns = ps_clock_wall_ns();
         int err = write_all(&cs[i], cs[i].wire.data + cs[i].written, 1, deadline);
         int64_t now = ps_clock_mono_ns();
@@ -700,8 +676,7 @@ int ps_burst_run(const ps_burst_request *reqs, size_t n, const ps_burst_options 
     size_t first = opt->together < n ? n - opt->together : 0;
     int64_t deadline = ps_clock_mono_ns() + req->timeout_ns;
     presend(cs, 0, first, out, deadline);
-    stats->spread_ns[0] = release(cs, 0, first, out, first < n && opt->paced ? BURST_PACE_NS : 0,
-                                  opt->unpaced_head, deadline);
+    stats->spread_ns[0] = release(cs, 0, first, out, deadline);
     collect(cs, 0, first, out, pf, idx, deadline);
     finish(cs, 0, first, cap, out);
     /* a refusal already: the rest would only be refused too (a ban risked for nothing) */
@@ -714,7 +689,7 @@ int ps_burst_run(const ps_burst_request *reqs, size_t n, const ps_burst_options 
         cs[i].done = true;
     }
     presend(cs, first, n, out, deadline);
-    stats->spread_ns[1] = release(cs, first, n, out, 0, 0, deadline);
+    stats->spread_ns[1] = release(cs, first, n, out, deadline);
     collect(cs, first, n, out, pf, idx, deadline);
     finish(cs, first, n, cap, out);
     stats->crossing_replies_ns = reply_spread(out, first, n);

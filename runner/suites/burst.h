@@ -6,9 +6,6 @@
  * `together` of them on their own once the others are answered, so the
  * moment the limit is crossed is a concurrent one: a limiter's
  * check-then-count race or an off-by-one admission shows in the count.
- * Paced (ps_burst_options.paced), the others' final bytes leave 0.3 ms
- * apart (burst.c BURST_PACE_NS: through a keep-alive proxy, so the crossing
- * does not land on one worker's connections).
  *
  * Transports: plain http:// on the burst's own sockets, opened one
  * handshake at a time where a handshake is quick (so each is held by the
@@ -54,8 +51,6 @@ typedef struct ps_burst_request {
 typedef struct ps_burst_options {
     size_t together;        /* released last, on their own */
     ps_tls_client_opts tls; /* --cacert, --insecure, --cert, --key (https, HTTPS proxies) */
-    bool paced;             /* the first requests' final bytes BURST_PACE_NS apart ... */
-    size_t unpaced_head;    /* ... but for these many, released back to back */
 } ps_burst_options;
 
 /* What the burst's transport did, for the report. */
