@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
@@ -11,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/tls_mismatch.h"
 
@@ -330,4 +334,62 @@ int ps_tls_client_handshake_blocking(ps_tls_client *c, int fd, const char *host,
     }
     SSL_free(ssl);
     return rc;
+}
+
+/* The client-certificate callback of ps_tls_server_asks_cert: notes the
+ * request and offers nothing. */
+static int note_cert_request(SSL *ssl, X509 **x509, EVP_PKEY **pkey)
+{
+    (void)x509, (void)pkey;
+    bool *asked = SSL_get_app_data(ssl);
+    *asked = true;
+    return 0;
+}
+
+/* A blocking TCP connection to host:port whose connect, sends and receives
+ * give up after timeout_ms each (SO_SNDTIMEO bounds connect too); -1 when
+ * none could be made. */
+static int connect_with_timeout(const char *host, const char *port, int timeout_ms)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (getaddrinfo(host, port, &hints, &res) != 0 || !res) return -1;
+    int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
+    if (fd >= 0) {
+        struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        if (connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+bool ps_tls_server_asks_cert(const char *host, const char *port, int timeout_ms)
+{
+    bool asked = false;
+    if (timeout_ms > PS_TLS_PROBE_MAX_MS || timeout_ms <= 0) timeout_ms = PS_TLS_PROBE_MAX_MS;
+    int fd = connect_with_timeout(host, port, timeout_ms);
+    SSL_CTX *ctx = fd >= 0 ? SSL_CTX_new(TLS_client_method()) : NULL;
+    SSL *ssl = ctx ? SSL_new(ctx) : NULL;
+    if (ssl) {
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+        SSL_CTX_set_client_cert_cb(ctx, note_cert_request);
+        SSL_set_app_data(ssl, &asked);
+        struct in6_addr a6;
+        struct in_addr a4;
+        if (inet_pton(AF_INET, host, &a4) != 1 && inet_pton(AF_INET6, host, &a6) != 1)
+            SSL_set_tlsext_host_name(ssl, host);
+        SSL_set_fd(ssl, fd);
+        /* a server that insists ends the handshake with an alert (TLS 1.2)
+         * or after it (TLS 1.3): either way the request came first */
+        (void)SSL_connect(ssl);
+        ERR_clear_error();
+    }
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+    if (fd >= 0) close(fd);
+    return asked;
 }

@@ -90,4 +90,11 @@ ps_tls_io ps_tls_client_io(SSL *ssl, int ret, char *why, size_t len);
 int ps_tls_client_handshake_blocking(ps_tls_client *c, int fd, const char *host, int timeout_ms,
                                      ps_error *err);
 
+/* Whether host:port, in a TLS handshake of its own (certificate not
+ * checked: only the server's request is looked at), asks the client for a
+ * certificate (a CertificateRequest). For telling "every answer 4xx" or a
+ * failed handshake from a server that wanted a certificate the run was not
+ * given. Waits at most timeout_ms, never more than PS_TLS_PROBE_MAX_MS. */
+bool ps_tls_server_asks_cert(const char *host, const char *port, int timeout_ms);
+
 #endif

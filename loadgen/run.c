@@ -12,6 +12,7 @@
 
 #include "core/buf.h"
 #include "core/cli.h"
+#include "core/tls_client.h"
 #include "core/tls_mismatch.h"
 #include "core/clock.h"
 #include "core/fd_limit.h"
@@ -49,6 +50,27 @@ static void on_sigint(int sig)
  * verdict, or NULL. */
 #define PS_LG_MAX_FAILED_SHARE 0.5
 
+/* A server that asks for a client certificate and gets none may end the
+ * handshake, or finish it and answer every request 4xx (nginx with
+ * ssl_verify_client on: 400 "No required SSL certificate was sent"): that
+ * is the connection refused, not the service's verdict on the requests
+ * (the runner stops the same way, runner/conform.c). Over https without
+ * --cert, when nothing was answered below 400, a handshake of its own asks
+ * the server whether it wants a certificate. */
+#define CERT_MISSING_MSG                                                                           \
+    "the server asked for a TLS client certificate and none was given (give --cert FILE --key "    \
+    "FILE)"
+
+static bool cert_missing(const ps_lg_config *cfg, const ps_lg_stats *t)
+{
+    if (!cfg->https || cfg->cert_file) return false;
+    int64_t client_errors = 0;
+    for (int status = 400; status < 500; status++)
+        client_errors += t->status[status];
+    return client_errors == t->answered &&
+           ps_tls_server_asks_cert(cfg->host, cfg->port, (int)(cfg->timeout_ns / 1000000));
+}
+
 static const char *judge_run(const ps_lg_config *cfg, const ps_lg_thread *threads,
                              const ps_lg_stats *t, bool interrupted, char *why, size_t len)
 {
@@ -79,6 +101,11 @@ static const char *judge_run(const ps_lg_config *cfg, const ps_lg_thread *thread
             snprintf(why + used, len - used, "; %s", PS_TLS_MSG_TLS_ANSWER);
             return "unreachable";
         }
+        if (cert_missing(cfg, t)) {
+            size_t used = strlen(why);
+            snprintf(why + used, len - used, "; %s", CERT_MISSING_MSG);
+            return "unreachable";
+        }
         for (int i = 0; i < cfg->threads; i++)
             if (threads[i].first_failure[0]) {
                 size_t used = strlen(why);
@@ -86,6 +113,13 @@ static const char *judge_run(const ps_lg_config *cfg, const ps_lg_thread *thread
                 break;
             }
         return t->connect_failures > 0 ? "unreachable" : "aborted";
+    }
+    if (t->answered > 0 && cert_missing(cfg, t)) {
+        snprintf(why, len,
+                 CERT_MISSING_MSG ": target %s:%s answered every one of %lld requests 4xx (%lld "
+                                  "answered 400)",
+                 cfg->host, cfg->port, (long long)t->answered, (long long)t->status[400]);
+        return "unreachable";
     }
     if (with_conns > 0 && down == with_conns && t->connect_failures > 0) {
         snprintf(why, len,

@@ -203,9 +203,12 @@ def main():
                                                              client[0], "--key", client[1], "--engine", engine] + short)
             check(rc == 0 and doc and doc["status"].get("200") == 20,
                   "mutual TLS with --cert on %s: exit %d, %s" % (engine, rc, doc and doc["status"]))
-            rc, doc, _ = run_load(a, tmp, "mtls-none-" + engine, ["--base-url", base[4], "--cacert", ca[0],
-                                                                  "--engine", engine] + short)
+            rc, doc, err = run_load(a, tmp, "mtls-none-" + engine, ["--base-url", base[4], "--cacert", ca[0],
+                                                                    "--engine", engine] + short)
             check(not (doc and doc["status"].get("200")), "mutual TLS without --cert on %s: answered 200" % engine)
+            # as the runner says it: the server asked for a certificate, give one with --cert
+            check(rc == 3 and "client certificate" in err and "--cert" in err,
+                  "mutual TLS without --cert on %s: exit %d, no clear message: %r" % (engine, rc, err[-400:]))
         for name, args, want in [
                 ("mismatched", ["--base-url", base[4], "--cert", client[0], "--key", stranger[1]],
                  "is not the private key"),
