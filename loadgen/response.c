@@ -66,6 +66,25 @@ void ps_lg_resp_header(ps_lg_resp *r, const char *name, size_t name_len, const c
     store(r, f, buf, overflow, now_s);
 }
 
+static ps_rl_field_state state_of(const ps_lg_resp *r, unsigned f)
+{
+    return !(r->seen & f) ? PS_RL_ABSENT : (r->bad & f) ? PS_RL_MALFORMED : PS_RL_OK;
+}
+
+void ps_lg_resp_rl_info(const ps_lg_resp *r, ps_rl_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->limit_state = state_of(r, PS_LG_H_LIMIT);
+    out->remaining_state = state_of(r, PS_LG_H_REMAINING);
+    out->reset_state = state_of(r, PS_LG_H_RESET);
+    out->retry_after_state = state_of(r, PS_LG_H_RETRY_AFTER);
+    out->limit = r->limit;
+    out->remaining = r->remaining;
+    out->reset = r->reset;
+    out->retry_after_form = PS_RETRY_AFTER_DELAY;
+    out->retry_after_s = r->retry_after_wait_s;
+}
+
 static void on_field(void *ctx, const char *name, size_t name_len, const char *value,
                      size_t value_len)
 {

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/http_reply.h"
+#include "core/ratelimit_headers.h"
 
 /* Bit per rate-limit field, for the seen/bad masks. */
 enum {
@@ -59,6 +60,13 @@ typedef enum ps_lg_parse_result {
  * allowed). Shared with engines that parse headers themselves (curl). */
 void ps_lg_resp_header(ps_lg_resp *r, const char *name, size_t name_len, const char *value,
                        size_t value_len, int64_t now_s);
+
+/* r's rate-limit fields as core's ps_rl_info (core/ratelimit_headers.h),
+ * for the one computation of when to retry (ps_rl_retry_at_ns): a field
+ * seen and good is PS_RL_OK, seen and bad PS_RL_MALFORMED, else absent; a
+ * Retry-After (either form, already a wait from when it was read) is a
+ * delay in seconds. No raw values are set. */
+void ps_lg_resp_rl_info(const ps_lg_resp *r, ps_rl_info *out);
 
 void ps_lg_reader_init(ps_lg_reader *r);
 void ps_lg_reader_free(ps_lg_reader *r);

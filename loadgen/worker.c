@@ -7,6 +7,12 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/ratelimit_headers.h"
+
+/* --honour-retry-after: after a 429 that names no time the key backs off
+ * this long (as the runner does); a named wait is held to a day. */
+#define RETRY_BACKOFF_NS INT64_C(1000000000)
+#define RETRY_WAIT_MAX_NS INT64_C(86400000000000)
 
 static void heap_down(ps_lg_stream *h, size_t n, size_t i)
 {
@@ -378,12 +384,15 @@ void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_l
         ps_lg_volley_note(&t->volley, r->key, resp, wall);
     }
     if (resp->status == 429 && cfg->honour_retry_after) {
-        int64_t wait_ns = INT64_C(1000000000);
-        if ((resp->seen & PS_LG_H_RETRY_AFTER) && !(resp->bad & PS_LG_H_RETRY_AFTER))
-            wait_ns = resp->retry_after_wait_s * INT64_C(1000000000);
-        else if ((resp->seen & PS_LG_H_RESET) && !(resp->bad & PS_LG_H_RESET))
-            wait_ns = resp->reset * INT64_C(1000000000) - ps_clock_wall_ns();
-        if (wait_ns > INT64_C(86400000000000)) wait_ns = INT64_C(86400000000000);
+        /* when the key may send again: core's one computation (Retry-After,
+         * else a Reset ahead within a day), else a second's backoff */
+        ps_rl_info rl;
+        ps_lg_resp_rl_info(resp, &rl);
+        ps_retry_source src;
+        int64_t wall = ps_clock_wall_ns();
+        int64_t at = ps_rl_retry_at_ns(&rl, wall, 0, &src);
+        int64_t wait_ns = src == PS_RETRY_NONE ? RETRY_BACKOFF_NS : at - wall;
+        if (wait_ns > RETRY_WAIT_MAX_NS) wait_ns = RETRY_WAIT_MAX_NS;
         if (now + wait_ns > t->blocked_until[r->key]) t->blocked_until[r->key] = now + wait_ns;
     }
 }

@@ -200,6 +200,46 @@ static void header_helper_for_curl(void)
     CHECK_INT(r.retry_after_wait_s, 12);
 }
 
+/* The fields as core's ps_rl_info, and so the one computation of when to
+ * retry (ps_rl_retry_at_ns) the worker uses: Retry-After first, a Reset
+ * ahead next, nothing (the worker's own backoff) when neither is usable. */
+static void when_to_retry(void)
+{
+    const int64_t now_s = 1763700000, done_ns = now_s * INT64_C(1000000000);
+    const char *r =
+        "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nX-RateLimit-Limit: 60\r\n"
+        "X-RateLimit-Remaining: 0\r\nX-RateLimit-Reset: 1763700060\r\nContent-Length: 0\r\n\r\n";
+    READER(p);
+    ps_lg_reader_start(&p, now_s);
+    CHECK_INT(feed_all(&p, r, strlen(r), 5), PS_LG_PARSE_DONE);
+    ps_rl_info rl;
+    ps_lg_resp_rl_info(&p.resp, &rl);
+    CHECK_INT(rl.limit_state, PS_RL_OK);
+    CHECK_INT(rl.remaining, 0);
+    ps_retry_source src;
+    CHECK_INT(ps_rl_retry_at_ns(&rl, done_ns, 0, &src), done_ns + 7 * INT64_C(1000000000));
+    CHECK_INT(src, PS_RETRY_AFTER);
+
+    const char *reset_only = "HTTP/1.1 429 Too Many Requests\r\nX-RateLimit-Reset: 1763700042\r\n"
+                             "Retry-After: soon\r\nContent-Length: 0\r\n\r\n";
+    ps_lg_reader_start(&p, now_s);
+    CHECK_INT(feed_all(&p, reset_only, strlen(reset_only), 3), PS_LG_PARSE_DONE);
+    ps_lg_resp_rl_info(&p.resp, &rl);
+    CHECK_INT(rl.retry_after_state, PS_RL_MALFORMED);
+    CHECK_INT(ps_rl_retry_at_ns(&rl, done_ns, 0, &src), INT64_C(1763700042) * 1000000000);
+    CHECK_INT(src, PS_RETRY_RESET_AHEAD);
+
+    /* a Reset in milliseconds is no time ahead within a day: the backoff */
+    const char *ms = "HTTP/1.1 429 Too Many Requests\r\nX-RateLimit-Reset: 1763700042000\r\n"
+                     "Content-Length: 0\r\n\r\n";
+    ps_lg_reader_start(&p, now_s);
+    CHECK_INT(feed_all(&p, ms, strlen(ms), 2), PS_LG_PARSE_DONE);
+    ps_lg_resp_rl_info(&p.resp, &rl);
+    CHECK_INT(rl.retry_after_state, PS_RL_ABSENT);
+    CHECK_INT(ps_rl_retry_at_ns(&rl, done_ns, 0, &src), 0);
+    CHECK_INT(src, PS_RETRY_NONE);
+}
+
 int main(void)
 {
     RUN(whole_response);
@@ -210,5 +250,6 @@ int main(void)
     RUN(garbage);
     RUN(interim_and_odd_statuses);
     RUN(header_helper_for_curl);
+    RUN(when_to_retry);
     return TEST_EXIT();
 }
