@@ -206,38 +206,32 @@ static void header_helper_for_curl(void)
 static void when_to_retry(void)
 {
     const int64_t now_s = 1763700000, done_ns = now_s * INT64_C(1000000000);
-    const char *r =
-        "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nX-RateLimit-Limit: 60\r\n"
-        "X-RateLimit-Remaining: 0\r\nX-RateLimit-Reset: 1763700060\r\nContent-Length: 0\r\n\r\n";
-    READER(p);
-    ps_lg_reader_start(&p, now_s);
-    CHECK_INT(feed_all(&p, r, strlen(r), 5), PS_LG_PARSE_DONE);
-    ps_rl_info rl;
-    ps_lg_resp_rl_info(&p.resp, &rl);
-    CHECK_INT(rl.limit_state, PS_RL_OK);
-    CHECK_INT(rl.remaining, 0);
-    ps_retry_source src;
-    CHECK_INT(ps_rl_retry_at_ns(&rl, done_ns, 0, &src), done_ns + 7 * INT64_C(1000000000));
-    CHECK_INT(src, PS_RETRY_AFTER);
-
-    const char *reset_only = "HTTP/1.1 429 Too Many Requests\r\nX-RateLimit-Reset: 1763700042\r\n"
-                             "Retry-After: soon\r\nContent-Length: 0\r\n\r\n";
-    ps_lg_reader_start(&p, now_s);
-    CHECK_INT(feed_all(&p, reset_only, strlen(reset_only), 3), PS_LG_PARSE_DONE);
-    ps_lg_resp_rl_info(&p.resp, &rl);
-    CHECK_INT(rl.retry_after_state, PS_RL_MALFORMED);
-    CHECK_INT(ps_rl_retry_at_ns(&rl, done_ns, 0, &src), INT64_C(1763700042) * 1000000000);
-    CHECK_INT(src, PS_RETRY_RESET_AHEAD);
-
-    /* a Reset in milliseconds is no time ahead within a day: the backoff */
-    const char *ms = "HTTP/1.1 429 Too Many Requests\r\nX-RateLimit-Reset: 1763700042000\r\n"
-                     "Content-Length: 0\r\n\r\n";
-    ps_lg_reader_start(&p, now_s);
-    CHECK_INT(feed_all(&p, ms, strlen(ms), 2), PS_LG_PARSE_DONE);
-    ps_lg_resp_rl_info(&p.resp, &rl);
-    CHECK_INT(rl.retry_after_state, PS_RL_ABSENT);
-    CHECK_INT(ps_rl_retry_at_ns(&rl, done_ns, 0, &src), 0);
-    CHECK_INT(src, PS_RETRY_NONE);
+    static const struct {
+        const char *response;
+        int64_t at_s; /* 0: none named */
+        ps_retry_source source;
+    } cases[] = {
+        {"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nX-RateLimit-Limit: 60\r\n"
+         "X-RateLimit-Remaining: 0\r\nX-RateLimit-Reset: 1763700060\r\nContent-Length: 0\r\n\r\n",
+         1763700007, PS_RETRY_AFTER},
+        {"HTTP/1.1 429 Too Many Requests\r\nX-RateLimit-Reset: 1763700042\r\nRetry-After: soon\r\n"
+         "Content-Length: 0\r\n\r\n",
+         1763700042, PS_RETRY_RESET_AHEAD},
+        /* a Reset in milliseconds is no time ahead within a day: the backoff */
+        {"HTTP/1.1 429 Too Many Requests\r\nX-RateLimit-Reset: 1763700042000\r\n"
+         "Content-Length: 0\r\n\r\n",
+         0, PS_RETRY_NONE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        READER(p);
+        ps_lg_reader_start(&p, now_s);
+        CHECK_INT(feed_all(&p, cases[i].response, strlen(cases[i].response), 5), PS_LG_PARSE_DONE);
+        ps_rl_info rl;
+        ps_lg_resp_rl_info(&p.resp, &rl);
+        ps_retry_source src;
+        CHECK_INT(ps_rl_retry_at_ns(&rl, done_ns, 0, &src), cases[i].at_s * INT64_C(1000000000));
+        CHECK_INT(src, cases[i].source);
+    }
 }
 
 int main(void)
