@@ -17,7 +17,8 @@ static void count_burst(const ps_conform *c, const ps_exchange *exs, int n, int6
 {
     memset(bc, 0, sizeof *bc);
     bc->first_429 = bc->last_429 = bc->last_admitted = bc->stacked_a = bc->stacked_b = -1;
-    int64_t first_sent = 0, last_done = 0;
+    bc->soonest_429 = -1;
+    int64_t first_sent = 0, last_done = 0, soonest_until = 0;
     for (int i = 0; i < n; i++) {
         const ps_exchange *ex = &exs[i];
         if (!ex->responded) {
@@ -50,6 +51,10 @@ static void count_burst(const ps_conform *c, const ps_exchange *exs, int n, int6
             int64_t until =
                 ps_rl_retry_at_ns(&rl, ex->done_wall_ns, ps_conform_clock_offset_ns(c), &src);
             if (until > bc->retry_until_ns) bc->retry_until_ns = until;
+            if (bc->soonest_429 < 0 || until < soonest_until) {
+                bc->soonest_429 = i;
+                soonest_until = until;
+            }
             if (src != PS_RETRY_NONE) bc->named_wait = true;
         } else {
             bc->other++;

@@ -90,9 +90,10 @@ typedef struct burst_count {
     int64_t free_admitted;        /* creates admitted that may not count (not seen counted) */
     int first_429, last_admitted; /* indexes, -1 when none */
     int last_429;                 /* the 429 read last, -1 when none */
-    bool reset_moved;             /* an admitted reply named another Reset than the probe */
-    int64_t retry_until_ns;       /* the latest moment a 429 asked to wait for */
-    bool named_wait;              /* a 429 named a time ahead (Retry-After, a Reset ahead) */
+    int soonest_429;  /* the 429 naming the soonest retry (the refusal judged), -1 when none */
+    bool reset_moved; /* an admitted reply named another Reset than the probe */
+    int64_t retry_until_ns; /* the latest moment a 429 asked to wait for */
+    bool named_wait;        /* a 429 named a time ahead (Retry-After, a Reset ahead) */
     double elapsed_s;
     int stacked_a, stacked_b; /* a reply saying more remain than another's Limit allows */
     int64_t last_done_ns;     /* when the last reply was read */
@@ -190,8 +191,11 @@ void limit_count_phase(limit_run *r);
 bool limit_exhaust_phase(limit_run *r);
 bool limit_recover_phase(limit_run *r);
 
-/* ratelimit_refusal.c: the 429's own checks, and phase 6. */
-void limit_check_refusal(ps_conform *c, const ps_exchange *ex);
+/* ratelimit_refusal.c: the 429's own checks, and phase 6. ex is the
+ * refusal naming the soonest retry (burst_count.soonest_429); probe what
+ * the request before the burst found: after a fresh window, ex is among
+ * its first refusals, before any ban could start (spec 8 rule 3). */
+void limit_check_refusal(ps_conform *c, const ps_exchange *ex, const window_probe *probe);
 /* Keeps the name of ex's create when it was answered 429. */
 void limit_note_refused_create(refused_creates *r, const ps_exchange *ex);
 void limit_refused_creates_free(refused_creates *r);

@@ -150,10 +150,10 @@ bool limit_exhaust_phase(limit_run *r)
     ps_conform *c = r->c;
     burst_count *bc = &r->bc;
     /* no 429 yet (a bucket refilled, or no limit at all): go on, one at a time */
-    r->refused = bc->first_429 >= 0;
+    r->refused = bc->soonest_429 >= 0;
     if (r->refused) {
-        r->refusal = r->exs[bc->first_429];
-        memset(&r->exs[bc->first_429], 0, sizeof r->exs[bc->first_429]);
+        r->refusal = r->exs[bc->soonest_429];
+        memset(&r->exs[bc->soonest_429], 0, sizeof r->exs[bc->soonest_429]);
     }
     /* A burst request that was never answered may still be counted by the
      * service while these go out: their sequence cannot be judged then. */
@@ -180,7 +180,7 @@ bool limit_exhaust_phase(limit_run *r)
         return false;
     }
     ps_conform_pass(c, PS_CK_LIMIT429_ENFORCED);
-    limit_check_refusal(c, &r->refusal);
+    limit_check_refusal(c, &r->refusal, &r->probe);
     note_wait(r);
     limit_burst_free(r);
     return true;

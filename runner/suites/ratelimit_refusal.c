@@ -13,7 +13,7 @@
 #include "runner/suites/shapes.h"
 
 /* What the 429 itself must carry. */
-void limit_check_refusal(ps_conform *c, const ps_exchange *ex)
+void limit_check_refusal(ps_conform *c, const ps_exchange *ex, const window_probe *probe)
 {
     char why[300];
     ps_json *v = ps_conform_parse_body(ex, why, sizeof why);
@@ -83,6 +83,17 @@ void limit_check_refusal(ps_conform *c, const ps_exchange *ex)
     int64_t ends_hi = limit_service_s(c, ps_rl_retry_at_ns(&rl, ex->done_wall_ns, offset, &src));
     if (ends <= rl.reset + 2) {
         ps_conform_pass(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES);
+    } else if (!probe->fresh) {
+        /* the first refusal of a fresh window can have no ban behind it; a
+         * refusal in a window already counting may (an earlier refusal's) */
+        ps_conform_not_applicable(
+            c, PS_CK_LIMIT429_RETRY_AFTER_AGREES,
+            "Retry-After '%s' ends around %" PRId64 ", after X-RateLimit-Reset %" PRId64
+            ", but the window was not seen fresh before this refusal (X-RateLimit-Remaining "
+            "%" PRId64 " of %" PRId64
+            "): a temporary ban an earlier refusal started (spec 8 rule 3) may "
+            "outlast it",
+            rl.retry_after_raw, ends_hi, rl.reset, probe->announced, probe->limit);
     } else {
         char exp[128];
         snprintf(exp, sizeof exp, "Retry-After ending by X-RateLimit-Reset %" PRId64 " (+2 s)",
@@ -94,7 +105,8 @@ void limit_check_refusal(ps_conform *c, const ps_exchange *ex)
                                : "";
         ps_conform_fail(c, PS_CK_LIMIT429_RETRY_AFTER_AGREES, ex, exp,
                         "Retry-After '%s' ends around %" PRId64 ", after X-RateLimit-Reset %" PRId64
-                        " says the limit resets%s",
+                        " says the limit resets%s; of the first refusals of a fresh window it "
+                        "named the soonest retry, so no ban (spec 8 rule 3) can explain it",
                         rl.retry_after_raw, ends_hi, rl.reset, hint);
     }
 }

@@ -382,10 +382,13 @@ def mode_limiter(a, tmp):
     warning, and the report names the model and what was counted. A second
     refusal in a window bans the key (--ban-after 1): the burst provokes one.
     With --race-bursts N (a race hunt, asked for) every burst is sent, none
-    over-admitting, each crossing the limit with six refusals at once: no
-    ban then (a ban the hunt starts is waited for, legal, but 600 s would
-    leave the recovery untested)."""
-    ban = ["--ban-after", "1", "--ban-seconds", "600"] if a.race_bursts == 1 else []
+    over-admitting, each crossing the limit with six refusals at once: the
+    second starts the ban (10 s at --time-scale 60, past the window's Reset),
+    which the runner waits out before the next burst and the recovery; the
+    later refusals' Retry-After then ends after Reset, but the refusal
+    judged (limit429.retry-after-agrees) is the one naming the soonest
+    retry, before any ban: no warning."""
+    ban = ["--ban-after", "1", "--ban-seconds", "600"]
     hunt = ["--race-bursts", str(a.race_bursts), "--verbose"] if a.race_bursts > 1 else []
     srv = Server(a.server, LIMITER_MODES[a.name] + ban, tmp)
     try:

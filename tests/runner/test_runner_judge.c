@@ -14,6 +14,7 @@
 #include "runner/conform.h"
 #include "runner/run.h"
 #include "runner/suites/ratelimit_judge.h"
+#include "runner/suites/ratelimit_limit.h"
 #include "runner/suites/suites.h"
 
 /* A Unix second well inside the range the judge takes for a Reset. */
@@ -413,6 +414,62 @@ static void reset_past_while_counting_fails(void)
     date_ahead_s = NO_DATE;
 }
 
+/* limit429.retry-after-agrees on a 429 whose Retry-After (60 s) ends long
+ * after its Reset (2 s ahead), judged after a probe that found the window
+ * fresh or not: returns the outcome. */
+static void refusal_outcome(bool fresh, ps_check_outcome *o, char *message, size_t size)
+{
+    run r;
+    run_open(&r, true);
+    ps_exchange ex;
+    memset(&ex, 0, sizeof ex);
+    ex.method = strdup("GET");
+    ex.url = strdup("http://127.0.0.1:1/v1/categories");
+    ex.curl = strdup("curl");
+    ex.responded = true;
+    ex.status = 429;
+    ex.body_cap = 4096;
+    ex.sent_wall_ns = T0 * 1000000000LL;
+    ex.done_wall_ns = ex.sent_wall_ns + MS;
+    ps_headers_add(&ex.resp_headers, "Content-Type", 12, "application/json", 16);
+    ps_headers_add(&ex.resp_headers, "X-RateLimit-Limit", 17, "60", 2);
+    ps_headers_add(&ex.resp_headers, "X-RateLimit-Remaining", 21, "0", 1);
+    char v[32];
+    snprintf(v, sizeof v, "%lld", (long long)(T0 + 2));
+    ps_headers_add(&ex.resp_headers, "X-RateLimit-Reset", 17, v, strlen(v));
+    ps_headers_add(&ex.resp_headers, "Retry-After", 11, "60", 2);
+    const char *body = "{\"code\":\"rate_limited\",\"message\":\"slow down\",\"status\":429}";
+    ps_buf_append(&ex.body, body, strlen(body));
+    ex.body_total = strlen(body);
+    window_probe probe = {
+        .announced = fresh ? 59 : 30, .limit = 60, .reset_s = T0 + 2, .fresh = fresh};
+    limit_check_refusal(r.c, &ex, &probe);
+    ps_check_outcome_get(r.checks, PS_CK_LIMIT429_RETRY_AFTER_AGREES, false, o);
+    snprintf(message, size, "%s", o->message ? o->message : ""); /* o's lives with the checks */
+    o->message = message;
+    ps_exchange_free(&ex);
+    ps_conform_destroy(r.c);
+    ps_checks_destroy(r.checks);
+}
+
+/* The first refusals of a fresh window can have no ban behind them (spec 8
+ * rule 3): a Retry-After past Reset there is the advice finding; in a
+ * window already counting an earlier refusal's ban may explain it, so the
+ * check does not apply, saying why. */
+static void first_refusal_judged_apart(void)
+{
+    ps_check_outcome o;
+    char message[600];
+    refusal_outcome(true, &o, message, sizeof message);
+    CHECK_INT(o.failures, 1);
+    CHECK(o.message && strstr(o.message, "no ban") != NULL);
+    refusal_outcome(false, &o, message, sizeof message);
+    CHECK_INT(o.failures, 0);
+    CHECK(!o.applicable);
+    CHECK(o.message && strstr(o.message, "not seen fresh") != NULL &&
+          strstr(o.message, "30 of 60") != NULL);
+}
+
 int main(void)
 {
     RUN(fixed_window_named);
@@ -424,5 +481,6 @@ int main(void)
     RUN(reset_second_of_rounding);
     RUN(limit_key_burst_counted);
     RUN(reset_past_while_counting_fails);
+    RUN(first_refusal_judged_apart);
     return TEST_EXIT();
 }
