@@ -146,6 +146,49 @@ def case_saturated(args, tmp):
         check(d["verdict"] == "saturated", "report verdict %s" % d["verdict"])
 
 
+def case_late(args, tmp):
+    """A generator kept late by its CPU (pinned at nice 19 beside a busy loop)
+    at a rate it still sends in full (200/s): its own lateness breaks p99<1ms
+    before the target answers, so the step claims nothing of the target: exit
+    3, result generator-saturated, the step's why naming the generator's
+    lateness, never exit 99 "the first step failed" (the target's p99 is well
+    under 1 ms). Before: exit 99 at 200/s."""
+    cs = sorted(os.sched_getaffinity(0))
+    if len(cs) < 2:
+        print("skipped: needs 2 CPUs")
+        sys.exit(77)
+    keys = os.path.join(tmp, "keys")
+    with open(keys, "w") as f:
+        f.write("key-00001 enterprise 100000000 1000000000\n")
+    proc, url = start_server(["taskset", "-c", str(cs[0]), args.server, "--port", "0", "--keys-file", keys],
+                             stderr=subprocess.DEVNULL)
+    if not check(url is not None, "the reference server did not start"):
+        return
+    gen = str(cs[-1])
+    hog = subprocess.Popen(["taskset", "-c", gen, sys.executable, "-c", "while True: pass"])
+    out = os.path.join(tmp, "late.json")
+    try:
+        rc, _, err = run([args.load, "search", "--base-url", url, "--api-key", "key-00001", "--connections", "64",
+                          "--slo", "p99<1ms", "--from", "200", "--to", "200", "--step", "1s", "--warmup", "500ms",
+                          "--json", out], prefix=("taskset", "-c", gen, "nice", "-n", "19"))
+    finally:
+        hog.kill()
+        hog.wait(10)
+    stop_process(proc)
+    d = load_json(out)
+    if not check(d is not None, "no report (exit %d): %s" % (rc, err[-500:])):
+        return
+    st = d["search"]["steps"][0]
+    late_p99 = st["generator"]["lateness_us"]["p99"]
+    if late_p99 < 1000:
+        print("the generator was not late (lateness p99 %d us): nothing to judge" % late_p99)
+        sys.exit(77)
+    check(rc == 3 and d["search"]["result"] == "generator-saturated",
+          "a late generator: exit %d, result %s: %s" % (rc, d["search"]["result"], err[-600:]))
+    check(not st["passed"] and "the generator itself left requests that late" in (st["why"] or ""),
+          "step why %r" % st["why"])
+
+
 def case_cli(args, tmp):
     see = "see 'petstore-load search --help'"
     base = ["--base-url", "http://127.0.0.1:9/v1", "--api-key", "k"]
@@ -218,7 +261,7 @@ def case_customers(args, tmp):
     return None
 
 
-CASES = {"customers": case_customers, "known_capacity": case_known_capacity, "first_fail": case_first_fail, "saturated": case_saturated,
+CASES = {"customers": case_customers, "known_capacity": case_known_capacity, "first_fail": case_first_fail, "saturated": case_saturated, "late": case_late,
          "cli": case_cli}
 
 
