@@ -7,6 +7,7 @@ proxy adding a delay each way (asyncio, in a thread). Every daemon binds
 Import it with the test's folder's ../lib on sys.path (see pstest.py).
 """
 import asyncio
+import math
 import os
 import subprocess
 import threading
@@ -85,7 +86,14 @@ http {
 
 class LatencyProxy(threading.Thread):
     """A TCP proxy on 127.0.0.1 adding delay_s to every chunk each way
-    (bytes keep their order; a chunk leaves delay_s after it arrived)."""
+    (bytes keep their order; a chunk leaves delay_s after it arrived, rounded
+    up to the next SLOT_S). A wire delays packets sent together by the same
+    time, so they arrive together; a timer per chunk would wake once per
+    chunk instead, and on a loaded machine spread a burst's last requests
+    over milliseconds (a 100 us race then cannot show: seen in CI). Chunks
+    due in one slot share one timer instant and leave in one loop pass."""
+
+    SLOT_S = 0.002
 
     def __init__(self, upstream_port, delay_s):
         super().__init__(daemon=True)
@@ -102,9 +110,11 @@ class LatencyProxy(threading.Thread):
                 due, data = await queue.get()
                 if data is None:
                     break
-                wait = due - self.loop.time()
-                if wait > 0:
-                    await asyncio.sleep(wait)
+                if due > self.loop.time():
+                    # at the slot's instant itself (asyncio.sleep would count from now)
+                    woken = self.loop.create_future()
+                    self.loop.call_at(due, lambda f=woken: f.done() or f.set_result(None))
+                    await woken
                 writer.write(data)
                 await writer.drain()
             try:
@@ -116,7 +126,8 @@ class LatencyProxy(threading.Thread):
         try:
             while True:
                 data = await reader.read(65536)
-                queue.put_nowait((self.loop.time() + self.delay_s, data or None))
+                due = math.ceil((self.loop.time() + self.delay_s) / self.SLOT_S) * self.SLOT_S
+                queue.put_nowait((due, data or None))
                 if not data:
                     break
             await task
@@ -131,7 +142,10 @@ class LatencyProxy(threading.Thread):
         except OSError:
             writer.close()
             return
-        await asyncio.gather(self.pipe(reader, up_w), self.pipe(up_r, writer), return_exceptions=True)
+        try:
+            await asyncio.gather(self.pipe(reader, up_w), self.pipe(up_r, writer), return_exceptions=True)
+        except asyncio.CancelledError:
+            pass  # the proxy stopping (stop()): its connections end with it
 
     def run(self):
         asyncio.set_event_loop(self.loop)
