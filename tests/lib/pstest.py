@@ -78,10 +78,12 @@ def stop_process(proc, timeout=10, sig=signal.SIGTERM):
     return proc.returncode
 
 
-def run_on_pty(argv, env, timeout=60, stdout_too=True):
-    """Runs argv with stderr (and stdout) on a terminal; returns (rc, bytes)."""
+def run_on_pty(argv, env, timeout=60, stdout_too=True, stderr_too=True):
+    """Runs argv with stderr and stdout on a terminal (either one sent to
+    /dev/null instead when its *_too is false); returns (rc, bytes)."""
     master, slave = pty.openpty()
-    p = subprocess.Popen(argv, stdout=slave if stdout_too else subprocess.DEVNULL, stderr=slave, env=env)
+    p = subprocess.Popen(argv, stdout=slave if stdout_too else subprocess.DEVNULL,
+                         stderr=slave if stderr_too else subprocess.DEVNULL, env=env)
     os.close(slave)
     chunks = []
     deadline = time.monotonic() + timeout
