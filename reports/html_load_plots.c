@@ -19,6 +19,22 @@ static void latency_unit(double max_us, double *div, const char **unit)
         *div = 1, *unit = "\xC2\xB5s";
 }
 
+/* The y axis of a plot whose highest point is max: from 0, with headroom
+ * above max (a line on the frame is hard to see); log_y (latency spanning
+ * too much for a linear axis) puts it on a log scale. */
+static ps_svg_axis value_axis(bool log_y, const char *label, const char *unit, double div,
+                              double max)
+{
+    return (ps_svg_axis){.scale = log_y ? PS_SVG_LOG : PS_SVG_LINEAR,
+                         .label = log_y ? "latency, log scale" : label,
+                         .unit = unit,
+                         .divisor = div,
+                         .from_zero = true,
+                         .cover = max > 0,
+                         .cover_lo = 0,
+                         .cover_hi = max * 1.05};
+}
+
 /* Fills x/y from spectrum rows [value_us, percentile, total_count]; rows of
  * another shape become NaN and are skipped by the plot writer. */
 static size_t spectrum_points(const ps_json *rows, double **x, double **y, double *max_us)
@@ -82,14 +98,7 @@ void ps_html_load_spectrum_section(ps_buf *b, const ps_json *spec)
         .width = 1180,
         .height = 360,
         .x = {.scale = PS_SVG_PERCENTILE, .label = "percentile"},
-        .y = {.scale = log_y ? PS_SVG_LOG : PS_SVG_LINEAR,
-              .label = log_y ? "latency, log scale" : "latency",
-              .unit = unit,
-              .divisor = div,
-              .from_zero = true,
-              .cover = max_us > 0,
-              .cover_lo = 0,
-              .cover_hi = max_us * 1.05},
+        .y = value_axis(log_y, "latency", unit, div, max_us),
         .series = s,
         .nseries = 2,
     };
@@ -184,15 +193,7 @@ static void interval_plot(ps_buf *b, const ps_json *iv, const char *id, const ch
               .cover_lo = 0,
               .cover_hi = run_end,
               .tight = true},
-        /* headroom above the highest point: a line on the frame is hard to see */
-        .y = {.scale = log_y ? PS_SVG_LOG : PS_SVG_LINEAR,
-              .label = log_y ? "latency, log scale" : ylabel,
-              .unit = yunit,
-              .divisor = div,
-              .from_zero = true,
-              .cover = max > 0,
-              .cover_lo = 0,
-              .cover_hi = max * 1.05},
+        .y = value_axis(log_y, ylabel, yunit, div, max),
         .series = s,
         .nseries = ndefs < 8 ? ndefs : 8,
     };
