@@ -1,6 +1,7 @@
 /* gen_probes.c - the seeded generator of the generative phase (see
  * gen_probes.h). Each probe is one row of the table at the bottom: what it
- * varies, the check and clause that judge it, and the builder. */
+ * varies, the check and clause that judge it, the builder and the forms
+ * it sends. */
 #include "runner/gen_probes.h"
 
 #include <stdio.h>
@@ -28,8 +29,6 @@ uint32_t ps_gen_rng_below(ps_gen_rng *r, uint32_t n)
 
 #define NELEM(arr) (sizeof(arr) / sizeof((arr)[0]))
 #define PICK(r, arr) ((arr)[ps_gen_rng_below((r), (uint32_t)NELEM(arr))])
-/* A probe's form: the coverage pass enumerates them (form >= 0), later cases draw one. */
-#define FORM(form, r, arr) ((form) >= 0 ? (arr)[(size_t)(form) % NELEM(arr)] : PICK(r, arr))
 
 /* ---- units: characters as JSON text ------------------------------------------ */
 
@@ -131,6 +130,17 @@ static void add_tag(ps_gen_case *gc, const ps_gen_context *ctx, size_t i)
     add_fixed(gc, t);
 }
 
+/* The probed string after the tag and a space when it is the name: the
+ * text the builder adds next is what is probed. */
+static void frame_tag_first(ps_gen_case *gc, const ps_gen_context *ctx, size_t i, int field)
+{
+    frame_string(gc, ctx, i, field, true);
+    if (field == 0) {
+        add_tag(gc, ctx, i);
+        add_fixed(gc, " ");
+    }
+}
+
 typedef struct probe probe;
 typedef void (*build_fn)(const probe *p, ps_gen_rng *r, int form, size_t i,
                          const ps_gen_context *ctx, ps_gen_case *gc);
@@ -141,7 +151,24 @@ struct probe {
     ps_gen_expect expect;
     const char *clause;
     build_fn build;
+    /* What the coverage pass sends each once (form >= 0) and later cases
+     * draw one of (form -1): forms[nforms], or with forms NULL the nforms
+     * forms the builder tells apart itself (1: the builder's one). */
+    const char *const *forms;
+    unsigned nforms;
 };
+
+/* The index of a case's form: the coverage pass's, else one drawn. */
+static unsigned form_index(const probe *p, ps_gen_rng *r, int form)
+{
+    return form >= 0 ? (unsigned)form % p->nforms : ps_gen_rng_below(r, p->nforms);
+}
+
+/* The text of a case's form (a probe with forms[]). */
+static const char *form_of(const probe *p, ps_gen_rng *r, int form)
+{
+    return p->forms[form_index(p, r, form)];
+}
 
 static const char *const field_names[] = {"name", "description"};
 
@@ -180,11 +207,7 @@ static void build_long(const probe *p, ps_gen_rng *r, int form, size_t i, const 
 {
     static const unsigned lengths[] = {256, 1000, 1001, 1024, 2048, 4096, 5000};
     static const uint32_t wide[] = {0xE9, 0x732B, 0x1F408};
-    frame_string(gc, ctx, i, p->field, true);
-    if (p->field == 0) {
-        add_tag(gc, ctx, i);
-        add_fixed(gc, " ");
-    }
+    frame_tag_first(gc, ctx, i, p->field);
     unsigned n = PICK(r, lengths);
     for (unsigned k = 0; k < n; k++) {
         if (ps_gen_rng_below(r, 16) == 0)
@@ -197,11 +220,7 @@ static void build_long(const probe *p, ps_gen_rng *r, int form, size_t i, const 
 static void build_planes(const probe *p, ps_gen_rng *r, int form, size_t i,
                          const ps_gen_context *ctx, ps_gen_case *gc)
 {
-    frame_string(gc, ctx, i, p->field, true);
-    if (p->field == 0) {
-        add_tag(gc, ctx, i);
-        add_fixed(gc, " ");
-    }
+    frame_tag_first(gc, ctx, i, p->field);
     /* every plane once, in a random order and form, then a few more */
     size_t n = sizeof plane_chars / sizeof plane_chars[0];
     uint32_t order[sizeof plane_chars / sizeof plane_chars[0]];
@@ -284,9 +303,7 @@ static const char *const name_other_case_forms[] = {"NAME", "Name", "nAme", "nam
 static void build_name_other_case(const probe *p, ps_gen_rng *r, int form, size_t i,
                                   const ps_gen_context *ctx, ps_gen_case *gc)
 {
-    (void)p;
-    ps_buf_printf(&gc->head, "{\"%s\":\"%s%zu\"}", FORM(form, r, name_other_case_forms), ctx->tag,
-                  i);
+    ps_buf_printf(&gc->head, "{\"%s\":\"%s%zu\"}", form_of(p, r, form), ctx->tag, i);
 }
 
 static const char *const name_both_cases_forms[] = {"NAME", "Name"};
@@ -294,8 +311,7 @@ static const char *const name_both_cases_forms[] = {"NAME", "Name"};
 static void build_name_both_cases(const probe *p, ps_gen_rng *r, int form, size_t i,
                                   const ps_gen_context *ctx, ps_gen_case *gc)
 {
-    (void)p;
-    const char *other = FORM(form, r, name_both_cases_forms);
+    const char *other = form_of(p, r, form);
     if (ps_gen_rng_below(r, 2))
         ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\",\"%s\":\"%s%zu other\"}", ctx->tag, i, other,
                       ctx->tag, i);
@@ -333,8 +349,7 @@ static void build_unknown_member(const probe *p, ps_gen_rng *r, int form, size_t
 static void build_repeated_member(const probe *p, ps_gen_rng *r, int form, size_t i,
                                   const ps_gen_context *ctx, ps_gen_case *gc)
 {
-    (void)p;
-    if (form >= 0 ? form % 2 : (int)ps_gen_rng_below(r, 2))
+    if (form_index(p, r, form))
         ps_buf_printf(&gc->head, "{\"name\":\"%s%zu a\",\"name\":\"%s%zu b\"}", ctx->tag, i,
                       ctx->tag, i);
     else
@@ -361,8 +376,7 @@ static void build_nesting(const probe *p, ps_gen_rng *r, int form, size_t i,
 static void build_name_container(const probe *p, ps_gen_rng *r, int form, size_t i,
                                  const ps_gen_context *ctx, ps_gen_case *gc)
 {
-    (void)p;
-    if (form >= 0 ? form % 2 : (int)ps_gen_rng_below(r, 2))
+    if (form_index(p, r, form))
         ps_buf_printf(&gc->head, "{\"name\":[\"%s%zu\"]}", ctx->tag, i);
     else
         ps_buf_printf(&gc->head, "{\"name\":{\"name\":\"%s%zu\"}}", ctx->tag, i);
@@ -422,9 +436,8 @@ static const char *const ct_variant_forms[] = {"application/json; charset=utf-8"
 static void build_ct_variant(const probe *p, ps_gen_rng *r, int form, size_t i,
                              const ps_gen_context *ctx, ps_gen_case *gc)
 {
-    (void)p;
     plain_body(gc, ctx, i);
-    ps_gen_case_set_content_type(gc, FORM(form, r, ct_variant_forms));
+    ps_gen_case_set_content_type(gc, form_of(p, r, form));
 }
 
 static void build_ct_missing(const probe *p, ps_gen_rng *r, int form, size_t i,
@@ -459,48 +472,31 @@ static const char *const key_case_forms[] = {"Bearer {key^^}", "Bearer {key,,}",
 static void build_key_case(const probe *p, ps_gen_rng *r, int form, size_t i,
                            const ps_gen_context *ctx, ps_gen_case *gc)
 {
-    (void)p;
     /* a form the key has (its other cases that differ from it) */
-    unsigned k = form >= 0 ? (unsigned)form % 3 : ps_gen_rng_below(r, 3);
+    unsigned k = form_index(p, r, form);
     while (!(ctx->key_cases & (1u << k)))
-        k = form >= 0 ? (k + 1) % 3 : ps_gen_rng_below(r, 3);
+        k = form >= 0 ? (k + 1) % p->nforms : ps_gen_rng_below(r, p->nforms);
     auth_request(r, gc, ctx, i);
-    ps_gen_case_set_auth(gc, 0, key_case_forms[k]);
+    ps_gen_case_set_auth(gc, 0, p->forms[k]);
 }
 
 static const char *const extra_tokens_forms[] = {"Bearer {key} junk", "Bearer {key} {key}",
                                                  "Bearer {key} Bearer {key}", "Bearer {key},junk",
                                                  "Bearer {key};x=1"};
 
-static void build_extra_tokens(const probe *p, ps_gen_rng *r, int form, size_t i,
-                               const ps_gen_context *ctx, ps_gen_case *gc)
-{
-    (void)p;
-    auth_request(r, gc, ctx, i);
-    ps_gen_case_set_auth(gc, 0, FORM(form, r, extra_tokens_forms));
-}
-
 static const char *const other_scheme_forms[] = {"NotBearer {key}", "XBearer {key}",
                                                  "Bearerx {key}",   "Bear {key}",
                                                  "Bearer_ {key}",   "Digest {key}"};
 
-static void build_other_scheme(const probe *p, ps_gen_rng *r, int form, size_t i,
-                               const ps_gen_context *ctx, ps_gen_case *gc)
-{
-    (void)p;
-    auth_request(r, gc, ctx, i);
-    ps_gen_case_set_auth(gc, 0, FORM(form, r, other_scheme_forms));
-}
-
 static const char *const malformed_forms[] = {"Bearer: {key}", "{key} Bearer", "Bearer\"{key}\"",
                                               "Bearer={key}"};
 
-static void build_malformed(const probe *p, ps_gen_rng *r, int form, size_t i,
+/* A credential probe: the request, carrying one of the probe's forms. */
+static void build_auth_form(const probe *p, ps_gen_rng *r, int form, size_t i,
                             const ps_gen_context *ctx, ps_gen_case *gc)
 {
-    (void)p;
     auth_request(r, gc, ctx, i);
-    ps_gen_case_set_auth(gc, 0, FORM(form, r, malformed_forms));
+    ps_gen_case_set_auth(gc, 0, form_of(p, r, form));
 }
 
 static void build_repeated_auth(const probe *p, ps_gen_rng *r, int form, size_t i,
@@ -526,11 +522,11 @@ static const char *const auth_ows_forms[] = {" Bearer {key}", "\tBearer {key}", 
 static void build_auth_ows(const probe *p, ps_gen_rng *r, int form, size_t i,
                            const ps_gen_context *ctx, ps_gen_case *gc)
 {
-    (void)p, (void)i, (void)ctx;
+    (void)i, (void)ctx;
     snprintf(gc->method, sizeof gc->method, "GET");
     gc->has_body = false;
     ps_gen_case_set_content_type(gc, NULL);
-    ps_gen_case_set_auth(gc, 0, FORM(form, r, auth_ows_forms));
+    ps_gen_case_set_auth(gc, 0, form_of(p, r, form));
 }
 
 /* ---- the table ------------------------------------------------------------------- */
@@ -539,87 +535,81 @@ static void build_auth_ows(const probe *p, ps_gen_rng *r, int form, size_t i,
 #define M PS_CK_GENERATE_MEMBERS
 #define C PS_CK_GENERATE_CONTENT_TYPE
 #define A PS_CK_GENERATE_CREDENTIALS
+/* A probe's forms[] and how many. */
+#define FORMS(arr) arr, (unsigned)NELEM(arr)
+/* A probe of the string fields: a row for name, one for description. */
+#define STRING_ROW(what, field, build)                                                             \
+    {                                                                                              \
+        what, field, S, PS_GEN_CREATED, STRING_CLAUSE, build, NULL, 1                              \
+    }
+#define STRING_PROBE(what, build) STRING_ROW(what, 0, build), STRING_ROW(what, 1, build)
 
 static const probe probes[] = {
-    {"empty string", 0, S, PS_GEN_CREATED, STRING_CLAUSE, build_empty},
-    {"empty string", 1, S, PS_GEN_CREATED, STRING_CLAUSE, build_empty},
-    {"white space only", 0, S, PS_GEN_CREATED, STRING_CLAUSE, build_spaces_only},
-    {"white space only", 1, S, PS_GEN_CREATED, STRING_CLAUSE, build_spaces_only},
-    {"white space around the value", 0, S, PS_GEN_CREATED, STRING_CLAUSE, build_spaces_around},
-    {"white space around the value", 1, S, PS_GEN_CREATED, STRING_CLAUSE, build_spaces_around},
-    {"a long value", 0, S, PS_GEN_CREATED, STRING_CLAUSE, build_long},
-    {"a long value", 1, S, PS_GEN_CREATED, STRING_CLAUSE, build_long},
-    {"a character of every Unicode plane", 0, S, PS_GEN_CREATED, STRING_CLAUSE, build_planes},
-    {"a character of every Unicode plane", 1, S, PS_GEN_CREATED, STRING_CLAUSE, build_planes},
-    {"escaped control characters", 0, S, PS_GEN_CREATED, STRING_CLAUSE, build_controls},
-    {"escaped control characters", 1, S, PS_GEN_CREATED, STRING_CLAUSE, build_controls},
-    {"the text in JSON escape forms", 0, S, PS_GEN_CREATED, STRING_CLAUSE, build_escapes},
-    {"the text in JSON escape forms", 1, S, PS_GEN_CREATED, STRING_CLAUSE, build_escapes},
+    STRING_PROBE("empty string", build_empty),
+    STRING_PROBE("white space only", build_spaces_only),
+    STRING_PROBE("white space around the value", build_spaces_around),
+    STRING_PROBE("a long value", build_long),
+    STRING_PROBE("a character of every Unicode plane", build_planes),
+    STRING_PROBE("escaped control characters", build_controls),
+    STRING_PROBE("the text in JSON escape forms", build_escapes),
     {"a number, not a string", 0, S, PS_GEN_400,
      "spec 2 NewCategory: name is a string; spec 4 rule 1: an invalid value is a 400",
-     build_number_field},
+     build_number_field, NULL, 1},
     {"a number, not a string", 1, S, PS_GEN_400,
      "spec 2 NewCategory: description is a string; spec 4 rule 1: an invalid value is a 400",
-     build_number_field},
+     build_number_field, NULL, 1},
     {"member 'name' in another case only", -1, M, PS_GEN_400,
      "spec 2 NewCategory rule 2, spec 4 rule 1: without the member 'name' a create is a 400 "
      "(RFC 8259 8.3: names compare code unit by code unit)",
-     build_name_other_case},
+     build_name_other_case, FORMS(name_other_case_forms)},
     {"member 'name' beside one in another case", -1, M, PS_GEN_CREATED, MEMBERS_CLAUSE,
-     build_name_both_cases},
+     build_name_both_cases, FORMS(name_both_cases_forms)},
     {"an unknown member beside valid ones", -1, M, PS_GEN_CREATED, MEMBERS_CLAUSE,
-     build_unknown_member},
+     build_unknown_member, NULL, 1},
     {"a repeated member", -1, M, PS_GEN_CREATED,
      "spec 2 NewCategory; RFC 8259 4: names SHOULD be unique, a receiver may take either value "
      "(or refuse with 400)",
-     build_repeated_member},
-    {"a nested unknown member", -1, M, PS_GEN_CREATED, MEMBERS_CLAUSE, build_nesting},
+     build_repeated_member, NULL, 2},
+    {"a nested unknown member", -1, M, PS_GEN_CREATED, MEMBERS_CLAUSE, build_nesting, NULL, 1},
     {"name an array or an object", -1, M, PS_GEN_400,
      "spec 2 NewCategory: name is a string; spec 4 rule 1: an invalid value is a 400",
-     build_name_container},
+     build_name_container, NULL, 2},
     {"an unknown member in a number form", -1, M, PS_GEN_CREATED, MEMBERS_CLAUSE,
-     build_number_unknown},
+     build_number_unknown, NULL, 1},
     {"insignificant white space between tokens", -1, M, PS_GEN_CREATED,
      "spec 4: a JSON body; RFC 8259 2: white space is allowed around structural characters",
-     build_json_spaces},
+     build_json_spaces, NULL, 1},
     {"Content-Type with parameters or in another case", -1, C, PS_GEN_CREATED_ONLY, CT_CLAUSE,
-     build_ct_variant},
+     build_ct_variant, FORMS(ct_variant_forms)},
     {"no Content-Type", -1, C, PS_GEN_NO_5XX,
      "spec 4: requests use application/json (without Content-Type a service may refuse or read "
      "the JSON; never 5xx)",
-     build_ct_missing},
+     build_ct_missing, NULL, 1},
     {"the key in another case", -1, A, PS_GEN_401,
      "spec 5 rule 1: an invalid key is answered with 401 (a key is matched exactly)",
-     build_key_case},
-    {"extra tokens after the key", -1, A, PS_GEN_REFUSED, AUTH_CLAUSE, build_extra_tokens},
+     build_key_case, FORMS(key_case_forms)},
+    {"extra tokens after the key", -1, A, PS_GEN_REFUSED, AUTH_CLAUSE, build_auth_form,
+     FORMS(extra_tokens_forms)},
     {"another scheme carrying the key", -1, A, PS_GEN_401,
      "spec 5: the scheme is HTTP bearer, rule 1: no valid credential is answered with 401",
-     build_other_scheme},
-    {"a malformed credential holding the key", -1, A, PS_GEN_REFUSED, AUTH_CLAUSE, build_malformed},
+     build_auth_form, FORMS(other_scheme_forms)},
+    {"a malformed credential holding the key", -1, A, PS_GEN_REFUSED, AUTH_CLAUSE, build_auth_form,
+     FORMS(malformed_forms)},
     {"two Authorization fields, the first with an unknown key", -1, A, PS_GEN_REFUSED,
      "spec 5 rule 1: a request with an invalid key gets 401; RFC 9110 5.3: Authorization is a "
      "singleton (a service may read the first field, or refuse the message with 400)",
-     build_repeated_auth},
+     build_repeated_auth, NULL, 1},
     {"white space before the Authorization value", -1, A, PS_GEN_ACCEPTED,
      "spec 5: Authorization: Bearer <API_KEY>; RFC 9110 5.5: white space around a field value is "
      "not part of it",
-     build_auth_ows},
+     build_auth_ows, FORMS(auth_ows_forms)},
 };
 #define NPROBES (sizeof probes / sizeof probes[0])
 
 /* How many forms the coverage pass sends of a probe (each once). */
 static unsigned forms_of(const probe *p)
 {
-    if (p->build == build_name_other_case) return NELEM(name_other_case_forms);
-    if (p->build == build_name_both_cases) return NELEM(name_both_cases_forms);
-    if (p->build == build_ct_variant) return NELEM(ct_variant_forms);
-    if (p->build == build_key_case) return NELEM(key_case_forms);
-    if (p->build == build_extra_tokens) return NELEM(extra_tokens_forms);
-    if (p->build == build_other_scheme) return NELEM(other_scheme_forms);
-    if (p->build == build_malformed) return NELEM(malformed_forms);
-    if (p->build == build_auth_ows) return NELEM(auth_ows_forms);
-    if (p->build == build_repeated_member || p->build == build_name_container) return 2;
-    return 1;
+    return p->nforms;
 }
 
 size_t ps_gen_probe_count(void)

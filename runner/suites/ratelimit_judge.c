@@ -2,7 +2,8 @@
  * header rules of every response (ratelimit.headers-*, -bounds,
  * -limit-matches-plan, -reset-unix-seconds) and the rules of each key's
  * sequence (ratelimit.reset-consistent, -remaining-decrements,
- * -no-early-refusal, -headers-consistent), plus the model it infers. */
+ * -no-early-refusal, -headers-consistent) and those of the whole run; the
+ * model it infers is ratelimit_judge_model.c's. */
 #include "runner/suites/ratelimit_judge.h"
 
 #include <inttypes.h>
@@ -14,111 +15,20 @@
 #include "core/buf.h"
 #include "core/ratelimit_headers.h"
 #include "core/ratelimit_model.h"
+#include "runner/suites/ratelimit_judge_state.h"
 
 /* Remaining must fall at least once on a key that showed this many
  * same-window pairs of admitted requests, or nothing the runner sends is
  * counted. */
 #define STATIC_PAIRS_FAIL 3
 
-/* The last response of a key's sequence with usable Limit and Remaining. */
-typedef struct resp_rec {
-    bool have;
-    int64_t limit, remaining, reset;
-    bool reset_sane; /* reset is a plausible Unix time */
-    long status;
-    bool list; /* a GET (listCategories), else a POST */
-    int64_t sent_ns, done_ns;
-} resp_rec;
-
-/* Remaining values a concurrent burst's admissions showed, to tell whether
- * its requests were counted (see burst_end). */
-#define BURST_SEEN_MAX 1024
-
-/* What tells the limiter models apart (see shape_of). Only responses
- * carrying the Limit of the first one count: a day window's headers say
- * nothing of the minute's algorithm. Times in ns of the wall clock. */
-typedef struct model_clues {
-    int64_t limit;
-    /* the last admission of the sequence with a usable Reset: what came
-     * back is measured from it, across the 429s between */
-    resp_rec last_ok;
-    /* the current period: responses naming one Reset, and the counted
-     * requests (falls, Reset held) seen in it */
-    int64_t period_reset, first_fall_done_ns, last_fall_sent_ns;
-    unsigned period_falls, max_period_falls;
-    /* the largest (Reset - 1 - done) / (Limit - Remaining) of a response
-     * (seconds per used request); unbounded: Reset ahead with nothing used */
-    double max_lead_per_used;
-    bool lead_unbounded;
-    /* evidence seen, each excluding the other models but perhaps a bucket */
-    unsigned fixed_returns; /* the whole limit back sooner than a log or counter allow */
-    unsigned part_returns;  /* part back at Reset */
-    unsigned log_returns;   /* of those, sooner than a counter's next window */
-    unsigned counter_rises; /* Remaining rose while no log entry could leave */
-    /* a bucket's refill (ps_rlm_shape_refill): the most Reset - arrival of
-     * a response; per Reset, its farthest Reset - arrival and its most
-     * Remaining; the least farthest of the Resets whose Remaining stayed
-     * at 3/4 of the limit or more (0: none) */
-    int64_t max_ahead_ns;
-    int64_t cur_reset, cur_ahead_ns, cur_max_remaining;
-    int64_t full_ahead_ns;
-} model_clues;
-
-/* One concurrent burst on a key. */
-typedef struct burst_clues {
-    bool active, mixed, list, duplicate;
-    int64_t limit;
-    unsigned admitted;
-    int64_t min_remaining, max_remaining;
-    unsigned char seen[BURST_SEEN_MAX / 8];
-} burst_clues;
-
-/* The refill rate of a token bucket (seconds per token) that every Reset
- * seen moving later with a counted request on one Limit allows: [lo, hi].
- * The spec names no rate; one bucket has one. */
-typedef struct bucket_rate {
-    int64_t limit;
-    unsigned seen; /* Resets that narrowed it */
-    double lo, hi;
-} bucket_rate;
-/* Limit values followed per key (a minute's and a day's). */
-#define RATE_SLOTS 2
-
-/* One key's sequence and what it showed. */
-typedef struct key_seq {
-    resp_rec last;
-    bool seen;                 /* any response on this key */
-    bool remaining_valid_seen; /* any integer Remaining */
-    unsigned held, moved_later;
-    unsigned counted[2][2], uncounted[2][2]; /* [list, create][success, error] */
-    unsigned falls, static_admitted_pairs, within_pairs;
-    char *static_evidence; /* the last static pair, for the report */
-    char static_msg[200];
-    model_clues clues;
-    burst_clues burst;
-    unsigned burst_counted[2]; /* bursts whose admissions showed [list, create] counted */
-    bucket_rate rates[RATE_SLOTS];
-    /* the latest Reset the key named for Limit reset_high_limit (0: none):
-     * a second below it is rounding, not a step back */
-    int64_t reset_high, reset_high_limit;
-} key_seq;
-
-typedef struct judge {
-    const ps_conform *owner;
-    bool concurrent;
-    bool finished;
-    bool observed, any_header; /* a response was seen; one carried an X-RateLimit-* header */
-    key_seq main, limit;
-} judge;
-
-/* The judge of a run: its observer state, which the run owns. */
-static judge *judge_of(const ps_conform *c)
+judge *judge_of(const ps_conform *c)
 {
     judge *j = ps_conform_observer_state(c, ps_ratelimit_judge_observe);
     return j && j->owner == c ? j : NULL;
 }
 
-static key_seq *seq_for(const ps_conform *c, judge *j, ps_key_role role)
+key_seq *judge_seq_for(const ps_conform *c, judge *j, ps_key_role role)
 {
     if (role == PS_KEY_MAIN) return &j->main;
     if (role == PS_KEY_LIMIT) return ps_conform_cfg(c)->limit_key_given ? &j->limit : &j->main;
@@ -446,110 +356,6 @@ static void judge_pair(ps_conform *c, key_seq *tr, const resp_rec *a, const resp
     }
 }
 
-/* ---- what tells the models apart --------------------------------------- */
-
-/* The bounds below hold for each model as docs/rate-limits.md describes
- * them, whatever its window length W (under a time scale it is not the
- * plan's): Reset is rounded up, so the true time lies in (Reset - 1, Reset];
- * a request is admitted between its sent and done times. A counted request
- * b showing Reset R in the period it opened at first_done gives W >
- * R - 1 - first_done for a fixed window (it began no later), a log (its
- * oldest entry is no younger) and a counter (its window began no later). */
-static double s_of(int64_t ns)
-{
-    return (double)ns / 1e9;
-}
-
-/* The farthest Reset - arrival under the current Reset, when Remaining
- * stayed at 3/4 of the limit or more under it, into *least. */
-static void full_period(const model_clues *m, int64_t *least)
-{
-    if (!m->cur_reset || m->cur_ahead_ns <= 0 || 4 * m->cur_max_remaining < 3 * m->limit) return;
-    if (!*least || m->cur_ahead_ns < *least) *least = m->cur_ahead_ns;
-}
-
-static void note_response(model_clues *m, const resp_rec *b)
-{
-    int64_t ahead = b->reset * 1000000000LL - b->done_ns;
-    if (ahead > m->max_ahead_ns) m->max_ahead_ns = ahead;
-    if (b->reset != m->cur_reset) {
-        full_period(m, &m->full_ahead_ns);
-        m->cur_reset = b->reset;
-        m->cur_ahead_ns = 0;
-        m->cur_max_remaining = -1;
-    }
-    if (ahead > m->cur_ahead_ns) m->cur_ahead_ns = ahead;
-    if (b->remaining > m->cur_max_remaining) m->cur_max_remaining = b->remaining;
-    /* A token bucket's Reset is when it is full again: no further ahead
-     * than Limit - Remaining requests' worth of refill. */
-    double lead = (double)b->reset - 1.0 - s_of(b->done_ns);
-    int64_t used = b->limit - b->remaining;
-    if (lead <= 0) return;
-    if (used <= 0)
-        m->lead_unbounded = true;
-    else if (lead / (double)used > m->max_lead_per_used)
-        m->max_lead_per_used = lead / (double)used;
-}
-
-static void note_pair(model_clues *m, const resp_rec *a, const resp_rec *b)
-{
-    int64_t d = a->remaining - b->remaining;
-    if (b->reset == a->reset && d >= 1 && b->sent_ns < (a->reset - 1) * 1000000000LL) {
-        /* a counted request in the window (or log) Reset names */
-        if (m->period_reset != a->reset || !m->period_falls) {
-            m->period_reset = a->reset;
-            m->period_falls = 0;
-            m->first_fall_done_ns = b->done_ns;
-        }
-        m->period_falls++;
-        if (m->period_falls > m->max_period_falls) m->max_period_falls = m->period_falls;
-        m->last_fall_sent_ns = b->sent_ns;
-        return;
-    }
-    if (b->reset == a->reset && d < 0 && b->done_ns < (a->reset - 1) * 1000000000LL) {
-        /* Remaining rose with b admitted before the log's oldest entry could
-         * leave (it leaves at its Reset) and before a fixed window ends:
-         * only a sliding window counter (or a bucket refilling) does that */
-        m->counter_rises++;
-        return;
-    }
-    /* b after the Reset of a period that showed counted requests: what came
-     * back (any admitted answer tells the state, a 4xx one too; a sliding
-     * log frees one slot at a time, so Remaining need not rise) */
-    if (m->period_reset != a->reset || !m->period_falls || b->reset <= a->reset ||
-        b->sent_ns < (a->reset - PS_RLM_RESET_ROUNDING_S) * 1000000000LL)
-        return;
-    double w_lo = (double)a->reset - 1.0 - s_of(m->first_fall_done_ns);
-    if (w_lo <= 0) return; /* the period too short to bound W */
-    if (b->remaining >= b->limit - 1) {
-        /* A log gives all back only when its last entry is W old; a counter
-         * only when the last window's count, weighed by its overlap, is
-         * below one request. */
-        bool not_log = s_of(b->done_ns) - s_of(m->last_fall_sent_ns) < w_lo;
-        double overlap = 1.0 - (s_of(b->done_ns) - ((double)a->reset - 1.0)) / w_lo;
-        bool not_counter = (double)m->period_falls * overlap >= 1.0;
-        if (not_log && not_counter) m->fixed_returns++;
-    } else {
-        /* Part came back after Reset: no fixed window (it gives all back),
-         * no bucket (full at its Reset); a counter's next window ends W
-         * after the last, a log's Reset is its next oldest entry's. */
-        m->part_returns++;
-        if ((double)(b->reset - a->reset) <= w_lo - 1.0) m->log_returns++;
-    }
-}
-
-static void note_model(key_seq *tr, const resp_rec *b)
-{
-    model_clues *m = &tr->clues;
-    if (b->status == 429 || !b->reset_sane) return;
-    if (!m->limit) m->limit = b->limit;
-    if (b->limit != m->limit) return;
-    note_response(m, b);
-    const resp_rec *a = &m->last_ok;
-    if (a->have && a->limit == m->limit) note_pair(m, a, b);
-    m->last_ok = *b;
-}
-
 /* A concurrent burst's admissions: one of n pairwise different Remaining
  * values each, together a run of consecutive values, says its requests were
  * counted (uncounted ones all tell the state as it stands; only releases
@@ -607,7 +413,7 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
      * counted against the main key: its sequence starts afresh. */
     if (o->role == PS_KEY_MANGLED_MAIN && ex->status != 401)
         j->main.last.have = j->main.clues.last_ok.have = false;
-    key_seq *tr = seq_for(c, j, o->role);
+    key_seq *tr = judge_seq_for(c, j, o->role);
     fields f;
     judge_fields(c, tr, o->role, ex, &f);
     j->observed = true;
@@ -638,7 +444,7 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
                   ex->sent_wall_ns,
                   ex->done_wall_ns};
     if (tr->last.have) judge_pair(c, tr, &tr->last, &b, ex);
-    note_model(tr, &b);
+    judge_note_model(tr, &b);
     tr->last = b;
 }
 
@@ -659,74 +465,7 @@ bool ps_ratelimit_judge_in_burst(const ps_conform *c)
     return j && j->concurrent;
 }
 
-/* ---- what the judge learned ---------------------------------------------- */
-
-/* The key's signs for the shared model's classification
- * (ps_rlm_classify), as plain values. */
-static void shape_of(const key_seq *k, ps_rlm_shape *s)
-{
-    const model_clues *m = &k->clues;
-    memset(s, 0, sizeof *s);
-    s->held = k->held;
-    s->moved_ahead = k->moved_later;
-    s->window_ns =
-        m->max_ahead_ns > PS_RLM_RESET_ROUNDING_NS ? m->max_ahead_ns - PS_RLM_RESET_ROUNDING_NS : 0;
-    s->full_ahead_ns = m->full_ahead_ns;
-    full_period(m, &s->full_ahead_ns);
-    s->max_lead_per_used = m->max_lead_per_used;
-    s->lead_unbounded = m->lead_unbounded;
-    s->max_period_falls = m->max_period_falls;
-    s->whole_returns = m->fixed_returns;
-    s->part_returns = m->part_returns;
-    s->log_returns = m->log_returns;
-    s->rises = m->counter_rises;
-    s->counter_rises = m->counter_rises;
-}
-
-static ps_rlm_label model_of(const key_seq *k)
-{
-    ps_rlm_shape s;
-    shape_of(k, &s);
-    return ps_rlm_classify(&s);
-}
-
-/* The key's evidence for the shared model: answers one at a time (a
- * burst's are read apart), so a fall is the request's own, a hold in one
- * window an uncounted one unless a bucket refilled; no 429s (a ban refuses
- * every operation). */
-static void counting_of(const key_seq *k, ps_rlm_counting *out)
-{
-    ps_rlm_evidence e;
-    memset(&e, 0, sizeof e); /* the rules: inferred (PS_RLM_OPS_AUTO, PS_RLM_ERRORS_AUTO) */
-    e.ordered = true;
-    e.refill = k->moved_later > 0;
-    for (int o = 0; o < PS_RLM_OPS; o++) {
-        for (int cls = 0; cls < PS_RLM_CLASSES; cls++) {
-            ps_rlm_tally *t = &e.by[o][cls];
-            t->fell = k->counted[o][cls];
-            t->held = k->uncounted[o][cls];
-            t->admitted = t->fell + t->held;
-        }
-        e.bursts_counted[o] = k->burst_counted[o];
-    }
-    ps_rlm_decide(&e, out);
-}
-
-bool ps_ratelimit_judge_view(const ps_conform *c, ps_key_role role, ps_rl_key_view *out)
-{
-    judge *j = judge_of(c);
-    memset(out, 0, sizeof *out);
-    if (!j) return false;
-    const key_seq *k = seq_for(c, j, role);
-    if (!k) return false;
-    ps_rlm_counting cnt;
-    counting_of(k, &cnt);
-    out->model = model_of(k);
-    out->list_counted = cnt.ops[PS_RLM_OP_LIST];
-    out->create_counted = cnt.ops[PS_RLM_OP_CREATE];
-    out->errors_counted = cnt.errors;
-    return true;
-}
+/* ---- the rules of the whole run ----------------------------------------- */
 
 /* Whole-run rules of one key; any_fall: Remaining fell on some key (the
  * service counts something the runner sends). */
@@ -777,36 +516,4 @@ void ps_ratelimit_judge_finish(const ps_conform *c)
     bool any_fall = j->main.falls || j->limit.falls;
     finish_key(c, &j->main, any_fall);
     if (ps_conform_cfg(c)->limit_key_given) finish_key(c, &j->limit, any_fall);
-}
-
-void ps_ratelimit_judge_report(const ps_conform *c, ps_jw *w)
-{
-    judge *j = judge_of(c);
-    ps_jw_array_open(w);
-    for (int i = 0; j && i < 2; i++) {
-        const key_seq *k = i == 0 ? &j->main : &j->limit;
-        if (!k->seen || (i == 1 && !ps_conform_cfg(c)->limit_key_given)) continue;
-        ps_jw_object_open(w);
-        ps_jw_kstring(w, "key", i == 0 ? "main" : "limit");
-        ps_rlm_shape shape;
-        shape_of(k, &shape);
-        ps_jw_kstring(w, "model", ps_rlm_label_name(ps_rlm_classify(&shape)));
-        ps_jw_kstring(w, "evidence", ps_rlm_label_evidence(&shape));
-        /* exactly what ps_ratelimit_judge_view gives the suites */
-        ps_rlm_counting cnt;
-        counting_of(k, &cnt);
-        ps_jw_key(w, "counted");
-        ps_jw_object_open(w);
-        ps_jw_kstring(w, "listCategories", ps_rlm_counted_words(cnt.ops[PS_RLM_OP_LIST]));
-        ps_jw_kstring(w, "createCategory", ps_rlm_counted_words(cnt.ops[PS_RLM_OP_CREATE]));
-        ps_jw_kstring(w, "errors", ps_rlm_counted_words(cnt.errors));
-        ps_jw_object_close(w);
-        ps_jw_object_close(w);
-    }
-    ps_jw_array_close(w);
-    if (j) {
-        free(j->main.static_evidence);
-        free(j->limit.static_evidence);
-        j->main.static_evidence = j->limit.static_evidence = NULL;
-    }
 }

@@ -2,8 +2,9 @@
 failure list with check() and the exit status it makes, a program that prints its base URL as its first
 stdout line (the reference server, started with --port 0) started and
 stopped with bounded waits, a program run on a terminal, JSON read with a
-failure recorded, a line awaited on a pipe, a loopback GET, and a
-Prometheus server scraping loopback targets.
+failure recorded, a line awaited on a pipe, a loopback GET, a Prometheus
+server scraping loopback targets, and the main of a script of named cases
+(run_cases).
 
 Import it with the test's folder's ../lib on sys.path:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -77,10 +78,12 @@ def stop_process(proc, timeout=10, sig=signal.SIGTERM):
     return proc.returncode
 
 
-def run_on_pty(argv, env, timeout=60, stdout_too=True):
-    """Runs argv with stderr (and stdout) on a terminal; returns (rc, bytes)."""
+def run_on_pty(argv, env, timeout=60, stdout_too=True, stderr_too=True):
+    """Runs argv with stderr and stdout on a terminal (either one sent to
+    /dev/null instead when its *_too is false); returns (rc, bytes)."""
     master, slave = pty.openpty()
-    p = subprocess.Popen(argv, stdout=slave if stdout_too else subprocess.DEVNULL, stderr=slave, env=env)
+    p = subprocess.Popen(argv, stdout=slave if stdout_too else subprocess.DEVNULL,
+                         stderr=slave if stderr_too else subprocess.DEVNULL, env=env)
     os.close(slave)
     chunks = []
     deadline = time.monotonic() + timeout
@@ -291,6 +294,28 @@ def run(argv, timeout=240, prefix=()):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
     p = subprocess.run(list(prefix) + argv, capture_output=True, timeout=timeout, env=env)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def run_cases(cases, tmp_prefix):
+    """The main of a script of named cases run against petstore-load and
+    the reference server: parses CASE --load PATH --server PATH [--npm DIR],
+    runs cases[CASE](args, tmp) in a fresh temporary folder (named
+    tmp_prefix...) and returns the exit status: 77, ctest's skip, when the
+    case returned a reason to skip and nothing failed; else exit_status()."""
+    import argparse
+    import tempfile
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(cases))
+    ap.add_argument("--load", required=True)
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--npm")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix=tmp_prefix) as tmp:
+        skip = cases[args.case](args, tmp)
+    if skip and not failures:
+        print("skipped: " + skip)
+        return 77
+    return exit_status()
 
 
 def validate_load_report(npm, path):

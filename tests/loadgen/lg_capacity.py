@@ -27,15 +27,13 @@ reference server (docs/capacity-testing.md), one case per ctest:
 
 usage: lg_capacity.py CASE --load L --server S [--npm DIR]
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from pstest import (check, exit_status, failures, load_json, run, start_server, stop_process,  # noqa: E402
+from pstest import (check, load_json, run, run_cases, start_server, stop_process,  # noqa: E402
                     validate_load_report)
 
 
@@ -382,20 +380,5 @@ def case_connection_limited(args, tmp):
 CASES = {"connection_limited": case_connection_limited, "groups": case_groups, "burst_progress": case_burst_progress, "schedule": case_schedule, "saturation": case_saturation, "budget": case_budget, "scaling": case_scaling}
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--load", required=True)
-    ap.add_argument("--server", required=True)
-    ap.add_argument("--npm")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="lg_capacity_") as tmp:
-        skip = CASES[args.case](args, tmp)
-    if skip and not failures:
-        print("skipped: " + skip)
-        return 77
-    return exit_status()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cases(CASES, "lg_capacity_"))

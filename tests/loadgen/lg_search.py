@@ -18,15 +18,13 @@ ctest:
 
 usage: lg_search.py CASE --load L --server S [--npm DIR]
 """
-import argparse
 import os
 import subprocess
 import sys
-import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
-from pstest import (check, exit_status, failures, load_json, run, start_server, stop_process,  # noqa: E402
+from pstest import (check, load_json, run, run_cases, start_server, stop_process,  # noqa: E402
                     validate_load_report)
 
 
@@ -265,20 +263,5 @@ CASES = {"customers": case_customers, "known_capacity": case_known_capacity, "fi
          "cli": case_cli}
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--load", required=True)
-    ap.add_argument("--server", required=True)
-    ap.add_argument("--npm")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="lg_search_") as tmp:
-        skip = CASES[args.case](args, tmp)
-    if skip and not failures:
-        print("skipped: " + skip)
-        return 77
-    return exit_status()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cases(CASES, "lg_search_"))

@@ -34,7 +34,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import pstest  # noqa: E402
-from pstest import free_port  # noqa: E402
+from pstest import free_port, run_on_pty  # noqa: E402
 
 MAIN_KEY = "ps-test-main-k3y-9f2c7a"
 LIMIT_KEY = "ps-test-limit-k3y-41d0be"
@@ -1754,33 +1754,13 @@ def mode_field_faults(a, tmp):
 
 def mode_colour(a, tmp):
     """Console colour only on a terminal, and never with NO_COLOR set."""
-    import pty
 
     def on_tty(extra_env):
         port = free_port()  # nothing listens: a quick aborted run still prints its report
         env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
         env.update(PETSTORE_API_KEY=MAIN_KEY, **extra_env)
-        master, slave = pty.openpty()
-        p = subprocess.Popen([a.conform, "--base-url", "http://127.0.0.1:%d/v1" % port], stdout=slave,
-                             stderr=subprocess.DEVNULL, env=env)
-        os.close(slave)
-        chunks = []
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            r, _, _ = select.select([master], [], [], 0.5)
-            if r:
-                try:
-                    data = os.read(master, 65536)
-                except OSError:
-                    break
-                if not data:
-                    break
-                chunks.append(data)
-            elif p.poll() is not None:
-                break
-        p.wait(10)
-        os.close(master)
-        return b"".join(chunks)
+        return run_on_pty([a.conform, "--base-url", "http://127.0.0.1:%d/v1" % port], env, timeout=20,
+                          stderr_too=False)[1]
 
     coloured = on_tty({})
     check(b"\033[" in coloured and b"SKIP" in coloured, "no colour on a terminal: %r" % coloured[:200])
