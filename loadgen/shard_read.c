@@ -381,9 +381,7 @@ static int groups(vctx *v, const ps_json *shard)
         sent_sum += sent;
         answered_sum += answered;
         if (sent_sum > v->scheduled || answered_sum > v->answered) {
-            bad(v, "shard.groups",
-                "count more requests than the shard's %lld scheduled, "
-                "%lld answered",
+            bad(v, "shard.groups", "count more than the shard's %lld scheduled, %lld answered",
                 (long long)v->scheduled, (long long)v->answered);
             goto out;
         }
