@@ -582,6 +582,7 @@ static int absorb_shard(merge *m, size_t i)
         rc = add_config(m, s, i, doc);
         if (rc == 0) rc = union_keys(m, s, i, keys, map);
         if (rc == 0) rc = add_stats(m, s, doc, shard);
+        if (rc == 0) rc = ps_lg_merge_groups(m, s, i, shard, map);
     }
     if (rc == 0) {
         add_rows(m, s, doc, shard);
@@ -691,6 +692,7 @@ void ps_lg_merge_free(merge *m)
     free(m->models);
     free(m->counting);
     free(m->thresholds);
+    free(m->tally_by_group);
     ps_buf_free(&m->json);
     ps_lg_config_free(&m->cfg);
 }
@@ -713,6 +715,7 @@ int ps_lg_merge_run(merge *m, char *const *files, size_t nfiles)
     m->duration_s = m->end_unix_s - m->start_unix_s;
     if (merge_intervals(m) != 0) return code;
     merge_limits(m);
+    ps_lg_merge_group_tally(m);
     if (m->verify_limits) {
         m->failing = ps_lg_limits_verify(&m->limits, &m->cfg, &m->violations, &m->nviolations);
         ps_lg_limits_models(&m->limits, &m->cfg, &m->models, &m->nmodels);
@@ -734,6 +737,7 @@ int ps_lg_merge_run(merge *m, char *const *files, size_t nfiles)
         .nrows = m->nrows,
         .limits_checked = m->verify_limits,
         .windows = m->windows_checked,
+        .tally_by_group = m->tally_by_group,
         .violations = m->violations,
         .nviolations = m->nviolations,
         .failing_violations = m->failing,

@@ -62,6 +62,7 @@ typedef struct merge {
     size_t nmodels;
     ps_lg_counting *counting;
     size_t ncounting, windows_checked;
+    ps_lg_window_tally *tally_by_group; /* --verify-limits with key groups; NULL: none */
     ps_lg_threshold_result *thresholds;
     ps_buf json;
     bool merged; /* json holds the merged report */
@@ -74,6 +75,16 @@ typedef struct merge {
  * Writes nothing: the caller does (ps_lg_merge_write_outputs). */
 int ps_lg_merge_run(merge *m, char *const *files, size_t nfiles);
 void ps_lg_merge_free(merge *m);
+
+/* Shard i's key groups (merge_groups.c): the first shard's become the run's,
+ * every other must name the same; their counts summed, and each merged key
+ * (map: shard key k's merged index) given its group. Returns 0, or -1 with
+ * m->err (exit 2). */
+int ps_lg_merge_groups(merge *m, const shard_doc *s, size_t i, const ps_json *shard,
+                       const size_t *map);
+/* With --verify-limits and key groups, m->tally_by_group from the merged
+ * windows, as a run tallies its own (after merge_limits). */
+void ps_lg_merge_group_tally(merge *m);
 
 /* The "merged" member (the summary's extra hook; arg is the merge). */
 int ps_lg_merged_json(ps_jw *w, const void *arg, ps_error *err);

@@ -14,6 +14,7 @@
 #include "core/buf.h"
 #include "core/hdr_log.h"
 #include "core/histogram.h"
+#include "core/keys_file.h"
 #include "core/plan.h"
 #include "loadgen/stats.h"
 
@@ -21,7 +22,8 @@ typedef struct vctx {
     const char *path;
     ps_error *err;
     ps_hist *like; /* the run's layout, what every histogram must have */
-    int64_t answered, unanswered;
+    int64_t scheduled, answered, unanswered;
+    size_t ngroups; /* shard.groups[]' length, 0: none */
 } vctx;
 
 static int bad(vctx *v, const char *member, const char *fmt, ...)
@@ -158,6 +160,7 @@ static int totals(vctx *v, const ps_json *d, const ps_json *shard)
                    "timed_out %lld",
                    (long long)conn, (long long)rd, (long long)to, (long long)failed,
                    (long long)timed_out);
+    v->scheduled = scheduled;
     v->answered = answered;
     v->unanswered = failed + timed_out;
     const ps_json *st = ps_json_get(d, "status");
@@ -312,6 +315,11 @@ static int keys(vctx *v, const ps_json *shard, size_t *nkeys, int64_t **response
             count(v, kj, "per_day", label, 0, PS_LG_SHARD_COUNT_MAX, &x) ||
             number(v, kj, "rate", label, 0, 0, 1e9, &rate))
             return -1;
+        const ps_json *g = ps_json_get(kj, "group");
+        if (g && g->type != PS_JSON_NULL) {
+            if (!v->ngroups) return bad(v, label, "names a key group, the shard has none");
+            if (count(v, kj, "group", label, -1, (int64_t)v->ngroups - 1, &x)) return -1;
+        }
         const ps_json *c = ps_json_get(kj, "checks");
         if (!c || c->type == PS_JSON_NULL) continue;
         int64_t resp;
@@ -325,6 +333,70 @@ static int keys(vctx *v, const ps_json *shard, size_t *nkeys, int64_t **response
         (*responses)[k] = resp;
     }
     return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* shard.groups[] (absent in shards of older versions, and of runs whose keys
+ * name no group): names as the keys file allows them, each once; counts
+ * within the shard's own totals, so the merge's sums are bounded by theirs. */
+static int groups(vctx *v, const ps_json *shard)
+{
+    const ps_json *gs = ps_json_get(shard, "groups");
+    v->ngroups = 0;
+    if (!gs || gs->type == PS_JSON_NULL) return 0;
+    if (gs->type != PS_JSON_ARRAY) return bad(v, "shard.groups", "not an array");
+    if (gs->count == 0 || gs->count > PS_LG_SHARD_GROUPS_MAX)
+        return bad(v, "shard.groups", "%zu key groups, not 1-%d", gs->count,
+                   PS_LG_SHARD_GROUPS_MAX);
+    const char **names = calloc(gs->count, sizeof *names);
+    if (!names) abort();
+    int64_t sent_sum = 0, answered_sum = 0;
+    int rc = -1;
+    for (size_t g = 0; g < gs->count; g++) {
+        const ps_json *gj = gs->items[g];
+        char label[48];
+        snprintf(label, sizeof label, "shard.groups[%zu]", g);
+        const ps_json *name = ps_json_get(gj, "group");
+        if (!name || name->type != PS_JSON_STRING || strlen(name->str) != name->len ||
+            !ps_keys_group_name_ok(name->str)) {
+            bad(v, label, "its name is not 1-64 letters, digits, '_', '.' or '-'");
+            goto out;
+        }
+        names[g] = name->str;
+        int64_t sent, answered, admitted, limited;
+        if (count(v, gj, "sent", label, -1, v->scheduled, &sent) ||
+            count(v, gj, "answered", label, -1, v->answered, &answered) ||
+            count(v, gj, "admitted", label, -1, answered, &admitted) ||
+            count(v, gj, "limited", label, -1, answered, &limited))
+            goto out;
+        if (admitted + limited > answered) {
+            bad(v, label, "admitted %lld + limited %lld, more than its %lld answered",
+                (long long)admitted, (long long)limited, (long long)answered);
+            goto out;
+        }
+        sent_sum += sent;
+        answered_sum += answered;
+        if (sent_sum > v->scheduled || answered_sum > v->answered) {
+            bad(v, "shard.groups", "count more than the shard's %lld scheduled, %lld answered",
+                (long long)v->scheduled, (long long)v->answered);
+            goto out;
+        }
+    }
+    qsort(names, gs->count, sizeof *names, name_cmp);
+    for (size_t g = 1; g < gs->count; g++)
+        if (strcmp(names[g - 1], names[g]) == 0) {
+            bad(v, "shard.groups", "key group '%s' is listed twice", names[g]);
+            goto out;
+        }
+    v->ngroups = gs->count;
+    rc = 0;
+out:
+    free(names);
+    return rc;
 }
 
 static int windows(vctx *v, const ps_json *shard, size_t nkeys, int64_t *room)
@@ -366,6 +438,7 @@ static int windows(vctx *v, const ps_json *shard, size_t nkeys, int64_t *room)
         lsum += x;
         if (count(v, j, "limited_create", label, 0, limited, &x)) return -1;
         lsum += x;
+        if (count(v, j, "limited_warm", label, 0, limited, &x)) return -1;
         if (sum > admitted || lsum > limited)
             return bad(v, label, "its counts by kind exceed its totals");
         static const char *const signed_fields[] = {"reset", "max_remaining", "min_remaining",
@@ -439,8 +512,8 @@ int ps_lg_shard_validate(const ps_json *doc, const char *path, ps_error *err)
         number(&v, doc, "duration_s", "duration_s", NAN, 0, 1e8, &duration) ||
         number(&v, doc, "parameters.duration_s", "parameters.duration_s", 0, 0, 1e8, &planned) ||
         parameters(&v, doc) || totals(&v, doc, shard) || plans(&v, doc, shard) ||
-        intervals(&v, doc, shard, fmax(duration, planned)) || keys(&v, shard, &nkeys, &room) ||
-        windows(&v, shard, nkeys, room))
+        intervals(&v, doc, shard, fmax(duration, planned)) || groups(&v, shard) ||
+        keys(&v, shard, &nkeys, &room) || windows(&v, shard, nkeys, room))
         goto out;
     rc = 0;
 out:
@@ -532,7 +605,8 @@ static const wanted shard_members[] = {
     {"index", 0},       {"of", 0},           {"run_id", 0},
     {"start", 0},       {"start_unix_s", 0}, {"start_at_given", 0},
     {"keys_shared", 0}, {"histograms", 0},   {"interval_histograms", '"'},
-    {"keys", '{'},      {"windows", '{'},    {NULL, 0},
+    {"keys", '{'},      {"windows", '{'},    {"groups", '{'},
+    {NULL, 0},
 };
 
 /* Copies the object at c into out keeping only the members in keep (the
@@ -604,8 +678,8 @@ int ps_lg_shard_read(const char *path, ps_json **doc, ps_error *err)
         /* not parsed: a list of the wrong kind would cost its whole tree */
         ps_error_set(err,
                      "'%s': not a shard report near byte %zu (malformed JSON, or a list of the "
-                     "wrong kind in intervals, plans, shard.keys, shard.windows or "
-                     "shard.interval_histograms)",
+                     "wrong kind in intervals, plans, shard.keys, shard.windows, shard.groups "
+                     "or shard.interval_histograms)",
                      path, c.pos);
         goto out;
     }

@@ -11,8 +11,10 @@
  * precision, checked before their counts are allocated); times are finite
  * and lie within the run (start, each interval inside the shard's
  * duration); text that reaches a terminal (run id, key labels) is printable
- * ASCII. Since every count is bounded by the shard's answered or scheduled
- * count, the merge only needs to check those few sums for overflow.
+ * ASCII; key group names are what a keys file allows, each once, and a
+ * key's group indexes shard.groups (optional: older shards have none). Since every count is bounded
+ * by the shard's answered or scheduled count, the merge only needs to check those few sums for
+ * overflow.
  *
  * Memory: the check allocates one histogram at a time (the run's layout,
  * ps_hist_memory_size) besides the parsed document. */
@@ -28,6 +30,9 @@
 #define PS_LG_SHARD_COUNT_MAX (INT64_C(1) << 53)
 /* Longest run id and key label a shard may carry. */
 #define PS_LG_SHARD_TEXT_MAX 128
+
+/* Most key groups a shard may name (shard.groups[]). */
+#define PS_LG_SHARD_GROUPS_MAX 65536
 
 /* A shard report larger than this is refused before it is read. */
 #define PS_LG_SHARD_FILE_MAX (INT64_C(1) << 30)

@@ -58,7 +58,23 @@ const ps_lg_field ps_lg_window_fields[PS_LG_WINDOW_FIELDS] = {
     {"untold_create", offsetof(ps_lg_window, untold_by[PS_LG_KIND_CREATE]), 0},
     {"untold_create_4xx", offsetof(ps_lg_window, untold_by[PS_LG_KIND_CREATE_4XX]), 0},
     {"rises", offsetof(ps_lg_window, rises), 0},
+    /* of limited, the --warmup requests' 429s: left out of the refusal
+     * tallies, in groups[] too (absent in older shards: none) */
+    {"limited_warm", offsetof(ps_lg_window, limited_warm), 0},
 };
+
+const ps_lg_field ps_lg_group_fields[PS_LG_GROUP_FIELDS] = {
+    {"sent", offsetof(ps_lg_group_counts, sent), 0},
+    {"answered", offsetof(ps_lg_group_counts, answered), 0},
+    {"admitted", offsetof(ps_lg_group_counts, admitted), 0},
+    {"limited", offsetof(ps_lg_group_counts, limited), 0},
+};
+
+/* True when the shard reports its key groups: some key named one. */
+static bool has_groups(const ps_lg_config *cfg, const ps_lg_stats *t)
+{
+    return cfg->ngroups && t->groups && t->ngroups == cfg->ngroups;
+}
 
 static int hist_member(ps_jw *w, const char *key, const ps_hist *h, ps_error *err)
 {
@@ -110,7 +126,22 @@ static int histograms(ps_jw *w, const ps_lg_stats *t, ps_error *err)
     return 0;
 }
 
-static void keys_and_windows(ps_jw *w, const ps_lg_config *cfg, const ps_lg_limits *l)
+/* Every key group of the run (not only this shard's keys'), in the run's
+ * order, with this shard's counts: the merge sums them into groups[]. */
+static void groups_member(ps_jw *w, const ps_lg_config *cfg, const ps_lg_stats *t)
+{
+    ps_jw_key(w, "groups");
+    ps_jw_array_open(w);
+    for (size_t g = 0; g < cfg->ngroups; g++) {
+        ps_jw_object_open(w);
+        ps_jw_kstring(w, "group", ps_lg_config_group_name(cfg, g));
+        ps_lg_fields_json(w, ps_lg_group_fields, PS_LG_GROUP_FIELDS, &t->groups[g]);
+        ps_jw_object_close(w);
+    }
+    ps_jw_array_close(w);
+}
+
+static void keys_and_windows(ps_jw *w, const ps_lg_config *cfg, const ps_lg_limits *l, bool groups)
 {
     ps_jw_key(w, "keys");
     ps_jw_array_open(w);
@@ -125,6 +156,7 @@ static void keys_and_windows(ps_jw *w, const ps_lg_config *cfg, const ps_lg_limi
         ps_jw_kint(w, "per_minute", cfg->keys[k].plan.per_minute);
         ps_jw_kint(w, "per_day", cfg->keys[k].plan.per_day);
         ps_jw_kdouble(w, "rate", cfg->keys[k].rate, 3);
+        if (groups) ps_jw_kuint(w, "group", cfg->keys[k].group); /* index of shard.groups */
         if (l && k < l->nkeys) {
             ps_jw_key(w, "checks");
             ps_jw_object_open(w);
@@ -177,7 +209,9 @@ int ps_lg_shard_json(ps_jw *w, const void *report, ps_error *err)
     for (size_t i = 0; i < r->nrows; i++)
         ps_jw_string(w, r->row_hists[i] ? r->row_hists[i] : "");
     ps_jw_array_close(w);
-    keys_and_windows(w, cfg, r->limits);
+    bool groups = has_groups(cfg, r->total);
+    if (groups) groups_member(w, cfg, r->total);
+    keys_and_windows(w, cfg, r->limits, groups);
     ps_jw_object_close(w);
     return 0;
 }

@@ -1,7 +1,8 @@
 /* shard_report.h - the "shard" member a shard writes into its --json report
  * (loadgen/shard.h divides the run; merge.h reads the member back): the
  * run's histograms losslessly, each interval's histogram, the keys by id and
- * label, and the windows' counts. */
+ * label (and key group, when a key names one), the key groups' counts, and
+ * the windows' counts. */
 #ifndef PS_LG_SHARD_REPORT_H
 #define PS_LG_SHARD_REPORT_H
 
@@ -40,8 +41,13 @@ typedef struct ps_lg_shard_report {
  * writes them, merge.c reads them back. */
 #define PS_LG_KEY_CHECK_FIELDS 6
 extern const ps_lg_field ps_lg_key_check_fields[PS_LG_KEY_CHECK_FIELDS];
-#define PS_LG_WINDOW_FIELDS 21
+#define PS_LG_WINDOW_FIELDS 22
 extern const ps_lg_field ps_lg_window_fields[PS_LG_WINDOW_FIELDS];
+
+/* The counts of shard.groups[] (each with its "group" name, written apart):
+ * one key group's requests sent, answered, admitted and limited. */
+#define PS_LG_GROUP_FIELDS 4
+extern const ps_lg_field ps_lg_group_fields[PS_LG_GROUP_FIELDS];
 
 /* Writes the "shard" member (ps_lg_summary's extra hook). */
 int ps_lg_shard_json(ps_jw *w, const void *report, ps_error *err);

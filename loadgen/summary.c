@@ -297,7 +297,8 @@ static double measured_s(const ps_lg_summary *s)
 }
 
 /* Rates, share of quota and the limits' tally of some keys (a plan's or a
- * group's): what capacity testing asks of each (a run's, not a merge's).
+ * group's): what capacity testing asks of each (a plan's in a run's report,
+ * a group's in a merge's too: the shards carry their groups' counts).
  * quota_rps: the keys' per-minute limits as a rate, 0 when not known. */
 static void capacity_figures(ps_jw *w, const ps_lg_summary *s, int64_t sent, int64_t answered,
                              int64_t admitted, double quota_rps, const ps_lg_window_tally *tally)
@@ -368,12 +369,13 @@ static void plans(ps_jw *w, const ps_lg_summary *s)
     ps_jw_array_close(w);
 }
 
-/* Key groups (the keys file's group=NAME), when any key names one. */
+/* Key groups (the keys file's group=NAME), when any key names one: a run's,
+ * or a merge's from its shards' counts (merge_groups.c). */
 static void groups(ps_jw *w, const ps_lg_summary *s)
 {
     const ps_lg_config *cfg = s->cfg;
     const ps_lg_stats *t = s->total;
-    if (!cfg->ngroups || !s->generator || t->ngroups != cfg->ngroups) return;
+    if (!cfg->ngroups || !t->groups || t->ngroups != cfg->ngroups) return;
     ps_jw_key(w, "groups");
     ps_jw_array_open(w);
     for (size_t g = 0; g < cfg->ngroups; g++) {

@@ -244,6 +244,58 @@ def case_many_keys(c):
     check(secs < 8, "80,000 keys took %.1f s of CPU to merge (linear: ~0.5 s; a scan per key: 11.6 s)" % secs)
 
 
+def with_groups(names=("default", "g1")):
+    """Gives a shard report key groups as a keys file naming them would:
+    every key in the last group, which holds all its counts."""
+    def change(d):
+        last = len(names) - 1
+        sh(d)["groups"] = [dict(group=n, sent=0, answered=0, admitted=0, limited=0) for n in names]
+        sh(d)["groups"][last].update(sent=d["scheduled"], answered=d["answered"], admitted=d["answered"])
+        for k in sh(d)["keys"]:
+            k["group"] = last
+    return change
+
+
+def case_groups(c):
+    """Key groups (shard.groups, shard.keys[].group): legal ones merge into
+    groups[]; a bad index, type, name or count, a huge list, or shards that
+    name other groups are refused naming the member."""
+    c.base = json.load(open(c.variant("g2", with_groups())))
+    g1 = c.variant("g1", with_groups(), base=json.load(open(c.s1)))
+    rc, err, out, _ = c.merge([g1, os.path.join(c.tmp, "g2.json")])
+    check(rc == 0, "shards with groups: exit %d %r" % (rc, err[:300]))
+    if rc == 0:
+        doc, s1, s2 = json.load(open(out)), json.load(open(c.s1)), c.base
+        groups = doc.get("groups") or []
+        check(len(groups) == 1 and groups[0]["group"] == "g1" and groups[0]["sent"] == s1["scheduled"] + s2["scheduled"]
+              and groups[0]["admitted"] == s1["answered"] + s2["answered"] and groups[0]["keys"] == doc["parameters"]["keys"],
+              "shards with groups merged into %r" % groups)
+    s1_saved = c.s1
+    c.s1 = g1
+    c.refused("group index out of range", lambda d: sh(d)["keys"][0].update(group=7), "shard.keys[0].group: 7 is more than 1")
+    c.refused("negative group index", lambda d: sh(d)["keys"][0].update(group=-1), "shard.keys[0].group: -1 is negative")
+    c.refused("string group index", lambda d: sh(d)["keys"][0].update(group="1"), "shard.keys[0].group: a string")
+    c.refused("groups not a list", lambda d: sh(d).update(groups={"g1": 1}), "shard.groups: not an array")
+    c.refused("group not an object", lambda d: sh(d).update(groups=[1, 2]), "shard.groups")
+    c.refused("empty groups", lambda d: sh(d).update(groups=[]), "shard.groups: 0 key groups")
+    c.refused("huge groups", lambda d: sh(d)["groups"].extend(
+        dict(group="x%d" % i, sent=0, answered=0, admitted=0, limited=0) for i in range(70000)),
+        "shard.groups: 70002 key groups, not 1-65536")
+    c.refused("group name not a name", lambda d: sh(d)["groups"][1].update(group="g 1\u001b"), "shard.groups[1]: its name")
+    c.refused("group name twice", lambda d: sh(d)["groups"][0].update(group="g1"), "key group 'g1' is listed twice")
+    c.refused("group count a string", lambda d: sh(d)["groups"][1].update(sent="5"), "shard.groups[1].sent: a string")
+    c.refused("group count beyond the shard's",
+              lambda d: sh(d)["groups"][1].update(answered=d["answered"] + 1), "shard.groups[1].answered")
+    c.refused("group admitted beyond its answers",
+              lambda d: sh(d)["groups"][1].update(limited=1), "shard.groups[1]: admitted")
+    c.refused("other group names", lambda d: sh(d)["groups"][1].update(group="g2"),
+              "shard.groups[1]: key group 'g2'")
+    c.refused("other group count", lambda d: sh(d)["groups"].append(
+        dict(group="g3", sent=0, answered=0, admitted=0, limited=0)), "shard.groups: 3 key groups")
+    c.refused("key group without groups", lambda d: sh(d).pop("groups"), "names a key group, the shard has none")
+    c.s1 = s1_saved
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--load", required=True)
