@@ -294,7 +294,7 @@ FAULT_RUNNER_ARGS = {"over-admission-race": ["--race-bursts", "6", "--max-wait",
 RACE_RUNS = 5
 # direct (the whole run, or --only limit429), through nginx terminating TLS, through a latency
 # proxy, and both: every run catches it
-RACE_MIN_CAUGHT = {"direct": 5, "only": 5, "tls": 5, "latency": 5, "tls_latency": 5}
+RACE_MIN_CAUGHT = {"direct": 5, "only": 5, "tls": 5, "tls_h2": 5, "latency": 5, "tls_latency": 5}
 
 
 def mode_fault(a, tmp):
@@ -348,6 +348,10 @@ def fault_once(a, tmp, via=None):
     if not check(doc is not None, "no JSON report"):
         return
     assert_contract(doc)
+    if getattr(a, "burst_via", None):  # the burst's form, not only its verdict (tls_h2: not HTTP/1.1)
+        burst = (doc.get("transport") or {}).get("burst") or {}
+        check(burst.get("via") == a.burst_via, "fault %s: the burst went via %r (%s), expected %r"
+              % (a.name, burst.get("via"), burst.get("h2_declined"), a.burst_via))
     failed = checks_by_status(doc).get("failed", set())
     check(a.expected in failed, "fault %s: %s not among the failed checks %s" % (a.name, a.expected, sorted(failed)))
     check(a.expected in out and "FAIL" in out, "the console does not name the failing check")
@@ -1621,7 +1625,8 @@ def mode_clock_limiters(a, tmp):
 
 def field_front(kind, tmp):
     """A via() for fault_once: "tls" nginx terminating TLS with a CA the test
-    makes (keep-alive upstream), "latency" a proxy adding 50 ms each way,
+    makes (keep-alive upstream), "tls_h2" the same offering h2 (the burst's
+    single-packet form), "latency" a proxy adding 50 ms each way,
     "tls_latency" both (100 ms each way in front of nginx)."""
     import fieldlab
     if not fieldlab.nginx_binary():
@@ -1632,7 +1637,7 @@ def field_front(kind, tmp):
     def via(url):
         stops, extra = [], []
         if ca:
-            ng = fieldlab.Nginx(tmp, url.split("//")[1].split("/")[0], ca[1], ca[2])
+            ng = fieldlab.Nginx(tmp, url.split("//")[1].split("/")[0], ca[1], ca[2], http2=kind == "tls_h2")
             stops.append(ng.stop)
             url, extra = ng.url, ["--cacert", ca[0]]
         if "latency" in kind:
@@ -1698,6 +1703,7 @@ def mode_field_race(a, tmp):
             # held against Remaining and lists alone must meet at the limit (issue 20)
             FAULT_RUNNER_ARGS["over-admission-race"] += ["--only", "limit429"]
     via = None if a.kind in ("direct", "only") else field_front(a.kind, tmp)
+    a.burst_via = "h2" if a.kind == "tls_h2" else None
     field_fault(a, tmp, "over-admission-race", "limit429.no-over-admission", via)
 
 
