@@ -1737,6 +1737,52 @@ def mode_field_proxy_clean(a, tmp):
               % (run + 1, rc, sorted(by.get("failed", [])), sorted(untested_ids(doc))))
 
 
+def mode_field_h2_clean(a, tmp):
+    """A clean server behind nginx terminating TLS with http2 (4 event loops,
+    6 s windows): two full runs, each a fresh runner, pass whole with the
+    limit burst in its single-packet HTTP/2 form (transport.burst.via "h2");
+    behind an nginx allowing 8 concurrent streams (fewer than the burst's
+    first group) the burst says why it is not h2 and uses HTTP/1.1 on libcurl,
+    and the run still passes whole."""
+    import fieldlab
+    if not fieldlab.nginx_binary():
+        print("skipped: needs nginx", file=sys.stderr)
+        sys.exit(77)
+    ca = fieldlab.make_ca(tmp)
+    env = {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY}
+    for run, streams in enumerate((None, None, 8)):
+        srv = Server(a.server, ["--threads", "4", "--time-scale", "10"], tmp)
+        ng = None
+        try:
+            ng = fieldlab.Nginx(tmp, srv.url.split("//")[1].split("/")[0], ca[1], ca[2], http2=True,
+                                h2_streams=streams)
+            rc, out, err, doc, _ = run_conform(["--base-url", ng.url, "--plan", "pro", "--limit-plan", "free",
+                                                "--max-wait", "20s", "--cacert", ca[0], "--verbose"],
+                                               a.conform, tmp, env, timeout=170)
+        finally:
+            if ng:
+                ng.stop()
+            srv.stop()
+        what = "run %d through nginx http2%s" % (run + 1, " (8 streams)" if streams else "")
+        if not check(doc is not None, "%s: no JSON report (exit %d)" % (what, rc)):
+            continue
+        assert_contract(doc)
+        by = checks_by_status(doc)
+        check(rc == 0 and not by.get("failed") and not untested_ids(doc),
+              "%s: exit %d, failed %s, untested %s" % (what, rc, sorted(by.get("failed", [])), sorted(untested_ids(doc))))
+        check(doc["transport"]["http_version"] == "2.0", "%s: the run's own transport: %r" % (what, doc["transport"]))
+        b = doc["transport"]["burst"] or {}
+        if streams:
+            check(b.get("via") == "libcurl" and "8 concurrent HTTP/2 streams" in (b.get("h2_declined") or ""),
+                  "%s: burst transport %r" % (what, b))
+            check("single-packet form was not used (the server allows 8 concurrent" in err,
+                  "%s: --verbose does not say why the burst is not h2" % what)
+        else:
+            check(b.get("via") == "h2" and b.get("connections") == 1 and b.get("h2_declined") is None,
+                  "%s: burst transport %r" % (what, b))
+            check("burst transport h2 (single-packet" in err, "%s: --verbose does not name the h2 form" % what)
+
+
 def mode_field_faults(a, tmp):
     """Every limit fault the runner catches over http is caught over https
     (nginx terminating TLS, a CA the test makes)."""
@@ -2077,9 +2123,10 @@ def main():
     sub.add_parser("tls_options")
     sub.add_parser("clock")
     fr = sub.add_parser("field_race")
-    fr.add_argument("kind", choices=["direct", "only", "tls", "latency", "tls_latency"])
+    fr.add_argument("kind", choices=["direct", "only", "tls", "tls_h2", "latency", "tls_latency"])
     sub.add_parser("field_faults")
     sub.add_parser("field_proxy_clean")
+    sub.add_parser("field_h2_clean")
     sub.add_parser("clock_limiters")
     bw = sub.add_parser("burst_wire")
     bw.add_argument("kind", choices=sorted(WIRE_CASES))
