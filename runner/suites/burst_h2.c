@@ -407,10 +407,10 @@ static void submit(h2 *c, const ps_burst_h2_target *t, stream *st)
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         if (!fields[i][1]) continue;
         /* nghttp2 copies names and values; the key is never indexed (HPACK) */
-        nv[k++] = (nghttp2_nv){(uint8_t *)(uintptr_t)fields[i][0],
-                               (uint8_t *)(uintptr_t)fields[i][1], strlen(fields[i][0]),
-                               strlen(fields[i][1]),
-                               i == 4 ? NGHTTP2_NV_FLAG_NO_INDEX : NGHTTP2_NV_FLAG_NONE};
+        nv[k++] =
+            (nghttp2_nv){(uint8_t *)(uintptr_t)fields[i][0], (uint8_t *)(uintptr_t)fields[i][1],
+                         strlen(fields[i][0]), strlen(fields[i][1]),
+                         i == 4 ? NGHTTP2_NV_FLAG_NO_INDEX : NGHTTP2_NV_FLAG_NONE};
     }
     nghttp2_data_provider dp = {.source.ptr = st, .read_callback = read_body};
     st->id = nghttp2_submit_request(c->ng, NULL, nv, k, &dp, st);
@@ -492,7 +492,8 @@ int ps_burst_h2_run(const ps_burst_h2_target *t, const ps_burst_request *reqs, s
         goto out;
     }
     if (!connect_tcp(&c, t->host, t->port) || !handshake(&c, ctx, t->host)) {
-        snprintf(why, why_size, "%s", c.timed_out ? "no connection within the burst's time" : c.why);
+        snprintf(why, why_size, "%s",
+                 c.timed_out ? "no connection within the burst's time" : c.why);
         goto out;
     }
     if (!ps_tls_client_alpn_is(c.ssl, "h2")) {
