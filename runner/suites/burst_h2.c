@@ -451,10 +451,13 @@ static int64_t send_group(h2 *c, const ps_burst_h2_target *t, stream *ss, size_t
     int64_t spread = 0;
     for (size_t i = from; i < to && !stopped(c); i++)
         if (!ss[i].ex->error[0]) submit(c, t, &ss[i]);
+    /* the PING in a write of its own: nghttp2 may send a PING ahead of queued
+     * HEADERS, and its ACK must come after the server read them */
+    flush(c);
     c->ping_acked = false;
     nghttp2_submit_ping(c->ng, NGHTTP2_FLAG_NONE, NULL);
     want ping = {.flag = &c->ping_acked};
-    if (pump(c, &ping)) {
+    if (!stopped(c) && pump(c, &ping)) {
         spread = release(c, ss, from, to);
         want replies = {NULL, ss, from, to};
         pump(c, &replies);
@@ -464,7 +467,7 @@ static int64_t send_group(h2 *c, const ps_burst_h2_target *t, stream *ss, size_t
         if (st->ex->error[0] || st->closed) continue;
         if (!st->released)
             snprintf(st->ex->error, sizeof st->ex->error, "sending failed: %s",
-                     c->broken ? c->why : "no HTTP/2 PING answer within the burst's time");
+                     c->broken ? c->why : "the burst's time ran out before the release");
         else if (c->broken && st->reply->state == PS_REPLY_MORE)
             reply_bad(st, "%s before the reply was whole", c->why);
         /* else the deadline: the reply stays incomplete, named so by the caller */
