@@ -613,9 +613,10 @@ static bool run_h2(const ps_burst_request *reqs, size_t n, size_t first, const t
     for (size_t i = 0; i < n; i++) {
         if (used) {
             record_request(&reqs[i], t, &out[i]);
-            settle(&replies[i], stats->reply_cap, &out[i]);
+            settle(&replies[i], stats->reply_cap, &out[i]); /* frees the reply */
+        } else {
+            ps_http_reply_free(&replies[i]);
         }
-        ps_http_reply_free(&replies[i]);
     }
     free(replies);
     return used;
