@@ -232,6 +232,31 @@ fail:
     return NULL;
 }
 
+int ps_tls_client_offer_alpn(SSL *ssl, const char *protos)
+{
+    unsigned char wire[256];
+    size_t len = 0;
+    for (const char *p = protos; *p;) {
+        size_t name = strcspn(p, ",");
+        if (name == 0 || name > 255 || len + 1 + name > sizeof wire) return -1;
+        wire[len++] = (unsigned char)name;
+        memcpy(wire + len, p, name);
+        len += name;
+        p += name;
+        if (*p == ',') p++;
+    }
+    /* SSL_set_alpn_protos returns 0 on success, unlike most of OpenSSL */
+    return len && SSL_set_alpn_protos(ssl, wire, (unsigned)len) == 0 ? 0 : -1;
+}
+
+bool ps_tls_client_alpn_is(SSL *ssl, const char *proto)
+{
+    const unsigned char *got = NULL;
+    unsigned len = 0;
+    SSL_get0_alpn_selected(ssl, &got, &len);
+    return got && len == strlen(proto) && memcmp(got, proto, len) == 0;
+}
+
 void ps_tls_resume_clear(ps_tls_resume *r)
 {
     for (int i = 0; i < r->n; i++)

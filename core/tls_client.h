@@ -57,6 +57,15 @@ int ps_tls_client_opts_check(const ps_tls_client_opts *opts, ps_error *err);
 SSL *ps_tls_client_ssl(ps_tls_client *c, int fd, const char *host, ps_tls_resume *resume,
                        ps_error *err);
 
+/* Offers protos on ssl in ALPN instead of the context's "http/1.1" (the
+ * runner's HTTP/2 burst offers "h2,http/1.1"): protos is a comma-separated
+ * list, each name 1 to 255 bytes. Call before the handshake. Returns 0, or
+ * -1 (a malformed list, or OpenSSL refused it). */
+int ps_tls_client_offer_alpn(SSL *ssl, const char *protos);
+
+/* Whether the handshake on ssl settled on proto in ALPN ("h2"). */
+bool ps_tls_client_alpn_is(SSL *ssl, const char *proto);
+
 void ps_tls_resume_clear(ps_tls_resume *r);
 
 /* Marks ssl as ended cleanly (whole answers, then a close by either side)

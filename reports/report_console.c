@@ -44,7 +44,14 @@ static void write_transport(const ps_json *t, ps_buf *b)
     ps_buf_printf(b, ", round trip %.1f ms", ps_json_get_number(t, "round_trip_ms", 0));
     if (offset && offset->type == PS_JSON_NUMBER)
         ps_buf_printf(b, ", service clock %+.1f s", ps_json_get_number(t, "clock_offset_s", 0));
-    if (burst && burst->type == PS_JSON_OBJECT)
+    /* one HTTP/2 connection carries the whole burst: its spread is one write's */
+    if (burst && burst->type == PS_JSON_OBJECT &&
+        strcmp(ps_json_get_string(burst, "via", ""), "h2") == 0)
+        ps_buf_printf(
+            b, "; burst via h2 (single-packet), release write %.0f us (last requests %.0f us)",
+            ps_json_get_number(burst, "release_spread_us", 0),
+            ps_json_get_number(burst, "crossing_spread_us", 0));
+    else if (burst && burst->type == PS_JSON_OBJECT)
         ps_buf_printf(b, "; burst of %lld via %s, release spread %.0f us (last requests %.0f us)",
                       (long long)ps_json_get_int(burst, "connections", 0),
                       ps_json_get_string(burst, "via", "?"),

@@ -513,13 +513,20 @@ void ps_conform_note_burst(ps_conform *c, const ps_burst_stats *bs)
     c->burst = *bs;
     c->burst.bursts = sent + 1;
     c->burst_ran = true;
+    if (c->cfg->verbose && bs->h2_declined[0])
+        fprintf(stderr,
+                "petstore-conform: the burst's HTTP/2 single-packet form was not used (%s)\n",
+                bs->h2_declined);
     if (c->cfg->verbose)
         fprintf(stderr,
                 "petstore-conform: burst transport %s: %zu connections open in %.1f ms, release "
                 "spread %.0f us (its last requests %.0f us, their replies %.0f us apart), %zu "
                 "bytes kept per reply\n",
-                bs->via_curl ? "libcurl connect-only" : "sockets", bs->opened,
-                (double)bs->open_ns / 1e6, (double)bs->spread_ns[0] / 1e3,
+                strcmp(bs->via, "h2") == 0
+                    ? "h2 (single-packet: each group's final frames in one write)"
+                : strcmp(bs->via, "libcurl") == 0 ? "libcurl connect-only (HTTP/1.1, last byte)"
+                                                  : "sockets (HTTP/1.1, last byte)",
+                bs->opened, (double)bs->open_ns / 1e6, (double)bs->spread_ns[0] / 1e3,
                 (double)bs->spread_ns[1] / 1e3, (double)bs->crossing_replies_ns / 1e3,
                 bs->reply_cap);
 }

@@ -250,7 +250,11 @@ static void write_transport(const ps_conform *c, ps_jw *w)
         ps_jw_null(w);
     } else {
         ps_jw_object_open(w);
-        ps_jw_kstring(w, "via", bs->via_curl ? "libcurl" : "sockets");
+        ps_jw_kstring(w, "via", bs->via);
+        if (bs->h2_declined[0])
+            ps_jw_kstring(w, "h2_declined", bs->h2_declined);
+        else
+            ps_jw_knull(w, "h2_declined");
         ps_jw_kuint(w, "connections", bs->opened);
         ps_jw_kdouble(w, "open_ms", (double)bs->open_ns / 1e6, 3);
         ps_jw_kdouble(w, "release_spread_us", (double)bs->spread_ns[0] / 1e3, 1);

@@ -17,6 +17,7 @@ packages=(build-essential cmake pkg-config libcurl4-openssl-dev libyajl-dev libe
           python3-flask python3-flask-limiter  # tests/frameworks: a Flask + Flask-Limiter service the runner judges
           help2man man-db dpkg-dev file   # man pages, man -l in tests/install, cpack -G DEB (dpkg-shlibdeps)
           libssl-dev           # the load generator's TLS epoll engine and the burst's TLS transport
+          libnghttp2-dev       # the runner's HTTP/2 single-packet burst (runner/suites/burst_h2.c)
           faketime redis-server python3-redis haproxy stunnel4 iproute2  # the field: other clocks, a shared limiter store, balancers, TLS, namespaces
           prometheus cmark-gfm)  # real consumers of the metrics endpoint and the markdown summaries
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -21,6 +21,7 @@
 #include "core/clock.h"
 #include "core/fd_limit.h"
 #include "core/http_reply.h"
+#include "runner/suites/burst_h2.h"
 
 /* TLS handshakes (or proxy tunnels) under way at once: a Business burst
  * (1,001) over a 200 ms round trip through a TLS proxy opened in 22 s at 32
@@ -525,9 +526,8 @@ static void collect(conn *cs, size_t from, size_t to, ps_exchange *out, struct p
 /* The reply read on cn as ex's response, or the reason there is none. A
  * reply is admitted only whole: one cut short, over the cap's head, or not
  * HTTP is named as such (reply_bad), never as a reply. */
-static void to_exchange(conn *cn, size_t cap, ps_exchange *ex)
+static void to_exchange(ps_http_reply *r, size_t cap, ps_exchange *ex)
 {
-    ps_http_reply *r = &cn->reply;
     if (ex->error[0]) return; /* never sent */
     if (r->state == PS_REPLY_MORE) {
         if (r->fed)
@@ -563,17 +563,22 @@ static void to_exchange(conn *cn, size_t cap, ps_exchange *ex)
     ex->responded = true;
 }
 
+/* Turns what reply r read into ex, and frees r. */
+static void settle(ps_http_reply *r, size_t cap, ps_exchange *ex)
+{
+    if (!ex->done_wall_ns) ex->done_wall_ns = ps_clock_wall_ns();
+    if (ex->sent_wall_ns) ex->elapsed_ms = (double)(ex->done_wall_ns - ex->sent_wall_ns) / 1e6;
+    to_exchange(r, cap, ex);
+    ps_http_reply_free(r);
+}
+
 /* Closes connections [from, to) and turns what each read into its exchange. */
 static void finish(conn *cs, size_t from, size_t to, size_t cap, ps_exchange *out)
 {
     for (size_t i = from; i < to; i++) {
-        ps_exchange *ex = &out[i];
         if (!cs[i].h && cs[i].fd >= 0) close(cs[i].fd);
         cs[i].fd = -1;
-        if (!ex->done_wall_ns) ex->done_wall_ns = ps_clock_wall_ns();
-        if (ex->sent_wall_ns) ex->elapsed_ms = (double)(ex->done_wall_ns - ex->sent_wall_ns) / 1e6;
-        to_exchange(&cs[i], cap, ex);
-        ps_http_reply_free(&cs[i].reply);
+        settle(&cs[i].reply, cap, &out[i]);
     }
 }
 
@@ -587,6 +592,34 @@ static int64_t reply_spread(const ps_exchange *out, size_t from, size_t to)
         if (out[i].done_wall_ns > hi) hi = out[i].done_wall_ns;
     }
     return hi - lo;
+}
+
+/* The single-packet form over HTTP/2 (burst_h2.h), for an https:// target
+ * reached directly: true when the burst went that way (out filled), false
+ * (stats->h2_declined says why) when nothing was sent and the HTTP/1.1
+ * form is to be used. */
+static bool run_h2(const ps_burst_request *reqs, size_t n, size_t first, const target *t,
+                   const ps_burst_options *opt, ps_exchange *out, ps_burst_stats *stats)
+{
+    ps_http_reply *replies = calloc(n ? n : 1, sizeof *replies);
+    if (!replies) abort();
+    for (size_t i = 0; i < n; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        ps_http_reply_init(&replies[i], stats->reply_cap);
+    }
+    ps_burst_h2_target ht = {t->host, t->port, t->authority, t->prefix};
+    bool used = ps_burst_h2_run(&ht, reqs, n, first, &opt->tls, replies, out, stats,
+                                stats->h2_declined, sizeof stats->h2_declined) == 1;
+    for (size_t i = 0; i < n; i++) {
+        if (used) {
+            record_request(&reqs[i], t, &out[i]);
+            settle(&replies[i], stats->reply_cap, &out[i]); /* frees the reply */
+        } else {
+            ps_http_reply_free(&replies[i]);
+        }
+    }
+    free(replies);
+    return used;
 }
 
 /* Opens every connection on the transport the target needs (see burst.h). */
@@ -648,7 +681,13 @@ int ps_burst_run(const ps_burst_request *reqs, size_t n, const ps_burst_options 
     for (size_t i = 0; i < n; i++)
         cs[i].fd = -1;
     size_t cap = stats->reply_cap = ps_burst_reply_cap(n);
-    stats->via_curl = t.https || proxy_configured(&t);
+    stats->via = t.https || proxy_configured(&t) ? "libcurl" : "sockets";
+    size_t first = opt->together < n ? n - opt->together : 0;
+    if (t.https && !proxy_configured(&t) && run_h2(reqs, n, first, &t, opt, out, stats)) {
+        stats->crossing_replies_ns = reply_spread(out, first, n);
+        rc = (int)n;
+        goto out;
+    }
 
     /* 1: every connection open (handshakes done, each held by the server)
      * before anything is sent, within the burst's time */
@@ -673,7 +712,6 @@ int ps_burst_run(const ps_burst_request *reqs, size_t n, const ps_burst_options 
      * in, and a burst's last replies come from whichever worker still has
      * a queue (one at a time); released on their own, they meet in the
      * limiter. */
-    size_t first = opt->together < n ? n - opt->together : 0;
     int64_t deadline = ps_clock_mono_ns() + req->timeout_ns;
     presend(cs, 0, first, out, deadline);
     stats->spread_ns[0] = release(cs, 0, first, out, deadline);

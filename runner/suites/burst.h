@@ -14,8 +14,11 @@
  * through a proxy (http_proxy, HTTPS_PROXY, ALL_PROXY, NO_PROXY, as curl
  * reads them; an http:// target is tunnelled with CONNECT) on libcurl
  * connect-only connections, BURST_PARALLEL handshakes at a time, each
- * connection held once its handshake is done. No transport falls back to
- * sequential requests.
+ * connection held once its handshake is done. An https:// target reached
+ * directly whose server picks h2 in ALPN gets the single-packet form
+ * instead (burst_h2.h): one connection, each group's final frames in one
+ * write; a server allowing fewer concurrent streams than a group needs
+ * gets the HTTP/1.1 form. No transport falls back to sequential requests.
  *
  * Replies are read with core/http_reply.h, at most `reply cap` bytes each
  * (64 KiB, less when n * 64 KiB would pass the burst's 64 MiB budget): a
@@ -55,10 +58,13 @@ typedef struct ps_burst_options {
 
 /* What the burst's transport did, for the report. */
 typedef struct ps_burst_stats {
-    bool via_curl;        /* https or a proxy: libcurl connect-only connections */
-    size_t opened;        /* connections held before the release */
-    int64_t open_ns;      /* opening them all (handshakes included) */
-    int64_t spread_ns[2]; /* first to last final byte written: the burst, its last requests */
+    const char *via;       /* "sockets", "libcurl" (https or a proxy) or "h2" (burst_h2.h) */
+    char h2_declined[200]; /* why the HTTP/2 form was not used though tried ("": used, or not tried)
+                            */
+    size_t opened;         /* connections held before the release */
+    int64_t open_ns;       /* opening them all (handshakes included) */
+    int64_t spread_ns[2];  /* first to last final byte written: the burst, its last requests
+                              (h2: the one write of their final frames) */
     int64_t crossing_replies_ns; /* first to last reply of its last requests (0: fewer than 2) */
     int bursts;       /* bursts the run sent so far, this one included (ps_conform_note_burst) */
     size_t reply_cap; /* bytes kept per reply */

@@ -32,7 +32,7 @@ PROGRAMS = ("petstore-server", "petstore-conform", "petstore-load")
 DATA_FILES = ("keys.txt", "seed-categories.json", "create-bodies.json", "openapi.yaml")
 # What the Debian package must depend on: the libraries the programs link.
 DEB_DEPENDS = ("libcurl4", "libyajl2", "libevent-2.1-7", "libevent-pthreads-2.1-7", "libhttp-parser2.9",
-               "zlib1g", "libssl3", "libc6")
+               "zlib1g", "libssl3", "libnghttp2-14", "libc6")
 
 
 def clean_env():

@@ -40,9 +40,11 @@ def make_ca(tmp, cn="127.0.0.1"):
 
 class Nginx:
     """nginx on 127.0.0.1:port in front of upstream (host:port), terminating
-    TLS with cert/key when given, keep-alive to the upstream."""
+    TLS with cert/key when given (offering h2 in ALPN when http2, allowing
+    h2_streams concurrent streams when given), keep-alive to the upstream."""
 
-    def __init__(self, tmp, upstream, cert=None, key=None, workers=1, keepalive=64):
+    def __init__(self, tmp, upstream, cert=None, key=None, workers=1, keepalive=64, http2=False,
+                 h2_streams=None):
         self.port = free_port()
         self.dir = os.path.join(tmp, "nginx-%d" % self.port)
         os.makedirs(self.dir)
@@ -50,8 +52,10 @@ class Nginx:
         listen = "127.0.0.1:%d" % self.port
         tls = ""
         if cert:
-            listen += " ssl"
+            listen += " ssl http2" if http2 else " ssl"
             tls = "ssl_certificate %s; ssl_certificate_key %s;" % (cert, key)
+            if h2_streams:
+                tls += " http2_max_concurrent_streams %d;" % h2_streams
         with open(conf, "w") as f:
             f.write("""daemon off; master_process off; worker_processes %(w)d; pid %(t)s/nginx.pid;
 error_log %(t)s/nginx.err warn;
