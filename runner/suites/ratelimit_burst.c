@@ -167,7 +167,7 @@ static int send_sequential(limit_run *r)
  * machine) could not show it, and the burst is sent again at the next
  * fresh window, up to RACE_ATTEMPTS_WIDE bursts. --race-bursts N asks for
  * N bursts whatever the spread, each crossing the limit wide
- * (RACE_CROSSING_ADMITTED + RACE_CROSSING_REFUSED, ratelimit_limit.h): a
+ * (RACE_CROSSING each side, doubling each repeat, ratelimit_limit.h): a
  * race that shows in most windows, not all, is missed in all N far more
  * rarely. Repeats stop at the first over-admission and when the next wait
  * would pass --max-wait; a repeat never fails a service by itself. */
@@ -211,9 +211,13 @@ bool limit_burst_phase(limit_run *r)
     /* Remaining + the crossing's refusals, released together on
      * pre-opened connections, the crossing's on their own: an exact
      * limiter admits Remaining of them and refuses the rest. */
-    bool hunt = ps_conform_cfg(c)->race_bursts > 1;
-    int64_t admitted = hunt ? RACE_CROSSING_ADMITTED : CROSSING_ADMITTED;
-    int64_t refused = hunt ? RACE_CROSSING_REFUSED : CROSSING_REFUSED;
+    int64_t admitted = CROSSING_ADMITTED, refused = CROSSING_REFUSED;
+    if (ps_conform_cfg(c)->race_bursts > 1) {
+        int64_t side = RACE_CROSSING;
+        for (int k = 1; k < r->attempt && side < RACE_CROSSING_MOST; k++)
+            side *= 2;
+        admitted = refused = side < RACE_CROSSING_MOST ? side : RACE_CROSSING_MOST;
+    }
     /* a create whose counting was not seen (--only limit429) is not held
      * against Remaining: it crosses as one more, so lists alone still meet
      * the limit together (else the pair is a list and that create, and a

@@ -386,7 +386,7 @@ def mode_limiter(a, tmp):
     warning, and the report names the model and what was counted. A second
     refusal in a window bans the key (--ban-after 1): the burst provokes one.
     With --race-bursts N (a race hunt, asked for) every burst is sent, none
-    over-admitting, each crossing the limit with six refusals at once: the
+    over-admitting, each crossing the limit with 6, 12, 24 refusals at once: the
     second starts the ban (10 s at --time-scale 60, past the window's Reset),
     which the runner waits out before the next burst and the recovery; the
     later refusals' Retry-After then ends after Reset, but the refusal
@@ -443,8 +443,9 @@ def mode_limiter(a, tmp):
         # (unless a burst could not be judged and took an attempt of its own)
         crossings = re.findall(r"a concurrent burst of (\d+) on the limit key at Remaining (\d+)", err)
         check(len(crossings) >= a.race_bursts, "race hunt: %d bursts sent, %d asked for" % (len(crossings), a.race_bursts))
-        check(all(int(n) == int(rem) + 6 for n, rem in crossings),
-              "race hunt: every burst crosses with six refusals: %r" % crossings)
+        # the k-th burst crosses with 6, 12, 24, then 48 refusals (ratelimit_limit.h RACE_CROSSING)
+        check(all(int(n) - int(rem) == min(6 << k, 48) for k, (n, rem) in enumerate(crossings)),
+              "race hunt: the bursts cross with 6, 12, 24 ... refusals: %r" % crossings)
     print("limiter %s: %s" % (a.name, json.dumps(doc.get("ratelimit"))), file=sys.stderr)
 
 
