@@ -23,6 +23,7 @@ typedef struct vctx {
     ps_error *err;
     ps_hist *like; /* the run's layout, what every histogram must have */
     int64_t scheduled, answered, unanswered;
+    int64_t warm;   /* --warmup requests: in no total, but seen by the per-key checks */
     size_t ngroups; /* shard.groups[]' length, 0: none */
 } vctx;
 
@@ -149,7 +150,8 @@ static int totals(vctx *v, const ps_json *d, const ps_json *shard)
         count(v, d, "errors.read", "errors.read", -1, M, &rd) ||
         count(v, d, "errors.timeout", "errors.timeout", -1, M, &to) ||
         count(v, d, "connect_failures", "connect_failures", 0, M, &cf) ||
-        count(v, d, "requests", "requests", -1, M, &requests))
+        count(v, d, "requests", "requests", -1, M, &requests) ||
+        count(v, d, "generator.warmup_requests", "generator.warmup_requests", 0, M, &v->warm))
         return -1;
     if (answered + failed + timed_out > scheduled)
         return bad(v, "scheduled", "%lld, fewer than the %lld answered, failed or timed out",
@@ -323,12 +325,13 @@ static int keys(vctx *v, const ps_json *shard, size_t *nkeys, int64_t **response
         const ps_json *c = ps_json_get(kj, "checks");
         if (!c || c->type == PS_JSON_NULL) continue;
         int64_t resp;
-        if (count(v, c, "responses", label, 0, v->answered, &resp) ||
+        /* the checks saw the --warmup requests' answers and failures too */
+        if (count(v, c, "responses", label, 0, v->answered + v->warm, &resp) ||
             count(v, c, "missing_headers", label, 0, resp, &x) ||
             count(v, c, "bad_headers", label, 0, resp, &x) ||
             count(v, c, "missing_retry_after", label, 0, resp, &x) ||
             count(v, c, "bad_retry_after", label, 0, resp, &x) ||
-            count(v, c, "failures", label, 0, v->unanswered, &x))
+            count(v, c, "failures", label, 0, v->unanswered + v->warm, &x))
             return -1;
         (*responses)[k] = resp;
     }
@@ -414,10 +417,10 @@ static int windows(vctx *v, const ps_json *shard, size_t nkeys, int64_t *room)
         if (count(v, j, "key", label, -1, PS_LG_SHARD_COUNT_MAX, &key)) return -1;
         if ((uint64_t)key >= nkeys) return bad(v, label, "names no key of the shard");
         if (count(v, j, "limit", label, 0, PS_LG_SHARD_COUNT_MAX, &limit) ||
-            count(v, j, "admitted", label, 0, v->answered, &admitted) ||
-            count(v, j, "limited", label, 0, v->answered, &limited))
+            count(v, j, "admitted", label, 0, v->answered + v->warm, &admitted) ||
+            count(v, j, "limited", label, 0, v->answered + v->warm, &limited))
             return -1;
-        /* what a window counts came from its key's responses */
+        /* what a window counts came from its key's responses (--warmup's too) */
         if (admitted + limited > room[key])
             return bad(v, label, "counts %lld responses, its key had %lld left",
                        (long long)(admitted + limited), (long long)room[key]);
@@ -599,7 +602,8 @@ static const wanted top_members[] = {
     {"status", 0},     {"errors", 0},      {"connect_failures", 0},
     {"operations", 0}, {"intervals", '{'}, {"plans", '{'},
     {"exit_code", 0},  {"verdict", 0},     {"aborted", 0},
-    {"shard", 0},      {NULL, 0},
+    {"shard", 0},      {"generator", 0}, /* its warmup_requests (vctx.warm) */
+    {NULL, 0},
 };
 static const wanted shard_members[] = {
     {"index", 0},       {"of", 0},           {"run_id", 0},
