@@ -318,10 +318,11 @@ def run_cases(cases, tmp_prefix):
     return exit_status()
 
 
-def validate_load_report(npm, path):
-    """Checks a petstore-load --json report against
-    schemas/load-report.schema.json with ajv (tools/npm), recording a
-    failure; says so and returns when node or ajv is not there."""
+def validate_load_report(npm, path, schema="load-report.schema.json"):
+    """Checks a petstore-load --json report against schemas/SCHEMA
+    (load-report.schema.json, or merged-load-report.schema.json for a merge)
+    with ajv (tools/npm), recording a failure; says so and returns when node
+    or ajv is not there."""
     import shutil
     here = os.path.dirname(os.path.abspath(__file__))
     node = shutil.which("node")
@@ -330,10 +331,11 @@ def validate_load_report(npm, path):
         return
     p = subprocess.run([node, os.path.join(here, "..", "reports", "peers", "read_reports.mjs"),
                         os.path.join(npm, "node_modules"), "schema",
-                        os.path.join(here, "..", "..", "schemas", "load-report.schema.json"), path],
+                        os.path.join(here, "..", "..", "schemas", schema), path],
                        capture_output=True, timeout=60)
     out = p.stdout.decode("utf-8", "replace")
-    check(p.returncode == 0 and '"valid":true' in out, "ajv: %s %s" % (out[-800:], p.stderr.decode()[-300:]))
+    check(p.returncode == 0 and '"valid":true' in out,
+          "ajv, %s: %s %s" % (schema, out[-800:], p.stderr.decode()[-300:]))
 
 
 def false_reasons(doc):

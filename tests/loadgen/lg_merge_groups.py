@@ -15,7 +15,6 @@ import argparse
 import copy
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,23 +34,6 @@ def run(argv, timeout=90):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_") and k != "JOB_COMPLETION_INDEX"}
     p = subprocess.run(argv, capture_output=True, timeout=timeout, env=env)
     return p.returncode, p.stderr.decode("utf-8", "replace")
-
-
-def validate_merged(npm, path):
-    """ajv on the merged report (merged-load-report.schema.json, the load
-    report's schema beside it); skipped when node or ajv is not there."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    node = shutil.which("node")
-    if not node or not npm or not os.path.isdir(os.path.join(npm, "node_modules", "ajv")):
-        print("ajv not available: schema check skipped")
-        return
-    p = subprocess.run([node, os.path.join(here, "..", "reports", "peers", "read_reports.mjs"),
-                        os.path.join(npm, "node_modules"), "schema",
-                        os.path.join(here, "..", "..", "schemas", "merged-load-report.schema.json"), path],
-                       capture_output=True, timeout=60)
-    out = p.stdout.decode("utf-8", "replace")
-    check(p.returncode == 0 and '"valid":true' in out,
-          "ajv, merged report: %s %s" % (out[-800:], p.stderr.decode()[-300:]))
 
 
 def run_shards(load, server, tmp, extra=()):
@@ -154,7 +136,7 @@ def main():
         if rc == 0:
             shards = [json.load(open(p)) for p in paths]
             sums_match(shards, json.load(open(merged)))
-            validate_merged(a.npm, merged)
+            validate_load_report(a.npm, merged, "merged-load-report.schema.json")
             for p in paths:
                 validate_load_report(a.npm, p)
         # shards run with --warmup: their per-key checks saw the warm-up's answers, which no

@@ -114,16 +114,24 @@ def case_first_fail(args, tmp):
         check("even the first step failed" in err, "console: %s" % err[-400:])
 
 
-def case_saturated(args, tmp):
+def pinned_server(args, tmp):
+    """The reference server pinned to the first CPU, with one enterprise key
+    (key-00001) of limits no search reaches: (process, base URL or None, the
+    CPU left for the generator)."""
     cs = sorted(os.sched_getaffinity(0))
     keys = os.path.join(tmp, "keys")
     with open(keys, "w") as f:
         f.write("key-00001 enterprise 100000000 1000000000\n")
     proc, url = start_server(["taskset", "-c", str(cs[0]), args.server, "--port", "0", "--keys-file", keys],
                              stderr=subprocess.DEVNULL)
-    if not check(url is not None, "the reference server did not start"):
+    check(url is not None, "the reference server did not start")
+    return proc, url, str(cs[-1])
+
+
+def case_saturated(args, tmp):
+    proc, url, gen = pinned_server(args, tmp)
+    if not url:
         return
-    gen = str(cs[-1])
     hogs = [subprocess.Popen(["taskset", "-c", gen, sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     out = os.path.join(tmp, "sat.json")
     try:
@@ -151,17 +159,11 @@ def case_late(args, tmp):
     3, result generator-saturated, the step's why naming the generator's
     lateness, never exit 99 "the first step failed" (the target's p99 is well
     under 1 ms). Before: exit 99 at 200/s."""
-    cs = sorted(os.sched_getaffinity(0))
-    if len(cs) < 2:
+    if len(os.sched_getaffinity(0)) < 2:
         return "needs 2 CPUs"
-    keys = os.path.join(tmp, "keys")
-    with open(keys, "w") as f:
-        f.write("key-00001 enterprise 100000000 1000000000\n")
-    proc, url = start_server(["taskset", "-c", str(cs[0]), args.server, "--port", "0", "--keys-file", keys],
-                             stderr=subprocess.DEVNULL)
-    if not check(url is not None, "the reference server did not start"):
-        return
-    gen = str(cs[-1])
+    proc, url, gen = pinned_server(args, tmp)
+    if not url:
+        return None
     hog = subprocess.Popen(["taskset", "-c", gen, sys.executable, "-c", "while True: pass"])
     out = os.path.join(tmp, "late.json")
     try:
