@@ -293,7 +293,11 @@ FAULT_SERVER_ARGS = {"over-admission-race": ["--threads", "4", "--time-scale", "
                      # and the run ended incomplete (the probe refused, waiting as told, 6 times)
                      "no-recovery": ["--time-scale", "10"],
                      "id-race": ["--threads", "4"]}
-FAULT_ATTEMPTS = {"over-admission-race": 1, "id-race": 3}
+# over-admission-create and create-on-429 show only when the server serves the burst's last
+# create after the list released with it (a create at Remaining 0; a create refused): both are
+# released together, and beside a loaded ctest -j4 the create was served first in 1 run of about
+# 4 (the list then took the last slot, the create nothing to show). A fresh run is asked again.
+FAULT_ATTEMPTS = {"over-admission-race": 1, "id-race": 3, "over-admission-create": 3, "create-on-429": 3}
 FAULT_RUNNER_ARGS = {"over-admission-race": ["--race-bursts", "6", "--max-wait", "30s", "--verbose"]}
 RACE_RUNS = 5
 # direct (the whole run, or --only limit429), through nginx terminating TLS, through a latency
