@@ -403,10 +403,7 @@ bool ps_tls_server_asks_cert(const char *host, const char *port, int timeout_ms)
         SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
         SSL_CTX_set_client_cert_cb(ctx, note_cert_request);
         SSL_set_app_data(ssl, &asked);
-        struct in6_addr a6;
-        struct in_addr a4;
-        if (inet_pton(AF_INET, host, &a4) != 1 && inet_pton(AF_INET6, host, &a6) != 1)
-            SSL_set_tlsext_host_name(ssl, host);
+        if (!is_address(host)) SSL_set_tlsext_host_name(ssl, host);
         SSL_set_fd(ssl, fd);
         /* a server that insists ends the handshake with an alert (TLS 1.2)
          * or after it (TLS 1.3): either way the request came first */

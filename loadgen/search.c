@@ -346,8 +346,8 @@ static void judge_step(step *st, const ps_json *d)
      * the reference server on 2 cores, busy 80%: lateness p99 36.7 ms,
      * corrected p99 37.1 ms, the target's own p99 1.2 ms.) */
     bool late_alone = true, any_failed = false;
-    bool no_conn_waits = ps_json_get_int(g, "connection_waits", 1) == 0 ||
-                         ps_json_get_number(g, "busy_share", 0) >= PS_LG_BUSY_SHARE;
+    bool generator_held_back = ps_json_get_int(g, "connection_waits", 1) == 0 ||
+                               ps_json_get_number(g, "busy_share", 0) >= PS_LG_BUSY_SHARE;
     const ps_json *th = ps_json_get(d, "thresholds");
     for (size_t i = 0; th && th->type == PS_JSON_ARRAY && i < th->count; i++) {
         const ps_json *t = th->items[i];
@@ -358,7 +358,7 @@ static void judge_step(step *st, const ps_json *d)
         if (ps_json_get(t, "actual_us")) {
             add_why(st, "%s: %.3f ms", expr, ps_json_get_number(t, "actual_us", 0) / 1e3);
             int64_t late = lateness_at(st, expr);
-            late_alone &= no_conn_waits && late >= 0 &&
+            late_alone &= generator_held_back && late >= 0 &&
                           (double)late >= ps_json_get_number(t, "bound_us", INFINITY);
         } else {
             add_why(st, "%s: %.3f%%", expr, 100.0 * ps_json_get_number(t, "actual", 0));
