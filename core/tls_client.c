@@ -4,7 +4,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
@@ -13,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/tcp_connect.h"
 #include "core/tls_mismatch.h"
 
 struct ps_tls_client {
@@ -371,32 +370,11 @@ static int note_cert_request(SSL *ssl, X509 **x509, EVP_PKEY **pkey)
     return 0;
 }
 
-/* A blocking TCP connection to host:port whose connect, sends and receives
- * give up after timeout_ms each (SO_SNDTIMEO bounds connect too); -1 when
- * none could be made. */
-static int connect_with_timeout(const char *host, const char *port, int timeout_ms)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
-    if (getaddrinfo(host, port, &hints, &res) != 0 || !res) return -1;
-    int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
-    if (fd >= 0) {
-        struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        if (connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
-            close(fd);
-            fd = -1;
-        }
-    }
-    freeaddrinfo(res);
-    return fd;
-}
-
 bool ps_tls_server_asks_cert(const char *host, const char *port, int timeout_ms)
 {
     bool asked = false;
     if (timeout_ms > PS_TLS_PROBE_MAX_MS || timeout_ms <= 0) timeout_ms = PS_TLS_PROBE_MAX_MS;
-    int fd = connect_with_timeout(host, port, timeout_ms);
+    int fd = ps_tcp_connect(host, port, timeout_ms);
     SSL_CTX *ctx = fd >= 0 ? SSL_CTX_new(TLS_client_method()) : NULL;
     SSL *ssl = ctx ? SSL_new(ctx) : NULL;
     if (ssl) {

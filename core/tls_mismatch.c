@@ -1,8 +1,6 @@
 /* tls_mismatch.c - telling a TLS/plain-HTTP mix-up from other failures. */
 #include "core/tls_mismatch.h"
 
-#include <errno.h>
-#include <netdb.h>
 #include <poll.h>
 #include <stdint.h>
 #include <string.h>
@@ -10,6 +8,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "core/tcp_connect.h"
 
 bool ps_tls_answered_in_plain_http(bool handshake_failed, const char *tls_error_text)
 {
@@ -66,30 +66,20 @@ static bool wait_fd(int fd, short events, int64_t deadline_ms)
 
 bool ps_tls_port_speaks_tls(const char *host, const char *port, int timeout_ms)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
-    if (getaddrinfo(host, port, &hints, &res) != 0 || !res) return false;
     if (timeout_ms > PS_TLS_PROBE_MAX_MS) timeout_ms = PS_TLS_PROBE_MAX_MS;
     int64_t deadline = now_ms() + timeout_ms;
     bool yes = false;
-    int fd =
-        socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, res->ai_protocol);
+    int fd = ps_tcp_connect(host, port, timeout_ms);
     if (fd >= 0) {
-        int rc = connect(fd, res->ai_addr, res->ai_addrlen);
-        int soerr = 0;
-        socklen_t sl = sizeof soerr;
-        if (rc == 0 || (errno == EINPROGRESS && wait_fd(fd, POLLOUT, deadline) &&
-                        getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)) {
-            unsigned char reply[8];
-            if (send(fd, client_hello, sizeof client_hello, MSG_NOSIGNAL) ==
-                    (ssize_t)sizeof client_hello &&
-                wait_fd(fd, POLLIN, deadline)) {
-                ssize_t n = recv(fd, reply, sizeof reply, 0);
-                yes = n > 0 && ps_tls_record_start(reply, (size_t)n);
-            }
+        unsigned char reply[8];
+        if (send(fd, client_hello, sizeof client_hello, MSG_NOSIGNAL) ==
+                (ssize_t)sizeof client_hello &&
+            wait_fd(fd, POLLIN, deadline)) {
+            ssize_t n = recv(fd, reply, sizeof reply, MSG_DONTWAIT);
+            yes = n > 0 && ps_tls_record_start(reply, (size_t)n);
         }
         close(fd);
     }
-    freeaddrinfo(res);
     return yes;
 }
 
