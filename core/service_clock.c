@@ -9,9 +9,12 @@ void ps_service_clock_add(ps_service_clock *sc, int64_t date_s, int64_t sent_ns,
      * as a clock far off, and date_s * NS cannot overflow. */
     if (date_s < 0) date_s = 0;
     if (date_s > 4000000000LL) date_s = 4000000000LL;
-    /* service time in [date, date + 1 s) while the client's was in [sent, done] */
+    /* service time in [date, date + 1 s) while the client's was in [sent,
+     * done], when the Date was read as the response was made */
     int64_t lo = date_s * NS - done_ns, hi = (date_s + 1) * NS - sent_ns;
-    if (sc->samples && (lo > sc->hi_ns || hi < sc->lo_ns)) {
+    /* contradicted only beyond what a lagging Date explains */
+    if (sc->samples && (lo > sc->hi_ns + PS_SERVICE_DATE_LAG_NS ||
+                        hi + PS_SERVICE_DATE_LAG_NS < sc->lo_ns)) {
         sc->restarts++;
         sc->samples = 0;
     }
@@ -27,11 +30,25 @@ void ps_service_clock_add(ps_service_clock *sc, int64_t date_s, int64_t sent_ns,
 
 int64_t ps_service_clock_offset_ns(const ps_service_clock *sc)
 {
-    if (!sc->samples || (sc->lo_ns <= 0 && sc->hi_ns >= 0)) return 0;
-    return sc->lo_ns + (sc->hi_ns - sc->lo_ns) / 2;
+    int64_t offset = 0;
+    if (!sc->samples || (sc->lo_ns <= 0 && sc->hi_ns + PS_SERVICE_DATE_LAG_NS >= 0)) {
+        offset = 0; /* in step, as far as Date can tell */
+    } else if (sc->hi_ns >= sc->lo_ns) {
+        offset = sc->lo_ns + (sc->hi_ns - sc->lo_ns) / 2;
+    } else {
+        offset = sc->lo_ns; /* a lagging Date took hi below lo: lo is no Date's lag */
+    }
+    return offset;
+}
+
+int64_t ps_service_clock_latest_ns(const ps_service_clock *sc)
+{
+    int64_t offset = ps_service_clock_offset_ns(sc);
+    return offset != 0 && sc->hi_ns > offset ? sc->hi_ns : offset;
 }
 
 bool ps_service_clock_beyond(const ps_service_clock *sc, int64_t limit_ns)
 {
-    return sc->samples && (sc->lo_ns > limit_ns || sc->hi_ns < -limit_ns);
+    return sc->samples &&
+           (sc->lo_ns > limit_ns || sc->hi_ns + PS_SERVICE_DATE_LAG_NS < -limit_ns);
 }

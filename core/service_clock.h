@@ -7,8 +7,19 @@
  * Every sample bounds the offset: the service's time lay in [Date, Date+1)
  * while the client's lay in [sent, done]. The bounds of all samples are
  * intersected, so the offset is known to a second or better (less as the
- * samples' phases in a second vary) plus the round trip; a sample that contradicts them (the
- * service's clock stepped, or another clock wrote it) starts the bounds afresh.
+ * samples' phases in a second vary) plus the round trip.
+ *
+ * A Date may lag the moment it was written by up to PS_SERVICE_DATE_LAG_NS:
+ * Linux's time() reads a clock up to a tick behind the precise one (6 ms
+ * seen here: the reference server's Date of a request sent 2 ms into a
+ * second names the second before), and proxies cache their Date (Envoy
+ * renews it every 500 ms). Such a Date takes the upper bound below the
+ * true offset; a clock in step then showed "behind" by up to half a second
+ * after a sample restarted the bounds, and the judge placed a token
+ * bucket's Reset half a second late (issue 20's false over-admission). So a
+ * clock is in step while the bounds, the upper one widened by the lag, hold
+ * 0; and only a sample that contradicts the bounds beyond the lag (the
+ * service's clock stepped, or another clock wrote it) starts them afresh.
  *
  * A ps_service_clock is a plain value: zero it to start. */
 #ifndef PS_SERVICE_CLOCK_H
@@ -27,12 +38,23 @@ typedef struct ps_service_clock {
  * wall-clock times sent_ns and done_ns. */
 void ps_service_clock_add(ps_service_clock *sc, int64_t date_s, int64_t sent_ns, int64_t done_ns);
 
-/* The offset to judge in: 0 while no sample came or when the bounds hold
- * 0 (a clock in step within the Date's resolution), else the middle of the
- * bounds. */
+/* The offset to judge in: 0 while no sample came or when the bounds (the
+ * upper one widened by the Date's lag) hold 0, a clock in step as far as
+ * Date can tell; else the middle of the bounds. */
 int64_t ps_service_clock_offset_ns(const ps_service_clock *sc);
 
-/* Whether every offset the bounds allow is beyond limit_ns either way. */
+/* Whether every offset the bounds allow (a lagging Date's too) is beyond
+ * limit_ns either way. */
 bool ps_service_clock_beyond(const ps_service_clock *sc, int64_t limit_ns);
+
+/* The most a Date is taken to lag the time it was written. */
+#define PS_SERVICE_DATE_LAG_NS 500000000LL
+
+/* The latest offset punctual Dates allow: the upper bound when the clock is
+ * off (the middle of bounds a second wide may be half a second early), else
+ * the offset. A deadline named in the service's clock, moved into the
+ * client's by it, is never later than it truly is: what the client read
+ * before it came before it in the service's time too. */
+int64_t ps_service_clock_latest_ns(const ps_service_clock *sc);
 
 #endif

@@ -83,7 +83,8 @@ typedef struct window_probe {
     int64_t announced; /* X-RateLimit-Remaining, -1 when not an integer */
     int64_t limit;     /* X-RateLimit-Limit, -1 when not an integer */
     int64_t reset_s;   /* the Unix second Reset names (ps_ratelimit_reset_time), 0: none */
-    int64_t offset_ns; /* the service's clock ahead of the client's when probed */
+    int64_t offset_ns; /* the service's clock ahead of the client's when probed, the
+                          latest its Dates allow (ps_service_clock_latest_ns) */
     bool fresh;        /* nothing but this request counted in the window yet */
     bool reset_plan;   /* reset_s is the probe's time plus the plan's window: the
                           service's Reset named no time ahead (never a legal limiter) */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/ratelimit_headers.h"
+#include "core/service_clock.h"
 #include "runner/suites/ratelimit_judge.h"
 #include "runner/suites/ratelimit_limit.h"
 
@@ -99,8 +100,10 @@ static bool probe_window(ps_conform *c, const ps_client_request *req, int phase_
         p->reset_s = w ? sent_s + w : 0;
         p->reset_plan = w != 0;
     }
-    /* the window's end in the client's clock: the service's Reset less its lead */
-    p->offset_ns = ps_conform_clock_offset_ns(c);
+    /* the window's end in the client's clock: the service's Reset less its
+     * lead, the latest lead its Dates allow (never a deadline later than
+     * the service's) */
+    p->offset_ns = ps_service_clock_latest_ns(ps_conform_clock(c));
     ps_exchange_free(&ex);
     return true;
 }

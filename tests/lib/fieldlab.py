@@ -41,10 +41,14 @@ def make_ca(tmp, cn="127.0.0.1"):
 class Nginx:
     """nginx on 127.0.0.1:port in front of upstream (host:port), terminating
     TLS with cert/key when given (offering h2 in ALPN when http2, allowing
-    h2_streams concurrent streams when given), keep-alive to the upstream."""
+    h2_streams concurrent streams when given), keep-alive to the upstream.
+    nginx writes its own Date (not the upstream's), from the time it cached
+    at its event loop's last turn; with date_lag_ms it renews that time only
+    so often (timer_resolution), so its Date lags the moment it is written by
+    up to that, as Envoy's does (it renews its Date every 500 ms)."""
 
     def __init__(self, tmp, upstream, cert=None, key=None, workers=1, keepalive=64, http2=False,
-                 h2_streams=None):
+                 h2_streams=None, date_lag_ms=None):
         self.port = free_port()
         self.dir = os.path.join(tmp, "nginx-%d" % self.port)
         os.makedirs(self.dir)
@@ -60,6 +64,7 @@ class Nginx:
             f.write("""daemon off; master_process off; worker_processes %(w)d; pid %(t)s/nginx.pid;
 error_log %(t)s/nginx.err warn;
 events { worker_connections 4096; }
+%(lag)s
 http {
   access_log off; client_body_temp_path %(t)s; proxy_temp_path %(t)s;
   fastcgi_temp_path %(t)s; uwsgi_temp_path %(t)s; scgi_temp_path %(t)s;
@@ -70,7 +75,8 @@ http {
   }
 }
 """ % {"t": self.dir, "l": listen, "tls": tls, "u": upstream, "w": workers,
-               "ka": " keepalive %d;" % keepalive if keepalive else ""})
+               "ka": " keepalive %d;" % keepalive if keepalive else "",
+               "lag": "timer_resolution %dms;" % date_lag_ms if date_lag_ms else ""})
         self.proc = subprocess.Popen([nginx_binary(), "-p", self.dir, "-c", conf],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if not wait_port(self.port):

@@ -1,0 +1,105 @@
+/* test_service_clock.c - the service's clock from Date headers
+ * (core/service_clock.h): a clock in step whose Date lags (Linux time() is
+ * up to a tick behind the precise clock; a proxy may cache its Date for
+ * half a second) is judged in step at every sample, never half a second
+ * off; a clock seconds off converges on its offset; a clock that steps
+ * starts the bounds afresh; the latest offset allowed never names a
+ * deadline later than the true one. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "core/service_clock.h"
+#include "harness.h"
+
+#define NS INT64_C(1000000000)
+#define MS INT64_C(1000000)
+
+/* A deterministic generator: the phases of requests in a second. */
+static uint64_t rng = 88172645463325252ULL;
+static int64_t rand_below(int64_t n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (int64_t)(rng % (uint64_t)n);
+}
+
+/* The Date a server writes for a request it handles at its own time t_ns
+ * whose clock reading lags by up to lag_ns (a coarse or cached clock). */
+static int64_t date_of(int64_t t_ns, int64_t lag_ns)
+{
+    int64_t read = t_ns - (lag_ns ? rand_below(lag_ns + 1) : 0);
+    return read / NS;
+}
+
+/* n requests of 0.2-3 ms round trip at random phases from start_ns, the
+ * service offset_ns ahead, its Date lagging up to lag_ns. Returns the
+ * largest |estimate - offset| seen after the first `settle` samples, and
+ * checks the latest allowed offset is never below the truth minus lag. */
+static int64_t run(ps_service_clock *sc, int64_t start_ns, int n, int64_t offset_ns,
+                   int64_t lag_ns, int settle, int *late_deadlines)
+{
+    int64_t worst = 0, t = start_ns;
+    for (int i = 0; i < n; i++) {
+        t += rand_below(300 * MS) + 1;
+        int64_t rtt = 200000 + rand_below(3 * MS);
+        int64_t served = t + rtt / 2 + offset_ns;
+        ps_service_clock_add(sc, date_of(served, lag_ns), t, t + rtt);
+        int64_t err = ps_service_clock_offset_ns(sc) - offset_ns;
+        if (err < 0) err = -err;
+        if (i >= settle && err > worst) worst = err;
+        if (ps_service_clock_latest_ns(sc) < offset_ns - lag_ns) ++*late_deadlines;
+    }
+    return worst;
+}
+
+int main(void)
+{
+    int64_t start = INT64_C(1795611547) * NS;
+    int late = 0;
+
+    /* in step, Date from a coarse clock (this machine: up to 6 ms behind):
+     * 0 at every sample, from the first */
+    ps_service_clock sc = {0};
+    CHECK_INT(run(&sc, start, 2000, 0, 8 * MS, 0, &late), 0);
+    CHECK_INT(sc.restarts, 0);
+    CHECK(!ps_service_clock_beyond(&sc, 10 * NS));
+
+    /* in step, Date cached for up to half a second by a proxy */
+    sc = (ps_service_clock){0};
+    CHECK_INT(run(&sc, start, 2000, 0, PS_SERVICE_DATE_LAG_NS, 0, &late), 0);
+    CHECK_INT(sc.restarts, 0);
+
+    /* 5 s behind, punctual Date: within 20 ms once 50 samples came */
+    sc = (ps_service_clock){0};
+    CHECK(run(&sc, start, 500, -5 * NS, 0, 50, &late) <= 20 * MS);
+    CHECK(!ps_service_clock_beyond(&sc, 10 * NS));
+    /* ... and with a coarse clock's lag */
+    sc = (ps_service_clock){0};
+    CHECK(run(&sc, start, 500, -5 * NS, 8 * MS, 50, &late) <= 30 * MS);
+
+    /* 30 s behind and 120 s behind: beyond 10 s, named within 20 ms */
+    sc = (ps_service_clock){0};
+    CHECK(run(&sc, start, 300, -30 * NS, 8 * MS, 50, &late) <= 30 * MS);
+    CHECK(ps_service_clock_beyond(&sc, 10 * NS));
+    sc = (ps_service_clock){0};
+    CHECK(run(&sc, start, 300, 120 * NS, 8 * MS, 50, &late) <= 30 * MS);
+    CHECK(ps_service_clock_beyond(&sc, 10 * NS));
+
+    /* a step from in step to 30 s behind: the bounds start afresh */
+    sc = (ps_service_clock){0};
+    run(&sc, start, 200, 0, 8 * MS, 0, &late);
+    CHECK(run(&sc, start + 100 * NS, 300, -30 * NS, 8 * MS, 50, &late) <= 30 * MS);
+    CHECK(sc.restarts >= 1);
+
+    /* no sample: 0, nothing beyond */
+    sc = (ps_service_clock){0};
+    CHECK_INT(ps_service_clock_offset_ns(&sc), 0);
+    CHECK_INT(ps_service_clock_latest_ns(&sc), 0);
+    CHECK(!ps_service_clock_beyond(&sc, 0));
+
+    /* the latest offset allowed: never before the truth (a deadline named in
+     * the service's clock is never placed later than it is) */
+    CHECK_INT(late, 0);
+    return TEST_EXIT();
+}
