@@ -726,7 +726,7 @@ int ps_lg_merge_run(merge *m, char *const *files, size_t nfiles)
     if (!m->thresholds) abort();
     bool thr_failed = false;
     for (size_t i = 0; i < m->cfg.nthresholds; i++) {
-        m->thresholds[i] = ps_lg_threshold_eval(&m->cfg.thresholds[i], &m->total);
+        m->thresholds[i] = ps_lg_threshold_eval(&m->cfg.thresholds[i], &m->total, NULL);
         thr_failed |= !m->thresholds[i].passed;
     }
     code = m->failing ? PS_LG_EXIT_LIMITS : thr_failed ? PS_LG_EXIT_THRESHOLD : PS_LG_EXIT_OK;

@@ -463,6 +463,35 @@ static const char *run_claims_nothing(load_run *R, size_t filled)
     return NULL;
 }
 
+/* Whether every threshold that failed was lost to the generator's own
+ * lateness (ps_lg_threshold_eval): then the run measured the generator, not
+ * the target, and claims nothing (exit 3); R->why names the figures. */
+static bool lost_to_generator(load_run *R)
+{
+    const ps_lg_config *cfg = R->cfg;
+    size_t lost = 0, failed = 0, used = 0;
+    R->why[0] = '\0';
+    for (size_t i = 0; i < cfg->nthresholds; i++) {
+        const ps_lg_threshold_result *r = &R->thresholds[i];
+        if (r->passed) continue;
+        failed++;
+        if (!r->lost_to_generator) continue;
+        lost++;
+        if (used < sizeof R->why)
+            used += (size_t)snprintf(R->why + used, sizeof R->why - used,
+                                     "%s%s: %.3f ms, the generator's own lateness %.3f ms, the "
+                                     "target's %.3f ms",
+                                     lost > 1 ? "; " : "", cfg->thresholds[i].expression,
+                                     r->actual / 1e3, r->late / 1e3, r->own / 1e3);
+    }
+    if (failed && lost == failed && used < sizeof R->why)
+        snprintf(R->why + used, sizeof R->why - used,
+                 " (its threads busy %.0f%% of the time): the generator left requests that late "
+                 "before the target answered; add --threads, cores or machines (--shard)",
+                 100.0 * (R->generator.busy_share > 0 ? R->generator.busy_share : 0));
+    return failed && lost == failed;
+}
+
 /* Verifies the limits, evaluates the thresholds and fills the summary with
  * the verdict. Returns the exit code. */
 static int judge_results(load_run *R)
@@ -478,7 +507,7 @@ static int judge_results(load_run *R)
     judge_generator(R); /* first: it decides whether unsent requests count as timeouts */
     bool thr_failed = false;
     for (size_t i = 0; i < cfg->nthresholds; i++) {
-        R->thresholds[i] = ps_lg_threshold_eval(&cfg->thresholds[i], &R->total);
+        R->thresholds[i] = ps_lg_threshold_eval(&cfg->thresholds[i], &R->total, &R->generator);
         thr_failed |= !R->thresholds[i].passed;
     }
     bool over_budget = ps_lg_error_rate(&R->total) > cfg->error_budget;
@@ -489,6 +518,9 @@ static int judge_results(load_run *R)
     const char *verdict = judge_run(cfg, R->threads, &R->total, interrupted, R->why, sizeof R->why);
     size_t filled = cfg->verify_limits ? ps_lg_limits_windows_filled(&R->limits) : 0;
     if (verdict) {
+        exit_code = PS_LG_EXIT_UNREACHABLE;
+    } else if (exit_code == PS_LG_EXIT_THRESHOLD && !over_budget && lost_to_generator(R)) {
+        verdict = "generator-late";
         exit_code = PS_LG_EXIT_UNREACHABLE;
     } else if (exit_code == PS_LG_EXIT_OK || ((R->generator.verdict == PS_LG_GEN_SATURATED ||
                                                R->generator.verdict == PS_LG_GEN_CONN_LIMITED) &&

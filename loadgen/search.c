@@ -280,18 +280,6 @@ static void add_why(step *st, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The generator's own lateness (us) at the percentile a latency objective
- * names ("p99<5ms" -> its p99), or at the nearest one below it the report
- * has (p50, p90, p99): the lower one never blames the generator for more
- * than it did. -1 when the objective names no percentile at or above p50. */
-static int64_t lateness_at(const step *st, const char *expression)
-{
-    if (expression[0] != 'p') return -1;
-    double pct = strtod(expression + 1, NULL);
-    if (pct > 99.0 && pct < 100.0) pct = 99.0; /* p99_9 -> the p99 the report has */
-    return pct >= 99 ? st->late[2] : pct >= 90 ? st->late[1] : pct >= 50 ? st->late[0] : -1;
-}
-
 /* Judges a step from its run's document. */
 static void judge_step(step *st, const ps_json *d)
 {
@@ -336,18 +324,9 @@ static void judge_step(step *st, const ps_json *d)
     else if (!st->stop && answered == 0)
         add_why(st, "nothing answered in the measured time");
     /* A latency objective lost before any request reached the target: the
-     * generator's own lateness at that percentile passes the bound, while
-     * its threads ran or waited for a CPU nearly all the time (its CPU held
-     * the requests back; requests then queue for connections too), or no
-     * request waited for a connection (no connection the target held
-     * delayed it). Corrected latency counts from when a request was due, so
-     * it holds the generator's delay too: that step measured the
-     * generator, not the target. (Measured: one thread at 40,000/s beside
-     * the reference server on 2 cores, busy 80%: lateness p99 36.7 ms,
-     * corrected p99 37.1 ms, the target's own p99 1.2 ms.) */
+     * step measured the generator, not the target (the run's rule,
+     * ps_lg_threshold_eval: its report's lost_to_generator). */
     bool late_alone = true, any_failed = false;
-    bool generator_held_back = ps_json_get_int(g, "connection_waits", 1) == 0 ||
-                               ps_json_get_number(g, "busy_share", 0) >= PS_LG_BUSY_SHARE;
     const ps_json *th = ps_json_get(d, "thresholds");
     for (size_t i = 0; th && th->type == PS_JSON_ARRAY && i < th->count; i++) {
         const ps_json *t = th->items[i];
@@ -355,15 +334,12 @@ static void judge_step(step *st, const ps_json *d)
         if (ok && ok->type == PS_JSON_BOOL && ok->boolean) continue;
         const char *expr = ps_json_get_string(t, "expression", "?");
         any_failed = true;
-        if (ps_json_get(t, "actual_us")) {
+        const ps_json *lost = ps_json_get(t, "lost_to_generator");
+        late_alone &= lost && lost->type == PS_JSON_BOOL && lost->boolean;
+        if (ps_json_get(t, "actual_us"))
             add_why(st, "%s: %.3f ms", expr, ps_json_get_number(t, "actual_us", 0) / 1e3);
-            int64_t late = lateness_at(st, expr);
-            late_alone &= generator_held_back && late >= 0 &&
-                          (double)late >= ps_json_get_number(t, "bound_us", INFINITY);
-        } else {
+        else
             add_why(st, "%s: %.3f%%", expr, 100.0 * ps_json_get_number(t, "actual", 0));
-            late_alone = false;
-        }
     }
     late_alone &= any_failed && answered > 0;
     if (late_alone)

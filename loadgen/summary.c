@@ -18,27 +18,47 @@ double ps_lg_error_rate(const ps_lg_stats *t)
     return (double)(t->failed + t->timed_out + e5) / (double)t->scheduled;
 }
 
-ps_lg_threshold_result ps_lg_threshold_eval(const ps_lg_threshold *th, const ps_lg_stats *total)
+/* A latency threshold's figure of one histogram. */
+static double latency_figure(const ps_lg_threshold *th, const ps_hist *h)
 {
-    ps_lg_threshold_result r = {false, 0};
-    const ps_hist *h = total->all.corr;
-    switch (th->metric) {
-    case PS_LG_METRIC_PERCENTILE:
-        r.actual = (double)ps_hist_value_at_percentile(h, th->percentile);
-        break;
-    case PS_LG_METRIC_MAX:
-        r.actual = (double)ps_hist_max(h);
-        break;
-    case PS_LG_METRIC_MEAN:
-        r.actual = ps_hist_mean(h);
-        break;
-    case PS_LG_METRIC_ERROR_RATE:
+    double v = 0;
+    if (th->metric == PS_LG_METRIC_PERCENTILE)
+        v = (double)ps_hist_value_at_percentile(h, th->percentile);
+    else if (th->metric == PS_LG_METRIC_MAX)
+        v = (double)ps_hist_max(h);
+    else if (th->metric == PS_LG_METRIC_MEAN)
+        v = ps_hist_mean(h);
+    return v;
+}
+
+static bool meets(const ps_lg_threshold *th, double v)
+{
+    return th->or_equal ? v <= th->bound : v < th->bound;
+}
+
+ps_lg_threshold_result ps_lg_threshold_eval(const ps_lg_threshold *th, const ps_lg_stats *total,
+                                            const ps_lg_generator *gen)
+{
+    ps_lg_threshold_result r = {0};
+    if (th->metric == PS_LG_METRIC_ERROR_RATE) {
         r.actual = ps_lg_error_rate(total);
-        break;
+        r.passed = meets(th, r.actual);
+    } else {
+        r.actual = latency_figure(th, total->all.corr);
+        r.own = latency_figure(th, total->all.unc);
+        r.late = total->lateness ? latency_figure(th, total->lateness) : 0;
+        /* no answer at all cannot pass a latency threshold */
+        r.passed = meets(th, r.actual) && ps_hist_total_count(total->all.corr) > 0;
+        bool open_model = gen && gen->verdict != PS_LG_GEN_NOT_APPLICABLE;
+        /* its CPU held it back: busy nearly all the time, or waiting for a
+         * CPU longer than it ran (a starved thread is busy little, but
+         * reads every answer late) */
+        bool busy = gen && (gen->busy_share >= PS_LG_BUSY_SHARE ||
+                            (gen->runq_wait_s >= 0 && gen->runq_wait_s > gen->cpu_s));
+        r.lost_to_generator = !r.passed && open_model && total->answered > 0 &&
+                              !meets(th, r.late) &&
+                              (busy || (gen->conn_waits == 0 && meets(th, r.own)));
     }
-    r.passed = th->or_equal ? r.actual <= th->bound : r.actual < th->bound;
-    /* No answer at all cannot pass a latency threshold. */
-    if (th->metric != PS_LG_METRIC_ERROR_RATE && ps_hist_total_count(h) == 0) r.passed = false;
     return r;
 }
 
@@ -497,6 +517,9 @@ static void thresholds(ps_jw *w, const ps_lg_config *cfg, const ps_lg_threshold_
         } else {
             ps_jw_kdouble(w, "actual_us", r->actual, 0);
             ps_jw_kdouble(w, "bound_us", th->bound, 0);
+            ps_jw_kdouble(w, "own_us", r->own, 0);
+            ps_jw_kdouble(w, "lateness_us", r->late, 0);
+            ps_jw_kbool(w, "lost_to_generator", r->lost_to_generator);
         }
         ps_jw_object_close(w);
     }

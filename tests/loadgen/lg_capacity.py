@@ -155,6 +155,67 @@ def case_saturation(args, tmp):
     check("saturated" in err and "could not keep its schedule" in err, "console: %s" % err[-600:])
 
 
+def case_generator_late(args, tmp):
+    """A generator kept late by its CPU (nice 19 beside a busy loop on its
+    own CPU) at a rate it still sends in full (200/s): its lateness breaks
+    p99<1ms before the target answers. Every failed threshold lost to the
+    generator: exit 3, verdict generator-late, the reason naming the figures,
+    never exit 99 blaming the target (its p99 is well under 1 ms; before:
+    exit 99). A target whose own latency breaks the bound (p99<1us, the
+    generator unhindered) still fails, exit 99."""
+    cs = cpus()
+    if len(cs) < 2:
+        print("skipped: needs 2 CPUs", file=sys.stderr)
+        sys.exit(77)
+    srv_cpu, gen_cpu = str(cs[0]), str(cs[-1])
+    proc, url = server(args, tmp, n_keys=1, prefix=("taskset", "-c", srv_cpu))
+    if not url:
+        return
+    out = os.path.join(tmp, "late.json")
+    base = [args.load, "--base-url", url, "--api-key", "key-00000", "--connections", "64", "--rate", "200",
+            "--duration", "2s", "--warmup", "500ms"]
+    hog = subprocess.Popen(["taskset", "-c", gen_cpu, sys.executable, "-c", "while True: pass"])
+    try:
+        rc, _, err = run(base + ["--threshold", "p99<1ms", "--json", out], prefix=("taskset", "-c", gen_cpu, "nice", "-n", "19"))
+    finally:
+        hog.kill()
+        hog.wait(10)
+    d = load_json(out)
+    if d:
+        g, th = d["generator"], d["thresholds"][0]
+        print("late generator: busy %s, lateness p99 %s us, corrected p99 %s us, own p99 %s us"
+              % (g["busy_share"], th["lateness_us"], th["actual_us"], th["own_us"]), file=sys.stderr)
+        if g["verdict"] == "saturated" or th["lateness_us"] < 1000:
+            print("skipped: the generator was %s (lateness p99 %d us): nothing to judge"
+                  % (g["verdict"], th["lateness_us"]), file=sys.stderr)
+            stop_process(proc)
+            sys.exit(77)
+        check(rc == 3 and d["verdict"] == "generator-late" and th["lost_to_generator"],
+              "a late generator: exit %d, verdict %s, threshold %r: %s" % (rc, d["verdict"], th, err[-600:]))
+        check("p99<1ms" in (d["aborted"] or "") and "lateness" in (d["aborted"] or "") and "generator-late" in err,
+              "the reason: %r; console %s" % (d["aborted"], err[-400:]))
+        validate_load_report(args.npm, out)
+    else:
+        check(False, "no report (exit %d): %s" % (rc, err[-500:]))
+    # the target's own latency breaks p99<1us while the generator keeps up: the target's
+    # failure (exit 99); beside a loaded ctest the generator may wait for a CPU longer than it
+    # runs, and then the rule calls it the generator's (exit 3): the verdict must follow it
+    rc, _, err = run(base + ["--threshold", "p99<1us", "--json", out])
+    stop_process(proc)
+    d = load_json(out)
+    if check(d is not None, "no report (exit %d)" % rc):
+        th, g = d["thresholds"][0], d["generator"]
+        waited = g["runqueue_wait_s"]
+        starved = (g["busy_share"] or 0) >= 0.7 or (waited is not None and waited > g["thread_cpu_s"])
+        print("p99<1us: busy %s, cpu %s s, waiting for a CPU %s s" % (g["busy_share"], g["thread_cpu_s"], waited),
+              file=sys.stderr)
+        if starved:
+            check(rc == 3 and th["lost_to_generator"], "p99<1us, a starved generator: exit %d, %r" % (rc, th))
+        else:
+            check(rc == 99 and d["verdict"] == "fail" and not th["lost_to_generator"],
+                  "p99<1us: exit %d, verdict %s, %r" % (rc, d["verdict"], th))
+
+
 def case_budget(args, tmp):
     plain = os.path.join(tmp, "server.keys")
     keys_file(plain, 1)
@@ -377,7 +438,7 @@ def case_connection_limited(args, tmp):
     return skip
 
 
-CASES = {"connection_limited": case_connection_limited, "groups": case_groups, "burst_progress": case_burst_progress, "schedule": case_schedule, "saturation": case_saturation, "budget": case_budget, "scaling": case_scaling}
+CASES = {"generator_late": case_generator_late, "connection_limited": case_connection_limited, "groups": case_groups, "burst_progress": case_burst_progress, "schedule": case_schedule, "saturation": case_saturation, "budget": case_budget, "scaling": case_scaling}
 
 
 if __name__ == "__main__":

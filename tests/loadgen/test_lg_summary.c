@@ -108,7 +108,7 @@ static void figures_become_values(void)
                          .count = 64,
                          .fails = true};
     snprintf(v.message, sizeof v.message, "window admitted 61 \"over\" 60\n");
-    ps_lg_threshold_result thr[2] = {{false, 89000}, {true, 0.1}};
+    ps_lg_threshold_result thr[2] = {{.passed = false, .actual = 89000}, {.passed = true, .actual = 0.1}};
     ps_lg_summary s = {
         .cfg = &cfg,
         .total = &total,
@@ -186,7 +186,7 @@ static void figures_become_values(void)
 /* Exit 3: the verdict and its reason are the run's, not pass/fail. */
 static void exit_3_names_its_reason(void)
 {
-    ps_lg_threshold_result thr[2] = {{true, 900}, {true, 0}};
+    ps_lg_threshold_result thr[2] = {{.passed = true, .actual = 900}, {.passed = true, .actual = 0}};
     ps_lg_summary s = {.cfg = &cfg,
                        .total = &total,
                        .thresholds = thr,
@@ -205,8 +205,70 @@ static void exit_3_names_its_reason(void)
     ps_json_free(d);
 }
 
+/* A latency threshold lost to the generator (ps_lg_threshold_eval): its
+ * lateness reached the bound and it was busy, or kept up with connections
+ * and the target's own figure met the bound; a target whose own latency
+ * breaks the bound fails it whatever the generator did. */
+static void threshold_lost_to_generator(void)
+{
+    ps_error err = {{0}};
+    ps_lg_stats st;
+    CHECK_INT(ps_lg_stats_init(&st, (1u << PS_LG_PLANS) - 1, false, &err), 0);
+    /* the target answers in 0.2 ms from its send; the generator sent 40 ms late */
+    for (int i = 0; i < 100; i++) {
+        ps_lg_stats_answer(&st, PS_LG_OP_LIST, PS_PLAN_FREE, 200, 40200, 200);
+        ps_lg_stats_late(&st, 40000);
+    }
+    ps_lg_threshold p99_5ms = {0}, p99_1us = {0}, errors = {0};
+    CHECK_INT(ps_lg_threshold_parse("p99<5ms", &p99_5ms, &err), 0);
+    CHECK_INT(ps_lg_threshold_parse("p99<1us", &p99_1us, &err), 0);
+    CHECK_INT(ps_lg_threshold_parse("error_rate<1%", &errors, &err), 0);
+    ps_lg_generator idle = {
+        .verdict = PS_LG_GEN_OK, .busy_share = 0.2, .cpu_s = 0.4, .runq_wait_s = 0.01};
+    ps_lg_generator busy = {
+        .verdict = PS_LG_GEN_OK, .busy_share = 0.9, .conn_waits = 5, .runq_wait_s = -1};
+    /* nice 19 beside a busy loop: busy 61%, but far longer waiting for a CPU than on one */
+    ps_lg_generator starved = {.verdict = PS_LG_GEN_OK,
+                               .busy_share = 0.61,
+                               .conn_waits = 5,
+                               .cpu_s = 0.03,
+                               .runq_wait_s = 1.5};
+    ps_lg_generator waited = {
+        .verdict = PS_LG_GEN_OK, .busy_share = 0.2, .conn_waits = 5, .runq_wait_s = -1};
+    ps_lg_generator closed = {.verdict = PS_LG_GEN_NOT_APPLICABLE, .busy_share = 0.9};
+
+    ps_lg_threshold_result r = ps_lg_threshold_eval(&p99_5ms, &st, &idle);
+    CHECK(!r.passed && r.lost_to_generator);
+    CHECK(r.own < 1000 && r.late >= 39000 && r.actual >= 40000);
+    r = ps_lg_threshold_eval(&p99_5ms, &st, &busy);
+    CHECK(!r.passed && r.lost_to_generator);
+    r = ps_lg_threshold_eval(&p99_5ms, &st, &starved);
+    CHECK(!r.passed && r.lost_to_generator);
+    /* requests that waited for connections the target held: the target's delay */
+    r = ps_lg_threshold_eval(&p99_5ms, &st, &waited);
+    CHECK(!r.passed && !r.lost_to_generator);
+    /* no schedule (closed model), or not known (a merge): never */
+    r = ps_lg_threshold_eval(&p99_5ms, &st, &closed);
+    CHECK(!r.passed && !r.lost_to_generator);
+    r = ps_lg_threshold_eval(&p99_5ms, &st, NULL);
+    CHECK(!r.passed && !r.lost_to_generator);
+    /* the target's own 0.2 ms breaks p99<1us: its failure, unless the generator's CPU
+     * held everything back (then its own figure was read late too) */
+    r = ps_lg_threshold_eval(&p99_1us, &st, &idle);
+    CHECK(!r.passed && !r.lost_to_generator);
+    r = ps_lg_threshold_eval(&p99_1us, &st, &busy);
+    CHECK(!r.passed && r.lost_to_generator);
+    r = ps_lg_threshold_eval(&p99_1us, &st, &starved);
+    CHECK(!r.passed && r.lost_to_generator);
+    /* error rates are never the generator's */
+    r = ps_lg_threshold_eval(&errors, &st, &busy);
+    CHECK(r.passed && !r.lost_to_generator);
+    ps_lg_stats_free(&st);
+}
+
 int main(void)
 {
+    threshold_lost_to_generator();
     setup();
     RUN(figures_become_values);
     RUN(exit_3_names_its_reason);
