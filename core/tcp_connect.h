@@ -7,12 +7,15 @@
 #ifndef PS_TCP_CONNECT_H
 #define PS_TCP_CONNECT_H
 
-/* A connected, blocking socket (close-on-exec) to host:port, or -1. Each
- * address host resolves to is tried in turn until one connects, all within
- * timeout_ms (a name resolving to ::1 and 127.0.0.1 reaches a server that
- * listens on one of them); the socket's sends and receives then give up
- * after timeout_ms each (SO_SNDTIMEO, SO_RCVTIMEO), so a blocking handshake
- * on it cannot hang. timeout_ms <= 0 is taken as 1 ms. */
-int ps_tcp_connect(const char *host, const char *port, int timeout_ms);
+#include <stdint.h>
+
+/* A connected non-blocking socket (close-on-exec) to host:port by
+ * deadline_ns (ps_clock_mono_ns), or -1. Each address host resolves to is
+ * tried in turn until one connects, each given an equal share of the time
+ * left (a name resolving to ::1 and 127.0.0.1 reaches a server listening
+ * on one of them, and an address that drops packets does not take all of
+ * it). What is done on the socket after is the caller's to bound by the
+ * same deadline (poll). */
+int ps_tcp_connect(const char *host, const char *port, int64_t deadline_ns);
 
 #endif

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/tcp_connect.h"
 #include "core/tls_mismatch.h"
 
@@ -322,39 +323,47 @@ ps_tls_io ps_tls_client_io(SSL *ssl, int ret, char *why, size_t len)
     return PS_TLS_IO_ERROR;
 }
 
-int ps_tls_client_handshake_blocking(ps_tls_client *c, int fd, const char *host, int timeout_ms,
-                                     ps_error *err)
+/* Drives ssl's handshake on its socket (blocking or not) until it is done,
+ * fails or deadline_ns (ps_clock_mono_ns) passes: 0, or -1 with why. */
+static int handshake_until(SSL *ssl, int fd, int64_t deadline_ns, char *why, size_t why_size)
 {
-    SSL *ssl = ps_tls_client_ssl(c, fd, host, NULL, err);
-    if (!ssl) return -1;
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
     int rc = -1;
     for (;;) {
         errno = 0;
         int r = SSL_do_handshake(ssl);
-        char why[sizeof err->message];
-        ps_tls_io io = ps_tls_client_io(ssl, r, why, sizeof why);
+        ps_tls_io io = ps_tls_client_io(ssl, r, why, why_size);
         if (io == PS_TLS_IO_OK) {
             rc = 0;
             break;
         }
         if (io == PS_TLS_IO_ERROR || io == PS_TLS_IO_EOF) {
             if (io == PS_TLS_IO_EOF)
-                snprintf(why, sizeof why,
-                         "TLS: the server closed the "
-                         "connection during the handshake");
-            ps_error_set(err, "%s", why);
+                snprintf(why, why_size, "TLS: the server closed the connection during the handshake");
             break;
         }
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
         struct pollfd p = {.fd = fd, .events = io == PS_TLS_IO_WANT_READ ? POLLIN : POLLOUT};
-        if (spent >= timeout_ms || poll(&p, 1, (int)(timeout_ms - spent)) == 0) {
-            ps_error_set(err, "TLS: no handshake within %d ms", timeout_ms);
+        int64_t left_ns = deadline_ns - ps_clock_mono_ns();
+        int ready = left_ns > 0 ? poll(&p, 1, (int)(left_ns / 1000000 + 1)) : 0;
+        if (ready == 0 || (ready < 0 && errno != EINTR)) {
+            snprintf(why, why_size, "TLS: no handshake in the time given");
             break;
         }
+    }
+    return rc;
+}
+
+int ps_tls_client_handshake_blocking(ps_tls_client *c, int fd, const char *host, int timeout_ms,
+                                     ps_error *err)
+{
+    SSL *ssl = ps_tls_client_ssl(c, fd, host, NULL, err);
+    if (!ssl) return -1;
+    char why[sizeof err->message];
+    int rc = handshake_until(ssl, fd, ps_clock_mono_ns() + (int64_t)timeout_ms * 1000000, why,
+                             sizeof why);
+    if (rc != 0) {
+        if (strstr(why, "no handshake in the time given"))
+            snprintf(why, sizeof why, "TLS: no handshake within %d ms", timeout_ms);
+        ps_error_set(err, "%s", why);
     }
     SSL_free(ssl);
     return rc;
@@ -374,7 +383,8 @@ bool ps_tls_server_asks_cert(const char *host, const char *port, int timeout_ms)
 {
     bool asked = false;
     if (timeout_ms > PS_TLS_PROBE_MAX_MS || timeout_ms <= 0) timeout_ms = PS_TLS_PROBE_MAX_MS;
-    int fd = ps_tcp_connect(host, port, timeout_ms);
+    int64_t deadline = ps_clock_mono_ns() + (int64_t)timeout_ms * 1000000;
+    int fd = ps_tcp_connect(host, port, deadline);
     SSL_CTX *ctx = fd >= 0 ? SSL_CTX_new(TLS_client_method()) : NULL;
     SSL *ssl = ctx ? SSL_new(ctx) : NULL;
     if (ssl) {
@@ -383,9 +393,12 @@ bool ps_tls_server_asks_cert(const char *host, const char *port, int timeout_ms)
         SSL_set_app_data(ssl, &asked);
         if (!is_address(host)) SSL_set_tlsext_host_name(ssl, host);
         SSL_set_fd(ssl, fd);
+        SSL_set_connect_state(ssl);
         /* a server that insists ends the handshake with an alert (TLS 1.2)
-         * or after it (TLS 1.3): either way the request came first */
-        (void)SSL_connect(ssl);
+         * or after it (TLS 1.3): either way the request came first; the
+         * whole exchange within the deadline, however slowly it trickles */
+        char why[256];
+        (void)handshake_until(ssl, fd, deadline, why, sizeof why);
         ERR_clear_error();
     }
     SSL_free(ssl);

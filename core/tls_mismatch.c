@@ -1,14 +1,15 @@
 /* tls_mismatch.c - telling a TLS/plain-HTTP mix-up from other failures. */
 #include "core/tls_mismatch.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/tcp_connect.h"
 
 bool ps_tls_answered_in_plain_http(bool handshake_failed, const char *tls_error_text)
@@ -49,35 +50,37 @@ static const unsigned char client_hello[] = {
 
 _Static_assert(sizeof client_hello == 5 + 0x55, "record length");
 
-static int64_t now_ms(void)
+/* Whether fd becomes ready for events by deadline_ns (a signal is no failure). */
+static bool wait_fd(int fd, short events, int64_t deadline_ns)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static bool wait_fd(int fd, short events, int64_t deadline_ms)
-{
-    int64_t left = deadline_ms - now_ms();
-    if (left <= 0) return false;
     struct pollfd p = {.fd = fd, .events = events};
-    return poll(&p, 1, (int)left) == 1;
+    int ready = 0;
+    int64_t left_ns;
+    while ((left_ns = deadline_ns - ps_clock_mono_ns()) > 0 &&
+           (ready = poll(&p, 1, (int)(left_ns / 1000000 + 1))) < 0 && errno == EINTR)
+        ;
+    return ready == 1;
 }
 
 bool ps_tls_port_speaks_tls(const char *host, const char *port, int timeout_ms)
 {
     if (timeout_ms > PS_TLS_PROBE_MAX_MS) timeout_ms = PS_TLS_PROBE_MAX_MS;
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = ps_clock_mono_ns() + (int64_t)timeout_ms * 1000000;
     bool yes = false;
-    int fd = ps_tcp_connect(host, port, timeout_ms);
+    int fd = ps_tcp_connect(host, port, deadline);
     if (fd >= 0) {
+        /* the ClientHello fits an empty socket buffer: one non-blocking
+         * send; the reply's first two bytes tell, however they trickle */
         unsigned char reply[8];
-        if (send(fd, client_hello, sizeof client_hello, MSG_NOSIGNAL) ==
-                (ssize_t)sizeof client_hello &&
-            wait_fd(fd, POLLIN, deadline)) {
-            ssize_t n = recv(fd, reply, sizeof reply, MSG_DONTWAIT);
-            yes = n > 0 && ps_tls_record_start(reply, (size_t)n);
+        size_t got = 0;
+        bool sent = send(fd, client_hello, sizeof client_hello, MSG_NOSIGNAL) ==
+                    (ssize_t)sizeof client_hello;
+        while (sent && got < 2 && wait_fd(fd, POLLIN, deadline)) {
+            ssize_t n = recv(fd, reply + got, sizeof reply - got, 0);
+            if (n <= 0) break;
+            got += (size_t)n;
         }
+        yes = ps_tls_record_start(reply, got);
         close(fd);
     }
     return yes;
