@@ -31,20 +31,26 @@ void ps_service_clock_add(ps_service_clock *sc, int64_t date_s, int64_t sent_ns,
 int64_t ps_service_clock_offset_ns(const ps_service_clock *sc)
 {
     int64_t offset = 0;
-    if (!sc->samples || (sc->lo_ns <= 0 && sc->hi_ns + PS_SERVICE_DATE_LAG_NS >= 0)) {
-        offset = 0; /* in step, as far as Date can tell */
+    if (!sc->samples || (sc->lo_ns <= 0 && sc->hi_ns >= 0)) {
+        offset = 0; /* in step within the Date's resolution */
     } else if (sc->hi_ns >= sc->lo_ns) {
+        /* bounds that agree: a clock off by a constant (a lagging Date
+         * varies from one response to the next, and soon contradicts) */
         offset = sc->lo_ns + (sc->hi_ns - sc->lo_ns) / 2;
     } else {
-        offset = sc->lo_ns; /* a lagging Date took hi below lo: lo is no Date's lag */
+        /* a lagging Date took the upper bound below the lower, which no
+         * Date's lag moves: the offset is the lower (0 for a clock in step) */
+        offset = sc->lo_ns;
     }
     return offset;
 }
 
 int64_t ps_service_clock_latest_ns(const ps_service_clock *sc)
 {
-    int64_t offset = ps_service_clock_offset_ns(sc);
-    return offset != 0 && sc->hi_ns > offset ? sc->hi_ns : offset;
+    int64_t latest = 0;
+    int64_t upper = sc->hi_ns + PS_SERVICE_DATE_LAG_NS; /* a lagging Date's too */
+    if (sc->samples && (sc->lo_ns > 0 || upper < 0)) latest = upper;
+    return latest;
 }
 
 bool ps_service_clock_beyond(const ps_service_clock *sc, int64_t limit_ns)

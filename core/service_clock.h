@@ -14,12 +14,16 @@
  * seen here: the reference server's Date of a request sent 2 ms into a
  * second names the second before), and proxies cache their Date (Envoy
  * renews it every 500 ms). Such a Date takes the upper bound below the
- * true offset; a clock in step then showed "behind" by up to half a second
- * after a sample restarted the bounds, and the judge placed a token
- * bucket's Reset half a second late (issue 20's false over-admission). So a
- * clock is in step while the bounds, the upper one widened by the lag, hold
- * 0; and only a sample that contradicts the bounds beyond the lag (the
- * service's clock stepped, or another clock wrote it) starts them afresh.
+ * true offset, never the lower. Before this was allowed for, its
+ * contradiction restarted the bounds from that one sample, a second wide,
+ * and a clock in step showed up to half a second behind: the judge then
+ * placed a token bucket's Reset that late (issue 20's false
+ * over-admission). So only a sample that contradicts the bounds beyond the
+ * lag (the service's clock stepped, or another clock wrote it) starts them
+ * afresh, and bounds the lag crossed (upper below lower) name the lower
+ * bound. A clock off by a constant keeps bounds that agree and is measured
+ * as before. Not seen: a step back of less than the lag (the lower bound
+ * stays where the old clock put it).
  *
  * A ps_service_clock is a plain value: zero it to start. */
 #ifndef PS_SERVICE_CLOCK_H
@@ -38,23 +42,26 @@ typedef struct ps_service_clock {
  * wall-clock times sent_ns and done_ns. */
 void ps_service_clock_add(ps_service_clock *sc, int64_t date_s, int64_t sent_ns, int64_t done_ns);
 
-/* The offset to judge in: 0 while no sample came or when the bounds (the
- * upper one widened by the Date's lag) hold 0, a clock in step as far as
- * Date can tell; else the middle of the bounds. */
+/* The offset to judge in: 0 while no sample came or when the bounds hold
+ * 0 (a clock in step within the Date's resolution); the middle of bounds
+ * that agree; the lower bound when a lagging Date crossed them. */
 int64_t ps_service_clock_offset_ns(const ps_service_clock *sc);
 
-/* Whether every offset the bounds allow (a lagging Date's too) is beyond
- * limit_ns either way. */
+/* Whether every offset the bounds allow, a lagging Date's too (the upper
+ * bound widened by the lag), is beyond limit_ns either way. */
 bool ps_service_clock_beyond(const ps_service_clock *sc, int64_t limit_ns);
 
 /* The most a Date is taken to lag the time it was written. */
 #define PS_SERVICE_DATE_LAG_NS 500000000LL
 
-/* The latest offset punctual Dates allow: the upper bound when the clock is
- * off (the middle of bounds a second wide may be half a second early), else
- * the offset. A deadline named in the service's clock, moved into the
- * client's by it, is never later than it truly is: what the client read
- * before it came before it in the service's time too. */
+/* The latest offset the Dates allow, their lag included: 0 while the
+ * clock may be in step (a clock looking behind by less than a Date's lag
+ * may be in step; one ahead by less than the bounds' width was always
+ * taken for in step), else the upper bound widened by the lag. A deadline
+ * named in the service's clock, moved into the client's by it, is then no
+ * later than it truly is: what the client read before it came before it
+ * in the service's time too. For a clock off, that deadline is up to the
+ * lag early: fewer answers are judged, none falsely. */
 int64_t ps_service_clock_latest_ns(const ps_service_clock *sc);
 
 #endif

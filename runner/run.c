@@ -239,7 +239,8 @@ static void write_transport(const ps_conform *c, ps_jw *w)
         ps_jw_key(w, "clock_offset_bounds_s");
         ps_jw_array_open(w);
         ps_jw_double(w, (double)sc->lo_ns / 1e9, 3);
-        ps_jw_double(w, (double)sc->hi_ns / 1e9, 3);
+        /* the upper bound a lagging Date allows (core/service_clock.h) */
+        ps_jw_double(w, (double)(sc->hi_ns + PS_SERVICE_DATE_LAG_NS) / 1e9, 3);
         ps_jw_array_close(w);
     } else {
         ps_jw_knull(w, "clock_offset_s");
