@@ -466,7 +466,7 @@ static const char *run_claims_nothing(load_run *R, size_t filled)
 /* Whether every threshold that failed was lost to the generator's own
  * lateness (ps_lg_threshold_eval): then the run measured the generator, not
  * the target, and claims nothing (exit 3); R->why names the figures. */
-static bool lost_to_generator(load_run *R)
+static bool all_failed_lost_to_generator(load_run *R)
 {
     const ps_lg_config *cfg = R->cfg;
     size_t lost = 0, failed = 0, used = 0;
@@ -486,9 +486,11 @@ static bool lost_to_generator(load_run *R)
     }
     if (failed && lost == failed && used < sizeof R->why)
         snprintf(R->why + used, sizeof R->why - used,
-                 " (its threads busy %.0f%% of the time): the generator left requests that late "
-                 "before the target answered; add --threads, cores or machines (--shard)",
-                 100.0 * (R->generator.busy_share > 0 ? R->generator.busy_share : 0));
+                 " (its threads busy %.0f%% of the time, %lld requests waited for a "
+                 "connection): the generator left requests that late before the target answered; "
+                 "add --threads, cores or machines (--shard)",
+                 100.0 * (R->generator.busy_share > 0 ? R->generator.busy_share : 0),
+                 (long long)R->generator.conn_waits);
     return failed && lost == failed;
 }
 
@@ -519,8 +521,12 @@ static int judge_results(load_run *R)
     size_t filled = cfg->verify_limits ? ps_lg_limits_windows_filled(&R->limits) : 0;
     if (verdict) {
         exit_code = PS_LG_EXIT_UNREACHABLE;
-    } else if (exit_code == PS_LG_EXIT_THRESHOLD && !over_budget && lost_to_generator(R)) {
-        verdict = "generator-late";
+    } else if (exit_code == PS_LG_EXIT_THRESHOLD && !over_budget && !cfg->shards &&
+               all_failed_lost_to_generator(R)) {
+        /* a saturated generator says so; a shard's thresholds are the
+         * merge's to judge (its exit 3 would stop the merge) */
+        verdict = R->generator.verdict == PS_LG_GEN_SATURATED ? run_claims_nothing(R, filled)
+                                                              : "generator-late";
         exit_code = PS_LG_EXIT_UNREACHABLE;
     } else if (exit_code == PS_LG_EXIT_OK || ((R->generator.verdict == PS_LG_GEN_SATURATED ||
                                                R->generator.verdict == PS_LG_GEN_CONN_LIMITED) &&

@@ -46,18 +46,27 @@ ps_lg_threshold_result ps_lg_threshold_eval(const ps_lg_threshold *th, const ps_
     } else {
         r.actual = latency_figure(th, total->all.corr);
         r.own = latency_figure(th, total->all.unc);
-        r.late = total->lateness ? latency_figure(th, total->lateness) : 0;
+        bool late_known = total->lateness && ps_hist_total_count(total->lateness) > 0;
+        r.late = late_known ? latency_figure(th, total->lateness) : -1;
         /* no answer at all cannot pass a latency threshold */
         r.passed = meets(th, r.actual) && ps_hist_total_count(total->all.corr) > 0;
-        bool open_model = gen && gen->verdict != PS_LG_GEN_NOT_APPLICABLE;
-        /* its CPU held it back: busy nearly all the time, or waiting for a
-         * CPU longer than it ran (a starved thread is busy little, but
-         * reads every answer late) */
-        bool busy = gen && (gen->busy_share >= PS_LG_BUSY_SHARE ||
-                            (gen->runq_wait_s >= 0 && gen->runq_wait_s > gen->cpu_s));
-        r.lost_to_generator = !r.passed && open_model && total->answered > 0 &&
+        /* Lateness counts a wait for a connection too: never the
+         * generator's when requests waited for connections the target
+         * held (connection-limited). Its CPU held it back when its threads
+         * ran or waited for a CPU 70% of the time (they then read the
+         * answers late too, so the target's own figure says nothing);
+         * else only with no connection wait and the target's own figure
+         * met. A max is one request's: the generator's worst lateness and
+         * the target's worst answer may be two requests, so it needs the
+         * target's own max met either way. */
+        bool open_model = gen && gen->verdict != PS_LG_GEN_NOT_APPLICABLE &&
+                          gen->verdict != PS_LG_GEN_CONN_LIMITED;
+        bool own_met = meets(th, r.own);
+        bool cpu_bound = gen && gen->busy_share >= PS_LG_BUSY_SHARE;
+        r.lost_to_generator = !r.passed && open_model && total->answered > 0 && late_known &&
                               !meets(th, r.late) &&
-                              (busy || (gen->conn_waits == 0 && meets(th, r.own)));
+                              (th->metric != PS_LG_METRIC_MAX || own_met) &&
+                              (cpu_bound || (gen->conn_waits == 0 && own_met));
     }
     return r;
 }
@@ -518,7 +527,10 @@ static void thresholds(ps_jw *w, const ps_lg_config *cfg, const ps_lg_threshold_
             ps_jw_kdouble(w, "actual_us", r->actual, 0);
             ps_jw_kdouble(w, "bound_us", th->bound, 0);
             ps_jw_kdouble(w, "own_us", r->own, 0);
-            ps_jw_kdouble(w, "lateness_us", r->late, 0);
+            if (r->late >= 0)
+                ps_jw_kdouble(w, "lateness_us", r->late, 0);
+            else
+                ps_jw_knull(w, "lateness_us"); /* not measured: a closed model, a merge */
             ps_jw_kbool(w, "lost_to_generator", r->lost_to_generator);
         }
         ps_jw_object_close(w);

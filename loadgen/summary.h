@@ -48,8 +48,9 @@ typedef struct ps_lg_threshold_result {
     double actual; /* microseconds, or a fraction for error_rate */
     /* latency thresholds: the same figure of the target's own latencies
      * (uncorrected: from each request's send, us) and of the generator's
-     * lateness (send minus due time, us); lost_to_generator: failed by the
-     * generator's lateness, not by the target (ps_lg_threshold_eval) */
+     * lateness (send minus due time, us; -1 not measured); lost_to_generator:
+     * failed by the generator's lateness, not by the target
+     * (ps_lg_threshold_eval) */
     double own, late;
     bool lost_to_generator;
 } ps_lg_threshold_result;
@@ -90,19 +91,18 @@ typedef struct ps_lg_summary {
 
 /* Evaluates one threshold against the merged stats (corrected latencies),
  * and whether a latency threshold it failed was lost to the generator (gen,
- * NULL when not known: never): the generator's own lateness at that figure
- * reached the bound, in an open model, and either its CPU held it back (its
- * threads busy, running or waiting for a CPU, at least PS_LG_BUSY_SHARE of
- * the time, or waiting for a CPU longer than they ran: they then read the
+ * NULL when not known: never). Corrected latency counts from when a request
+ * was due, so it holds the generator's delay too. Lost to the generator:
+ * in an open model that was not connection-limited, the generator's own
+ * lateness at that figure reached the bound, and either its threads ran or
+ * waited for a CPU at least PS_LG_BUSY_SHARE of the time (they read the
  * answers late too, so the target's own figure says nothing), or no request
- * waited for a connection the target held and the target's own figure met
- * the bound. Corrected latency counts from when a request was due, so it
- * holds the generator's delay too: such a figure measured the generator
- * (one thread at nice 19 beside a busy loop at 200/s, busy 61%, 0.03 s on a
- * CPU and about 1.5 s waiting for one: lateness p99 4.6 ms, corrected p99
- * 9.6 ms, its own reading 6.5 ms; the server's p99 well under 1 ms). A
- * target whose own latency breaks the bound while the generator kept up
- * (p99<1us) fails it. */
+ * waited for a connection and the target's own figure (from each send) met
+ * the bound; a max also needs the target's own max met. Measured: one
+ * thread at nice 19 beside two busy loops at 200/s, busy 91%: lateness p99
+ * 65 ms, corrected p99 105 ms, its own reading 83 ms, the server's p99
+ * well under 1 ms. A target whose own latency breaks the bound while the
+ * generator kept up (p99<1us) fails it. */
 ps_lg_threshold_result ps_lg_threshold_eval(const ps_lg_threshold *th, const ps_lg_stats *total,
                                             const ps_lg_generator *gen);
 

@@ -156,9 +156,9 @@ def case_saturation(args, tmp):
 
 
 def case_generator_late(args, tmp):
-    """A generator kept late by its CPU (nice 19 beside a busy loop on its
-    own CPU) at a rate it still sends in full (200/s): its lateness breaks
-    p99<1ms before the target answers. Every failed threshold lost to the
+    """A generator kept late by its CPU (nice 19 beside two busy loops on its
+    own CPU: busy about 90% of the time) at a rate it still sends in full
+    (200/s): its lateness breaks p99<1ms before the target answers. Every failed threshold lost to the
     generator: exit 3, verdict generator-late, the reason naming the figures,
     never exit 99 blaming the target (its p99 is well under 1 ms; before:
     exit 99). A target whose own latency breaks the bound (p99<1us, the
@@ -174,18 +174,19 @@ def case_generator_late(args, tmp):
     out = os.path.join(tmp, "late.json")
     base = [args.load, "--base-url", url, "--api-key", "key-00000", "--connections", "64", "--rate", "200",
             "--duration", "2s", "--warmup", "500ms"]
-    hog = subprocess.Popen(["taskset", "-c", gen_cpu, sys.executable, "-c", "while True: pass"])
+    hogs = [subprocess.Popen(["taskset", "-c", gen_cpu, sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
         rc, _, err = run(base + ["--threshold", "p99<1ms", "--json", out], prefix=("taskset", "-c", gen_cpu, "nice", "-n", "19"))
     finally:
-        hog.kill()
-        hog.wait(10)
+        for h in hogs:
+            h.kill()
+            h.wait(10)
     d = load_json(out)
     if d:
         g, th = d["generator"], d["thresholds"][0]
         print("late generator: busy %s, lateness p99 %s us, corrected p99 %s us, own p99 %s us"
               % (g["busy_share"], th["lateness_us"], th["actual_us"], th["own_us"]), file=sys.stderr)
-        if g["verdict"] == "saturated" or th["lateness_us"] < 1000:
+        if g["verdict"] != "ok" or th["lateness_us"] < 1000 or (g["busy_share"] or 0) < 0.7:
             print("skipped: the generator was %s (lateness p99 %d us): nothing to judge"
                   % (g["verdict"], th["lateness_us"]), file=sys.stderr)
             stop_process(proc)
@@ -198,17 +199,16 @@ def case_generator_late(args, tmp):
     else:
         check(False, "no report (exit %d): %s" % (rc, err[-500:]))
     # the target's own latency breaks p99<1us while the generator keeps up: the target's
-    # failure (exit 99); beside a loaded ctest the generator may wait for a CPU longer than it
-    # runs, and then the rule calls it the generator's (exit 3): the verdict must follow it
+    # failure (exit 99); only a generator busy 70% of the time (not at 200/s unhindered,
+    # even beside a loaded ctest) would make it the generator's
     rc, _, err = run(base + ["--threshold", "p99<1us", "--json", out])
     stop_process(proc)
     d = load_json(out)
     if check(d is not None, "no report (exit %d)" % rc):
         th, g = d["thresholds"][0], d["generator"]
-        waited = g["runqueue_wait_s"]
-        starved = (g["busy_share"] or 0) >= 0.7 or (waited is not None and waited > g["thread_cpu_s"])
-        print("p99<1us: busy %s, cpu %s s, waiting for a CPU %s s" % (g["busy_share"], g["thread_cpu_s"], waited),
-              file=sys.stderr)
+        starved = (g["busy_share"] or 0) >= 0.7
+        print("p99<1us: busy %s, cpu %s s, waiting for a CPU %s s"
+              % (g["busy_share"], g["thread_cpu_s"], g["runqueue_wait_s"]), file=sys.stderr)
         if starved:
             check(rc == 3 and th["lost_to_generator"], "p99<1us, a starved generator: exit %d, %r" % (rc, th))
         else:

@@ -153,7 +153,7 @@ def case_saturated(args, tmp):
 
 
 def case_late(args, tmp):
-    """A generator kept late by its CPU (pinned at nice 19 beside a busy loop)
+    """A generator kept late by its CPU (pinned at nice 19 beside two busy loops)
     at a rate it still sends in full (200/s): its own lateness breaks p99<1ms
     before the target answers, so the step claims nothing of the target: exit
     3, result generator-saturated, the step's why naming the generator's
@@ -164,15 +164,16 @@ def case_late(args, tmp):
     proc, url, gen = pinned_server(args, tmp)
     if not url:
         return None
-    hog = subprocess.Popen(["taskset", "-c", gen, sys.executable, "-c", "while True: pass"])
+    hogs = [subprocess.Popen(["taskset", "-c", gen, sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     out = os.path.join(tmp, "late.json")
     try:
         rc, _, err = run([args.load, "search", "--base-url", url, "--api-key", "key-00001", "--connections", "64",
                           "--slo", "p99<1ms", "--from", "200", "--to", "200", "--step", "1s", "--warmup", "500ms",
                           "--json", out], prefix=("taskset", "-c", gen, "nice", "-n", "19"))
     finally:
-        hog.kill()
-        hog.wait(10)
+        for h in hogs:
+            h.kill()
+            h.wait(10)
     stop_process(proc)
     d = load_json(out)
     if not check(d is not None, "no report (exit %d): %s" % (rc, err[-500:])):
