@@ -2,7 +2,9 @@
 private CA and a server certificate made by the test (openssl), nginx
 terminating TLS in front of an upstream (keep-alive to it), and a latency
 proxy adding a delay each way (asyncio, in a thread). Every daemon binds
-127.0.0.1 on a free port, waits are bounded, and stop() ends what it started.
+127.0.0.1 on a free port (nginx another address when asked, e.g. a test
+host's in a network namespace: netns.py), waits are bounded, and stop() ends
+what it started.
 
 Import it with the test's folder's ../lib on sys.path (see pstest.py).
 """
@@ -15,14 +17,15 @@ import threading
 from pstest import free_port, nginx_binary, wait_port  # noqa: F401 (the one copy; tests import them from here too)
 
 
-def make_ca(tmp, cn="127.0.0.1"):
-    """A CA and a server certificate for 127.0.0.1 signed by it: returns
-    (ca_cert, server_cert, server_key) paths."""
+def make_ca(tmp, cn="127.0.0.1", ip="127.0.0.1"):
+    """A CA and a server certificate for the address ip (its subjectAltName;
+    cn its common name) signed by it: returns (ca_cert, server_cert,
+    server_key) paths."""
     ca_key, ca = os.path.join(tmp, "ca.key"), os.path.join(tmp, "ca.pem")
     key, csr, cert = os.path.join(tmp, "srv.key"), os.path.join(tmp, "srv.csr"), os.path.join(tmp, "srv.pem")
     ext = os.path.join(tmp, "srv.ext")
     with open(ext, "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n")
+        f.write("subjectAltName=IP:%s\nbasicConstraints=CA:FALSE\n" % ip)
     steps = [
         ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
          "-days", "2", "-subj", "/CN=petstore field test CA", "-keyout", ca_key, "-out", ca],
@@ -39,21 +42,24 @@ def make_ca(tmp, cn="127.0.0.1"):
 
 
 class Nginx:
-    """nginx on 127.0.0.1:port in front of upstream (host:port), terminating
+    """nginx on bind:port in front of upstream (host:port), terminating
     TLS with cert/key when given (offering h2 in ALPN when http2, allowing
     h2_streams concurrent streams when given), keep-alive to the upstream.
     nginx writes its own Date (not the upstream's), from the time it cached
     at its event loop's last turn; with date_lag_ms it renews that time only
     so often (timer_resolution), so its Date lags the moment it is written by
-    up to that, as Envoy's does (it renews its Date every 500 ms)."""
+    up to that, as Envoy's does (it renews its Date every 500 ms).
+    pre is an argv prefix it is started with (["ip", "netns", "exec", NAME]:
+    on a test host, bind being that host's address); the port is one free
+    on this host's loopback, so free in a namespace just made."""
 
     def __init__(self, tmp, upstream, cert=None, key=None, workers=1, keepalive=64, http2=False,
-                 h2_streams=None, date_lag_ms=None):
+                 h2_streams=None, date_lag_ms=None, bind="127.0.0.1", pre=()):
         self.port = free_port()
         self.dir = os.path.join(tmp, "nginx-%d" % self.port)
         os.makedirs(self.dir)
         conf = os.path.join(self.dir, "nginx.conf")
-        listen = "127.0.0.1:%d" % self.port
+        listen = "%s:%d" % (bind, self.port)
         tls = ""
         if cert:
             listen += " ssl http2" if http2 else " ssl"
@@ -77,12 +83,12 @@ http {
 """ % {"t": self.dir, "l": listen, "tls": tls, "u": upstream, "w": workers,
                "ka": " keepalive %d;" % keepalive if keepalive else "",
                "lag": "timer_resolution %dms;" % date_lag_ms if date_lag_ms else ""})
-        self.proc = subprocess.Popen([nginx_binary(), "-p", self.dir, "-c", conf],
+        self.proc = subprocess.Popen(list(pre) + [nginx_binary(), "-p", self.dir, "-c", conf],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if not wait_port(self.port):
+        if not wait_port(self.port, proc=self.proc, host=bind):
             self.stop()
-            raise RuntimeError("nginx did not listen on %d" % self.port)
-        self.url = "%s://127.0.0.1:%d/v1" % ("https" if cert else "http", self.port)
+            raise RuntimeError("nginx did not listen on %s:%d" % (bind, self.port))
+        self.url = "%s://%s:%d/v1" % ("https" if cert else "http", bind, self.port)
 
     def stop(self):
         if self.proc.poll() is None:

@@ -112,8 +112,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_port(port, timeout=10, proc=None):
-    """True once 127.0.0.1:port accepts a connection (bounded); False when
+def wait_port(port, timeout=10, proc=None, host="127.0.0.1"):
+    """True once host:port accepts a connection (bounded); False when
     proc (if given) ended first or the timeout passed."""
     import socket
     deadline = time.monotonic() + timeout
@@ -121,7 +121,7 @@ def wait_port(port, timeout=10, proc=None):
         if proc is not None and proc.poll() is not None:
             return False
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
+            with socket.create_connection((host, port), timeout=1):
                 return True
         except OSError:
             time.sleep(0.05)

@@ -317,10 +317,11 @@ def mode_fault(a, tmp):
         print("attempt %d did not catch %s" % (attempt + 1, a.name), file=sys.stderr)
 
 
-def fault_once(a, tmp, via=None):
+def fault_once(a, tmp, via=None, pre=(), server_extra=()):
     """One run against the server with fault a.name; via(url) -> (url, extra
-    runner args, stop) puts something in front of it (mode_field_faults)."""
-    srv = Server(a.server, ["--fault", a.name] + FAULT_SERVER_ARGS.get(a.name, []), tmp)
+    runner args, stop) puts something in front of it (mode_field_faults);
+    pre and server_extra start the server elsewhere (field_netns_test.py)."""
+    srv = Server(a.server, ["--fault", a.name] + FAULT_SERVER_ARGS.get(a.name, []) + list(server_extra), tmp, pre)
     stop = None
     try:
         url, extra = srv.url, []
