@@ -31,18 +31,22 @@ void ps_service_clock_add(ps_service_clock *sc, int64_t date_s, int64_t sent_ns,
 int64_t ps_service_clock_offset_ns(const ps_service_clock *sc)
 {
     int64_t offset = 0;
-    if (!sc->samples || (sc->lo_ns <= 0 && sc->hi_ns >= 0)) {
-        offset = 0; /* in step within the Date's resolution */
+    if (!sc->samples || (sc->lo_ns <= 0 && sc->hi_ns + PS_SERVICE_DATE_LAG_NS >= 0)) {
+        offset = 0; /* in step, as far as a Date that may lag can tell */
     } else if (sc->hi_ns >= sc->lo_ns) {
-        /* bounds that agree: a clock off by a constant (a lagging Date
-         * varies from one response to the next, and soon contradicts) */
-        offset = sc->lo_ns + (sc->hi_ns - sc->lo_ns) / 2;
+        offset = sc->lo_ns + (sc->hi_ns - sc->lo_ns) / 2; /* off by a constant */
     } else {
         /* a lagging Date took the upper bound below the lower, which no
-         * Date's lag moves: the offset is the lower (0 for a clock in step) */
+         * Date's lag moves */
         offset = sc->lo_ns;
     }
     return offset;
+}
+
+int64_t ps_service_clock_earliest_ns(const ps_service_clock *sc)
+{
+    int64_t offset = ps_service_clock_offset_ns(sc);
+    return sc->samples && sc->lo_ns < offset ? sc->lo_ns : offset;
 }
 
 int64_t ps_service_clock_latest_ns(const ps_service_clock *sc)

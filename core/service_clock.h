@@ -12,18 +12,22 @@
  * A Date may lag the moment it was written by up to PS_SERVICE_DATE_LAG_NS:
  * Linux's time() reads a clock up to a tick behind the precise one (6 ms
  * seen here: the reference server's Date of a request sent 2 ms into a
- * second names the second before), and proxies cache their Date (Envoy
- * renews it every 500 ms). Such a Date takes the upper bound below the
- * true offset, never the lower. Before this was allowed for, its
- * contradiction restarted the bounds from that one sample, a second wide,
- * and a clock in step showed up to half a second behind: the judge then
- * placed a token bucket's Reset that late (issue 20's false
- * over-admission). So only a sample that contradicts the bounds beyond the
- * lag (the service's clock stepped, or another clock wrote it) starts them
- * afresh, and bounds the lag crossed (upper below lower) name the lower
- * bound. A clock off by a constant keeps bounds that agree and is measured
- * as before. Not seen: a step back of less than the lag (the lower bound
- * stays where the old clock put it).
+ * second names the second before), nginx writes the time it cached at its
+ * loop's last turn, and Envoy renews its Date every 500 ms. Such a Date
+ * takes the upper bound below the true offset, never the lower; renewed at
+ * a fixed phase, it turns each second late exactly as a clock behind would.
+ * Before the lag was allowed for, its contradiction restarted the bounds
+ * from that one sample, a second wide, and a clock in step showed up to
+ * half a second behind: the judge then placed a token bucket's Reset that
+ * late (issue 20's false over-admission). So only a sample that
+ * contradicts the bounds beyond the lag (the service's clock stepped, or
+ * another clock wrote it) starts them afresh, and the three uses take the
+ * bound that cannot mislead them: a time judged is read in step while the
+ * lag could explain the bounds (ps_service_clock_offset_ns; a clock truly
+ * 0.3 s off is then judged 0.3 s off, within every check's second of
+ * rounding), a wait lasts until the latest moment the service's could be
+ * (ps_service_clock_earliest_ns), and a deadline ends at the earliest
+ * (ps_service_clock_latest_ns). Not seen: a step back of less than the lag.
  *
  * A ps_service_clock is a plain value: zero it to start. */
 #ifndef PS_SERVICE_CLOCK_H
@@ -42,14 +46,21 @@ typedef struct ps_service_clock {
  * wall-clock times sent_ns and done_ns. */
 void ps_service_clock_add(ps_service_clock *sc, int64_t date_s, int64_t sent_ns, int64_t done_ns);
 
-/* The offset to judge in: 0 while no sample came or when the bounds hold
- * 0 (a clock in step within the Date's resolution); the middle of bounds
- * that agree; the lower bound when a lagging Date crossed them. */
+/* The offset to judge in: 0 while no sample came or while the bounds, the
+ * upper one widened by the lag, hold 0 (in step, as far as a Date that may
+ * lag can tell); else the middle of bounds that agree, or the lower bound
+ * when a lagging Date crossed them. */
 int64_t ps_service_clock_offset_ns(const ps_service_clock *sc);
 
 /* Whether every offset the bounds allow, a lagging Date's too (the upper
  * bound widened by the lag), is beyond limit_ns either way. */
 bool ps_service_clock_beyond(const ps_service_clock *sc, int64_t limit_ns);
+
+/* The earliest offset the Dates allow (the lower bound: no Date's lag
+ * lowers it), for waits: the client's moment at which the service's clock
+ * has surely reached a time it named (a clock truly 0.3 s behind, judged
+ * in step, is still waited for). */
+int64_t ps_service_clock_earliest_ns(const ps_service_clock *sc);
 
 /* The most a Date is taken to lag the time it was written. */
 #define PS_SERVICE_DATE_LAG_NS 500000000LL

@@ -79,6 +79,17 @@ void ps_report_load_threshold_line(ps_buf *b, const ps_json *t, int width,
         ps_buf_printf(b, "%.2f%%", frac->d * 100);
     else
         ps_buf_puts(b, "n/a");
+    /* the generator's own lateness broke it, not the target (loadgen/summary.h) */
+    const ps_json *lost = ps_json_get(t, "lost_to_generator");
+    const ps_json *own = ps_json_get(t, "own_us"), *late = ps_json_get(t, "lateness_us");
+    if (lost && lost->type == PS_JSON_BOOL && lost->boolean && own && own->type == PS_JSON_NUMBER &&
+        late && late->type == PS_JSON_NUMBER) {
+        ps_buf_puts(b, ": lost to the generator (its lateness ");
+        put_latency(b, late->d, opts->utf8);
+        ps_buf_puts(b, ", the target's ");
+        put_latency(b, own->d, opts->utf8);
+        ps_buf_putc(b, ')');
+    }
 }
 
 /* The rate line of an open-model run: the schedule's target, the rate the

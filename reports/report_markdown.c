@@ -325,7 +325,12 @@ static void load_thresholds(ps_buf *b, const ps_json *doc)
         else
             md_latency(b, ps_json_get(t, "actual_us"));
         bool ok = passed && passed->type == PS_JSON_BOOL && passed->boolean;
-        ps_buf_printf(b, " | %s |\n", ok ? "\xE2\x9C\x85 pass" : "\xE2\x9D\x8C fail");
+        const ps_json *lost = ps_json_get(t, "lost_to_generator");
+        bool generator = !ok && lost && lost->type == PS_JSON_BOOL && lost->boolean;
+        ps_buf_printf(b, " | %s |\n",
+                      ok          ? "\xE2\x9C\x85 pass"
+                      : generator ? "\xE2\x9A\xA0\xEF\xB8\x8F lost to the generator's lateness"
+                                  : "\xE2\x9D\x8C fail");
     }
     ps_buf_putc(b, '\n');
 }

@@ -441,6 +441,11 @@ int64_t ps_conform_clock_offset_ns(const ps_conform *c)
     return ps_service_clock_offset_ns(&c->clock);
 }
 
+int64_t ps_conform_wait_offset_ns(const ps_conform *c)
+{
+    return ps_service_clock_earliest_ns(&c->clock);
+}
+
 const ps_service_clock *ps_conform_clock(const ps_conform *c)
 {
     return &c->clock;
@@ -490,7 +495,7 @@ static void note_429(ps_conform *c, const char *key, const ps_exchange *ex, int6
     ps_rl_read(&ex->resp_headers, ps_conform_service_ns(c, now) / 1000000000, &rl);
     char *why = c->wait_why[wait_slot(c, key)];
     ps_retry_source src;
-    int64_t until = ps_rl_retry_at_ns(&rl, now, ps_conform_clock_offset_ns(c), &src);
+    int64_t until = ps_rl_retry_at_ns(&rl, now, ps_conform_wait_offset_ns(c), &src);
     if (src == PS_RETRY_AFTER) {
         const char *text = ps_headers_get(&ex->resp_headers, "Retry-After");
         snprintf(why, sizeof c->wait_why[0], "Retry-After %.30s", text ? text : "");

@@ -82,7 +82,9 @@ static bool room_for(gen_run *g, long need, bool may_wait)
     int64_t cap = ps_conform_cfg(g->c)->max_wait_ns;
     if (cap > MAX_WINDOW_WAIT_NS) cap = MAX_WINDOW_WAIT_NS;
     if (may_wait && g->reset_s > 0 && until - now <= cap) {
-        while (ps_conform_service_ns(g->c, ps_clock_wall_ns()) < until && !ps_conform_interrupted)
+        /* until the service's clock has surely reached it (conform.h) */
+        while (ps_clock_wall_ns() + ps_conform_wait_offset_ns(g->c) < until &&
+               !ps_conform_interrupted)
             ps_clock_sleep_ns(50000000);
         g->remaining = -1;
         return true;

@@ -49,7 +49,7 @@ static void count_burst(const ps_conform *c, const ps_exchange *exs, int n, int6
                 bc->last_429 = i;
             ps_retry_source src;
             int64_t until =
-                ps_rl_retry_at_ns(&rl, ex->done_wall_ns, ps_conform_clock_offset_ns(c), &src);
+                ps_rl_retry_at_ns(&rl, ex->done_wall_ns, ps_conform_wait_offset_ns(c), &src);
             if (until > bc->retry_until_ns) bc->retry_until_ns = until;
             if (bc->soonest_429 < 0 || until < soonest_until) {
                 bc->soonest_429 = i;

@@ -52,7 +52,7 @@ static bool await_window(crossing *x)
     int64_t now = ps_conform_service_ns(x->c, ps_clock_wall_ns());
     int64_t free_at = ps_conform_key_free_at(x->c, PS_KEY_LIMIT);
     int64_t until = x->reset_s > 0 && x->reset_s * 1000000000LL - now <= 2000000000LL
-                        ? x->reset_s * 1000000000LL - ps_conform_clock_offset_ns(x->c) + 50000000
+                        ? x->reset_s * 1000000000LL - ps_conform_wait_offset_ns(x->c) + 50000000
                         : 0;
     if (free_at > until) until = free_at;
     if (until - ps_clock_wall_ns() > ps_conform_cfg(x->c)->max_wait_ns) {
