@@ -13,8 +13,8 @@ void ps_service_clock_add(ps_service_clock *sc, int64_t date_s, int64_t sent_ns,
      * done], when the Date was read as the response was made */
     int64_t lo = date_s * NS - done_ns, hi = (date_s + 1) * NS - sent_ns;
     /* contradicted only beyond what a lagging Date explains */
-    if (sc->samples && (lo > sc->hi_ns + PS_SERVICE_DATE_LAG_NS ||
-                        hi + PS_SERVICE_DATE_LAG_NS < sc->lo_ns)) {
+    if (sc->samples &&
+        (lo > sc->hi_ns + PS_SERVICE_DATE_LAG_NS || hi + PS_SERVICE_DATE_LAG_NS < sc->lo_ns)) {
         sc->restarts++;
         sc->samples = 0;
     }
@@ -46,7 +46,7 @@ int64_t ps_service_clock_offset_ns(const ps_service_clock *sc)
 int64_t ps_service_clock_earliest_ns(const ps_service_clock *sc)
 {
     int64_t offset = ps_service_clock_offset_ns(sc);
-    return sc->samples && sc->lo_ns < offset ? sc->lo_ns : offset;
+    return sc->samples && sc->hi_ns < offset ? sc->hi_ns : offset;
 }
 
 int64_t ps_service_clock_latest_ns(const ps_service_clock *sc)
@@ -59,6 +59,5 @@ int64_t ps_service_clock_latest_ns(const ps_service_clock *sc)
 
 bool ps_service_clock_beyond(const ps_service_clock *sc, int64_t limit_ns)
 {
-    return sc->samples &&
-           (sc->lo_ns > limit_ns || sc->hi_ns + PS_SERVICE_DATE_LAG_NS < -limit_ns);
+    return sc->samples && (sc->lo_ns > limit_ns || sc->hi_ns + PS_SERVICE_DATE_LAG_NS < -limit_ns);
 }

@@ -25,9 +25,10 @@
  * bound that cannot mislead them: a time judged is read in step while the
  * lag could explain the bounds (ps_service_clock_offset_ns; a clock truly
  * 0.3 s off is then judged 0.3 s off, within every check's second of
- * rounding), a wait lasts until the latest moment the service's could be
- * (ps_service_clock_earliest_ns), and a deadline ends at the earliest
- * (ps_service_clock_latest_ns). Not seen: a step back of less than the lag.
+ * rounding), a wait lasts until the service's clock has reached the time
+ * by what punctual Dates show (ps_service_clock_earliest_ns), and a
+ * deadline ends at the earliest the Dates allow (ps_service_clock_latest_ns). Not seen: a step back
+ * of less than the lag.
  *
  * A ps_service_clock is a plain value: zero it to start. */
 #ifndef PS_SERVICE_CLOCK_H
@@ -56,10 +57,11 @@ int64_t ps_service_clock_offset_ns(const ps_service_clock *sc);
  * bound widened by the lag), is beyond limit_ns either way. */
 bool ps_service_clock_beyond(const ps_service_clock *sc, int64_t limit_ns);
 
-/* The earliest offset the Dates allow (the lower bound: no Date's lag
- * lowers it), for waits: the client's moment at which the service's clock
- * has surely reached a time it named (a clock truly 0.3 s behind, judged
- * in step, is still waited for). */
+/* The offset to wait by: the one judged, or the upper bound when punctual
+ * Dates put the clock further behind than that (a clock truly 0.3 s behind,
+ * judged in step, is still waited for; a lagging Date only lengthens the
+ * wait by its lag). Not the lower bound: a few Dates leave it far below the
+ * truth, and a retry sent late hides a Retry-After that ends too early. */
 int64_t ps_service_clock_earliest_ns(const ps_service_clock *sc);
 
 /* The most a Date is taken to lag the time it was written. */

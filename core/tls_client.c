@@ -338,7 +338,8 @@ static int handshake_until(SSL *ssl, int fd, int64_t deadline_ns, char *why, siz
         }
         if (io == PS_TLS_IO_ERROR || io == PS_TLS_IO_EOF) {
             if (io == PS_TLS_IO_EOF)
-                snprintf(why, why_size, "TLS: the server closed the connection during the handshake");
+                snprintf(why, why_size,
+                         "TLS: the server closed the connection during the handshake");
             break;
         }
         struct pollfd p = {.fd = fd, .events = io == PS_TLS_IO_WANT_READ ? POLLIN : POLLOUT};

@@ -64,8 +64,7 @@ ps_lg_threshold_result ps_lg_threshold_eval(const ps_lg_threshold *th, const ps_
         bool own_met = meets(th, r.own);
         bool cpu_bound = gen && gen->busy_share >= PS_LG_BUSY_SHARE;
         r.lost_to_generator = !r.passed && open_model && total->answered > 0 && late_known &&
-                              !meets(th, r.late) &&
-                              (th->metric != PS_LG_METRIC_MAX || own_met) &&
+                              !meets(th, r.late) && (th->metric != PS_LG_METRIC_MAX || own_met) &&
                               (cpu_bound || (gen->conn_waits == 0 && own_met));
     }
     return r;

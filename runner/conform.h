@@ -142,7 +142,8 @@ void ps_conform_note_refusal(ps_conform *c, const ps_exchange *ex, ps_key_role r
  * time-based check is judged in, measured from each response's Date
  * (core/service_clock.h) before the observers see it. */
 /* The offset to wait by (core ps_service_clock_earliest_ns): a wait for
- * a moment the service named lasts until its clock has surely reached it. */
+ * a moment the service named lasts until its clock has reached it by what
+ * punctual Dates show. */
 int64_t ps_conform_wait_offset_ns(const ps_conform *c);
 int64_t ps_conform_clock_offset_ns(const ps_conform *c);
 const struct ps_service_clock *ps_conform_clock(const ps_conform *c);

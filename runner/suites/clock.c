@@ -34,7 +34,6 @@ void ps_suite_clock_finish(ps_conform *c)
                     "between %+.1f and %+.1f s): its X-RateLimit-Reset, right in its own time and "
                     "judged so, names a moment %.0f s %s to clients whose clocks are right",
                     off < 0 ? -off : off, off < 0 ? "behind" : "ahead of", sc->samples,
-                    (double)sc->lo_ns / 1e9,
-                    (double)(sc->hi_ns + PS_SERVICE_DATE_LAG_NS) / 1e9, off < 0 ? -off : off,
-                    off < 0 ? "too early" : "too late");
+                    (double)sc->lo_ns / 1e9, (double)(sc->hi_ns + PS_SERVICE_DATE_LAG_NS) / 1e9,
+                    off < 0 ? -off : off, off < 0 ? "too early" : "too late");
 }

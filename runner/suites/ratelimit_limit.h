@@ -158,11 +158,11 @@ static inline int64_t limit_service_s(const ps_conform *c, int64_t wall_ns)
     return ps_conform_service_ns(c, wall_ns) / 1000000000;
 }
 
-/* The client's wall-clock time by which the service's clock has surely
- * reached its Unix second s (a wait's end: conform.h). */
+/* The client's wall-clock time at the service's Unix second s (the
+ * inverse of limit_service_s: placing requests in the service's second). */
 static inline int64_t limit_client_ns(const ps_conform *c, int64_t s)
 {
-    return ps_clock_s_to_ns(s) - ps_conform_wait_offset_ns(c);
+    return ps_clock_s_to_ns(s) - ps_conform_clock_offset_ns(c);
 }
 
 /* ratelimit.c: the operations, and the checks left when the suite stops. */

@@ -84,7 +84,8 @@ static bool probe_window(ps_conform *c, const ps_client_request *req, int phase_
         p->fresh = rl.remaining_state == PS_RL_OK && rl.limit_state == PS_RL_OK &&
                    rl.remaining >= rl.limit - 1;
         if (p->fresh || tries == 3 || !timed) break;
-        int64_t until = limit_client_ns(c, p->reset_s) + 50000000;
+        /* until the service's clock has reached the window's end (conform.h) */
+        int64_t until = ps_clock_s_to_ns(p->reset_s) - ps_conform_wait_offset_ns(c) + 50000000;
         if (until < ps_clock_wall_ns() || !limit_wait_until(c, until)) break;
         ps_exchange_free(&ex);
     }

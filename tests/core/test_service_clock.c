@@ -37,8 +37,8 @@ static int64_t date_of(int64_t t_ns, int64_t lag_ns)
  * service offset_ns ahead, its Date lagging up to lag_ns. Returns the
  * largest |estimate - offset| seen after the first `settle` samples, and
  * checks the latest allowed offset is never below the truth minus lag. */
-static int64_t run(ps_service_clock *sc, int64_t start_ns, int n, int64_t offset_ns,
-                   int64_t lag_ns, int settle, int *late_deadlines)
+static int64_t run(ps_service_clock *sc, int64_t start_ns, int n, int64_t offset_ns, int64_t lag_ns,
+                   int settle, int *late_deadlines)
 {
     int64_t worst = 0, t = start_ns;
     for (int i = 0; i < n; i++) {
@@ -81,8 +81,8 @@ int main(void)
      * but waited for: the earliest offset is within 20 ms of it */
     sc = (ps_service_clock){0};
     CHECK(run(&sc, start, 500, -300 * MS, 0, 50, &late) == 300 * MS);
-    CHECK(ps_service_clock_earliest_ns(&sc) <= -300 * MS &&
-          ps_service_clock_earliest_ns(&sc) >= -320 * MS);
+    CHECK(ps_service_clock_earliest_ns(&sc) <= -290 * MS &&
+          ps_service_clock_earliest_ns(&sc) >= -300 * MS);
     /* 0.7 s behind: beyond the lag, measured */
     sc = (ps_service_clock){0};
     CHECK(run(&sc, start, 500, -700 * MS, 0, 50, &late) <= 20 * MS);
@@ -127,7 +127,8 @@ int main(void)
     }
     CHECK(!deadline_late);
     CHECK_INT(ps_service_clock_offset_ns(&sc), 0);
-    CHECK(ps_service_clock_earliest_ns(&sc) < -250 * MS && ps_service_clock_earliest_ns(&sc) > -300 * MS);
+    CHECK(ps_service_clock_earliest_ns(&sc) <= -277 * MS + 2 * MS &&
+          ps_service_clock_earliest_ns(&sc) > -300 * MS);
     CHECK(!ps_service_clock_beyond(&sc, 10 * NS));
 
     /* no sample: 0, nothing beyond */

@@ -108,7 +108,8 @@ static void figures_become_values(void)
                          .count = 64,
                          .fails = true};
     snprintf(v.message, sizeof v.message, "window admitted 61 \"over\" 60\n");
-    ps_lg_threshold_result thr[2] = {{.passed = false, .actual = 89000}, {.passed = true, .actual = 0.1}};
+    ps_lg_threshold_result thr[2] = {{.passed = false, .actual = 89000},
+                                     {.passed = true, .actual = 0.1}};
     ps_lg_summary s = {
         .cfg = &cfg,
         .total = &total,
@@ -186,7 +187,8 @@ static void figures_become_values(void)
 /* Exit 3: the verdict and its reason are the run's, not pass/fail. */
 static void exit_3_names_its_reason(void)
 {
-    ps_lg_threshold_result thr[2] = {{.passed = true, .actual = 900}, {.passed = true, .actual = 0}};
+    ps_lg_threshold_result thr[2] = {{.passed = true, .actual = 900},
+                                     {.passed = true, .actual = 0}};
     ps_lg_summary s = {.cfg = &cfg,
                        .total = &total,
                        .thresholds = thr,
@@ -272,12 +274,17 @@ static void threshold_lost_to_generator(void)
     CHECK_INT(ps_lg_threshold_parse("max<5ms", &max_5ms, &err), 0);
     r = ps_lg_threshold_eval(&max_5ms, &st, &busy);
     CHECK(!r.passed && r.lost_to_generator);
-    ps_lg_stats_answer(&st, PS_LG_OP_LIST, PS_PLAN_FREE, 200, 2000000, 2000000); /* one 2 s answer */
+    ps_lg_stats_answer(&st, PS_LG_OP_LIST, PS_PLAN_FREE, 200, 2000000,
+                       2000000); /* one 2 s answer */
     r = ps_lg_threshold_eval(&max_5ms, &st, &busy);
     CHECK(!r.passed && !r.lost_to_generator);
     /* error rates are never the generator's */
     r = ps_lg_threshold_eval(&errors, &st, &busy);
     CHECK(r.passed && !r.lost_to_generator);
+    free(p99_5ms.expression);
+    free(p99_1us.expression);
+    free(errors.expression);
+    free(max_5ms.expression);
     ps_lg_stats_free(&st);
 }
 

@@ -77,8 +77,9 @@ static void test_thresholds_show_mark_and_actual(void)
     t = render("{\"thresholds\": [{\"expression\": \"p99<1ms\", \"passed\": false, \"actual_us\": "
                "105855, \"own_us\": 58207, \"lateness_us\": 98879, \"lost_to_generator\": true}]}",
                &o);
-    CHECK(t && strstr(t, "    FAIL p99<1ms  p99=106ms: lost to the generator (its lateness 98.9ms, the "
-                         "target's 58.2ms)\n") != NULL);
+    CHECK(t &&
+          strstr(t, "    FAIL p99<1ms  p99=106ms: lost to the generator (its lateness 98.9ms, the "
+                    "target's 58.2ms)\n") != NULL);
     free(t);
 }
 
