@@ -4,11 +4,21 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
-#include <stdbool.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "core/clock.h"
+
+bool ps_fd_wait(int fd, short events, int64_t deadline_ns)
+{
+    struct pollfd p = {.fd = fd, .events = events};
+    int ready = 0;
+    int64_t left_ns;
+    while ((left_ns = deadline_ns - ps_clock_mono_ns()) > 0 &&
+           (ready = poll(&p, 1, (int)(left_ns / 1000000 + 1))) < 0 && errno == EINTR)
+        ;
+    return ready == 1;
+}
 
 /* A connected non-blocking socket to one address by until_ns, or -1. */
 static int connect_one(const struct addrinfo *ai, int64_t until_ns)
@@ -16,16 +26,10 @@ static int connect_one(const struct addrinfo *ai, int64_t until_ns)
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
     bool up = fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0;
     if (fd >= 0 && !up && errno == EINPROGRESS) {
-        struct pollfd p = {.fd = fd, .events = POLLOUT};
-        int ready = 0;
-        int64_t left_ns;
-        /* a signal's EINTR is no failure: poll again for the time left */
-        while ((left_ns = until_ns - ps_clock_mono_ns()) > 0 &&
-               (ready = poll(&p, 1, (int)(left_ns / 1000000 + 1))) < 0 && errno == EINTR)
-            ;
         int soerr = -1;
         socklen_t sl = sizeof soerr;
-        up = ready == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0;
+        up = ps_fd_wait(fd, POLLOUT, until_ns) &&
+             getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0;
     }
     if (fd >= 0 && !up) {
         close(fd);

@@ -7,6 +7,7 @@
 #ifndef PS_TCP_CONNECT_H
 #define PS_TCP_CONNECT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* A connected non-blocking socket (close-on-exec) to host:port by
@@ -17,5 +18,10 @@
  * it). What is done on the socket after is the caller's to bound by the
  * same deadline (poll). */
 int ps_tcp_connect(const char *host, const char *port, int64_t deadline_ns);
+
+/* Whether fd becomes ready for events (POLLIN, POLLOUT) before deadline_ns
+ * (ps_clock_mono_ns): the probes' one wait on such a socket. A signal's
+ * EINTR is no failure: it waits again for the time left. */
+bool ps_fd_wait(int fd, short events, int64_t deadline_ns);
 
 #endif

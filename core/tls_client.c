@@ -323,17 +323,21 @@ ps_tls_io ps_tls_client_io(SSL *ssl, int ret, char *why, size_t len)
     return PS_TLS_IO_ERROR;
 }
 
+/* What handshake_until came to. */
+typedef enum handshake_end { HANDSHAKE_DONE, HANDSHAKE_FAILED, HANDSHAKE_TIMED_OUT } handshake_end;
+
 /* Drives ssl's handshake on its socket (blocking or not) until it is done,
- * fails or deadline_ns (ps_clock_mono_ns) passes: 0, or -1 with why. */
-static int handshake_until(SSL *ssl, int fd, int64_t deadline_ns, char *why, size_t why_size)
+ * fails (why says how) or deadline_ns (ps_clock_mono_ns) passes. */
+static handshake_end handshake_until(SSL *ssl, int fd, int64_t deadline_ns, char *why,
+                                     size_t why_size)
 {
-    int rc = -1;
+    handshake_end end = HANDSHAKE_FAILED;
     for (;;) {
         errno = 0;
         int r = SSL_do_handshake(ssl);
         ps_tls_io io = ps_tls_client_io(ssl, r, why, why_size);
         if (io == PS_TLS_IO_OK) {
-            rc = 0;
+            end = HANDSHAKE_DONE;
             break;
         }
         if (io == PS_TLS_IO_ERROR || io == PS_TLS_IO_EOF) {
@@ -342,15 +346,12 @@ static int handshake_until(SSL *ssl, int fd, int64_t deadline_ns, char *why, siz
                          "TLS: the server closed the connection during the handshake");
             break;
         }
-        struct pollfd p = {.fd = fd, .events = io == PS_TLS_IO_WANT_READ ? POLLIN : POLLOUT};
-        int64_t left_ns = deadline_ns - ps_clock_mono_ns();
-        int ready = left_ns > 0 ? poll(&p, 1, (int)(left_ns / 1000000 + 1)) : 0;
-        if (ready == 0 || (ready < 0 && errno != EINTR)) {
-            snprintf(why, why_size, "TLS: no handshake in the time given");
+        if (!ps_fd_wait(fd, io == PS_TLS_IO_WANT_READ ? POLLIN : POLLOUT, deadline_ns)) {
+            end = HANDSHAKE_TIMED_OUT;
             break;
         }
     }
-    return rc;
+    return end;
 }
 
 int ps_tls_client_handshake_blocking(ps_tls_client *c, int fd, const char *host, int timeout_ms,
@@ -359,15 +360,14 @@ int ps_tls_client_handshake_blocking(ps_tls_client *c, int fd, const char *host,
     SSL *ssl = ps_tls_client_ssl(c, fd, host, NULL, err);
     if (!ssl) return -1;
     char why[sizeof err->message];
-    int rc = handshake_until(ssl, fd, ps_clock_mono_ns() + (int64_t)timeout_ms * 1000000, why,
-                             sizeof why);
-    if (rc != 0) {
-        if (strstr(why, "no handshake in the time given"))
-            snprintf(why, sizeof why, "TLS: no handshake within %d ms", timeout_ms);
+    handshake_end end = handshake_until(ssl, fd, ps_clock_mono_ns() + (int64_t)timeout_ms * 1000000,
+                                        why, sizeof why);
+    if (end == HANDSHAKE_TIMED_OUT)
+        ps_error_set(err, "TLS: no handshake within %d ms", timeout_ms);
+    else if (end == HANDSHAKE_FAILED)
         ps_error_set(err, "%s", why);
-    }
     SSL_free(ssl);
-    return rc;
+    return end == HANDSHAKE_DONE ? 0 : -1;
 }
 
 /* The client-certificate callback of ps_tls_server_asks_cert: notes the

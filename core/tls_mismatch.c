@@ -1,7 +1,6 @@
 /* tls_mismatch.c - telling a TLS/plain-HTTP mix-up from other failures. */
 #include "core/tls_mismatch.h"
 
-#include <errno.h>
 #include <poll.h>
 #include <stdint.h>
 #include <string.h>
@@ -50,18 +49,6 @@ static const unsigned char client_hello[] = {
 
 _Static_assert(sizeof client_hello == 5 + 0x55, "record length");
 
-/* Whether fd becomes ready for events by deadline_ns (a signal is no failure). */
-static bool wait_fd(int fd, short events, int64_t deadline_ns)
-{
-    struct pollfd p = {.fd = fd, .events = events};
-    int ready = 0;
-    int64_t left_ns;
-    while ((left_ns = deadline_ns - ps_clock_mono_ns()) > 0 &&
-           (ready = poll(&p, 1, (int)(left_ns / 1000000 + 1))) < 0 && errno == EINTR)
-        ;
-    return ready == 1;
-}
-
 bool ps_tls_port_speaks_tls(const char *host, const char *port, int timeout_ms)
 {
     if (timeout_ms > PS_TLS_PROBE_MAX_MS) timeout_ms = PS_TLS_PROBE_MAX_MS;
@@ -75,7 +62,7 @@ bool ps_tls_port_speaks_tls(const char *host, const char *port, int timeout_ms)
         size_t got = 0;
         bool sent = send(fd, client_hello, sizeof client_hello, MSG_NOSIGNAL) ==
                     (ssize_t)sizeof client_hello;
-        while (sent && got < 2 && wait_fd(fd, POLLIN, deadline)) {
+        while (sent && got < 2 && ps_fd_wait(fd, POLLIN, deadline)) {
             ssize_t n = recv(fd, reply + got, sizeof reply - got, 0);
             if (n <= 0) break;
             got += (size_t)n;

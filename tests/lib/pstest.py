@@ -296,6 +296,20 @@ def run(argv, timeout=240, prefix=()):
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
+def run_starved(argv, cpu, busy_loops=2, timeout=240):
+    """run(argv) pinned to CPU cpu at nice 19 beside busy_loops busy loops on
+    that CPU: a generator held back by its CPU (running or waiting to run
+    nearly all the time), the loops ended however the run ends."""
+    loops = [subprocess.Popen(["taskset", "-c", cpu, sys.executable, "-c", "while True: pass"])
+             for _ in range(busy_loops)]
+    try:
+        return run(argv, timeout=timeout, prefix=("taskset", "-c", cpu, "nice", "-n", "19"))
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait(10)
+
+
 def run_cases(cases, tmp_prefix):
     """The main of a script of named cases run against petstore-load and
     the reference server: parses CASE --load PATH --server PATH [--npm DIR],

@@ -33,7 +33,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from pstest import (check, load_json, run, run_cases, start_server, stop_process,  # noqa: E402
+from pstest import (check, load_json, run, run_cases, run_starved, start_server, stop_process,  # noqa: E402
                     validate_load_report)
 
 
@@ -129,16 +129,9 @@ def case_saturation(args, tmp):
     proc, url = server(args, tmp, n_keys=10, prefix=("taskset", "-c", srv_cpu))
     if not url:
         return
-    hogs = [subprocess.Popen(["taskset", "-c", gen_cpu, sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-    try:
-        out = os.path.join(tmp, "sat.json")
-        rc, _, err = run([args.load, "--base-url", url, "--api-key", "key-00000", "--connections", "64",
-                          "--rate", "20000", "--duration", "2s", "--json", out],
-                          prefix=("taskset", "-c", gen_cpu, "nice", "-n", "19"))
-    finally:
-        for h in hogs:
-            h.kill()
-            h.wait(10)
+    out = os.path.join(tmp, "sat.json")
+    rc, _, err = run_starved([args.load, "--base-url", url, "--api-key", "key-00000", "--connections", "64",
+                              "--rate", "20000", "--duration", "2s", "--json", out], gen_cpu)
     stop_process(proc)
     check(rc == 3, "saturated run: exit %d, expected 3: %s" % (rc, err[-800:]))
     d = load_json(out)
@@ -174,13 +167,7 @@ def case_generator_late(args, tmp):
     out = os.path.join(tmp, "late.json")
     base = [args.load, "--base-url", url, "--api-key", "key-00000", "--connections", "64", "--rate", "200",
             "--duration", "2s", "--warmup", "500ms"]
-    hogs = [subprocess.Popen(["taskset", "-c", gen_cpu, sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-    try:
-        rc, _, err = run(base + ["--threshold", "p99<1ms", "--json", out], prefix=("taskset", "-c", gen_cpu, "nice", "-n", "19"))
-    finally:
-        for h in hogs:
-            h.kill()
-            h.wait(10)
+    rc, _, err = run_starved(base + ["--threshold", "p99<1ms", "--json", out], gen_cpu)
     d = load_json(out)
     if d:
         g, th = d["generator"], d["thresholds"][0]

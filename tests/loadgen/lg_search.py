@@ -24,7 +24,7 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
-from pstest import (check, load_json, run, run_cases, start_server, stop_process,  # noqa: E402
+from pstest import (check, load_json, run, run_cases, run_starved, start_server, stop_process,  # noqa: E402
                     validate_load_report)
 
 
@@ -132,16 +132,10 @@ def case_saturated(args, tmp):
     proc, url, gen = pinned_server(args, tmp)
     if not url:
         return
-    hogs = [subprocess.Popen(["taskset", "-c", gen, sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     out = os.path.join(tmp, "sat.json")
-    try:
-        rc, _, err = run([args.load, "search", "--base-url", url, "--api-key", "key-00001", "--connections", "64",
-                          "--slo", "p99<5s", "--from", "100000", "--to", "200000", "--step", "1s", "--warmup", "500ms",
-                          "--json", out], prefix=("taskset", "-c", gen, "nice", "-n", "19"))
-    finally:
-        for h in hogs:
-            h.kill()
-            h.wait(10)
+    rc, _, err = run_starved([args.load, "search", "--base-url", url, "--api-key", "key-00001", "--connections", "64",
+                              "--slo", "p99<5s", "--from", "100000", "--to", "200000", "--step", "1s",
+                              "--warmup", "500ms", "--json", out], gen)
     stop_process(proc)
     check(rc == 3, "a starved generator: exit %d, expected 3: %s" % (rc, err[-800:]))
     d = load_json(out)
@@ -164,16 +158,10 @@ def case_late(args, tmp):
     proc, url, gen = pinned_server(args, tmp)
     if not url:
         return None
-    hogs = [subprocess.Popen(["taskset", "-c", gen, sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     out = os.path.join(tmp, "late.json")
-    try:
-        rc, _, err = run([args.load, "search", "--base-url", url, "--api-key", "key-00001", "--connections", "64",
-                          "--slo", "p99<1ms", "--from", "200", "--to", "200", "--step", "1s", "--warmup", "500ms",
-                          "--json", out], prefix=("taskset", "-c", gen, "nice", "-n", "19"))
-    finally:
-        for h in hogs:
-            h.kill()
-            h.wait(10)
+    rc, _, err = run_starved([args.load, "search", "--base-url", url, "--api-key", "key-00001", "--connections", "64",
+                              "--slo", "p99<1ms", "--from", "200", "--to", "200", "--step", "1s",
+                              "--warmup", "500ms", "--json", out], gen)
     stop_process(proc)
     d = load_json(out)
     if not check(d is not None, "no report (exit %d): %s" % (rc, err[-500:])):
