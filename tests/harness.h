@@ -57,6 +57,17 @@ static int ps_test_checks;
 #define PS_TEST_SLOW 1
 #endif
 
+/* A deterministic number below n (xorshift64, the seed fixed): inputs a
+ * failure can be replayed with. */
+static uint64_t ps_test_rng = 88172645463325252ULL;
+static inline int64_t ps_test_rand_below(int64_t n)
+{
+    ps_test_rng ^= ps_test_rng << 13;
+    ps_test_rng ^= ps_test_rng >> 7;
+    ps_test_rng ^= ps_test_rng << 17;
+    return (int64_t)(ps_test_rng % (uint64_t)n);
+}
+
 #define TEST_EXIT()                                                                                \
     (fprintf(stderr, "%d checks, %d failed\n", ps_test_checks, ps_test_failures),                  \
      ps_test_failures ? 1 : 0)

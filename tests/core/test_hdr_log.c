@@ -90,15 +90,6 @@ static void writer_produces_hdrhistogram_layout(void)
     ps_hist_close(b);
 }
 
-static uint64_t rng_state = 88172645463325252u;
-static int64_t next_value(int64_t max)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (int64_t)(rng_state % (uint64_t)max);
-}
-
 static void reader_merges_every_interval(void)
 {
     FILE *f = tmpfile();
@@ -111,7 +102,7 @@ static void reader_merges_every_interval(void)
         int64_t highest = i == 3 ? INT64_C(3600000000) : 60000000;
         ps_hist *iv = make(highest);
         for (int k = 0; k < 2000; k++) {
-            int64_t v = next_value(i == 3 ? INT64_C(2000000000) : 50000000);
+            int64_t v = ps_test_rand_below(i == 3 ? INT64_C(2000000000) : 50000000);
             ps_hist_record(iv, v);
             ps_hist_record(expected, v);
         }

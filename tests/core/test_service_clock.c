@@ -15,21 +15,11 @@
 #define NS INT64_C(1000000000)
 #define MS INT64_C(1000000)
 
-/* A deterministic generator: the phases of requests in a second. */
-static uint64_t rng = 88172645463325252ULL;
-static int64_t rand_below(int64_t n)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (int64_t)(rng % (uint64_t)n);
-}
-
 /* The Date a server writes for a request it handles at its own time t_ns
  * whose clock reading lags by up to lag_ns (a coarse or cached clock). */
 static int64_t date_of(int64_t t_ns, int64_t lag_ns)
 {
-    int64_t read = t_ns - (lag_ns ? rand_below(lag_ns + 1) : 0);
+    int64_t read = t_ns - (lag_ns ? ps_test_rand_below(lag_ns + 1) : 0);
     return read / NS;
 }
 
@@ -42,8 +32,8 @@ static int64_t run(ps_service_clock *sc, int64_t start_ns, int n, int64_t offset
 {
     int64_t worst = 0, t = start_ns;
     for (int i = 0; i < n; i++) {
-        t += rand_below(300 * MS) + 1;
-        int64_t rtt = 200000 + rand_below(3 * MS);
+        t += ps_test_rand_below(300 * MS) + 1;
+        int64_t rtt = 200000 + ps_test_rand_below(3 * MS);
         int64_t served = t + rtt / 2 + offset_ns;
         ps_service_clock_add(sc, date_of(served, lag_ns), t, t + rtt);
         int64_t err = ps_service_clock_offset_ns(sc) - offset_ns;
@@ -120,7 +110,7 @@ int main(void)
     int64_t t = start;
     bool deadline_late = false;
     for (int i = 0; i < 1000; i++) {
-        t += rand_below(300 * MS) + 1;
+        t += ps_test_rand_below(300 * MS) + 1;
         int64_t renewed = (t - 277 * MS) / (500 * MS) * (500 * MS) + 277 * MS; /* last renewal */
         ps_service_clock_add(&sc, renewed / NS, t - 100000, t + 100000);
         deadline_late |= ps_service_clock_latest_ns(&sc) < 0;
