@@ -297,7 +297,7 @@ def docs_jobs(source):
     import yaml
     text = open(os.path.join(source, "docs", "ci-gate.md")).read()
     blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
-    gh = [b for b in blocks if "actions/" in b]
+    gh = [b for b in blocks if "runs-on:" in b]
     return [yaml.safe_load(b) for b in gh], gh
 
 
@@ -336,7 +336,10 @@ def main():
             print("skipped: needs " + tool, file=sys.stderr)
             return 77
     action = yaml.safe_load(open(os.path.join(a.source, "action.yml")))
-    (wf, byhand), docs_texts = docs_jobs(a.source)
+    docs_yaml, docs_texts = docs_jobs(a.source)
+    if not check(len(docs_yaml) == 2, "docs/ci-gate.md has two GitHub jobs (runs-on:): the Action's and by hand"):
+        return exit_status()
+    wf = docs_yaml[0]
     static_checks(a, action, docs_texts)
 
     tmp = tempfile.mkdtemp(prefix="action-")
