@@ -24,7 +24,8 @@ stand-ins that record their arguments (the packages are installed here).
 Cases (each job's summary must be non-empty, and rendered by cmark-gfm):
 the Action passing (its .deb from a loopback HTTP server, sha256 checked),
 failing (exit 1, the summary naming the failed checks), misconfigured (exit
-2, verdict none), with a wrong deb-sha256 (the install fails, nothing
+2, verdict none: an unknown flag; args with an unbalanced quote; a given
+artifact-name used as is), with a wrong deb-sha256 (the install fails, nothing
 runs); the docs' Action workflow (checkout, the build cache) failing; the
 docs' by-hand job as two matrix legs, passing and failing, whose artifacts
 must not collide. No report may hold a key.
@@ -377,7 +378,8 @@ def main():
         run.action = action
         cases = (("clean", "clean", {"deb": deb_url, "deb-sha256": sha}, 0, "pass"),
                  ("faulty", "faulty", {"deb": deb}, 1, "fail"),
-                 ("usage", "clean", {"deb": deb, "args": "--no-such-flag"}, 2, "none"),
+                 ("usage", "clean", {"deb": deb, "args": "--no-such-flag", "artifact-name": "mine-1"}, 2, "none"),
+                 ("quote", "clean", {"deb": deb, "args": "--timeout '10s"}, 2, "none"),
                  ("bad-sha", "clean", {"deb": deb, "deb-sha256": "0" * 64}, None, ""))
         names = []
         for name, server, extra, want_rc, want_verdict in cases:
@@ -404,6 +406,8 @@ def main():
             check(summary.strip() != "", "%s: the job summary is written under bash -e" % name)
             names.append(outputs["artifact-name"])
             check(up and up[0] == outputs["artifact-name"], "%s: the artifact-name output is the upload's" % name)
+            if "artifact-name" in extra:
+                check(outputs["artifact-name"] == extra["artifact-name"], "%s: the artifact-name input is used" % name)
             if want_rc == 2:
                 check("exit 2" in summary, "%s: the summary says exit 2: %r" % (name, summary))
             elif up:
