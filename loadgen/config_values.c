@@ -3,6 +3,7 @@
  * search's --slo and merge's --threshold), and --limited-ops and
  * --limited-errors (also merge's). */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,7 +80,8 @@ int ps_lg_threshold_parse(const char *text, ps_lg_threshold *out, ps_error *err)
         char *end;
         errno = 0;
         double v = strtod(val, &end);
-        if (end == val || errno || v < 0)
+        /* strtod takes "nan" and "inf": no bound a latency can be judged against */
+        if (end == val || errno || !isfinite(v) || v < 0)
             return ps_error_set(err, "threshold '%s': expected a latency like 200ms", text);
         if (strcmp(end, "us") == 0)
             out->bound = v;

@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +15,11 @@
 #include "core/json_writer.h"
 #include "core/version.h"
 #include "loadgen/config.h"
+#include "loadgen/customers.h"
 #include "loadgen/generator.h"
+#include "loadgen/key_label.h"
 #include "loadgen/run.h"
+#include "loadgen/search_step.h"
 #include "reports/html_report.h"
 #include "reports/report_load_console.h"
 #include "reports/report_markdown.h"
@@ -35,7 +37,12 @@ static void usage(FILE *out)
           "at rising rates (doubling from --from), then bisection between the highest\n"
           "passing and the lowest failing rate. A step passes only if every --slo holds,\n"
           "the error budget holds, --verify-limits (when given) finds no violation and the\n"
-          "generator kept its schedule. Reports the highest rate measured passing.\n"
+          "generator kept its schedule, and only if its load was offered: 90% of the requests\n"
+          "due sent (Retry-After holds count as not sent) and, with --customers, each plan's\n"
+          "customers admitted at 90% of their quota share. A step lasts until each pN\n"
+          "objective rests on 10 answers beyond it (p99: 1,000), up to 10 times --step; a\n"
+          "step the generator lost is measured again (twice). Reports the highest rate\n"
+          "measured passing.\n"
           "\n"
           "  RUN-FLAGS            petstore-load's flags (--base-url, --api-key or --keys,\n"
           "                       --threads, --connections, --mix, --verify-limits, --seed,\n"
@@ -51,29 +58,20 @@ static void usage(FILE *out)
           "  --warmup D           sent before each step's measurement, in no figure\n"
           "                       (default 2s)\n"
           "  --repeat N           runs per rate; a rate passes only if all pass (default 1)\n"
-          "  --customers P=N,...  search a factor of that mix of customers (each at --quota of\n"
-          "                       its plan's limit); --from defaults to the mix as given; the\n"
-          "                       result names the customers per plan at the highest rate\n"
+          "  --customers P=N,...  with --keys FILE: each step a number of customers of each\n"
+          "                       plan (keys of the file), each at --quota (at most 1) of its\n"
+          "                       plan's limit; starts at the mix as given and grows it, never\n"
+          "                       a key above its quota; the result is the largest mix\n"
+          "                       measured passing; keys run out: exit 3, no answer\n"
           "  --json F, --html F   the report of the step the result rests on, with a\n"
           "                       'search' member: every step, max_rate, min_failing_rate\n"
           "exit: 0 found (or every rate up to --to passed), 99 even the first step failed,\n"
-          "      3 the generator saturated before the target failed, or a step was\n"
-          "      unreachable or interrupted; 2 usage\n",
+          "      3 the generator saturated before the target failed, the keys ran out\n"
+          "      before a step failed, or a step was unreachable or interrupted; 2 usage\n",
           out);
 }
 
-typedef struct step {
-    double rate;
-    int exit_code;
-    bool passed, by_generator, stop;
-    char why[600];
-    char *doc; /* the run's JSON document (the last repeat's) */
-    double achieved, error_rate, send_rate;
-    int64_t lat[5];  /* p50 p90 p99 p99_9 max, corrected, us */
-    int64_t late[4]; /* lateness p50 p90 p99 max, us */
-    int64_t errors;
-    char gen_verdict[24];
-} step;
+typedef ps_lg_step step;
 
 typedef struct search {
     ps_lg_config cfg;
@@ -86,6 +84,14 @@ typedef struct search {
     int64_t repeat;
     char *json_path, *html_path, *md_path;
     bool quiet;
+    /* --customers: the mix as given (customers per plan id), one
+     * customer's rate per plan, the mix's rate, and how far the keys file
+     * lets the mix grow (factor of the mix as given) */
+    int64_t base[PS_PLAN_UNKNOWN + 1];
+    double cust_rate[PS_PLAN_UNKNOWN + 1], base_rate, max_factor;
+    ps_lg_step_ask ask;
+    char keys_why[300];     /* set when the keys ran out before a step failed */
+    int64_t answers_needed; /* the evidence rule (plan_duration) */
     step *steps;
     size_t nsteps;
     ps_error err;
@@ -206,7 +212,7 @@ static int parse_args(search *S, int argc, char **argv)
             break;
         }
         case 4:
-            if (ps_cli_parse_duration(val, 1, &S->step_ns, &S->err) != 0) {
+            if (ps_cli_parse_duration(val, 0, &S->step_ns, &S->err) != 0) {
                 ps_error_prefix(&S->err, "--step: ");
                 goto out;
             }
@@ -257,133 +263,108 @@ out:
     return rc;
 }
 
-/* Readies the config for a step at `rate`: the shared keys' rate, or the
- * factor on keys that all have their own. */
-static void set_rate(search *S, double rate)
+/* The customers of each plan in a step at about `rate`: the mix as given
+ * scaled by rate over its rate, each plan rounded to whole customers (at
+ * least one of a plan the mix has), never more than the keys file holds.
+ * Returns the step's rate: its customers' rates summed. */
+static double customers_at(const search *S, double rate, int64_t counts[PS_PLAN_UNKNOWN + 1])
+{
+    double f = rate / S->base_rate;
+    if (f > S->max_factor) f = S->max_factor;
+    double real = 0;
+    for (int p = 0; p <= PS_PLAN_UNKNOWN; p++) {
+        counts[p] = S->base[p] > 0 ? llround((double)S->base[p] * f) : 0;
+        if (S->base[p] > 0 && counts[p] < 1) counts[p] = 1;
+        int64_t have = ps_lg_customers_available(&S->cfg, (ps_plan_id)p);
+        if (counts[p] > have) counts[p] = have;
+        real += (double)counts[p] * S->cust_rate[p];
+    }
+    return real;
+}
+
+/* The rate a step asked for `rate` really runs at: itself, or with
+ * --customers the rate of whole customers (customers_at). */
+static double step_rate(const search *S, double rate)
+{
+    int64_t counts[PS_PLAN_UNKNOWN + 1];
+    return S->cfg.have_customers ? customers_at(S, rate, counts) : rate;
+}
+
+/* The evidence rule: a latency percentile pN rests on at least
+ * PS_LG_EVIDENCE_BEYOND answers slower than it, so it needs
+ * PS_LG_EVIDENCE_BEYOND / (1 - N/100) answers (p99: 1,000; p90: 100;
+ * p99.9: 10,000): a step's p99 from 40 answers is its slowest answer. */
+#define PS_LG_EVIDENCE_BEYOND 10
+static int64_t answers_needed(const ps_lg_config *cfg)
+{
+    int64_t need = 0;
+    for (size_t i = 0; i < cfg->nthresholds; i++) {
+        const ps_lg_threshold *t = &cfg->thresholds[i];
+        if (t->metric != PS_LG_METRIC_PERCENTILE || t->percentile >= 100) continue;
+        double n = ceil(PS_LG_EVIDENCE_BEYOND / (1 - t->percentile / 100) - 1e-9);
+        if (n > (double)need) need = (int64_t)n;
+    }
+    return need;
+}
+
+/* A step's measured length: --step, or as long as the evidence rule needs
+ * at its rate (a quarter over, for answers the queue still holds at the
+ * end), at most 10 times --step. */
+static int64_t plan_duration(const search *S, double rate)
+{
+    int64_t d = S->step_ns;
+    double need_ns = 1.25e9 * (double)S->answers_needed / rate;
+    if (need_ns > (double)d) d = (int64_t)need_ns;
+    if (d > 10 * S->step_ns) d = 10 * S->step_ns;
+    return d;
+}
+
+/* Readies the config for a step at `rate` (a step_rate): the shared keys'
+ * rate, the factor on keys that all have their own, or --customers' keys,
+ * each at its own rate. Returns 0, or -1 with S->err. */
+static int set_rate(search *S, step *st, double rate)
 {
     S->cfg.rate = rate;
+    S->cfg.duration_ns = plan_duration(S, rate);
+    st->answers_needed = S->answers_needed;
+    if (S->cfg.have_customers) {
+        customers_at(S, rate, st->customers);
+        if (ps_lg_customers_select(&S->cfg, st->customers, &S->err) != 0) return -1;
+        ps_lg_key_labels(&S->cfg);
+        S->cfg.key_scale_from = S->cfg.key_scale_to = 1; /* each key at its quota share */
+        for (int p = 0; p <= PS_PLAN_UNKNOWN; p++) {
+            int64_t pm, pd;
+            S->ask.plan_quota_rps[p] =
+                ps_plan_published((ps_plan_id)p, &pm, &pd)
+                    ? (double)st->customers[p] * (double)pm / 60.0 * S->cfg.time_scale
+                    : 0;
+        }
+        return 0;
+    }
     if (S->own_rate_sum > 0) S->cfg.key_scale_from = S->cfg.key_scale_to = rate / S->own_rate_sum;
+    return 0;
 }
 
-static void add_why(step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_why(step *st, const char *fmt, ...)
+/* "free=10,pro=2 ": a --customers step's customers, for its line. */
+static void customers_text(const step *st, char *out, size_t size)
 {
-    size_t used = strlen(st->why);
-    if (used + 3 >= sizeof st->why) return;
-    if (used) {
-        memcpy(st->why + used, "; ", 3);
-        used += 2;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(st->why + used, sizeof st->why - used, fmt, ap);
-    va_end(ap);
-}
-
-/* Judges a step from its run's document. */
-static void judge_step(step *st, const ps_json *d)
-{
-    st->why[0] = '\0';
-    st->by_generator = false;
-    const ps_json *lat = ps_json_path(d, "latency_us.corrected");
-    static const char *const lk[] = {"p50", "p90", "p99", "p99_9", "max"};
-    for (int i = 0; i < 5; i++)
-        st->lat[i] = ps_json_get_int(lat, lk[i], 0);
-    st->achieved = ps_json_get_number(d, "throughput_rps", 0);
-    st->error_rate = ps_json_get_number(d, "error_rate", 0);
-    int64_t e5 = 0;
-    const ps_json *status = ps_json_get(d, "status");
-    for (size_t i = 0; status && status->type == PS_JSON_OBJECT && i < status->count; i++)
-        if (status->keys[i][0] == '5')
-            e5 += status->items[i]->type == PS_JSON_NUMBER ? (int64_t)status->items[i]->d : 0;
-    st->errors = ps_json_get_int(d, "failed", 0) + ps_json_get_int(d, "timed_out", 0) + e5;
-    const ps_json *g = ps_json_get(d, "generator");
-    snprintf(st->gen_verdict, sizeof st->gen_verdict, "%s",
-             ps_json_get_string(g, "verdict", "not-applicable"));
-    st->send_rate = ps_json_get_number(g, "send_rate_rps", 0);
-    static const char *const gk[] = {"p50", "p90", "p99", "max"};
-    for (int i = 0; i < 4; i++)
-        st->late[i] = ps_json_get_int(ps_json_get(g, "lateness_us"), gk[i], 0);
-    const char *verdict = ps_json_get_string(d, "verdict", "?");
-    st->exit_code = (int)ps_json_get_int(d, "exit_code", 3);
-    if (!strcmp(verdict, "unreachable") || !strcmp(verdict, "aborted") ||
-        !strcmp(verdict, "interrupted")) {
-        st->stop = true;
-        add_why(st, "%s: %s", verdict, ps_json_get_string(d, "aborted", "?"));
-    }
-    /* nothing answered: the objectives below had no answer to judge, and a
-     * "p99<5ms: 0.000 ms" alone would not say why */
-    int64_t answered = ps_json_get_int(d, "answered", 0),
-            skipped = ps_json_get_int(d, "skipped_retry_after", 0);
-    if (!st->stop && answered == 0 && skipped > 0)
-        add_why(st,
-                "nothing answered in the measured time: %lld requests not sent, waiting out the "
-                "key's 429s (its rate limit: give keys whose plans allow the rate, or "
-                "--customers, or --ignore-retry-after)",
-                (long long)skipped);
-    else if (!st->stop && answered == 0)
-        add_why(st, "nothing answered in the measured time");
-    /* A latency objective lost before any request reached the target: the
-     * step measured the generator, not the target (the run's rule,
-     * ps_lg_threshold_eval: its report's lost_to_generator). */
-    bool late_alone = true, any_failed = false;
-    const ps_json *th = ps_json_get(d, "thresholds");
-    for (size_t i = 0; th && th->type == PS_JSON_ARRAY && i < th->count; i++) {
-        const ps_json *t = th->items[i];
-        const ps_json *ok = ps_json_get(t, "passed");
-        if (ok && ok->type == PS_JSON_BOOL && ok->boolean) continue;
-        const char *expr = ps_json_get_string(t, "expression", "?");
-        any_failed = true;
-        const ps_json *lost = ps_json_get(t, "lost_to_generator");
-        late_alone &= lost && lost->type == PS_JSON_BOOL && lost->boolean;
-        if (ps_json_get(t, "actual_us"))
-            add_why(st, "%s: %.3f ms", expr, ps_json_get_number(t, "actual_us", 0) / 1e3);
-        else
-            add_why(st, "%s: %.3f%%", expr, 100.0 * ps_json_get_number(t, "actual", 0));
-    }
-    late_alone &= any_failed && answered > 0;
-    if (late_alone)
-        add_why(st,
-                "the generator itself left requests that late (lateness p50 %.3f p90 %.3f p99 "
-                "%.3f ms, its threads busy %.0f%% of the time): the objective was lost before "
-                "the target answered (add --threads, cores or machines: --shard)",
-                (double)st->late[0] / 1e3, (double)st->late[1] / 1e3, (double)st->late[2] / 1e3,
-                100.0 * ps_json_get_number(g, "busy_share", 0));
-    const ps_json *eb = ps_json_get(d, "error_budget");
-    const ps_json *eb_ok = ps_json_get(eb, "passed");
-    bool other_failed = eb_ok && eb_ok->type == PS_JSON_BOOL && !eb_ok->boolean;
-    if (other_failed)
-        add_why(st, "error budget: %.2f%% errors over %.2f%%",
-                100.0 * ps_json_get_number(eb, "error_rate", 0),
-                100.0 * ps_json_get_number(eb, "budget", 0));
-    if (!strcmp(ps_json_path(d, "limits.verdict")
-                    ? ps_json_get_string(ps_json_get(d, "limits"), "verdict", "")
-                    : "",
-                "fail")) {
-        other_failed = true;
-        add_why(st, "limits violated (%zu violations)",
-                ps_json_path(d, "limits.violations") ? ps_json_path(d, "limits.violations")->count
-                                                     : (size_t)0);
-    }
-    if (!strcmp(st->gen_verdict, "connection-limited")) {
-        other_failed = true;
-        add_why(st, "connection-limited: %s", ps_json_get_string(g, "why", "?"));
-    }
-    /* With nothing answered in the measured time the objectives judged no
-     * answer of the target's: a saturated generator sent none. */
-    bool service_failed = answered > 0 && ((any_failed && !late_alone) || other_failed);
-    if (!strcmp(st->gen_verdict, "saturated"))
-        add_why(st, "generator saturated: %s", ps_json_get_string(g, "why", "?"));
-    st->by_generator = (!strcmp(st->gen_verdict, "saturated") || late_alone) && !service_failed;
-    st->passed = st->why[0] == '\0';
+    size_t used = 0;
+    out[0] = '\0';
+    for (int p = 0; p <= PS_PLAN_UNKNOWN && used < size; p++)
+        if (st->customers[p] > 0)
+            used += (size_t)snprintf(out + used, size - used, "%s%s=%lld", used ? "," : "",
+                                     ps_plan_name((ps_plan_id)p), (long long)st->customers[p]);
+    if (used > 0 && used + 1 < size) memcpy(out + used, " ", 2);
 }
 
 static void print_step_line(const search *S, const step *st, size_t n)
 {
     if (S->quiet) return;
-    fprintf(stderr, "  %2zu %11.1f %11.1f %9.3f %9.3f %7lld %9.3f  %-18s %s%s%s\n", n, st->rate,
+    char cust[160];
+    customers_text(st, cust, sizeof cust);
+    fprintf(stderr, "  %2zu %11.1f %11.1f %9.3f %9.3f %7lld %9.3f  %-18s %s%s%s%s\n", n, st->rate,
             st->achieved, (double)st->lat[0] / 1e3, (double)st->lat[2] / 1e3, (long long)st->errors,
-            (double)st->late[2] / 1e3, st->gen_verdict, st->passed ? "pass" : "FAIL",
+            (double)st->late[2] / 1e3, st->gen_verdict, cust, st->passed ? "pass" : "FAIL",
             st->passed ? "" : ": ", st->why);
 }
 
@@ -395,8 +376,12 @@ static long run_step(search *S, double rate)
     step *st = &S->steps[S->nsteps];
     memset(st, 0, sizeof *st);
     st->rate = rate;
-    set_rate(S, rate);
+    if (set_rate(S, st, rate) != 0) {
+        fprintf(stderr, "petstore-load search: %s\n", S->err.message);
+        return -1;
+    }
     for (int64_t r = 0; r < S->repeat; r++) {
+        st->runs++;
         ps_buf doc = PS_BUF_INIT;
         int code = ps_lg_run_capture(&S->cfg, &doc);
         ps_json *d = doc.len ? ps_json_parse(doc.data, doc.len, NULL, &S->err) : NULL;
@@ -414,8 +399,15 @@ static long run_step(search *S, double rate)
         }
         free(st->doc);
         st->doc = ps_buf_detach(&doc);
-        judge_step(st, d);
+        ps_lg_search_judge(st, d, S->cfg.have_customers ? &S->ask : NULL);
         ps_json_free(d);
+        /* The generator is blamed only when its lateness lasts: a run it
+         * lost is measured again, up to twice, before the step is its. */
+        if (st->by_generator && st->regen_runs < 2) {
+            st->regen_runs++;
+            r--;
+            continue;
+        }
         if (!st->passed || st->stop) break;
     }
     S->nsteps++;
@@ -430,11 +422,30 @@ typedef struct outcome {
     long doc_step;    /* whose document the report is */
 } outcome;
 
-/* Exponential, then bisection. */
+/* Why the mix cannot grow past `rate`: the plan whose keys ran out. */
+static void keys_ran_out(search *S, double rate)
+{
+    int64_t counts[PS_PLAN_UNKNOWN + 1];
+    customers_at(S, rate, counts);
+    for (int p = 0; p <= PS_PLAN_UNKNOWN; p++)
+        if (S->base[p] > 0 && counts[p] >= ps_lg_customers_available(&S->cfg, (ps_plan_id)p)) {
+            snprintf(S->keys_why, sizeof S->keys_why,
+                     "the keys ran out: the keys file has %lld %s keys, every one a customer at "
+                     "%.1f req/s; no larger mix can be offered without a key above its quota "
+                     "(more keys: --write-customer-keys)",
+                     (long long)counts[p], ps_plan_name((ps_plan_id)p), rate);
+            return;
+        }
+    snprintf(S->keys_why, sizeof S->keys_why, "the keys ran out at %.1f req/s", rate);
+}
+
+/* Exponential, then bisection. With --customers each step is a mix of
+ * whole customers (step_rate), so the bisection also ends when no mix lies
+ * between the highest passing and the lowest failing one. */
 static int search_run(search *S, outcome *o)
 {
     *o = (outcome){.best = -1, .worst = -1, .doc_step = -1};
-    double rate = S->from;
+    double rate = step_rate(S, S->from);
     for (;;) {
         long i = run_step(S, rate);
         if (i < 0) return -1;
@@ -452,14 +463,21 @@ static int search_run(search *S, outcome *o)
         }
         o->best = i;
         if (rate >= S->to) break;
-        rate = rate * 2 > S->to ? S->to : rate * 2;
+        double next = step_rate(S, rate * 2 > S->to ? S->to : rate * 2);
+        if (next <= rate) {
+            keys_ran_out(S, rate);
+            break;
+        }
+        rate = next;
     }
     /* bisected even when the lowest failing rate failed the generator: a
      * rate between may pass, or fail the target, and either is measured */
     while (o->best >= 0 && o->worst >= 0 &&
            S->steps[o->worst].rate - S->steps[o->best].rate >
                S->resolution * S->steps[o->best].rate) {
-        long i = run_step(S, (S->steps[o->best].rate + S->steps[o->worst].rate) / 2);
+        double mid = step_rate(S, (S->steps[o->best].rate + S->steps[o->worst].rate) / 2);
+        if (mid <= S->steps[o->best].rate || mid >= S->steps[o->worst].rate) break;
+        long i = run_step(S, mid);
         if (i < 0) return -1;
         if (S->steps[i].stop) {
             o->result = "interrupted";
@@ -480,6 +498,12 @@ static int search_run(search *S, outcome *o)
         o->result = "first-step-failed";
         o->exit_code = PS_LG_EXIT_THRESHOLD;
         o->doc_step = o->worst;
+    } else if (S->keys_why[0]) {
+        /* every mix the keys allow passed: the capacity is higher, by how
+         * much no step measured, so no answer */
+        o->result = "keys-exhausted";
+        o->exit_code = PS_LG_EXIT_UNREACHABLE;
+        o->doc_step = o->best;
     } else {
         o->result = o->worst < 0 ? "all-passed" : "found";
         o->exit_code = PS_LG_EXIT_OK;
@@ -488,7 +512,17 @@ static int search_run(search *S, outcome *o)
     return 0;
 }
 
-static void step_json(ps_jw *w, const step *st)
+/* customers per plan of a --customers step (or the search's answer) */
+static void customers_json(ps_jw *w, const step *st)
+{
+    ps_jw_key(w, "customers");
+    ps_jw_object_open(w);
+    for (int p = 0; p <= PS_PLAN_UNKNOWN; p++)
+        if (st->customers[p] > 0) ps_jw_kint(w, ps_plan_name((ps_plan_id)p), st->customers[p]);
+    ps_jw_object_close(w);
+}
+
+static void step_json(ps_jw *w, const step *st, bool customers)
 {
     ps_jw_object_open(w);
     ps_jw_kdouble(w, "rate", st->rate, 3);
@@ -518,6 +552,12 @@ static void step_json(ps_jw *w, const step *st)
     else
         ps_jw_kstring(w, "why", st->why);
     ps_jw_kint(w, "exit_code", st->exit_code);
+    if (customers) customers_json(w, st);
+    ps_jw_kdouble(w, "offered_share", st->offered_share, 4);
+    ps_jw_kint(w, "answered", st->answered);
+    ps_jw_kint(w, "answers_needed", st->answers_needed);
+    ps_jw_kint(w, "runs", st->runs);
+    ps_jw_kint(w, "generator_reruns", st->regen_runs);
     ps_jw_object_close(w);
 }
 
@@ -555,25 +595,23 @@ static int build_report(const search *S, const outcome *o, ps_buf *out, ps_error
     else
         ps_jw_knull(&w, "min_failing_rate");
     if (S->cfg.have_customers) {
-        /* --customers: the mix scaled to max_rate, customers per plan */
-        ps_jw_key(&w, "customers");
-        if (o->best >= 0 && S->own_rate_sum > 0) {
-            double factor = S->steps[o->best].rate / S->own_rate_sum;
-            ps_jw_object_open(&w);
-            for (int p = 0; p <= PS_PLAN_UNKNOWN; p++)
-                if (S->cfg.customers[p] > 0)
-                    ps_jw_kdouble(&w, ps_plan_name((ps_plan_id)p),
-                                  (double)S->cfg.customers[p] * factor, 1);
-            ps_jw_object_close(&w);
-        } else {
-            ps_jw_null(&w);
-        }
+        /* --customers: the customers per plan of the largest mix measured
+         * passing (null when none passed) */
+        if (o->best >= 0)
+            customers_json(&w, &S->steps[o->best]);
+        else
+            ps_jw_knull(&w, "customers");
     }
     ps_jw_key(&w, "steps");
     ps_jw_array_open(&w);
     for (size_t i = 0; i < S->nsteps; i++)
-        step_json(&w, &S->steps[i]);
+        step_json(&w, &S->steps[i], S->cfg.have_customers);
     ps_jw_array_close(&w);
+    ps_jw_kdouble(&w, "evidence_beyond", PS_LG_EVIDENCE_BEYOND, 0);
+    if (S->keys_why[0])
+        ps_jw_kstring(&w, "keys_why", S->keys_why);
+    else
+        ps_jw_knull(&w, "keys_why");
     ps_jw_object_close(&w);
     ps_buf_puts(out, "\n}\n");
     if (!ps_jw_ok(&w)) return ps_error_set(err, "internal error: the search member is malformed");
@@ -639,6 +677,40 @@ static void search_free(search *S)
     if (S->cfg_ready) ps_lg_config_free(&S->cfg);
 }
 
+/* --customers: each step a mix of whole customers drawn from the keys
+ * file, each at --quota of its plan's limit. Returns 0, or -1 with
+ * S->err. */
+static int setup_customers(search *S)
+{
+    if (S->cfg.npool == 0)
+        return ps_error_set(&S->err,
+                            "--customers: a search draws each step's customers from --keys FILE "
+                            "(keys the target knows, each a customer; write one with "
+                            "--write-customer-keys): made-up keys past the mix as given would "
+                            "be unknown to the target");
+    if (S->cfg.quota > 1)
+        return ps_error_set(&S->err,
+                            "--quota %g: a search offers each customer at most its quota (1), "
+                            "so that a step's customers can all be served",
+                            S->cfg.quota);
+    S->ask.quota = S->cfg.quota;
+    S->base_rate = 0;
+    S->max_factor = INFINITY;
+    for (int p = 0; p <= PS_PLAN_UNKNOWN; p++) {
+        S->base[p] = S->cfg.customers[p];
+        S->cust_rate[p] = ps_lg_customer_rate(&S->cfg, (ps_plan_id)p);
+        S->base_rate += (double)S->base[p] * S->cust_rate[p];
+        if (S->base[p] <= 0) continue;
+        double f = (double)ps_lg_customers_available(&S->cfg, (ps_plan_id)p) / (double)S->base[p];
+        if (f < S->max_factor) S->max_factor = f;
+    }
+    if (!S->from_given) {
+        S->from = S->base_rate; /* the mix as given */
+        if (S->to < S->from) S->to = S->from * 1000;
+    }
+    return 0;
+}
+
 int ps_lg_search_main(int argc, char **argv)
 {
     search S = {0};
@@ -676,21 +748,21 @@ int ps_lg_search_main(int argc, char **argv)
     if (S.cfg.key_scale_from > 0)
         for (size_t i = 0; i < S.cfg.nkeys; i++)
             S.own_rate_sum += S.cfg.keys[i].rate;
-    /* --customers without --from: start at the mix as given */
-    if (S.cfg.have_customers && !S.from_given && S.own_rate_sum > 0) {
-        S.from = S.own_rate_sum;
-        if (S.to < S.from) S.to = S.from * 1000;
+    if (S.cfg.have_customers && setup_customers(&S) != 0) {
+        ps_cli_usage_error(stderr, "petstore-load search", S.err.message);
+        goto out;
     }
+    S.answers_needed = answers_needed(&S.cfg);
     S.steps = calloc(PS_LG_SEARCH_MAX_STEPS, sizeof *S.steps);
     if (!S.steps) abort();
     if (!S.quiet)
         fprintf(stderr,
                 "petstore-load search: %g to %g req/s, steps of %.3g s after %.3g s warm-up, "
                 "resolution %g%%\n"
-                "  %2s %11s %11s %9s %9s %7s %9s  %-18s %s\n",
+                "  %2s %11s %11s %9s %9s %7s %9s  %-18s %sresult\n",
                 S.from, S.to, (double)S.step_ns / 1e9, (double)S.cfg.warmup_ns / 1e9,
                 100 * S.resolution, "#", "rate/s", "answered/s", "p50 ms", "p99 ms", "errors",
-                "late p99", "generator", "result");
+                "late p99", "generator", S.cfg.have_customers ? "customers " : "");
     outcome o;
     if (search_run(&S, &o) != 0) {
         fprintf(stderr, "petstore-load search: %s\n",

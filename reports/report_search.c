@@ -37,6 +37,8 @@ static const char *result_text(const char *result)
     if (!strcmp(result, "first-step-failed")) return "even the first step failed: lower --from";
     if (!strcmp(result, "generator-saturated"))
         return "the generator saturated before the target failed: no capacity claimed beyond it";
+    if (!strcmp(result, "keys-exhausted"))
+        return "every mix the keys allow passed: the capacity is higher, no answer (more keys)";
     return "a step was unreachable or interrupted";
 }
 
@@ -89,6 +91,8 @@ int ps_report_console_search(const ps_json *doc, FILE *out, const ps_load_consol
     for (size_t i = 0; cust && cust->type == PS_JSON_OBJECT && i < cust->count; i++)
         ps_buf_printf(&b, "    %s customers at that rate: %.0f\n", cust->keys[i],
                       cust->items[i]->type == PS_JSON_NUMBER ? cust->items[i]->d : 0);
+    const char *keys_why = ps_json_get_string(search, "keys_why", NULL);
+    if (keys_why) ps_buf_printf(&b, "  %s\n", keys_why);
     for (size_t i = 0; i < n; i++) {
         const char *why = ps_json_get_string(s[i], "why", NULL);
         if (why)

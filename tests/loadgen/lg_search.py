@@ -191,6 +191,8 @@ def case_cli(args, tmp):
         (["--slo", "p99<1ms", "--repeat", "0"], "--repeat: "),
         (["--slo", "p99<1ms", "--step"], "--step: needs a value"),
         (["--slo", "p99<1ms", "--shard", "1/2"], "--shard: the search sets it"),
+        (["--slo", "p99<1ms", "--step", "0"], "--step: duration '0' must be greater than zero"),
+        (["--slo", "p99<nanms"], "--slo: threshold 'p99<nanms': expected a latency"),
     ]
     for extra, want in cases:
         rc, out, err = run([args.load, "search"] + base + extra, timeout=30)
@@ -199,13 +201,26 @@ def case_cli(args, tmp):
         check(rc == 2, "%s: exit %d, expected 2 (%s)" % (what, rc, err[-300:]))
         check(len(lines) == 2 and lines[0].startswith("petstore-load search: " + want) and lines[1] == see,
               "%s: stderr %r, expected 'petstore-load search: %s...'" % (what, err[:300], want))
+    # search --customers: keys from a keys file (the pool each step draws
+    # from), each customer at most at its quota
+    ck = os.path.join(tmp, "ck.keys")
+    with open(ck, "w") as f:
+        f.write("k1 free\n")
+    for extra, want in ((["--customers", "free=1"], "--customers: a search draws each step's customers from --keys"),
+                        (["--keys", ck, "--customers", "free=1", "--quota", "1.2"], "--quota 1.2: a search offers")):
+        rc, out, err = run([args.load, "search", "--base-url", "http://127.0.0.1:9/v1", "--slo", "p99<1ms"] + extra,
+                           timeout=30)
+        check(rc == 2 and err.startswith("petstore-load search: " + want), "%s: %d %r" % (extra, rc, err[:300]))
+    # a run's threshold that is not a number is refused naming the flag
+    rc, out, err = run([args.load] + base + ["--threshold", "p99<nanms"], timeout=30)
+    check(rc == 2 and err.startswith("petstore-load: --threshold: threshold 'p99<nanms'"), "nan: %d %r" % (rc, err[:300]))
     rc, out, err = run([args.load, "search", "--help"], timeout=30)
     check(rc == 0 and out.startswith("usage: petstore-load search") and err == "", "--help: %d %r" % (rc, err))
 
 
 def case_customers(args, tmp):
     keys = os.path.join(tmp, "customers.keys")
-    rc, _, err = run([args.load, "--customers", "free=5,pro=2", "--write-customer-keys", keys], timeout=30)
+    rc, _, err = run([args.load, "--customers", "free=10,pro=4", "--write-customer-keys", keys], timeout=30)
     check(rc == 0, "--write-customer-keys: exit %d: %s" % (rc, err))
     # no bans: the run at 120% of quota is refused often, and a ban would
     # still hold the keys in the search after it
@@ -216,7 +231,7 @@ def case_customers(args, tmp):
     # at 120% of quota every customer's windows fill: limits exercised and kept
     out = os.path.join(tmp, "run.json")
     rc, _, err = run([args.load, "--base-url", url, "--customers", "free=5,pro=2", "--quota", "1.2", "--time-scale",
-                      "60", "--duration", "3s", "--verify-limits", "--json", out])
+                      "60", "--duration", "3s", "--verify-limits", "--connections", "64", "--json", out])
     d = load_json(out)
     check(rc == 0, "customers run: exit %d: %s" % (rc, err[-500:]))
     if d:
@@ -225,18 +240,20 @@ def case_customers(args, tmp):
         check(abs(d["generator"]["target_rps"] - 1080) < 20, "target %s" % d["generator"]["target_rps"])
         # per plan: offered, share of quota, refusals, windows filled
         rows = {r["plan"]: r for r in d["plans"]}
-        for plan, keys in (("free", 5), ("pro", 2)):
+        for plan, n in (("free", 5), ("pro", 2)):
             r = rows.get(plan, {})
-            check(r.get("keys") == keys and r.get("sent", 0) > 0 and r.get("windows_filled", 0) >= keys,
+            check(r.get("keys") == n and r.get("sent", 0) > 0 and r.get("windows_filled", 0) >= n,
                   "plan %s row %r" % (plan, {k: r.get(k) for k in ("keys", "sent", "windows_filled")}))
             check(r.get("quota_share") and 0.3 < r["quota_share"] <= 1.25 and r.get("limited", 0) > 0,
                   "plan %s quota_share %s limited %s" % (plan, r.get("quota_share"), r.get("limited")))
         check("plan free: 5 keys, offered" in err and "windows filled" in err, "console plan lines: %s" % err[:600])
-    # the mix at half its quota (450/s), searched up to twice that
+    # The mix at half its quota (450/s), searched up to twice that: the
+    # second step holds twice the customers (the keys file's ten free and
+    # four pro), each at its own half quota, never one key at twice it.
     out = os.path.join(tmp, "search.json")
-    rc, _, err = run([args.load, "search", "--base-url", url, "--customers", "free=5,pro=2", "--quota", "0.5",
-                      "--time-scale", "60", "--slo", "p99<5s", "--to", "900", "--step", "1s", "--warmup", "1500ms",
-                      "--json", out])
+    rc, _, err = run([args.load, "search", "--base-url", url, "--keys", keys, "--customers", "free=5,pro=2",
+                      "--quota", "0.5", "--time-scale", "60", "--slo", "p99<5s", "--to", "900", "--step", "1s",
+                      "--warmup", "1500ms", "--json", out])
     stop_process(proc)
     d = load_json(out)
     check(rc == 0, "search --customers: exit %d: %s" % (rc, err[-500:]))
@@ -244,11 +261,123 @@ def case_customers(args, tmp):
         s = d["search"]
         check(s["from_rps"] == 450 and s["result"] == "all-passed", "search from %s result %s" % (s["from_rps"], s["result"]))
         check(s["customers"] == {"free": 10, "pro": 4}, "customers at max_rate %r" % s.get("customers"))
-        check("free customers at that rate: 10" in err, "console: %s" % err[-400:])
+        check([st.get("customers") for st in s["steps"]] == [{"free": 5, "pro": 2}, {"free": 10, "pro": 4}],
+              "customers per step %r" % [st.get("customers") for st in s["steps"]])
+        for st in s["steps"]:
+            c = st.get("customers", {})
+            check(abs(st["rate"] - (c.get("free", 0) * 30 + c.get("pro", 0) * 150)) < 0.01,
+                  "step at %s: not its customers at half their quota %r" % (st["rate"], c))
+            check(st["offered_share"] >= 0.9, "step at %s offered %s" % (st["rate"], st["offered_share"]))
+        rows = {r["plan"]: r for r in d["plans"]}
+        check(rows.get("free", {}).get("keys") == 10 and rows.get("pro", {}).get("keys") == 4,
+              "the report's plans %r" % {k: r.get("keys") for k, r in rows.items()})
+        check(0.4 < rows.get("free", {}).get("quota_share", 0) <= 0.55, "free quota share %r" % rows.get("free"))
+        check("free customers at that rate: 10" in err and "free=10,pro=4 pass" in err, "console: %s" % err[-900:])
+        validate_load_report(args.npm, out)
     return None
 
 
-CASES = {"customers": case_customers, "known_capacity": case_known_capacity, "first_fail": case_first_fail, "saturated": case_saturated, "late": case_late,
+def pool(args, tmp, spec):
+    keys = os.path.join(tmp, "pool.keys")
+    rc, _, err = run([args.load, "--customers", spec, "--write-customer-keys", keys], timeout=30)
+    check(rc == 0, "--write-customer-keys: exit %d: %s" % (rc, err))
+    return keys
+
+
+def customers_search(args, tmp, url, keys, extra):
+    out = os.path.join(tmp, "cs.json")
+    if os.path.exists(out):
+        os.unlink(out)
+    rc, _, err = run([args.load, "search", "--base-url", url, "--keys", keys, "--connections", "64",
+                      "--json", out] + extra)
+    print(err)
+    return rc, load_json(out), err
+
+
+def case_customers_capacity(args, tmp):
+    """Customers of known cost: a service of 100 req/s (one worker, 10 ms a
+    request) and free customers at 95% of 60/min at --time-scale 6 (5.7
+    req/s each): 17.5 customers is the truth. The answer must be within 10%
+    (16 to 19 customers), exit 0, resting on a step measured passing."""
+    keys = pool(args, tmp, "free=40")
+    for attempt in range(2):
+        proc, url = fake(10)
+        rc, d, err = customers_search(args, tmp, url, keys, [
+            "--customers", "free=5", "--time-scale", "6", "--slo", "p90<300ms", "--step", "2s", "--warmup", "1s"])
+        stop_process(proc)
+        if not check(d is not None, "no report (exit %d)" % rc):
+            return None
+        s = d["search"]
+        late = [st for st in s["steps"] if st["rate"] <= 110 and st["generator"]["lateness_us"]["p90"] > 50000]
+        if late and attempt == 0:
+            print("the generator ran late at %s req/s: measured again" % ", ".join("%g" % st["rate"] for st in late))
+            continue
+        if late:
+            return "the generator ran late in both searches: the machine is too busy to measure"
+        free = (s.get("customers") or {}).get("free")
+        check(rc == 0 and s["result"] == "found", "exit %d result %s" % (rc, s["result"]))
+        check(free is not None and 16 <= free <= 19, "free customers %r, truth 17.5 (16 to 19 within 10%%)" % free)
+        best = [st for st in s["steps"] if st["passed"] and st.get("customers") == s["customers"]]
+        check(best and abs(best[0]["rate"] - s["max_rate"]) < 0.01, "the answer is no step measured passing")
+        for st in s["steps"]:
+            check(st["answered"] >= st["answers_needed"] or not st["passed"],
+                  "a step passed on %d answers, %d needed" % (st["answered"], st["answers_needed"]))
+        check("free customers at that rate: %s" % free in err, "console: %s" % err[-500:])
+        return None
+    return None
+
+
+def case_customers_keys_out(args, tmp):
+    """The keys file runs out before the service does: 40 free keys at 1.9
+    req/s each (76 req/s) against 100 req/s. Every mix passed, so there is
+    no answer: exit 3, result keys-exhausted, saying the keys ran out,
+    never a rate multiplied past them."""
+    keys = pool(args, tmp, "free=40")
+    proc, url = fake(10)
+    rc, d, err = customers_search(args, tmp, url, keys, [
+        "--customers", "free=10", "--time-scale", "2", "--slo", "p50<300ms", "--step", "1s", "--warmup", "500ms"])
+    stop_process(proc)
+    if not check(d is not None, "no report (exit %d)" % rc):
+        return None
+    s = d["search"]
+    check(rc == 3 and s["result"] == "keys-exhausted", "exit %d result %s" % (rc, s["result"]))
+    check([st["customers"]["free"] for st in s["steps"]] == [10, 20, 40], "steps %r" % [st.get("customers") for st in s["steps"]])
+    check(all(abs(st["rate"] - st["customers"]["free"] * 1.9) < 0.01 for st in s["steps"]), "a key above its quota")
+    check("40 free keys" in (s.get("keys_why") or "") and "the keys ran out" in err, "keys_why %r" % s.get("keys_why"))
+    return None
+
+
+def case_customers_quota(args, tmp):
+    """Customers refused below their quota (the server grants the free
+    keys 30 a minute, the customers send at 95% of 60): the step fails
+    saying so, and that it did not offer its load (Retry-After held it
+    back), however fast the little sent was answered: exit 99."""
+    keys = pool(args, tmp, "free=5")
+    half = os.path.join(tmp, "half.keys")
+    with open(keys) as f, open(half, "w") as g:
+        for line in f:
+            if not line.startswith("#"):
+                g.write("%s enterprise 30 100000000\n" % line.split()[0])
+    proc, url = start_server([args.server, "--port", "0", "--keys-file", half, "--time-scale", "60", "--ban-after", "0"],
+                             stderr=subprocess.DEVNULL)
+    if not check(url is not None, "the reference server did not start"):
+        return None
+    rc, d, err = customers_search(args, tmp, url, keys, [
+        "--customers", "free=5", "--time-scale", "60", "--slo", "p99<5s", "--step", "1s", "--warmup", "1s"])
+    stop_process(proc)
+    if not check(d is not None, "no report (exit %d)" % rc):
+        return None
+    s = d["search"]
+    why = s["steps"][0]["why"] or ""
+    check(rc == 99 and s["result"] == "first-step-failed" and s["customers"] is None,
+          "exit %d result %s customers %r" % (rc, s["result"], s.get("customers")))
+    check("free customers did not get their quota" in why and "load not offered" in why, "why %r" % why)
+    check(s["steps"][0]["offered_share"] < 0.9, "offered %s" % s["steps"][0]["offered_share"])
+    return None
+
+
+CASES = {"customers": case_customers, "customers_capacity": case_customers_capacity,
+         "customers_keys_out": case_customers_keys_out, "customers_quota": case_customers_quota, "known_capacity": case_known_capacity, "first_fail": case_first_fail, "saturated": case_saturated, "late": case_late,
          "cli": case_cli}
 
 
