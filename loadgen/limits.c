@@ -197,7 +197,10 @@ void ps_lg_limits_observe_op(ps_lg_limits *l, size_t key, ps_lg_op op, const ps_
     ps_lg_key_checks *k = &l->keys[key];
     bool reset_unix = header_checks(k, r);
     const unsigned id = PS_LG_H_LIMIT | PS_LG_H_RESET;
-    if ((r->seen & id) != id || (r->bad & id)) return;
+    if ((r->seen & id) != id || (r->bad & id)) {
+        if (r->status == 429 && (unsigned)op < PS_LG_OPS && !warm) k->bare_limited_by[op]++;
+        return;
+    }
     if (!reset_unix && now_s == INT64_MIN) return;
     if ((unsigned)op >= PS_LG_OPS) op = PS_LG_OP_LIST;
     int64_t reset = reset_unix ? r->reset : ps_rlm_reset_unix(r->reset, now_s);
@@ -312,6 +315,8 @@ void ps_lg_limits_merge(ps_lg_limits *dst, const ps_lg_limits *src)
         d->missing_retry_after += s->missing_retry_after;
         d->bad_retry_after += s->bad_retry_after;
         d->failures += s->failures;
+        for (int o = 0; o < PS_LG_OPS; o++)
+            d->bare_limited_by[o] += s->bare_limited_by[o];
     }
 }
 
@@ -475,6 +480,11 @@ static ps_lg_counting *counting_table(const ps_lg_limits *l, const ps_lg_config 
         ps_rlm_evidence e;
         bool seen;
         key_evidence(l, cfg, slots + first[k], first[k + 1] - first[k], &e, tallies, &seen);
+        /* a 429 that named no window still refused its operation: counted
+         * (issue 17's stack, whose bare 429s hid an over-admission) */
+        if (seen && k < l->nkeys)
+            for (int o = 0; o < PS_LG_OPS; o++)
+                e.refused[o] += l->keys[k].bare_limited_by[o];
         c[k].key = k;
         ps_rlm_decide(&e, &c[k].counting);
         if (seen_out) seen_out[k] = seen;

@@ -126,6 +126,9 @@ typedef struct ps_lg_key_checks {
      * Remaining and arrival (ns; 0: none), what a rise is measured from */
     int64_t last_limit, last_reset, last_remaining, last_admit_ns;
     bool after_429; /* this thread's last answer on the key was a 429 */
+    /* 429s naming no window (no X-RateLimit-Limit/-Reset), per operation:
+     * still refusals of it, what tells the counting that it counts */
+    int64_t bare_limited_by[PS_LG_OPS];
     /* the first offending header of each check, as "X-RateLimit-Reset: 37
      * (...)", shown in the violation's message ("" when none) */
     char missing_sample[64], bad_sample[96], retry_sample[64];

@@ -30,7 +30,7 @@
 static void usage(FILE *out)
 {
     fputs("usage: petstore-load search RUN-FLAGS --slo EXPR... [--from R] [--to R]\n"
-          "         [--resolution P%] [--step D] [--warmup D] [--repeat N]\n"
+          "         [--resolution P%] [--step D] [--warmup D] [--repeat N] [--boundary-runs N]\n"
           "         [--json F] [--html F] [--quiet]\n"
           "\n"
           "Finds the highest rate the target serves within its objectives: open-model runs\n"
@@ -58,6 +58,9 @@ static void usage(FILE *out)
           "  --warmup D           sent before each step's measurement, in no figure\n"
           "                       (default 2s)\n"
           "  --repeat N           runs per rate; a rate passes only if all pass (default 1)\n"
+          "  --boundary-runs N    runs, in all, of the highest passing and the lowest failing\n"
+          "                       step once bisected (default 3): the answer must pass all;\n"
+          "                       the spread of the first latency --slo's figure is reported\n"
           "  --customers P=N,...  with --keys FILE: each step a number of customers of each\n"
           "                       plan (keys of the file), each at --quota (at most 1) of its\n"
           "                       plan's limit; starts at the mix as given and grows it, never\n"
@@ -82,6 +85,8 @@ typedef struct search {
     bool from_given;
     int64_t step_ns;
     int64_t repeat;
+    int boundary_runs; /* --boundary-runs: runs of the highest passing and
+                        * lowest failing step in all */
     char *json_path, *html_path, *md_path;
     bool quiet;
     /* --customers: the mix as given (customers per plan id), one
@@ -137,6 +142,7 @@ static int parse_args(search *S, int argc, char **argv)
     S->resolution = 0.05;
     S->step_ns = 10 * INT64_C(1000000000);
     S->repeat = 1;
+    S->boundary_runs = 3;
     bool have_warmup = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -144,8 +150,8 @@ static int parse_args(search *S, int argc, char **argv)
             rc = 1;
             goto out;
         }
-        static const char *const own[] = {"--slo",        "--from", "--to",
-                                          "--resolution", "--step", "--repeat"};
+        static const char *const own[] = {"--slo",  "--from",   "--to",           "--resolution",
+                                          "--step", "--repeat", "--boundary-runs"};
         size_t which = sizeof own / sizeof own[0];
         const char *val = NULL;
         for (size_t k = 0; k < sizeof own / sizeof own[0]; k++) {
@@ -223,6 +229,15 @@ static int parse_args(search *S, int argc, char **argv)
                 goto out;
             }
             break;
+        case 6: {
+            int64_t n;
+            if (ps_cli_parse_int(val, 1, 10, &n, &S->err) != 0) {
+                ps_error_prefix(&S->err, "--boundary-runs: ");
+                goto out;
+            }
+            S->boundary_runs = (int)n;
+            break;
+        }
         }
     }
     if (S->nslos == 0) {
@@ -368,8 +383,56 @@ static void print_step_line(const search *S, const step *st, size_t n)
             st->passed ? "" : ": ", st->why);
 }
 
-/* Runs the step at `rate` (--repeat times, stopping at the first failure).
- * Returns its index, or -1 on a usage or output error (said on stderr). */
+/* Runs step st (set up) up to n more times, stopping at its first
+ * failure, except a step that failed already: then every run is measured
+ * for the spread and the step stays failed (a rate passes only if every
+ * run passes). Returns 0, or -1 on a usage or output error. */
+static int measure(search *S, step *st, int64_t n)
+{
+    bool failed_before = st->runs > 0 && !st->passed;
+    char why[sizeof st->why];
+    snprintf(why, sizeof why, "%s", st->why);
+    for (int64_t r = 0; r < n; r++) {
+        st->runs++;
+        ps_buf doc = PS_BUF_INIT;
+        int code = ps_lg_run_capture(&S->cfg, &doc);
+        ps_json *d = doc.len ? ps_json_parse(doc.data, doc.len, NULL, &S->err) : NULL;
+        if (!d) {
+            ps_buf_free(&doc);
+            if (code != PS_LG_EXIT_UNREACHABLE) return -1;
+            /* no document: the target could not be reached at all */
+            st->stop = true;
+            st->passed = false;
+            st->exit_code = code;
+            snprintf(st->why, sizeof st->why, "unreachable (no run)");
+            return 0;
+        }
+        ps_lg_search_judge(st, d, S->cfg.have_customers ? &S->ask : NULL);
+        ps_json_free(d);
+        if (failed_before && st->passed) {
+            ps_buf_free(&doc); /* the step's report stays its failing run's */
+            st->passed = false;
+            st->by_generator = false;
+            snprintf(st->why, sizeof st->why, "%s", why);
+            continue;
+        }
+        free(st->doc);
+        st->doc = ps_buf_detach(&doc);
+        /* The generator is blamed only when its lateness lasts: a run it
+         * lost is measured again, up to twice, before the step is its. */
+        if (st->by_generator && st->regen_runs < 2) {
+            st->regen_runs++;
+            r--;
+            continue;
+        }
+        if (st->stop || (!st->passed && !failed_before)) break;
+    }
+    return 0;
+}
+
+/* Runs a new step at `rate` (--repeat times, stopping at the first
+ * failure). Returns its index, or -1 on a usage or output error (said on
+ * stderr). */
 static long run_step(search *S, double rate)
 {
     if (S->nsteps == PS_LG_SEARCH_MAX_STEPS) return -1;
@@ -380,39 +443,25 @@ static long run_step(search *S, double rate)
         fprintf(stderr, "petstore-load search: %s\n", S->err.message);
         return -1;
     }
-    for (int64_t r = 0; r < S->repeat; r++) {
-        st->runs++;
-        ps_buf doc = PS_BUF_INIT;
-        int code = ps_lg_run_capture(&S->cfg, &doc);
-        ps_json *d = doc.len ? ps_json_parse(doc.data, doc.len, NULL, &S->err) : NULL;
-        if (!d) {
-            ps_buf_free(&doc);
-            if (code == PS_LG_EXIT_UNREACHABLE) {
-                /* no document: the target could not be reached at all */
-                st->stop = true;
-                st->exit_code = code;
-                snprintf(st->why, sizeof st->why, "unreachable (no run)");
-                S->nsteps++;
-                return (long)S->nsteps - 1;
-            }
-            return -1;
-        }
-        free(st->doc);
-        st->doc = ps_buf_detach(&doc);
-        ps_lg_search_judge(st, d, S->cfg.have_customers ? &S->ask : NULL);
-        ps_json_free(d);
-        /* The generator is blamed only when its lateness lasts: a run it
-         * lost is measured again, up to twice, before the step is its. */
-        if (st->by_generator && st->regen_runs < 2) {
-            st->regen_runs++;
-            r--;
-            continue;
-        }
-        if (!st->passed || st->stop) break;
-    }
+    if (measure(S, st, S->repeat) != 0) return -1;
     S->nsteps++;
     print_step_line(S, st, S->nsteps);
     return (long)S->nsteps - 1;
+}
+
+/* Measures boundary step i again until it has --boundary-runs runs.
+ * Returns 0, or -1 on a usage or output error. */
+static int confirm(search *S, long i)
+{
+    step *st = &S->steps[i];
+    if (st->runs >= S->boundary_runs || st->stop) return 0;
+    if (set_rate(S, st, st->rate) != 0) {
+        fprintf(stderr, "petstore-load search: %s\n", S->err.message);
+        return -1;
+    }
+    if (measure(S, st, S->boundary_runs - st->runs) != 0) return -1;
+    print_step_line(S, st, (size_t)i + 1);
+    return 0;
 }
 
 typedef struct outcome {
@@ -437,6 +486,58 @@ static void keys_ran_out(search *S, double rate)
             return;
         }
     snprintf(S->keys_why, sizeof S->keys_why, "the keys ran out at %.1f req/s", rate);
+}
+
+/* Bisects between o->best and o->worst. Returns 1 to go on, 0 when a step
+ * stopped the search (o set), -1 on an error. */
+static int bisect(search *S, outcome *o)
+{
+    /* bisected even when the lowest failing rate failed the generator: a
+     * rate between may pass, or fail the target, and either is measured */
+    while (o->best >= 0 && o->worst >= 0 &&
+           S->steps[o->worst].rate - S->steps[o->best].rate >
+               S->resolution * S->steps[o->best].rate) {
+        double mid = step_rate(S, (S->steps[o->best].rate + S->steps[o->worst].rate) / 2);
+        if (mid <= S->steps[o->best].rate || mid >= S->steps[o->worst].rate) break;
+        long i = run_step(S, mid);
+        if (i < 0) return -1;
+        if (S->steps[i].stop) {
+            o->result = "interrupted";
+            o->exit_code = PS_LG_EXIT_UNREACHABLE;
+            o->doc_step = i;
+            return 0;
+        }
+        if (S->steps[i].passed)
+            o->best = i;
+        else
+            o->worst = i;
+    }
+    return 1;
+}
+
+/* The result from the boundary. Returns 0. */
+static int verdict(const search *S, outcome *o)
+{
+    if (o->worst >= 0 && S->steps[o->worst].by_generator) {
+        o->result = "generator-saturated";
+        o->exit_code = PS_LG_EXIT_UNREACHABLE;
+        o->doc_step = o->worst;
+    } else if (o->best < 0) {
+        o->result = "first-step-failed";
+        o->exit_code = PS_LG_EXIT_THRESHOLD;
+        o->doc_step = o->worst;
+    } else if (S->keys_why[0]) {
+        /* every mix the keys allow passed: the capacity is higher, by how
+         * much no step measured, so no answer */
+        o->result = "keys-exhausted";
+        o->exit_code = PS_LG_EXIT_UNREACHABLE;
+        o->doc_step = o->best;
+    } else {
+        o->result = o->worst < 0 ? "all-passed" : "found";
+        o->exit_code = PS_LG_EXIT_OK;
+        o->doc_step = o->best;
+    }
+    return 0;
 }
 
 /* Exponential, then bisection. With --customers each step is a mix of
@@ -470,46 +571,32 @@ static int search_run(search *S, outcome *o)
         }
         rate = next;
     }
-    /* bisected even when the lowest failing rate failed the generator: a
-     * rate between may pass, or fail the target, and either is measured */
-    while (o->best >= 0 && o->worst >= 0 &&
-           S->steps[o->worst].rate - S->steps[o->best].rate >
-               S->resolution * S->steps[o->best].rate) {
-        double mid = step_rate(S, (S->steps[o->best].rate + S->steps[o->worst].rate) / 2);
-        if (mid <= S->steps[o->best].rate || mid >= S->steps[o->worst].rate) break;
-        long i = run_step(S, mid);
-        if (i < 0) return -1;
-        if (S->steps[i].stop) {
+    for (;;) {
+        int b = bisect(S, o);
+        if (b != 1) return b;
+        /* the boundary measured again: the answer must pass every run, the
+         * lowest failing is measured for the spread */
+        if (o->best < 0 || o->worst < 0) break;
+        if (confirm(S, o->best) != 0) return -1;
+        if (S->steps[o->best].stop) {
             o->result = "interrupted";
             o->exit_code = PS_LG_EXIT_UNREACHABLE;
-            o->doc_step = i;
+            o->doc_step = o->best;
             return 0;
         }
-        if (S->steps[i].passed)
-            o->best = i;
-        else
-            o->worst = i;
+        if (S->steps[o->best].passed) {
+            if (confirm(S, o->worst) != 0) return -1;
+            break;
+        }
+        /* it failed a run: the answer falls below it */
+        o->worst = o->best;
+        o->best = -1;
+        for (size_t k = 0; k < S->nsteps; k++)
+            if (S->steps[k].passed && S->steps[k].rate < S->steps[o->worst].rate &&
+                (o->best < 0 || S->steps[k].rate > S->steps[o->best].rate))
+                o->best = (long)k;
     }
-    if (o->worst >= 0 && S->steps[o->worst].by_generator) {
-        o->result = "generator-saturated";
-        o->exit_code = PS_LG_EXIT_UNREACHABLE;
-        o->doc_step = o->worst;
-    } else if (o->best < 0) {
-        o->result = "first-step-failed";
-        o->exit_code = PS_LG_EXIT_THRESHOLD;
-        o->doc_step = o->worst;
-    } else if (S->keys_why[0]) {
-        /* every mix the keys allow passed: the capacity is higher, by how
-         * much no step measured, so no answer */
-        o->result = "keys-exhausted";
-        o->exit_code = PS_LG_EXIT_UNREACHABLE;
-        o->doc_step = o->best;
-    } else {
-        o->result = o->worst < 0 ? "all-passed" : "found";
-        o->exit_code = PS_LG_EXIT_OK;
-        o->doc_step = o->best;
-    }
-    return 0;
+    return verdict(S, o);
 }
 
 /* customers per plan of a --customers step (or the search's answer) */
@@ -561,6 +648,47 @@ static void step_json(ps_jw *w, const step *st, bool customers)
     ps_jw_object_close(w);
 }
 
+/* One boundary step's runs: how many, how many passed, the judged
+ * figure's lowest and highest. */
+static void boundary_json(ps_jw *w, const char *name, const step *st)
+{
+    ps_jw_key(w, name);
+    ps_jw_object_open(w);
+    ps_jw_kdouble(w, "rate", st->rate, 3);
+    ps_jw_kint(w, "runs", st->runs);
+    ps_jw_kint(w, "runs_passed", st->runs_passed);
+    int64_t lo = INT64_MAX, hi = 0;
+    for (int i = 0; i < st->njudged; i++) {
+        if (st->judged_us[i] < lo) lo = st->judged_us[i];
+        if (st->judged_us[i] > hi) hi = st->judged_us[i];
+    }
+    if (st->njudged > 0) {
+        ps_jw_kint(w, "figure_min_us", lo);
+        ps_jw_kint(w, "figure_max_us", hi);
+    } else {
+        ps_jw_knull(w, "figure_min_us");
+        ps_jw_knull(w, "figure_max_us");
+    }
+    ps_jw_object_close(w);
+}
+
+/* The knee with its spread: the first latency objective's figure over
+ * every run of the highest passing and the lowest failing step (null
+ * without both). */
+static void knee_json(ps_jw *w, const search *S, const outcome *o)
+{
+    ps_jw_key(w, "knee");
+    if (o->best < 0 || o->worst < 0 || !S->steps[o->best].judged_expr[0]) {
+        ps_jw_null(w);
+        return;
+    }
+    ps_jw_object_open(w);
+    ps_jw_kstring(w, "objective", S->steps[o->best].judged_expr);
+    boundary_json(w, "highest_passing", &S->steps[o->best]);
+    boundary_json(w, "lowest_failing", &S->steps[o->worst]);
+    ps_jw_object_close(w);
+}
+
 /* The report: the document of the step the result rests on, with the
  * search member added as its last. */
 static int build_report(const search *S, const outcome *o, ps_buf *out, ps_error *err)
@@ -608,6 +736,7 @@ static int build_report(const search *S, const outcome *o, ps_buf *out, ps_error
         step_json(&w, &S->steps[i], S->cfg.have_customers);
     ps_jw_array_close(&w);
     ps_jw_kdouble(&w, "evidence_beyond", PS_LG_EVIDENCE_BEYOND, 0);
+    knee_json(&w, S, o);
     if (S->keys_why[0])
         ps_jw_kstring(&w, "keys_why", S->keys_why);
     else

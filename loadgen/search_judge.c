@@ -118,12 +118,14 @@ void ps_lg_search_judge(ps_lg_step *st, const ps_json *d, const ps_lg_step_ask *
      * step measured the generator, not the target (the run's rule,
      * ps_lg_threshold_eval: its report's lost_to_generator). */
     bool late_alone = true, any_failed = false;
+    long judged = -1;
     const ps_json *th = ps_json_get(d, "thresholds");
     for (size_t i = 0; th && th->type == PS_JSON_ARRAY && i < th->count; i++) {
         const ps_json *t = th->items[i];
         const ps_json *ok = ps_json_get(t, "passed");
-        if (ok && ok->type == PS_JSON_BOOL && ok->boolean) continue;
         const char *expr = ps_json_get_string(t, "expression", "?");
+        if (ps_json_get(t, "actual_us") && judged < 0) judged = (long)i;
+        if (ok && ok->type == PS_JSON_BOOL && ok->boolean) continue;
         any_failed = true;
         const ps_json *lost = ps_json_get(t, "lost_to_generator");
         late_alone &= lost && lost->type == PS_JSON_BOOL && lost->boolean;
@@ -131,6 +133,12 @@ void ps_lg_search_judge(ps_lg_step *st, const ps_json *d, const ps_lg_step_ask *
             add_why(st, "%s: %.3f ms", expr, ps_json_get_number(t, "actual_us", 0) / 1e3);
         else
             add_why(st, "%s: %.3f%%", expr, 100.0 * ps_json_get_number(t, "actual", 0));
+    }
+    if (judged >= 0 && st->njudged < (int)(sizeof st->judged_us / sizeof st->judged_us[0])) {
+        const ps_json *t = th->items[judged];
+        snprintf(st->judged_expr, sizeof st->judged_expr, "%s",
+                 ps_json_get_string(t, "expression", "?"));
+        st->judged_us[st->njudged++] = (int64_t)ps_json_get_number(t, "actual_us", 0);
     }
     late_alone &= any_failed && answered > 0;
     if (late_alone)
@@ -169,5 +177,5 @@ void ps_lg_search_judge(ps_lg_step *st, const ps_json *d, const ps_lg_step_ask *
         add_why(st, "generator saturated: %s", ps_json_get_string(g, "why", "?"));
     st->by_generator = (!strcmp(st->gen_verdict, "saturated") || late_alone) && !service_failed;
     st->passed = st->why[0] == '\0';
+    st->runs_passed += st->passed;
 }
-

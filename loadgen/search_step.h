@@ -37,6 +37,12 @@ typedef struct ps_lg_step {
     int runs;       /* runs of this step: --repeat, and re-runs of steps the
                      * generator lost */
     int regen_runs; /* of which measured again after a run lost to the generator */
+    int runs_passed;
+    /* the first latency objective and its figure in each run (the knee's
+     * spread) */
+    char judged_expr[48];
+    int64_t judged_us[24];
+    int njudged;
 } ps_lg_step;
 
 /* What a step is judged against besides its document: for --customers,

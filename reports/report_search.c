@@ -91,6 +91,21 @@ int ps_report_console_search(const ps_json *doc, FILE *out, const ps_load_consol
     for (size_t i = 0; cust && cust->type == PS_JSON_OBJECT && i < cust->count; i++)
         ps_buf_printf(&b, "    %s customers at that rate: %.0f\n", cust->keys[i],
                       cust->items[i]->type == PS_JSON_NUMBER ? cust->items[i]->d : 0);
+    const ps_json *knee = ps_json_get(search, "knee");
+    if (knee && knee->type == PS_JSON_OBJECT) {
+        ps_buf_printf(&b, "  knee (%s), spread over the boundary's runs:\n",
+                      ps_json_get_string(knee, "objective", "?"));
+        static const char *const sides[] = {"highest_passing", "lowest_failing"};
+        for (int k = 0; k < 2; k++) {
+            const ps_json *side = ps_json_get(knee, sides[k]);
+            ps_buf_printf(&b, "    %.1f/s: %lld of %lld runs passed, %.3f to %.3f ms\n",
+                          ps_json_get_number(side, "rate", 0),
+                          (long long)ps_json_get_int(side, "runs_passed", 0),
+                          (long long)ps_json_get_int(side, "runs", 0),
+                          ps_json_get_number(side, "figure_min_us", 0) / 1e3,
+                          ps_json_get_number(side, "figure_max_us", 0) / 1e3);
+        }
+    }
     const char *keys_why = ps_json_get_string(search, "keys_why", NULL);
     if (keys_why) ps_buf_printf(&b, "  %s\n", keys_why);
     for (size_t i = 0; i < n; i++) {

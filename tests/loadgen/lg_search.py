@@ -83,6 +83,17 @@ def known_capacity_search(args, tmp):
             check(st["why"], "a failed step without why: %r" % st)
     check(d["parameters"]["rate"] == mx and d["exit_code"] == 0, "the report is not the max_rate step's run")
     check(s["slos"] == ["p90<300ms"] and s["step_s"] == 3 and s["warmup_s"] == 2, "search parameters %r" % s)
+    # the boundary measured three times each: the answer passed every run,
+    # the knee's spread is the p90 over those runs
+    k = s.get("knee") or {}
+    hp, lf = k.get("highest_passing", {}), k.get("lowest_failing", {})
+    check(k.get("objective") == "p90<300ms" and hp.get("rate") == mx and lf.get("rate") == s["min_failing_rate"],
+          "knee %r" % k)
+    check(hp.get("runs") == 3 and hp.get("runs_passed") == 3 and lf.get("runs") == 3 and lf.get("runs_passed", 3) < 3,
+          "boundary runs %r" % k)
+    check(hp.get("figure_min_us") is not None and hp["figure_min_us"] <= hp["figure_max_us"] < 300000,
+          "spread at the answer %r" % hp)
+    check("knee (p90<300ms), spread over the boundary's runs" in err, "console knee: %s" % err[-800:])
     validate_load_report(args.npm, out)
     try:
         page = open(html).read()
@@ -192,6 +203,7 @@ def case_cli(args, tmp):
         (["--slo", "p99<1ms", "--step"], "--step: needs a value"),
         (["--slo", "p99<1ms", "--shard", "1/2"], "--shard: the search sets it"),
         (["--slo", "p99<1ms", "--step", "0"], "--step: duration '0' must be greater than zero"),
+        (["--slo", "p99<1ms", "--boundary-runs", "0"], "--boundary-runs: "),
         (["--slo", "p99<nanms"], "--slo: threshold 'p99<nanms': expected a latency"),
     ]
     for extra, want in cases:
