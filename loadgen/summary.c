@@ -389,9 +389,11 @@ static void plans(ps_jw *w, const ps_lg_summary *s)
         ps_jw_kint(w, "limited", t->plan_limited[p]);
         pair_obj(w, "latency_us", &t->plan[p]);
         if (s->generator)
-            capacity_figures(w, s, t->plan_sent[p], t->plan_admitted[p] + t->plan_limited[p],
+            capacity_figures(w, s, t->plan_sent[p],
+                             t->plan_admitted[p] + t->plan_limited[p] + t->plan_unavailable[p],
                              t->plan_admitted[p], quota_rps(cfg, of_plan, (size_t)p),
                              &s->tally_by_plan[p]);
+        if (t->plan_unavailable[p]) ps_jw_kint(w, "unavailable", t->plan_unavailable[p]);
         ps_jw_object_close(w);
     }
     ps_jw_array_close(w);

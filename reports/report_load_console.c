@@ -181,6 +181,9 @@ static void capacity_lines(ps_buf *b, const ps_json *doc, const char *array, con
         if (ps_json_get(p, "windows_filled"))
             ps_buf_printf(b, ", %lld windows filled",
                           (long long)ps_json_get_int(p, "windows_filled", 0));
+        if (ps_json_get_int(p, "unavailable", 0) > 0)
+            ps_buf_printf(b, ", %lld answered 503 (a limiter's refusal or overload: not admitted)",
+                          (long long)ps_json_get_int(p, "unavailable", 0));
         ps_buf_putc(b, '\n');
     }
 }

@@ -7,7 +7,11 @@ at most 1/SERVICE requests a second, whatever the machine's speed, and
 beyond that its queue (and latency) grows without bound. Keep-alive, one
 request at a time per connection, as petstore-load sends them.
 
-usage: fake_capacity_server.py SERVICE_MS
+With EVERY_503 N, every Nth request is answered 503 with Retry-After: 1
+at once, as a gateway's limiter in front of the service answers (no
+X-RateLimit-* headers).
+
+usage: fake_capacity_server.py SERVICE_MS [EVERY_503]
 Prints http://127.0.0.1:PORT/v1 as its first line; stops on SIGTERM.
 """
 import heapq
@@ -18,11 +22,14 @@ import sys
 import time
 
 BODY = b'[{"id":1,"name":"Dog","description":"Domestic dogs"}]'
+UNAVAILABLE = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n"
 RESPONSE = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(BODY)) + BODY
 
 
 def main():
     service = float(sys.argv[1]) / 1000.0
+    every_503 = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    nreq = 0
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     lsock = socket.socket()
@@ -79,6 +86,13 @@ def main():
                 if len(buf) < end + 4 + length:
                     break
                 buf = buf[end + 4 + length:]
+                nreq += 1
+                if every_503 and nreq % every_503 == 0:
+                    try:
+                        c.sendall(UNAVAILABLE)
+                    except OSError:
+                        pass
+                    continue
                 free_at = max(now, free_at) + service
                 seq += 1
                 heapq.heappush(due, (free_at, seq, c))

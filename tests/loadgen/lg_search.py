@@ -29,8 +29,9 @@ from pstest import (check, load_json, run, run_cases, run_starved, start_server,
 
 
 
-def fake(service_ms):
-    proc, url = start_server([sys.executable, os.path.join(here, "fake_capacity_server.py"), str(service_ms)])
+def fake(service_ms, *extra):
+    proc, url = start_server([sys.executable, os.path.join(here, "fake_capacity_server.py"), str(service_ms)]
+                             + [str(e) for e in extra])
     check(url is not None, "the fake service did not start")
     return proc, url
 
@@ -388,7 +389,33 @@ def case_customers_quota(args, tmp):
     return None
 
 
-CASES = {"customers": case_customers, "customers_capacity": case_customers_capacity,
+def case_gateway_503(args, tmp):
+    """A gateway's limiter answering 503 (every third request, no
+    X-RateLimit-* headers) in front of a fast service: the plan's row names
+    the 503s and never calls them admitted (before: "admitted 12.0/s ... 0
+    refused" with a third of the answers 503)."""
+    proc, url = fake(1, 3)
+    keys = os.path.join(tmp, "k.keys")
+    with open(keys, "w") as f:
+        f.write("key-1 enterprise 100000 1000000\n")
+    out = os.path.join(tmp, "g.json")
+    rc, _, err = run([args.load, "--base-url", url, "--keys", keys, "--rate", "60", "--duration", "2s",
+                      "--ignore-retry-after", "--error-budget", "100%", "--json", out])
+    stop_process(proc)
+    d = load_json(out)
+    if not check(d is not None, "no report (exit %d): %s" % (rc, err[-400:])):
+        return None
+    row = d["plans"][0]
+    n503 = d["status"].get("503", 0)
+    check(n503 > 0 and row.get("unavailable") == n503, "503s %d, row %r" % (n503, row))
+    check(row["admitted"] + row["limited"] + row["unavailable"] == d["answered"], "row %r" % row)
+    check(abs(row["admitted_rps"] - row["achieved_rps"] * 2 / 3) < 3, "admitted_rps %r" % row)
+    check("answered 503 (a limiter's refusal or overload: not admitted)" in err, "console: %s" % err[-600:])
+    validate_load_report(args.npm, out)
+    return None
+
+
+CASES = {"gateway_503": case_gateway_503, "customers": case_customers, "customers_capacity": case_customers_capacity,
          "customers_keys_out": case_customers_keys_out, "customers_quota": case_customers_quota, "known_capacity": case_known_capacity, "first_fail": case_first_fail, "saturated": case_saturated, "late": case_late,
          "cli": case_cli}
 
