@@ -67,6 +67,10 @@ typedef struct ps_lg_threshold {
     double percentile; /* 0..100 for PERCENTILE */
     bool or_equal;     /* "<=" rather than "<" */
     double bound;      /* microseconds, or a fraction for ERROR_RATE */
+    /* "pro.p99<50ms": judged on one plan's answers alone (scoped; plan is
+     * its id), else on every answer */
+    bool scoped;
+    ps_plan_id plan;
 } ps_lg_threshold;
 
 typedef struct ps_lg_config {

@@ -57,7 +57,8 @@ void ps_lg_config_usage(FILE *out)
           "  --engine E            auto (default): epoll for http:// and https://, curl when\n"
           "                        a proxy variable (https_proxy, ...) applies; curl: libcurl\n"
           "                        (proxies, HTTP/2 by ALPN); epoll: direct, even with a proxy\n"
-          "  --threshold EXPR      e.g. 'p99<200ms', 'p99.9<=1s', 'max < 2s', 'error_rate<1%'\n"
+          "  --threshold EXPR      e.g. 'p99<200ms', 'p99.9<=1s', 'max < 2s', 'error_rate<1%';\n"
+          "                        'pro.p99<50ms': one plan's latency, judged on its keys alone\n"
           "  --summary-md FILE     Markdown summary for a CI job page ($GITHUB_STEP_SUMMARY)\n",
           out);
     fputs("  --seed N              per-key schedules start at phases drawn from N (default 1)\n"

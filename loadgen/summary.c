@@ -22,6 +22,7 @@ double ps_lg_error_rate(const ps_lg_stats *t)
 static double latency_figure(const ps_lg_threshold *th, const ps_hist *h)
 {
     double v = 0;
+    if (!h) return v; /* a plan's histogram a merge did not carry */
     if (th->metric == PS_LG_METRIC_PERCENTILE)
         v = (double)ps_hist_value_at_percentile(h, th->percentile);
     else if (th->metric == PS_LG_METRIC_MAX)
@@ -44,12 +45,15 @@ ps_lg_threshold_result ps_lg_threshold_eval(const ps_lg_threshold *th, const ps_
         r.actual = ps_lg_error_rate(total);
         r.passed = meets(th, r.actual);
     } else {
-        r.actual = latency_figure(th, total->all.corr);
-        r.own = latency_figure(th, total->all.unc);
+        /* a plan's objective: its keys' answers alone */
+        const ps_lg_hpair *h =
+            th->scoped && (unsigned)th->plan < PS_LG_PLANS ? &total->plan[th->plan] : &total->all;
+        r.actual = latency_figure(th, h->corr);
+        r.own = latency_figure(th, h->unc);
         bool late_known = total->lateness && ps_hist_total_count(total->lateness) > 0;
         r.late = late_known ? latency_figure(th, total->lateness) : -1;
         /* no answer at all cannot pass a latency threshold */
-        r.passed = meets(th, r.actual) && ps_hist_total_count(total->all.corr) > 0;
+        r.passed = meets(th, r.actual) && h->corr && ps_hist_total_count(h->corr) > 0;
         /* Lateness counts a wait for a connection too: never the
          * generator's when requests waited for connections the target
          * held (connection-limited). Its CPU held it back when its threads

@@ -415,7 +415,42 @@ def case_gateway_503(args, tmp):
     return None
 
 
-CASES = {"gateway_503": case_gateway_503, "customers": case_customers, "customers_capacity": case_customers_capacity,
+def case_plan_thresholds(args, tmp):
+    """Per-plan objectives, judged apart on each plan's answers: a free
+    key's p99 against 1us fails, a pro key's against 10s passes, each
+    reported with its own figure (the plan row's p99): exit 99. A plan's
+    error rate and a group name are refused naming the flag."""
+    keys = os.path.join(tmp, "k.keys")
+    with open(keys, "w") as f:
+        f.write("kfree-0001 free\nkpro-00001 pro\n")
+    proc, url = start_server([args.server, "--port", "0", "--keys-file", keys], stderr=subprocess.DEVNULL)
+    if not check(url is not None, "the reference server did not start"):
+        return None
+    out = os.path.join(tmp, "p.json")
+    rc, _, err = run([args.load, "--base-url", url, "--keys", keys, "--rate", "20", "--duration", "1s",
+                      "--threshold", "free.p99<1us", "--threshold", "pro.p99<10s", "--json", out])
+    stop_process(proc)
+    d = load_json(out)
+    if not check(d is not None, "no report (exit %d): %s" % (rc, err[-400:])):
+        return None
+    check(rc == 99, "exit %d, expected 99 (free.p99<1us)" % rc)
+    th = {t["expression"]: t for t in d["thresholds"]}
+    rows = {r["plan"]: r for r in d["plans"]}
+    check(th["free.p99<1us"]["passed"] is False and th["pro.p99<10s"]["passed"] is True, "thresholds %r" % th)
+    for plan, expr in (("free", "free.p99<1us"), ("pro", "pro.p99<10s")):
+        check(th[expr]["actual_us"] == rows[plan]["latency_us"]["corrected"]["p99"],
+              "%s judged on %s, the plan's p99 is %s" % (expr, th[expr]["actual_us"],
+                                                         rows[plan]["latency_us"]["corrected"]["p99"]))
+    check("free.p99<1us" in err and "pro.p99<10s" in err, "console: %s" % err[-600:])
+    for expr, want in (("pro.error_rate<1%", "a plan's error rate is not measured apart"),
+                       ("background.p99<5ms", "'background' is not a plan")):
+        rc, _, err = run([args.load, "--base-url", url, "--api-key", "k", "--threshold", expr], timeout=30)
+        check(rc == 2 and err.startswith("petstore-load: --threshold: threshold '%s': " % expr) and want in err,
+              "%s: %d %r" % (expr, rc, err[:300]))
+    return None
+
+
+CASES = {"plan_thresholds": case_plan_thresholds, "gateway_503": case_gateway_503, "customers": case_customers, "customers_capacity": case_customers_capacity,
          "customers_keys_out": case_customers_keys_out, "customers_quota": case_customers_quota, "known_capacity": case_known_capacity, "first_fail": case_first_fail, "saturated": case_saturated, "late": case_late,
          "cli": case_cli}
 
