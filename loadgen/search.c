@@ -2,7 +2,6 @@
  * step a whole run judged from its JSON document. */
 #include "loadgen/search.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +11,6 @@
 #include "core/cli.h"
 #include "core/datadir.h"
 #include "core/json.h"
-#include "core/json_writer.h"
 #include "core/version.h"
 #include "loadgen/config.h"
 #include "loadgen/customers.h"
@@ -20,10 +18,6 @@
 #include "loadgen/key_label.h"
 #include "loadgen/run.h"
 #include "loadgen/search_step.h"
-#include "reports/html_report.h"
-#include "reports/report_load_console.h"
-#include "reports/report_markdown.h"
-#include "reports/report_search.h"
 
 #define PS_LG_SEARCH_MAX_STEPS 40
 
@@ -75,32 +69,6 @@ static void usage(FILE *out)
 }
 
 typedef ps_lg_step step;
-
-typedef struct search {
-    ps_lg_config cfg;
-    bool cfg_ready;
-    char **slos;
-    size_t nslos;
-    double from, to, resolution, own_rate_sum;
-    bool from_given;
-    int64_t step_ns;
-    int64_t repeat;
-    int boundary_runs; /* --boundary-runs: runs of the highest passing and
-                        * lowest failing step in all */
-    char *json_path, *html_path, *md_path;
-    bool quiet;
-    /* --customers: the mix as given (customers per plan id), one
-     * customer's rate per plan, the mix's rate, and how far the keys file
-     * lets the mix grow (factor of the mix as given) */
-    int64_t base[PS_PLAN_UNKNOWN + 1];
-    double cust_rate[PS_PLAN_UNKNOWN + 1], base_rate, max_factor;
-    ps_lg_step_ask ask;
-    char keys_why[300];     /* set when the keys ran out before a step failed */
-    int64_t answers_needed; /* the evidence rule (plan_duration) */
-    step *steps;
-    size_t nsteps;
-    ps_error err;
-} search;
 
 static const char *const refused[] = {"rate",      "ramp",   "duration", "requests",
                                       "threshold", "burst",  "shard",    "shards",
@@ -278,38 +246,10 @@ out:
     return rc;
 }
 
-/* The customers of each plan in a step at about `rate`: the mix as given
- * scaled by rate over its rate, each plan rounded to whole customers (at
- * least one of a plan the mix has), never more than the keys file holds.
- * Returns the step's rate: its customers' rates summed. */
-static double customers_at(const search *S, double rate, int64_t counts[PS_PLAN_UNKNOWN + 1])
-{
-    double f = rate / S->base_rate;
-    if (f > S->max_factor) f = S->max_factor;
-    double real = 0;
-    for (int p = 0; p <= PS_PLAN_UNKNOWN; p++) {
-        counts[p] = S->base[p] > 0 ? llround((double)S->base[p] * f) : 0;
-        if (S->base[p] > 0 && counts[p] < 1) counts[p] = 1;
-        int64_t have = ps_lg_customers_available(&S->cfg, (ps_plan_id)p);
-        if (counts[p] > have) counts[p] = have;
-        real += (double)counts[p] * S->cust_rate[p];
-    }
-    return real;
-}
-
-/* The rate a step asked for `rate` really runs at: itself, or with
- * --customers the rate of whole customers (customers_at). */
-static double step_rate(const search *S, double rate)
-{
-    int64_t counts[PS_PLAN_UNKNOWN + 1];
-    return S->cfg.have_customers ? customers_at(S, rate, counts) : rate;
-}
-
 /* The evidence rule: a latency percentile pN rests on at least
  * PS_LG_EVIDENCE_BEYOND answers slower than it, so it needs
  * PS_LG_EVIDENCE_BEYOND / (1 - N/100) answers (p99: 1,000; p90: 100;
  * p99.9: 10,000): a step's p99 from 40 answers is its slowest answer. */
-#define PS_LG_EVIDENCE_BEYOND 10
 static int64_t answers_needed(const ps_lg_config *cfg)
 {
     int64_t need = 0;
@@ -343,7 +283,7 @@ static int set_rate(search *S, step *st, double rate)
     S->cfg.duration_ns = plan_duration(S, rate);
     st->answers_needed = S->answers_needed;
     if (S->cfg.have_customers) {
-        customers_at(S, rate, st->customers);
+        ps_lg_search_customers_at(S, rate, st->customers);
         if (ps_lg_customers_select(&S->cfg, st->customers, &S->err) != 0) return -1;
         ps_lg_key_labels(&S->cfg);
         S->cfg.key_scale_from = S->cfg.key_scale_to = 1; /* each key at its quota share */
@@ -360,23 +300,11 @@ static int set_rate(search *S, step *st, double rate)
     return 0;
 }
 
-/* "free=10,pro=2 ": a --customers step's customers, for its line. */
-static void customers_text(const step *st, char *out, size_t size)
-{
-    size_t used = 0;
-    out[0] = '\0';
-    for (int p = 0; p <= PS_PLAN_UNKNOWN && used < size; p++)
-        if (st->customers[p] > 0)
-            used += (size_t)snprintf(out + used, size - used, "%s%s=%lld", used ? "," : "",
-                                     ps_plan_name((ps_plan_id)p), (long long)st->customers[p]);
-    if (used > 0 && used + 1 < size) memcpy(out + used, " ", 2);
-}
-
 static void print_step_line(const search *S, const step *st, size_t n)
 {
     if (S->quiet) return;
     char cust[160];
-    customers_text(st, cust, sizeof cust);
+    ps_lg_search_customers_text(st, cust, sizeof cust);
     fprintf(stderr, "  %2zu %11.1f %11.1f %9.3f %9.3f %7lld %9.3f  %-18s %s%s%s%s\n", n, st->rate,
             st->achieved, (double)st->lat[0] / 1e3, (double)st->lat[2] / 1e3, (long long)st->errors,
             (double)st->late[2] / 1e3, st->gen_verdict, cust, st->passed ? "pass" : "FAIL",
@@ -464,30 +392,6 @@ static int confirm(search *S, long i)
     return 0;
 }
 
-typedef struct outcome {
-    const char *result;
-    int exit_code;
-    long best, worst; /* highest passing, lowest failing step (-1: none) */
-    long doc_step;    /* whose document the report is */
-} outcome;
-
-/* Why the mix cannot grow past `rate`: the plan whose keys ran out. */
-static void keys_ran_out(search *S, double rate)
-{
-    int64_t counts[PS_PLAN_UNKNOWN + 1];
-    customers_at(S, rate, counts);
-    for (int p = 0; p <= PS_PLAN_UNKNOWN; p++)
-        if (S->base[p] > 0 && counts[p] >= ps_lg_customers_available(&S->cfg, (ps_plan_id)p)) {
-            snprintf(S->keys_why, sizeof S->keys_why,
-                     "the keys ran out: the keys file has %lld %s keys, every one a customer at "
-                     "%.1f req/s; no larger mix can be offered without a key above its quota "
-                     "(more keys: --write-customer-keys)",
-                     (long long)counts[p], ps_plan_name((ps_plan_id)p), rate);
-            return;
-        }
-    snprintf(S->keys_why, sizeof S->keys_why, "the keys ran out at %.1f req/s", rate);
-}
-
 /* Bisects between o->best and o->worst. Returns 1 to go on, 0 when a step
  * stopped the search (o set), -1 on an error. */
 static int bisect(search *S, outcome *o)
@@ -497,7 +401,8 @@ static int bisect(search *S, outcome *o)
     while (o->best >= 0 && o->worst >= 0 &&
            S->steps[o->worst].rate - S->steps[o->best].rate >
                S->resolution * S->steps[o->best].rate) {
-        double mid = step_rate(S, (S->steps[o->best].rate + S->steps[o->worst].rate) / 2);
+        double mid =
+            ps_lg_search_step_rate(S, (S->steps[o->best].rate + S->steps[o->worst].rate) / 2);
         if (mid <= S->steps[o->best].rate || mid >= S->steps[o->worst].rate) break;
         long i = run_step(S, mid);
         if (i < 0) return -1;
@@ -546,7 +451,7 @@ static int verdict(const search *S, outcome *o)
 static int search_run(search *S, outcome *o)
 {
     *o = (outcome){.best = -1, .worst = -1, .doc_step = -1};
-    double rate = step_rate(S, S->from);
+    double rate = ps_lg_search_step_rate(S, S->from);
     for (;;) {
         long i = run_step(S, rate);
         if (i < 0) return -1;
@@ -564,9 +469,9 @@ static int search_run(search *S, outcome *o)
         }
         o->best = i;
         if (rate >= S->to) break;
-        double next = step_rate(S, rate * 2 > S->to ? S->to : rate * 2);
+        double next = ps_lg_search_step_rate(S, rate * 2 > S->to ? S->to : rate * 2);
         if (next <= rate) {
-            keys_ran_out(S, rate);
+            ps_lg_search_keys_ran_out(S, rate);
             break;
         }
         rate = next;
@@ -599,199 +504,6 @@ static int search_run(search *S, outcome *o)
     return verdict(S, o);
 }
 
-/* customers per plan of a --customers step (or the search's answer) */
-static void customers_json(ps_jw *w, const step *st)
-{
-    ps_jw_key(w, "customers");
-    ps_jw_object_open(w);
-    for (int p = 0; p <= PS_PLAN_UNKNOWN; p++)
-        if (st->customers[p] > 0) ps_jw_kint(w, ps_plan_name((ps_plan_id)p), st->customers[p]);
-    ps_jw_object_close(w);
-}
-
-static void step_json(ps_jw *w, const step *st, bool customers)
-{
-    ps_jw_object_open(w);
-    ps_jw_kdouble(w, "rate", st->rate, 3);
-    ps_jw_kdouble(w, "achieved_rps", st->achieved, 1);
-    ps_jw_key(w, "latency_us");
-    ps_jw_object_open(w);
-    static const char *const lk[] = {"p50", "p90", "p99", "p99_9", "max"};
-    for (int i = 0; i < 5; i++)
-        ps_jw_kint(w, lk[i], st->lat[i]);
-    ps_jw_object_close(w);
-    ps_jw_kint(w, "errors", st->errors);
-    ps_jw_kdouble(w, "error_rate", st->error_rate, 6);
-    ps_jw_key(w, "generator");
-    ps_jw_object_open(w);
-    ps_jw_kstring(w, "verdict", st->gen_verdict);
-    ps_jw_kdouble(w, "send_rate_rps", st->send_rate, 1);
-    ps_jw_key(w, "lateness_us");
-    ps_jw_object_open(w);
-    static const char *const gk[] = {"p50", "p90", "p99", "max"};
-    for (int i = 0; i < 4; i++)
-        ps_jw_kint(w, gk[i], st->late[i]);
-    ps_jw_object_close(w);
-    ps_jw_object_close(w);
-    ps_jw_kbool(w, "passed", st->passed);
-    if (st->passed)
-        ps_jw_knull(w, "why");
-    else
-        ps_jw_kstring(w, "why", st->why);
-    ps_jw_kint(w, "exit_code", st->exit_code);
-    if (customers) customers_json(w, st);
-    ps_jw_kdouble(w, "offered_share", st->offered_share, 4);
-    ps_jw_kint(w, "answered", st->answered);
-    ps_jw_kint(w, "answers_needed", st->answers_needed);
-    ps_jw_kint(w, "runs", st->runs);
-    ps_jw_kint(w, "generator_reruns", st->regen_runs);
-    ps_jw_object_close(w);
-}
-
-/* One boundary step's runs: how many, how many passed, the judged
- * figure's lowest and highest. */
-static void boundary_json(ps_jw *w, const char *name, const step *st)
-{
-    ps_jw_key(w, name);
-    ps_jw_object_open(w);
-    ps_jw_kdouble(w, "rate", st->rate, 3);
-    ps_jw_kint(w, "runs", st->runs);
-    ps_jw_kint(w, "runs_passed", st->runs_passed);
-    int64_t lo = INT64_MAX, hi = 0;
-    for (int i = 0; i < st->njudged; i++) {
-        if (st->judged_us[i] < lo) lo = st->judged_us[i];
-        if (st->judged_us[i] > hi) hi = st->judged_us[i];
-    }
-    if (st->njudged > 0) {
-        ps_jw_kint(w, "figure_min_us", lo);
-        ps_jw_kint(w, "figure_max_us", hi);
-    } else {
-        ps_jw_knull(w, "figure_min_us");
-        ps_jw_knull(w, "figure_max_us");
-    }
-    ps_jw_object_close(w);
-}
-
-/* The knee with its spread: the first latency objective's figure over
- * every run of the highest passing and the lowest failing step (null
- * without both). */
-static void knee_json(ps_jw *w, const search *S, const outcome *o)
-{
-    ps_jw_key(w, "knee");
-    if (o->best < 0 || o->worst < 0 || !S->steps[o->best].judged_expr[0]) {
-        ps_jw_null(w);
-        return;
-    }
-    ps_jw_object_open(w);
-    ps_jw_kstring(w, "objective", S->steps[o->best].judged_expr);
-    boundary_json(w, "highest_passing", &S->steps[o->best]);
-    boundary_json(w, "lowest_failing", &S->steps[o->worst]);
-    ps_jw_object_close(w);
-}
-
-/* The report: the document of the step the result rests on, with the
- * search member added as its last. */
-static int build_report(const search *S, const outcome *o, ps_buf *out, ps_error *err)
-{
-    const char *doc = S->steps[o->doc_step].doc;
-    const char *last = strrchr(doc, '}');
-    if (!last) return ps_error_set(err, "internal error: a step's report is not an object");
-    ps_buf_append(out, doc, (size_t)(last - doc));
-    ps_buf_puts(out, ",\n  \"search\": ");
-    ps_jw w;
-    ps_jw_init(&w, out, true);
-    ps_jw_object_open(&w);
-    ps_jw_key(&w, "slos");
-    ps_jw_array_open(&w);
-    for (size_t i = 0; i < S->nslos; i++)
-        ps_jw_string(&w, S->slos[i]);
-    ps_jw_array_close(&w);
-    ps_jw_kdouble(&w, "from_rps", S->from, 3);
-    ps_jw_kdouble(&w, "to_rps", S->to, 3);
-    ps_jw_kdouble(&w, "resolution", S->resolution, 6);
-    ps_jw_kdouble(&w, "step_s", (double)S->step_ns / 1e9, 3);
-    ps_jw_kdouble(&w, "warmup_s", (double)S->cfg.warmup_ns / 1e9, 3);
-    ps_jw_kint(&w, "repeat", S->repeat);
-    ps_jw_kstring(&w, "result", o->result);
-    ps_jw_kint(&w, "exit_code", o->exit_code);
-    if (o->best >= 0)
-        ps_jw_kdouble(&w, "max_rate", S->steps[o->best].rate, 3);
-    else
-        ps_jw_knull(&w, "max_rate");
-    if (o->worst >= 0)
-        ps_jw_kdouble(&w, "min_failing_rate", S->steps[o->worst].rate, 3);
-    else
-        ps_jw_knull(&w, "min_failing_rate");
-    if (S->cfg.have_customers) {
-        /* --customers: the customers per plan of the largest mix measured
-         * passing (null when none passed) */
-        if (o->best >= 0)
-            customers_json(&w, &S->steps[o->best]);
-        else
-            ps_jw_knull(&w, "customers");
-    }
-    ps_jw_key(&w, "steps");
-    ps_jw_array_open(&w);
-    for (size_t i = 0; i < S->nsteps; i++)
-        step_json(&w, &S->steps[i], S->cfg.have_customers);
-    ps_jw_array_close(&w);
-    ps_jw_kdouble(&w, "evidence_beyond", PS_LG_EVIDENCE_BEYOND, 0);
-    knee_json(&w, S, o);
-    if (S->keys_why[0])
-        ps_jw_kstring(&w, "keys_why", S->keys_why);
-    else
-        ps_jw_knull(&w, "keys_why");
-    ps_jw_object_close(&w);
-    ps_buf_puts(out, "\n}\n");
-    if (!ps_jw_ok(&w)) return ps_error_set(err, "internal error: the search member is malformed");
-    return 0;
-}
-
-static int write_file(const char *path, const char *data, size_t len, ps_error *err)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!f) return ps_error_set(err, "cannot write '%s': %s", path, strerror(errno));
-    bool bad = fwrite(data, 1, len, f) != len;
-    bad |= f == stdout ? fflush(f) != 0 : fclose(f) != 0;
-    if (bad) return ps_error_set(err, "error writing '%s'", path);
-    return 0;
-}
-
-/* --json, --html and the console summary, all from the one report. */
-static int write_outputs(const search *S, const ps_buf *report, ps_error *err)
-{
-    if (S->json_path && write_file(S->json_path, report->data, report->len, err) != 0) return -1;
-    ps_json *doc = ps_json_parse(report->data, report->len, NULL, err);
-    if (!doc) return ps_error_prefix(err, "own search report unreadable: ");
-    int rc = 0;
-    if (S->html_path) {
-        FILE *f = strcmp(S->html_path, "-") == 0 ? stdout : fopen(S->html_path, "w");
-        if (!f)
-            rc = ps_error_set(err, "cannot write '%s': %s", S->html_path, strerror(errno));
-        else {
-            rc = ps_report_html_load(doc, f, err);
-            if ((f == stdout ? fflush(f) : fclose(f)) != 0 && rc == 0)
-                rc = ps_error_set(err, "error writing '%s'", S->html_path);
-        }
-    }
-    if (S->md_path && rc == 0) {
-        FILE *f = fopen(S->md_path, "w");
-        if (!f)
-            rc = ps_error_set(err, "cannot write '%s': %s", S->md_path, strerror(errno));
-        else {
-            rc = ps_report_md_load(doc, f, err);
-            if (fclose(f) != 0 && rc == 0) rc = ps_error_set(err, "error writing '%s'", S->md_path);
-        }
-    }
-    if (!S->quiet && rc == 0) {
-        ps_load_console_options o = {.color = ps_cli_color_enabled(S->cfg.color, 2),
-                                     .utf8 = ps_console_locale_utf8()};
-        rc = ps_report_console_search(doc, stderr, &o, err);
-    }
-    ps_json_free(doc);
-    return rc;
-}
-
 static void search_free(search *S)
 {
     for (size_t i = 0; i < S->nslos; i++)
@@ -804,40 +516,6 @@ static void search_free(search *S)
     free(S->html_path);
     free(S->md_path);
     if (S->cfg_ready) ps_lg_config_free(&S->cfg);
-}
-
-/* --customers: each step a mix of whole customers drawn from the keys
- * file, each at --quota of its plan's limit. Returns 0, or -1 with
- * S->err. */
-static int setup_customers(search *S)
-{
-    if (S->cfg.npool == 0)
-        return ps_error_set(&S->err,
-                            "--customers: a search draws each step's customers from --keys FILE "
-                            "(keys the target knows, each a customer; write one with "
-                            "--write-customer-keys): made-up keys past the mix as given would "
-                            "be unknown to the target");
-    if (S->cfg.quota > 1)
-        return ps_error_set(&S->err,
-                            "--quota %g: a search offers each customer at most its quota (1), "
-                            "so that a step's customers can all be served",
-                            S->cfg.quota);
-    S->ask.quota = S->cfg.quota;
-    S->base_rate = 0;
-    S->max_factor = INFINITY;
-    for (int p = 0; p <= PS_PLAN_UNKNOWN; p++) {
-        S->base[p] = S->cfg.customers[p];
-        S->cust_rate[p] = ps_lg_customer_rate(&S->cfg, (ps_plan_id)p);
-        S->base_rate += (double)S->base[p] * S->cust_rate[p];
-        if (S->base[p] <= 0) continue;
-        double f = (double)ps_lg_customers_available(&S->cfg, (ps_plan_id)p) / (double)S->base[p];
-        if (f < S->max_factor) S->max_factor = f;
-    }
-    if (!S->from_given) {
-        S->from = S->base_rate; /* the mix as given */
-        if (S->to < S->from) S->to = S->from * 1000;
-    }
-    return 0;
 }
 
 int ps_lg_search_main(int argc, char **argv)
@@ -877,7 +555,7 @@ int ps_lg_search_main(int argc, char **argv)
     if (S.cfg.key_scale_from > 0)
         for (size_t i = 0; i < S.cfg.nkeys; i++)
             S.own_rate_sum += S.cfg.keys[i].rate;
-    if (S.cfg.have_customers && setup_customers(&S) != 0) {
+    if (S.cfg.have_customers && ps_lg_search_setup_customers(&S) != 0) {
         ps_cli_usage_error(stderr, "petstore-load search", S.err.message);
         goto out;
     }
@@ -898,7 +576,8 @@ int ps_lg_search_main(int argc, char **argv)
                 S.nsteps == PS_LG_SEARCH_MAX_STEPS ? "too many steps" : "a step could not run");
         goto out;
     }
-    if (build_report(&S, &o, &report, &S.err) != 0 || write_outputs(&S, &report, &S.err) != 0) {
+    if (ps_lg_search_build_report(&S, &o, &report, &S.err) != 0 ||
+        ps_lg_search_write_outputs(&S, &report, &S.err) != 0) {
         fprintf(stderr, "petstore-load search: %s\n", S.err.message);
         goto out;
     }

@@ -370,6 +370,25 @@ static bool of_plan(const ps_lg_key *k, size_t plan)
     return k->plan.id == (ps_plan_id)plan;
 }
 
+/* How much of its keys' quota a plan spent: admitted over their
+ * per-minute limits (per second, times --time-scale) and over their
+ * per-day limits, each the keys' average; nothing when a limit is not
+ * known. A key's day is spent in 1/share of the run's length, so a
+ * capacity test can say before the day runs out. */
+static void quota_spent(ps_jw *w, const ps_lg_summary *s, size_t plan, int64_t admitted)
+{
+    const ps_lg_config *cfg = s->cfg;
+    double minute = quota_rps(cfg, of_plan, plan), day = 0;
+    for (size_t k = 0; k < cfg->nkeys; k++) {
+        if (!of_plan(&cfg->keys[k], plan)) continue;
+        if (cfg->keys[k].plan.per_day <= 0) return;
+        day += (double)cfg->keys[k].plan.per_day;
+    }
+    if (!(minute > 0) || !(day > 0)) return;
+    ps_jw_kdouble(w, "minute_quota_spent", (double)admitted / measured_s(s) / minute, 4);
+    ps_jw_kdouble(w, "day_quota_spent", (double)admitted / day, 4);
+}
+
 static bool of_group(const ps_lg_key *k, size_t group)
 {
     return k->group == group;
@@ -398,6 +417,7 @@ static void plans(ps_jw *w, const ps_lg_summary *s)
                              t->plan_admitted[p], quota_rps(cfg, of_plan, (size_t)p),
                              &s->tally_by_plan[p]);
         if (t->plan_unavailable[p]) ps_jw_kint(w, "unavailable", t->plan_unavailable[p]);
+        if (s->generator) quota_spent(w, s, (size_t)p, t->plan_admitted[p]);
         ps_jw_object_close(w);
     }
     ps_jw_array_close(w);
