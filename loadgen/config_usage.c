@@ -24,6 +24,7 @@ void ps_lg_config_usage(FILE *out)
           "         [--metrics-listen HOST:PORT]\n"
           "       petstore-load search RUN-FLAGS --slo EXPR... [--from R] [--to R]\n"
           "         [--resolution P%] [--step D] [--repeat N] (petstore-load search --help)\n"
+          "       petstore-load compare BASE.json NEW.json [--max-regression P%] [--min-delta D]\n"
           "       petstore-load merge SHARD.json... [--json F] [--hdr F] [--hdr-log F] [--html F]\n"
           "         [--threshold EXPR]... [--verify-limits] [--limited-ops O]\n"
           "         [--limited-errors E] [--quiet]\n"

@@ -122,4 +122,3 @@ int ps_lg_search_setup_customers(search *S)
     day_quota_warning(S);
     return 0;
 }
-

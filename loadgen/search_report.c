@@ -207,4 +207,3 @@ int ps_lg_search_write_outputs(const search *S, const ps_buf *report, ps_error *
     ps_json_free(doc);
     return rc;
 }
-

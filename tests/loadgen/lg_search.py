@@ -18,6 +18,7 @@ ctest:
 
 usage: lg_search.py CASE --load L --server S [--npm DIR]
 """
+import json
 import os
 import subprocess
 import sys
@@ -460,7 +461,60 @@ def case_plan_thresholds(args, tmp):
     return None
 
 
-CASES = {"plan_thresholds": case_plan_thresholds, "gateway_503": case_gateway_503, "customers": case_customers, "customers_capacity": case_customers_capacity,
+def case_compare(args, tmp):
+    """petstore-load compare: two runs against a service of 2 ms and one of
+    25 ms a request: the second's latency regressed (exit 99, REGRESSED on
+    p50); a report against itself has none (exit 0); the knee of two
+    searches (max_rate 100 against 80: 20% lower) regressed, within
+    --max-regression 25% not; usage errors exit 2."""
+    reports = []
+    for ms in (2, 25):
+        proc, url = fake(ms)
+        out = os.path.join(tmp, "run%d.json" % ms)
+        rc, _, err = run([args.load, "--base-url", url, "--api-key", "k", "--rate", "20", "--duration", "1s",
+                          "--json", out])
+        stop_process(proc)
+        if not check(rc == 0 and load_json(out), "run at %d ms: exit %d: %s" % (ms, rc, err[-300:])):
+            return None
+        reports.append(out)
+    rc, out, err = run([args.load, "compare"] + reports, timeout=30)
+    p50 = [l for l in out.splitlines() if l.strip().startswith("p50 ms")]
+    check(rc == 99 and p50 and p50[0].endswith("REGRESSED") and "result: " in out and "(exit 99)" in out,
+          "compare 2 ms / 25 ms: exit %d: %s %s" % (rc, out, err))
+    rc, out, err = run([args.load, "compare", reports[1], reports[1]], timeout=30)
+    check(rc == 0 and "result: no regression (exit 0)" in out and "REGRESSED" not in out, "itself: %d %s" % (rc, out))
+    # the knee: the same run as two searches, max_rate 100 then 80
+    d = load_json(reports[0])
+    knees = []
+    for mx in (100, 80):
+        d["search"] = {"max_rate": mx}
+        path = os.path.join(tmp, "search%d.json" % mx)
+        with open(path, "w") as f:
+            json.dump(d, f)
+        knees.append(path)
+    rc, out, err = run([args.load, "compare"] + knees, timeout=30)
+    knee = [l for l in out.splitlines() if l.strip().startswith("knee req/s")]
+    check(rc == 99 and knee and "-20.0%" in knee[0] and knee[0].endswith("REGRESSED"), "knee: %d %s" % (rc, out))
+    rc, out, err = run([args.load, "compare", "--max-regression", "25%"] + knees, timeout=30)
+    check(rc == 0, "knee within 25%%: %d %s" % (rc, out))
+    see = "see 'petstore-load compare --help'"
+    for extra, want in (([reports[0]], "give two reports"),
+                        (["--max-regression", "x"] + reports, "--max-regression (percent, 0 to 1000)"),
+                        (["--min-delta"] + reports, "--min-delta: ")):
+        rc, out, err = run([args.load, "compare"] + extra, timeout=30)
+        check(rc == 2 and err.startswith("petstore-load compare: " + want) and err.rstrip().endswith(see),
+              "%s: %d %r" % (extra, rc, err))
+    junk = os.path.join(tmp, "junk.json")
+    with open(junk, "w") as f:
+        f.write('{"a": 1}')
+    rc, out, err = run([args.load, "compare", junk, reports[0]], timeout=30)
+    check(rc == 2 and "not a petstore-load report" in err, "junk: %d %r" % (rc, err))
+    rc, out, err = run([args.load, "compare", "--help"], timeout=30)
+    check(rc == 0 and out.startswith("usage: petstore-load compare"), "--help: %d" % rc)
+    return None
+
+
+CASES = {"compare": case_compare, "plan_thresholds": case_plan_thresholds, "gateway_503": case_gateway_503, "customers": case_customers, "customers_capacity": case_customers_capacity,
          "customers_keys_out": case_customers_keys_out, "customers_quota": case_customers_quota, "known_capacity": case_known_capacity, "first_fail": case_first_fail, "saturated": case_saturated, "late": case_late,
          "cli": case_cli}
 
