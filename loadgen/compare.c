@@ -113,8 +113,7 @@ static int load(const char *path, ps_json **out, ps_error *err)
     }
     if ((*out)->type != PS_JSON_OBJECT || !ps_json_path(*out, "latency_us.corrected") ||
         !ps_json_get(*out, "throughput_rps")) {
-        ps_error_set(err, "'%s': not a petstore-load report (no latency_us, throughput_rps)",
-                     path);
+        ps_error_set(err, "'%s': not a petstore-load report (no latency_us, throughput_rps)", path);
         ps_json_free(*out);
         *out = NULL;
         goto out;
@@ -160,8 +159,11 @@ static int report(const compare *C, FILE *out)
         double change = a->d > 0 ? 100 * (b->d - a->d) / a->d : 0;
         bool r = regressed(C, f, a->d, b->d);
         bad += r;
-        fprintf(out, "  %-17s %12.3f %12.3f %+8.1f%%  %s\n", f->name, a->d * scale,
-                b->d * scale, change, !f->judged ? "(not judged)" : r ? "REGRESSED" : "ok");
+        fprintf(out, "  %-17s %12.3f %12.3f %+8.1f%%  %s\n", f->name, a->d * scale, b->d * scale,
+                change,
+                !f->judged ? "(not judged)"
+                : r        ? "REGRESSED"
+                           : "ok");
     }
     if (bad)
         fprintf(out, "result: %d regression%s (exit 99)\n", bad, bad > 1 ? "s" : "");

@@ -100,6 +100,12 @@ static void knee_json(ps_jw *w, const search *S, const outcome *o)
     }
     ps_jw_object_open(w);
     ps_jw_kstring(w, "objective", S->steps[o->best].judged_expr);
+    /* its bound, for the objective's line in the HTML */
+    for (size_t i = 0; i < S->cfg.nthresholds; i++)
+        if (!strcmp(S->cfg.thresholds[i].expression, S->steps[o->best].judged_expr)) {
+            ps_jw_kdouble(w, "bound_us", S->cfg.thresholds[i].bound, 3);
+            break;
+        }
     boundary_json(w, "highest_passing", &S->steps[o->best]);
     boundary_json(w, "lowest_failing", &S->steps[o->worst]);
     ps_jw_object_close(w);

@@ -104,6 +104,8 @@ def known_capacity_search(args, tmp):
     check('data-plot="search-latency"' in page and 'data-plot="search-throughput"' in page,
           "HTML lacks the search plots")
     check(page.count("<tr data-step>") == len(s["steps"]), "HTML step rows")
+    check("<p data-knee>Knee (p90&lt;300ms), spread over the boundary's runs:" in page
+          and 'data-series="objective"' in page, "HTML lacks the knee or the objective's line")
     check("p99 latency against the target rate" in err and "result: found; highest rate measured passing" in err,
           "console: %s" % err[-600:])
     return None
@@ -267,7 +269,7 @@ def case_customers(args, tmp):
     out = os.path.join(tmp, "search.json")
     rc, _, err = run([args.load, "search", "--base-url", url, "--keys", keys, "--customers", "free=5,pro=2",
                       "--quota", "0.5", "--time-scale", "60", "--slo", "p99<5s", "--to", "900", "--step", "1s",
-                      "--warmup", "1500ms", "--json", out])
+                      "--warmup", "1500ms", "--json", out, "--html", out + ".html"])
     stop_process(proc)
     d = load_json(out)
     check(rc == 0, "search --customers: exit %d: %s" % (rc, err[-500:]))
@@ -292,6 +294,12 @@ def case_customers(args, tmp):
         check(0.4 < fr.get("minute_quota_spent", 0) <= 0.55, "free minute quota spent %r" % fr)
         check(abs(fr.get("day_quota_spent", -1) - fr.get("admitted", 0) / 10000.0) < 1e-3, "free day quota spent %r" % fr)
         check("free customers at that rate: 10" in err and "free=10,pro=4 pass" in err, "console: %s" % err[-900:])
+        try:
+            page = open(out + ".html").read()
+        except OSError:
+            page = ""
+        check(page.count("<td data-customers>") == 2 and "<td data-customers>free 10, pro 4<" in page,
+              "HTML customers column")
         validate_load_report(args.npm, out)
     return None
 
