@@ -11,6 +11,12 @@ With EVERY_503 N, every Nth request is answered 503 with Retry-After: 1
 at once, as a gateway's limiter in front of the service answers (no
 X-RateLimit-* headers).
 
+On a loaded machine the process itself may be starved of CPU, and then
+answers later than its model: the capacity is then not the one modelled.
+It counts its answers sent over 50 ms after their modelled time, and on
+SIGTERM prints "late LATE of ANSWERED" as its last line, so a test can
+tell a starved service from a wrong answer.
+
 usage: fake_capacity_server.py SERVICE_MS [EVERY_503]
 Prints http://127.0.0.1:PORT/v1 as its first line; stops on SIGTERM.
 """
@@ -44,6 +50,7 @@ def main():
     due = []  # (done_at, seq, sock)
     seq = 0
     free_at = 0.0
+    answered = late = 0
     while not stop:
         timeout = max(0.0, due[0][0] - time.monotonic()) if due else 0.5
         for key, _ in sel.select(min(timeout, 0.5)):
@@ -99,12 +106,15 @@ def main():
             bufs[c] = buf
         now = time.monotonic()
         while due and due[0][0] <= now:
-            _, _, c = heapq.heappop(due)
+            done_at, _, c = heapq.heappop(due)
+            answered += 1
+            late += now - done_at > 0.05
             if c in bufs:
                 try:
                     c.sendall(RESPONSE)
                 except OSError:
                     pass
+    print("late %d of %d" % (late, answered), flush=True)
 
 
 if __name__ == "__main__":
