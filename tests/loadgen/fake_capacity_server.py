@@ -17,7 +17,14 @@ It counts its answers sent over 50 ms after their modelled time, and on
 SIGTERM prints "late LATE of ANSWERED" as its last line, so a test can
 tell a starved service from a wrong answer.
 
-usage: fake_capacity_server.py SERVICE_MS [EVERY_503]
+With CUSTOMERS_K K, each customer costs every request more: a request's
+service time is SERVICE x (1 + A / K), A the customers (distinct
+Authorization credentials) seen in the last second, as a working set
+that outgrows a cache would. N customers at r req/s each then need
+N r SERVICE (1 + N / K) of the worker's second: capacity is the N where
+that is 1.
+
+usage: fake_capacity_server.py SERVICE_MS [EVERY_503 [CUSTOMERS_K]]
 Prints http://127.0.0.1:PORT/v1 as its first line; stops on SIGTERM.
 """
 import heapq
@@ -35,6 +42,8 @@ RESPONSE = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Lengt
 def main():
     service = float(sys.argv[1]) / 1000.0
     every_503 = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    customers_k = float(sys.argv[3]) if len(sys.argv) > 3 else 0
+    seen = {}  # credential -> last time seen
     nreq = 0
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
@@ -87,9 +96,12 @@ def main():
                     break
                 head = buf[:end].decode("latin-1").lower()
                 length = 0
+                cred = ""
                 for line in head.split("\r\n"):
                     if line.startswith("content-length:"):
                         length = int(line.split(":", 1)[1])
+                    elif line.startswith("authorization:"):
+                        cred = line
                 if len(buf) < end + 4 + length:
                     break
                 buf = buf[end + 4 + length:]
@@ -100,7 +112,15 @@ def main():
                     except OSError:
                         pass
                     continue
-                free_at = max(now, free_at) + service
+                cost = service
+                if customers_k:
+                    seen[cred] = now
+                    if len(seen) > 4 * customers_k:
+                        for k in [k for k, t in seen.items() if t < now - 1]:
+                            del seen[k]
+                    active = sum(1 for t in seen.values() if t >= now - 1)
+                    cost = service * (1 + active / customers_k)
+                free_at = max(now, free_at) + cost
                 seq += 1
                 heapq.heappush(due, (free_at, seq, c))
             bufs[c] = buf
