@@ -286,7 +286,7 @@ def case_customers(args, tmp):
     out = os.path.join(tmp, "search.json")
     rc, _, err = run([args.load, "search", "--base-url", url, "--keys", keys, "--customers", "free=5,pro=2",
                       "--quota", "0.5", "--time-scale", "60", "--slo", "p99<5s", "--to", "900", "--step", "1s",
-                      "--warmup", "1500ms", "--json", out, "--html", out + ".html"])
+                      "--warmup", "1500ms", "--json", out, "--html", out + ".html", "--summary-md", out + ".md"])
     stop_process(proc)
     d = load_json(out)
     check(rc == 0, "search --customers: exit %d: %s" % (rc, err[-500:]))
@@ -317,6 +317,12 @@ def case_customers(args, tmp):
             page = ""
         check(page.count("<td data-customers>") == 2 and "<td data-customers>free 10, pro 4<" in page,
               "HTML customers column")
+        try:
+            md = open(out + ".md").read()
+        except OSError:
+            md = ""
+        check("Customers at the knee: free 10, pro 4" in md and "| 450 (free 5, pro 2) |" in md,
+              "Markdown summary: %s" % md[-800:])
         validate_load_report(args.npm, out)
     return None
 
