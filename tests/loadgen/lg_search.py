@@ -418,13 +418,14 @@ def case_customers_cost(args, tmp):
 
 def case_customers_keys_out(args, tmp):
     """The keys file runs out before the service does: 40 free keys at 1.9
-    req/s each (76 req/s) against 100 req/s. Every mix passed, so there is
-    no answer: exit 3, result keys-exhausted, saying the keys ran out,
-    never a rate multiplied past them."""
+    req/s each (76 req/s) against 500 req/s (2 ms a request; p50 under 1 s
+    holds on a loaded machine). Every mix passed, so there is no answer:
+    exit 3, result keys-exhausted, saying the keys ran out, never a rate
+    multiplied past them."""
     keys = pool(args, tmp, "free=40")
-    proc, url = fake(10)
+    proc, url = fake(2)
     rc, d, err = customers_search(args, tmp, url, keys, [
-        "--customers", "free=10", "--time-scale", "2", "--slo", "p50<300ms", "--step", "1s", "--warmup", "500ms"])
+        "--customers", "free=10", "--time-scale", "2", "--slo", "p50<1s", "--step", "1s", "--warmup", "500ms"])
     stop_process(proc)
     if not check(d is not None, "no report (exit %d)" % rc):
         return None
