@@ -426,8 +426,10 @@ static ps_lg_parse_status take_report_option(int c, int argc, char **argv, ps_lg
         cfg->thresholds =
             realloc(cfg->thresholds, (cfg->nthresholds + 1) * sizeof *cfg->thresholds);
         if (!cfg->thresholds) abort();
-        if (ps_lg_threshold_parse(optarg, &cfg->thresholds[cfg->nthresholds], err) != 0)
+        if (ps_lg_threshold_parse(optarg, &cfg->thresholds[cfg->nthresholds], err) != 0) {
+            ps_error_prefix(err, "--threshold: ");
             return PS_LG_CONFIG_ERROR;
+        }
         cfg->nthresholds++;
         break;
     }
@@ -722,6 +724,9 @@ void ps_lg_config_free(ps_lg_config *cfg)
     for (size_t i = 0; i < cfg->nkeys; i++)
         free(cfg->keys[i].key);
     free(cfg->keys);
+    for (size_t i = 0; i < cfg->npool; i++)
+        free(cfg->customer_pool[i].key);
+    free(cfg->customer_pool);
     free(cfg->json_path);
     free(cfg->hdr_path);
     free(cfg->hdr_log_path);

@@ -67,6 +67,10 @@ typedef struct ps_lg_threshold {
     double percentile; /* 0..100 for PERCENTILE */
     bool or_equal;     /* "<=" rather than "<" */
     double bound;      /* microseconds, or a fraction for ERROR_RATE */
+    /* "pro.p99<50ms": judged on one plan's answers alone (scoped; plan is
+     * its id), else on every answer */
+    bool scoped;
+    ps_plan_id plan;
 } ps_lg_threshold;
 
 typedef struct ps_lg_config {
@@ -121,6 +125,11 @@ typedef struct ps_lg_config {
     int64_t customers[PS_PLAN_UNKNOWN + 1];
     bool have_customers;
     double quota, time_scale;
+    /* --customers with --keys: every key of the file, the pool a search's
+     * steps draw their customers from (keys[] hold copies); npool 0 when
+     * the customers' keys are made up */
+    ps_lg_key *customer_pool;
+    size_t npool;
     char *write_keys_path;
     char *intervals_jsonl_path; /* --intervals-jsonl: one JSON line per second, as it ends */
     char *metrics_listen;       /* --metrics-listen HOST:PORT (loadgen/live_metrics.h) */

@@ -24,6 +24,7 @@ void ps_lg_config_usage(FILE *out)
           "         [--metrics-listen HOST:PORT]\n"
           "       petstore-load search RUN-FLAGS --slo EXPR... [--from R] [--to R]\n"
           "         [--resolution P%] [--step D] [--repeat N] (petstore-load search --help)\n"
+          "       petstore-load compare BASE.json NEW.json [--max-regression P%] [--min-delta D]\n"
           "       petstore-load merge SHARD.json... [--json F] [--hdr F] [--hdr-log F] [--html F]\n"
           "         [--threshold EXPR]... [--verify-limits] [--limited-ops O]\n"
           "         [--limited-errors E] [--quiet]\n"
@@ -57,7 +58,8 @@ void ps_lg_config_usage(FILE *out)
           "  --engine E            auto (default): epoll for http:// and https://, curl when\n"
           "                        a proxy variable (https_proxy, ...) applies; curl: libcurl\n"
           "                        (proxies, HTTP/2 by ALPN); epoll: direct, even with a proxy\n"
-          "  --threshold EXPR      e.g. 'p99<200ms', 'p99.9<=1s', 'max < 2s', 'error_rate<1%'\n"
+          "  --threshold EXPR      e.g. 'p99<200ms', 'p99.9<=1s', 'max < 2s', 'error_rate<1%';\n"
+          "                        'pro.p99<50ms': one plan's latency, judged on its keys alone\n"
           "  --summary-md FILE     Markdown summary for a CI job page ($GITHUB_STEP_SUMMARY)\n",
           out);
     fputs("  --seed N              per-key schedules start at phases drawn from N (default 1)\n"

@@ -3,6 +3,7 @@
  * search's --slo and merge's --threshold), and --limited-ops and
  * --limited-errors (also merge's). */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,32 @@ int ps_lg_threshold_parse(const char *text, ps_lg_threshold *out, ps_error *err)
         return ps_error_set(err, "threshold '%s': missing or overlong metric name", text);
     memcpy(metric, mstart, mlen);
     metric[mlen] = '\0';
+    /* "pro.p99": a plan's objective, judged on its keys' answers alone
+     * (a percentile's own dot, p99.9, names no plan) */
+    char *dot = strchr(metric, '.');
+    if (dot) {
+        *dot = '\0';
+        ps_plan plan;
+        ps_error perr = {{0}};
+        if (ps_plan_parse(metric, &plan, &perr) == 0) {
+            out->scoped = true;
+            out->plan = plan.id;
+            memmove(metric, dot + 1, strlen(dot + 1) + 1);
+        } else if (metric[0] == 'p' && metric[1] >= '0' && metric[1] <= '9') {
+            *dot = '.'; /* p99.9 */
+        } else {
+            return ps_error_set(err,
+                                "threshold '%s': '%s' is not a plan (free, pro, business, "
+                                "enterprise: PLAN.p99<50ms); a key group's latency is not "
+                                "judged apart",
+                                text, metric);
+        }
+    }
+    if (out->scoped && strcmp(metric, "error_rate") == 0)
+        return ps_error_set(err,
+                            "threshold '%s': a plan's error rate is not measured apart (give "
+                            "error_rate for the whole run, a plan's latency as PLAN.p99)",
+                            text);
     if (strcmp(metric, "error_rate") == 0) {
         out->metric = PS_LG_METRIC_ERROR_RATE;
         size_t vlen = strlen(val);
@@ -79,7 +106,8 @@ int ps_lg_threshold_parse(const char *text, ps_lg_threshold *out, ps_error *err)
         char *end;
         errno = 0;
         double v = strtod(val, &end);
-        if (end == val || errno || v < 0)
+        /* strtod takes "nan" and "inf": no bound a latency can be judged against */
+        if (end == val || errno || !isfinite(v) || v < 0)
             return ps_error_set(err, "threshold '%s': expected a latency like 200ms", text);
         if (strcmp(end, "us") == 0)
             out->bound = v;

@@ -2,6 +2,7 @@
 #include "loadgen/customers.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,51 +55,56 @@ double ps_lg_customer_rate(const ps_lg_config *cfg, ps_plan_id id)
     return (double)pm / 60.0 * cfg->quota * cfg->time_scale;
 }
 
-int ps_lg_customers_apply(ps_lg_config *cfg, ps_error *err)
+int64_t ps_lg_customers_available(const ps_lg_config *cfg, ps_plan_id id)
+{
+    if (cfg->npool == 0) return INT64_MAX; /* made up: as many as asked */
+    int64_t n = 0;
+    for (size_t i = 0; i < cfg->npool; i++)
+        n += cfg->customer_pool[i].plan.id == id;
+    return n;
+}
+
+int ps_lg_customers_select(ps_lg_config *cfg, const int64_t counts[PS_PLAN_UNKNOWN + 1],
+                           ps_error *err)
 {
     size_t total = 0;
-    for (int p = 0; p <= PS_PLAN_UNKNOWN; p++)
-        total += (size_t)cfg->customers[p];
+    for (int p = 0; p <= PS_PLAN_UNKNOWN; p++) {
+        int64_t have = ps_lg_customers_available(cfg, (ps_plan_id)p);
+        /* never fewer keys reused at a higher rate: a key above its quota
+         * is refused, and the search would judge the little it sent */
+        if (counts[p] > have)
+            return ps_error_set(err,
+                                "--customers: %lld %s customers asked, the keys file has %lld "
+                                "%s keys",
+                                (long long)counts[p], ps_plan_name((ps_plan_id)p), (long long)have,
+                                ps_plan_name((ps_plan_id)p));
+        total += (size_t)counts[p];
+    }
     ps_lg_key *keys = calloc(total + 1, sizeof *keys);
     if (!keys) abort();
     size_t n = 0;
     for (int p = 0; p <= PS_PLAN_UNKNOWN; p++) {
-        int64_t want = cfg->customers[p];
-        if (want == 0) continue;
         ps_plan plan = {(ps_plan_id)p, 0, 0};
         ps_plan_published(plan.id, &plan.per_minute, &plan.per_day);
         double rate = ps_lg_customer_rate(cfg, plan.id);
         int64_t got = 0;
         /* from the keys file, in its order */
-        for (size_t i = 0; i < cfg->nkeys && got < want; i++) {
-            if (cfg->keys[i].plan.id != plan.id || !cfg->keys[i].key) continue;
-            keys[n] = cfg->keys[i];
-            keys[n].rate = rate;
-            cfg->keys[i].key = NULL; /* moved */
-            n++;
+        for (size_t i = 0; i < cfg->npool && got < counts[p]; i++) {
+            if (cfg->customer_pool[i].plan.id != plan.id) continue;
+            keys[n] = cfg->customer_pool[i];
+            keys[n].key = strdup(cfg->customer_pool[i].key);
+            if (!keys[n].key) abort();
+            keys[n++].rate = rate;
             got++;
         }
-        if (cfg->nkeys == 0) {
-            for (; got < want; got++) {
-                char name[64];
-                snprintf(name, sizeof name, "customer-%s-%06lld", ps_plan_name(plan.id),
-                         (long long)got + 1);
-                keys[n].key = strdup(name);
-                if (!keys[n].key) abort();
-                keys[n].plan = plan;
-                keys[n].rate = rate;
-                n++;
-            }
-        }
-        if (got < want) {
-            for (size_t i = 0; i < n; i++)
-                free(keys[i].key);
-            free(keys);
-            return ps_error_set(err,
-                                "--customers: %lld %s customers asked, the keys file has %lld "
-                                "%s keys",
-                                (long long)want, ps_plan_name(plan.id), (long long)got,
-                                ps_plan_name(plan.id));
+        for (; cfg->npool == 0 && got < counts[p]; got++) {
+            char name[64];
+            snprintf(name, sizeof name, "customer-%s-%06lld", ps_plan_name(plan.id),
+                     (long long)got + 1);
+            keys[n].key = strdup(name);
+            if (!keys[n].key) abort();
+            keys[n].plan = plan;
+            keys[n++].rate = rate;
         }
     }
     for (size_t i = 0; i < cfg->nkeys; i++)
@@ -107,6 +113,16 @@ int ps_lg_customers_apply(ps_lg_config *cfg, ps_error *err)
     cfg->keys = keys;
     cfg->nkeys = n;
     return 0;
+}
+
+int ps_lg_customers_apply(ps_lg_config *cfg, ps_error *err)
+{
+    /* the keys file becomes the pool the customers are drawn from */
+    cfg->customer_pool = cfg->keys;
+    cfg->npool = cfg->nkeys;
+    cfg->keys = NULL;
+    cfg->nkeys = 0;
+    return ps_lg_customers_select(cfg, cfg->customers, err);
 }
 
 int ps_lg_customers_write_keys(const ps_lg_config *cfg, const char *path, ps_error *err)

@@ -26,6 +26,17 @@ int ps_lg_customers_parse(const char *text, int64_t counts[PS_PLAN_UNKNOWN + 1],
  * published limit). */
 int ps_lg_customers_apply(ps_lg_config *cfg, ps_error *err);
 
+/* Replaces cfg's keys with counts[plan id] customers of each plan: the
+ * first of the pool (cfg->customer_pool, the keys file) or made-up keys
+ * when there is no pool. Returns 0, or -1 with err when the pool has too
+ * few keys of a plan (never a key reused above its quota). */
+int ps_lg_customers_select(ps_lg_config *cfg, const int64_t counts[PS_PLAN_UNKNOWN + 1],
+                           ps_error *err);
+
+/* Customers of plan id cfg can draw: the pool's keys of that plan, or
+ * INT64_MAX when the keys are made up. */
+int64_t ps_lg_customers_available(const ps_lg_config *cfg, ps_plan_id id);
+
 /* Writes cfg's keys as a keys file ("KEY PLAN" lines). Returns 0, or -1
  * with err. */
 int ps_lg_customers_write_keys(const ps_lg_config *cfg, const char *path, ps_error *err);

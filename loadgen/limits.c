@@ -27,6 +27,8 @@ void ps_lg_limits_free(ps_lg_limits *l)
     for (size_t i = 0; i < l->cap; i++)
         free(l->slots[i].admit_ns);
     free(l->slots);
+    for (size_t k = 0; k < l->nkeys; k++)
+        free(l->keys[k].unplaced);
     free(l->keys);
     memset(l, 0, sizeof *l);
 }
@@ -90,6 +92,19 @@ static void add_admit_time(ps_lg_window *w, int64_t t)
         w->cap_admit_ns = ncap;
     }
     w->admit_ns[w->nadmit_ns++] = t;
+}
+
+static void add_unplaced(ps_lg_key_checks *k, int64_t t)
+{
+    if (k->nunplaced == k->cap_unplaced) {
+        if (k->cap_unplaced >= PS_LG_ADMIT_TIMES) return;
+        uint32_t ncap = k->cap_unplaced ? k->cap_unplaced * 2 : 16;
+        int64_t *n = realloc(k->unplaced, ncap * sizeof *n);
+        if (!n) abort();
+        k->unplaced = n;
+        k->cap_unplaced = ncap;
+    }
+    k->unplaced[k->nunplaced++] = t;
 }
 
 static void min_known(int64_t *dst, int64_t v)
@@ -197,7 +212,12 @@ void ps_lg_limits_observe_op(ps_lg_limits *l, size_t key, ps_lg_op op, const ps_
     ps_lg_key_checks *k = &l->keys[key];
     bool reset_unix = header_checks(k, r);
     const unsigned id = PS_LG_H_LIMIT | PS_LG_H_RESET;
-    if ((r->seen & id) != id || (r->bad & id)) return;
+    if ((r->seen & id) != id || (r->bad & id)) {
+        if (r->status == 429 && (unsigned)op < PS_LG_OPS && !warm) k->bare_limited_by[op]++;
+        if (r->status != 429 && (unsigned)op < PS_LG_OPS && now_ns > 0 && !warm)
+            add_unplaced(k, (now_ns & ~(int64_t)3) | (int64_t)ps_lg_kind_of(op, r->status));
+        return;
+    }
     if (!reset_unix && now_s == INT64_MIN) return;
     if ((unsigned)op >= PS_LG_OPS) op = PS_LG_OP_LIST;
     int64_t reset = reset_unix ? r->reset : ps_rlm_reset_unix(r->reset, now_s);
@@ -312,6 +332,10 @@ void ps_lg_limits_merge(ps_lg_limits *dst, const ps_lg_limits *src)
         d->missing_retry_after += s->missing_retry_after;
         d->bad_retry_after += s->bad_retry_after;
         d->failures += s->failures;
+        for (int o = 0; o < PS_LG_OPS; o++)
+            d->bare_limited_by[o] += s->bare_limited_by[o];
+        for (uint32_t t = 0; t < s->nunplaced; t++)
+            add_unplaced(d, s->unplaced[t]);
     }
 }
 
@@ -475,6 +499,11 @@ static ps_lg_counting *counting_table(const ps_lg_limits *l, const ps_lg_config 
         ps_rlm_evidence e;
         bool seen;
         key_evidence(l, cfg, slots + first[k], first[k + 1] - first[k], &e, tallies, &seen);
+        /* a 429 that named no window still refused its operation: counted
+         * (issue 17's stack, whose bare 429s hid an over-admission) */
+        if (seen && k < l->nkeys)
+            for (int o = 0; o < PS_LG_OPS; o++)
+                e.refused[o] += l->keys[k].bare_limited_by[o];
         c[k].key = k;
         ps_rlm_decide(&e, &c[k].counting);
         if (seen_out) seen_out[k] = seen;
@@ -574,4 +603,48 @@ size_t ps_lg_limits_reached_windows(const ps_lg_limits *l, const ps_lg_config *c
                                    ps_lg_view_allowed(&cfg->keys[v.ws[i]->key], v.ws[i]));
     ps_lg_view_free(&v);
     return n;
+}
+
+/* The length of a window of key's plan whose Limit is `limit`: the
+ * per-minute or per-day figure's; 0 when it is neither. */
+static int64_t window_len_s(const ps_lg_key *key, int64_t limit)
+{
+    if (key->plan.per_minute > 0 && limit == key->plan.per_minute) return 60;
+    if (key->plan.per_day > 0 && limit == key->plan.per_day) return 86400;
+    return 0;
+}
+
+void ps_lg_limits_place(ps_lg_limits *l, const ps_lg_config *cfg)
+{
+    if (cfg->time_scale != 1) return;
+    for (size_t k = 0; k < l->nkeys && k < cfg->nkeys; k++) {
+        ps_lg_key_checks *kc = &l->keys[k];
+        for (uint32_t a = 0; a < kc->nunplaced; a++) {
+            int64_t t = kc->unplaced[a] & ~(int64_t)3;
+            ps_lg_kind kind = (ps_lg_kind)(kc->unplaced[a] & 3);
+            /* the earliest-ending window a 429 named that holds t (a
+             * minute's before a day's) */
+            ps_lg_window *in = NULL;
+            for (size_t i = 0; i < l->cap; i++) {
+                ps_lg_window *w = &l->slots[i];
+                if (!w->used || w->key != k || w->placed || !w->limited) continue;
+                int64_t len = window_len_s(&cfg->keys[k], w->limit);
+                if (!len || t >= w->reset * 1000000000LL || t < (w->reset - len) * 1000000000LL)
+                    continue;
+                if (!in || w->reset < in->reset) in = w;
+            }
+            if (!in) continue;
+            /* counted like an admission with no Remaining: it tells the
+             * counting nothing, the window's count everything */
+            in->admitted++;
+            in->admitted_by[kind]++;
+            in->untold_by[kind]++;
+            min_known(&in->first_ns, t);
+            max_into(&in->last_admit_ns, t);
+            min_known(&in->first_admit_ns_by[kind], t);
+            max_into(&in->last_admit_ns_by[kind], t);
+            add_admit_time(in, t | (int64_t)kind);
+            kc->placed++;
+        }
+    }
 }

@@ -126,6 +126,15 @@ typedef struct ps_lg_key_checks {
      * Remaining and arrival (ns; 0: none), what a rise is measured from */
     int64_t last_limit, last_reset, last_remaining, last_admit_ns;
     bool after_429; /* this thread's last answer on the key was a 429 */
+    /* 429s naming no window (no X-RateLimit-Limit/-Reset), per operation:
+     * still refusals of it, what tells the counting that it counts */
+    int64_t bare_limited_by[PS_LG_OPS];
+    /* admissions naming no window (no X-RateLimit-Reset or -Limit):
+     * arrival, low two bits its ps_lg_kind (as admit_ns), owned; placed by
+     * ps_lg_limits_place in the windows the key's 429s name */
+    int64_t *unplaced;
+    uint32_t nunplaced, cap_unplaced;
+    int64_t placed; /* of them, placed in a window */
     /* the first offending header of each check, as "X-RateLimit-Reset: 37
      * (...)", shown in the violation's message ("" when none) */
     char missing_sample[64], bad_sample[96], retry_sample[64];
@@ -194,6 +203,14 @@ void ps_lg_limits_add_window(ps_lg_limits *l, const ps_lg_window *w);
  * allowance plus what refilled in that interval for a token bucket. */
 size_t ps_lg_limits_verify(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_violation **out,
                            size_t *n);
+/* Places the admissions that named no window (2xx without X-RateLimit-
+ * Reset) in the windows the key's 429s name: a window of the key's plan
+ * whose Limit is its per-minute (60 s) or per-day figure, ending at the
+ * 429s' Reset, holds every admission that arrived within it. Without a
+ * 429 naming a window, or with --time-scale (the headers keep real times),
+ * nothing is placed. Call once, after the threads' tables are merged and
+ * before verify. */
+void ps_lg_limits_place(ps_lg_limits *l, const ps_lg_config *cfg);
 /* What each key with a window was taken to count (ps_lg_counting), in key
  * order: a new array the caller frees. verify and models use the same. */
 void ps_lg_limits_counting(const ps_lg_limits *l, const ps_lg_config *cfg, ps_lg_counting **out,

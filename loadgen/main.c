@@ -7,6 +7,7 @@
 #include "core/cli.h"
 #include "core/datadir.h"
 #include "core/version.h"
+#include "loadgen/compare.h"
 #include "loadgen/config.h"
 #include "loadgen/customers.h"
 #include "loadgen/merge.h"
@@ -20,6 +21,8 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "merge") == 0) return ps_lg_merge_main(argc - 1, argv + 1);
     /* `petstore-load search RUN-FLAGS --slo ...`: the highest rate within objectives. */
     if (argc > 1 && strcmp(argv[1], "search") == 0) return ps_lg_search_main(argc - 1, argv + 1);
+    /* `petstore-load compare BASE.json NEW.json`: did the new one regress. */
+    if (argc > 1 && strcmp(argv[1], "compare") == 0) return ps_lg_compare_main(argc - 1, argv + 1);
     ps_lg_config cfg;
     ps_error err = {{0}};
     /* The default --bodies: DATADIR/create-bodies.json (core/datadir.h). */

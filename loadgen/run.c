@@ -398,6 +398,8 @@ static int merge_threads(load_run *R)
         ps_lg_volley_add(&R->volley, &t->volley);
         if (t->begin_ns && t->begin_ns < begin) begin = t->begin_ns;
     }
+    /* admissions without a Reset, in the windows their key's 429s name */
+    if (cfg->verify_limits) ps_lg_limits_place(&R->limits, cfg);
     if (begin == INT64_MAX) begin = R->sh->start_mono_ns;
     /* --warmup: the figures' time starts where it ends. */
     begin += cfg->warmup_ns;

@@ -2,9 +2,7 @@
  * step a whole run judged from its JSON document. */
 #include "loadgen/search.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,15 +11,13 @@
 #include "core/cli.h"
 #include "core/datadir.h"
 #include "core/json.h"
-#include "core/json_writer.h"
 #include "core/version.h"
 #include "loadgen/config.h"
+#include "loadgen/customers.h"
 #include "loadgen/generator.h"
+#include "loadgen/key_label.h"
 #include "loadgen/run.h"
-#include "reports/html_report.h"
-#include "reports/report_load_console.h"
-#include "reports/report_markdown.h"
-#include "reports/report_search.h"
+#include "loadgen/search_step.h"
 
 #define PS_LG_SEARCH_MAX_STEPS 40
 
@@ -29,20 +25,26 @@ static void usage(FILE *out)
 {
     fputs("usage: petstore-load search RUN-FLAGS --slo EXPR... [--from R] [--to R]\n"
           "         [--resolution P%] [--step D] [--warmup D] [--repeat N]\n"
-          "         [--json F] [--html F] [--quiet]\n"
+          "         [--boundary-runs N] [--json F] [--html F] [--quiet]\n"
           "\n"
           "Finds the highest rate the target serves within its objectives: open-model runs\n"
           "at rising rates (doubling from --from), then bisection between the highest\n"
           "passing and the lowest failing rate. A step passes only if every --slo holds,\n"
-          "the error budget holds, --verify-limits (when given) finds no violation and the\n"
-          "generator kept its schedule. Reports the highest rate measured passing.\n"
+          "the error budget holds, --verify-limits (when given) finds no violation, the\n"
+          "generator kept its schedule, and its load was offered: 90% of the requests due\n"
+          "were sent (Retry-After holds count as not sent) and, with --customers, each\n"
+          "plan's customers were admitted at 90% of their quota share. A step lasts until\n"
+          "each pN objective rests on 10 answers beyond it (p99: 1,000), up to 10 times\n"
+          "--step; a step the generator lost is measured again (twice). Reports the\n"
+          "highest rate measured passing.\n"
           "\n"
           "  RUN-FLAGS            petstore-load's flags (--base-url, --api-key or --keys,\n"
           "                       --threads, --connections, --mix, --verify-limits, --seed,\n"
           "                       --arrivals, --error-budget, ...); not --rate, --ramp,\n"
           "                       --duration, --requests, --threshold, --burst, sharding\n"
           "  --slo EXPR           an objective in the --threshold grammar: 'p99<50ms',\n"
-          "                       'error_rate<0.1%' (repeatable; at least one)\n"
+          "                       'pro.p99<50ms', 'error_rate<0.1%' (repeatable; at least\n"
+          "                       one)\n"
           "  --from R             first rate, req/s (default 100)\n"
           "  --to R               highest rate tried, req/s (default 1000000)\n"
           "  --resolution P%      stop when the lowest failing rate is within P% above the\n"
@@ -51,45 +53,24 @@ static void usage(FILE *out)
           "  --warmup D           sent before each step's measurement, in no figure\n"
           "                       (default 2s)\n"
           "  --repeat N           runs per rate; a rate passes only if all pass (default 1)\n"
-          "  --customers P=N,...  search a factor of that mix of customers (each at --quota of\n"
-          "                       its plan's limit); --from defaults to the mix as given; the\n"
-          "                       result names the customers per plan at the highest rate\n"
+          "  --boundary-runs N    runs in all of the highest passing and the lowest\n"
+          "                       failing step once bisected (default 3): the answer must\n"
+          "                       pass every one; the knee's spread is the first latency\n"
+          "                       --slo's figure over them\n"
+          "  --customers P=N,...  with --keys FILE: each step a number of customers of\n"
+          "                       each plan (keys of the file), each at --quota (at most\n"
+          "                       1) of its plan's limit, from the mix as given up; never\n"
+          "                       a key above its quota; the answer is the largest mix\n"
+          "                       measured passing; keys run out: exit 3, no answer\n"
           "  --json F, --html F   the report of the step the result rests on, with a\n"
           "                       'search' member: every step, max_rate, min_failing_rate\n"
           "exit: 0 found (or every rate up to --to passed), 99 even the first step failed,\n"
-          "      3 the generator saturated before the target failed, or a step was\n"
-          "      unreachable or interrupted; 2 usage\n",
+          "      3 the generator saturated before the target failed, the keys ran out\n"
+          "      before a step failed, or a step was unreachable or interrupted; 2 usage\n",
           out);
 }
 
-typedef struct step {
-    double rate;
-    int exit_code;
-    bool passed, by_generator, stop;
-    char why[600];
-    char *doc; /* the run's JSON document (the last repeat's) */
-    double achieved, error_rate, send_rate;
-    int64_t lat[5];  /* p50 p90 p99 p99_9 max, corrected, us */
-    int64_t late[4]; /* lateness p50 p90 p99 max, us */
-    int64_t errors;
-    char gen_verdict[24];
-} step;
-
-typedef struct search {
-    ps_lg_config cfg;
-    bool cfg_ready;
-    char **slos;
-    size_t nslos;
-    double from, to, resolution, own_rate_sum;
-    bool from_given;
-    int64_t step_ns;
-    int64_t repeat;
-    char *json_path, *html_path, *md_path;
-    bool quiet;
-    step *steps;
-    size_t nsteps;
-    ps_error err;
-} search;
+typedef ps_lg_step step;
 
 static const char *const refused[] = {"rate",      "ramp",   "duration", "requests",
                                       "threshold", "burst",  "shard",    "shards",
@@ -131,6 +112,7 @@ static int parse_args(search *S, int argc, char **argv)
     S->resolution = 0.05;
     S->step_ns = 10 * INT64_C(1000000000);
     S->repeat = 1;
+    S->boundary_runs = 3;
     bool have_warmup = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -138,8 +120,8 @@ static int parse_args(search *S, int argc, char **argv)
             rc = 1;
             goto out;
         }
-        static const char *const own[] = {"--slo",        "--from", "--to",
-                                          "--resolution", "--step", "--repeat"};
+        static const char *const own[] = {"--slo",  "--from",   "--to",           "--resolution",
+                                          "--step", "--repeat", "--boundary-runs"};
         size_t which = sizeof own / sizeof own[0];
         const char *val = NULL;
         for (size_t k = 0; k < sizeof own / sizeof own[0]; k++) {
@@ -206,7 +188,7 @@ static int parse_args(search *S, int argc, char **argv)
             break;
         }
         case 4:
-            if (ps_cli_parse_duration(val, 1, &S->step_ns, &S->err) != 0) {
+            if (ps_cli_parse_duration(val, 0, &S->step_ns, &S->err) != 0) {
                 ps_error_prefix(&S->err, "--step: ");
                 goto out;
             }
@@ -217,6 +199,15 @@ static int parse_args(search *S, int argc, char **argv)
                 goto out;
             }
             break;
+        case 6: {
+            int64_t n;
+            if (ps_cli_parse_int(val, 1, 10, &n, &S->err) != 0) {
+                ps_error_prefix(&S->err, "--boundary-runs: ");
+                goto out;
+            }
+            S->boundary_runs = (int)n;
+            break;
+        }
         }
     }
     if (S->nslos == 0) {
@@ -257,184 +248,212 @@ out:
     return rc;
 }
 
-/* Readies the config for a step at `rate`: the shared keys' rate, or the
- * factor on keys that all have their own. */
-static void set_rate(search *S, double rate)
+/* The evidence rule: a latency percentile pN rests on at least
+ * PS_LG_EVIDENCE_BEYOND answers slower than it, so it needs
+ * PS_LG_EVIDENCE_BEYOND / (1 - N/100) answers (p99: 1,000; p90: 100;
+ * p99.9: 10,000): a step's p99 from 40 answers is its slowest answer. */
+static int64_t answers_needed(const ps_lg_config *cfg)
+{
+    int64_t need = 0;
+    for (size_t i = 0; i < cfg->nthresholds; i++) {
+        const ps_lg_threshold *t = &cfg->thresholds[i];
+        if (t->metric != PS_LG_METRIC_PERCENTILE || t->percentile >= 100) continue;
+        double n = ceil(PS_LG_EVIDENCE_BEYOND / (1 - t->percentile / 100) - 1e-9);
+        if (n > (double)need) need = (int64_t)n;
+    }
+    return need;
+}
+
+/* A step's measured length: --step, or as long as the evidence rule needs
+ * at its rate (a quarter over, for answers the queue still holds at the
+ * end), at most 10 times --step. */
+static int64_t plan_duration(const search *S, double rate)
+{
+    int64_t d = S->step_ns;
+    double need_ns = 1.25e9 * (double)S->answers_needed / rate;
+    if (need_ns > (double)d) d = (int64_t)need_ns;
+    if (d > 10 * S->step_ns) d = 10 * S->step_ns;
+    return d;
+}
+
+/* Readies the config for a step at `rate` (a step_rate): the shared keys'
+ * rate, the factor on keys that all have their own, or --customers' keys,
+ * each at its own rate. Returns 0, or -1 with S->err. */
+static int set_rate(search *S, step *st, double rate)
 {
     S->cfg.rate = rate;
+    S->cfg.duration_ns = plan_duration(S, rate);
+    st->answers_needed = S->answers_needed;
+    if (S->cfg.have_customers) {
+        ps_lg_search_customers_at(S, rate, st->customers);
+        if (ps_lg_customers_select(&S->cfg, st->customers, &S->err) != 0) return -1;
+        ps_lg_key_labels(&S->cfg);
+        S->cfg.key_scale_from = S->cfg.key_scale_to = 1; /* each key at its quota share */
+        for (int p = 0; p <= PS_PLAN_UNKNOWN; p++) {
+            int64_t pm, pd;
+            S->ask.plan_quota_rps[p] =
+                ps_plan_published((ps_plan_id)p, &pm, &pd)
+                    ? (double)st->customers[p] * (double)pm / 60.0 * S->cfg.time_scale
+                    : 0;
+        }
+        return 0;
+    }
     if (S->own_rate_sum > 0) S->cfg.key_scale_from = S->cfg.key_scale_to = rate / S->own_rate_sum;
-}
-
-static void add_why(step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_why(step *st, const char *fmt, ...)
-{
-    size_t used = strlen(st->why);
-    if (used + 3 >= sizeof st->why) return;
-    if (used) {
-        memcpy(st->why + used, "; ", 3);
-        used += 2;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(st->why + used, sizeof st->why - used, fmt, ap);
-    va_end(ap);
-}
-
-/* Judges a step from its run's document. */
-static void judge_step(step *st, const ps_json *d)
-{
-    st->why[0] = '\0';
-    st->by_generator = false;
-    const ps_json *lat = ps_json_path(d, "latency_us.corrected");
-    static const char *const lk[] = {"p50", "p90", "p99", "p99_9", "max"};
-    for (int i = 0; i < 5; i++)
-        st->lat[i] = ps_json_get_int(lat, lk[i], 0);
-    st->achieved = ps_json_get_number(d, "throughput_rps", 0);
-    st->error_rate = ps_json_get_number(d, "error_rate", 0);
-    int64_t e5 = 0;
-    const ps_json *status = ps_json_get(d, "status");
-    for (size_t i = 0; status && status->type == PS_JSON_OBJECT && i < status->count; i++)
-        if (status->keys[i][0] == '5')
-            e5 += status->items[i]->type == PS_JSON_NUMBER ? (int64_t)status->items[i]->d : 0;
-    st->errors = ps_json_get_int(d, "failed", 0) + ps_json_get_int(d, "timed_out", 0) + e5;
-    const ps_json *g = ps_json_get(d, "generator");
-    snprintf(st->gen_verdict, sizeof st->gen_verdict, "%s",
-             ps_json_get_string(g, "verdict", "not-applicable"));
-    st->send_rate = ps_json_get_number(g, "send_rate_rps", 0);
-    static const char *const gk[] = {"p50", "p90", "p99", "max"};
-    for (int i = 0; i < 4; i++)
-        st->late[i] = ps_json_get_int(ps_json_get(g, "lateness_us"), gk[i], 0);
-    const char *verdict = ps_json_get_string(d, "verdict", "?");
-    st->exit_code = (int)ps_json_get_int(d, "exit_code", 3);
-    if (!strcmp(verdict, "unreachable") || !strcmp(verdict, "aborted") ||
-        !strcmp(verdict, "interrupted")) {
-        st->stop = true;
-        add_why(st, "%s: %s", verdict, ps_json_get_string(d, "aborted", "?"));
-    }
-    /* nothing answered: the objectives below had no answer to judge, and a
-     * "p99<5ms: 0.000 ms" alone would not say why */
-    int64_t answered = ps_json_get_int(d, "answered", 0),
-            skipped = ps_json_get_int(d, "skipped_retry_after", 0);
-    if (!st->stop && answered == 0 && skipped > 0)
-        add_why(st,
-                "nothing answered in the measured time: %lld requests not sent, waiting out the "
-                "key's 429s (its rate limit: give keys whose plans allow the rate, or "
-                "--customers, or --ignore-retry-after)",
-                (long long)skipped);
-    else if (!st->stop && answered == 0)
-        add_why(st, "nothing answered in the measured time");
-    /* A latency objective lost before any request reached the target: the
-     * step measured the generator, not the target (the run's rule,
-     * ps_lg_threshold_eval: its report's lost_to_generator). */
-    bool late_alone = true, any_failed = false;
-    const ps_json *th = ps_json_get(d, "thresholds");
-    for (size_t i = 0; th && th->type == PS_JSON_ARRAY && i < th->count; i++) {
-        const ps_json *t = th->items[i];
-        const ps_json *ok = ps_json_get(t, "passed");
-        if (ok && ok->type == PS_JSON_BOOL && ok->boolean) continue;
-        const char *expr = ps_json_get_string(t, "expression", "?");
-        any_failed = true;
-        const ps_json *lost = ps_json_get(t, "lost_to_generator");
-        late_alone &= lost && lost->type == PS_JSON_BOOL && lost->boolean;
-        if (ps_json_get(t, "actual_us"))
-            add_why(st, "%s: %.3f ms", expr, ps_json_get_number(t, "actual_us", 0) / 1e3);
-        else
-            add_why(st, "%s: %.3f%%", expr, 100.0 * ps_json_get_number(t, "actual", 0));
-    }
-    late_alone &= any_failed && answered > 0;
-    if (late_alone)
-        add_why(st,
-                "the generator itself left requests that late (lateness p50 %.3f p90 %.3f p99 "
-                "%.3f ms, its threads busy %.0f%% of the time): the objective was lost before "
-                "the target answered (add --threads, cores or machines: --shard)",
-                (double)st->late[0] / 1e3, (double)st->late[1] / 1e3, (double)st->late[2] / 1e3,
-                100.0 * ps_json_get_number(g, "busy_share", 0));
-    const ps_json *eb = ps_json_get(d, "error_budget");
-    const ps_json *eb_ok = ps_json_get(eb, "passed");
-    bool other_failed = eb_ok && eb_ok->type == PS_JSON_BOOL && !eb_ok->boolean;
-    if (other_failed)
-        add_why(st, "error budget: %.2f%% errors over %.2f%%",
-                100.0 * ps_json_get_number(eb, "error_rate", 0),
-                100.0 * ps_json_get_number(eb, "budget", 0));
-    if (!strcmp(ps_json_path(d, "limits.verdict")
-                    ? ps_json_get_string(ps_json_get(d, "limits"), "verdict", "")
-                    : "",
-                "fail")) {
-        other_failed = true;
-        add_why(st, "limits violated (%zu violations)",
-                ps_json_path(d, "limits.violations") ? ps_json_path(d, "limits.violations")->count
-                                                     : (size_t)0);
-    }
-    if (!strcmp(st->gen_verdict, "connection-limited")) {
-        other_failed = true;
-        add_why(st, "connection-limited: %s", ps_json_get_string(g, "why", "?"));
-    }
-    /* With nothing answered in the measured time the objectives judged no
-     * answer of the target's: a saturated generator sent none. */
-    bool service_failed = answered > 0 && ((any_failed && !late_alone) || other_failed);
-    if (!strcmp(st->gen_verdict, "saturated"))
-        add_why(st, "generator saturated: %s", ps_json_get_string(g, "why", "?"));
-    st->by_generator = (!strcmp(st->gen_verdict, "saturated") || late_alone) && !service_failed;
-    st->passed = st->why[0] == '\0';
+    return 0;
 }
 
 static void print_step_line(const search *S, const step *st, size_t n)
 {
     if (S->quiet) return;
-    fprintf(stderr, "  %2zu %11.1f %11.1f %9.3f %9.3f %7lld %9.3f  %-18s %s%s%s\n", n, st->rate,
+    char cust[160];
+    ps_lg_search_customers_text(st, cust, sizeof cust);
+    fprintf(stderr, "  %2zu %11.1f %11.1f %9.3f %9.3f %7lld %9.3f  %-18s %s%s%s%s\n", n, st->rate,
             st->achieved, (double)st->lat[0] / 1e3, (double)st->lat[2] / 1e3, (long long)st->errors,
-            (double)st->late[2] / 1e3, st->gen_verdict, st->passed ? "pass" : "FAIL",
+            (double)st->late[2] / 1e3, st->gen_verdict, cust, st->passed ? "pass" : "FAIL",
             st->passed ? "" : ": ", st->why);
 }
 
-/* Runs the step at `rate` (--repeat times, stopping at the first failure).
- * Returns its index, or -1 on a usage or output error (said on stderr). */
+/* Runs step st (set up) up to n more times, stopping at its first
+ * failure, except a step that failed already: then every run is measured
+ * for the spread and the step stays failed (a rate passes only if every
+ * run passes). Returns 0, or -1 on a usage or output error. */
+static int measure(search *S, step *st, int64_t n)
+{
+    bool failed_before = st->runs > 0 && !st->passed;
+    char why[sizeof st->why];
+    snprintf(why, sizeof why, "%s", st->why);
+    for (int64_t r = 0; r < n; r++) {
+        st->runs++;
+        ps_buf doc = PS_BUF_INIT;
+        int code = ps_lg_run_capture(&S->cfg, &doc);
+        ps_json *d = doc.len ? ps_json_parse(doc.data, doc.len, NULL, &S->err) : NULL;
+        if (!d) {
+            ps_buf_free(&doc);
+            if (code != PS_LG_EXIT_UNREACHABLE) return -1;
+            /* no document: the target could not be reached at all */
+            st->stop = true;
+            st->passed = false;
+            st->exit_code = code;
+            snprintf(st->why, sizeof st->why, "unreachable (no run)");
+            return 0;
+        }
+        ps_lg_search_judge(st, d, S->cfg.have_customers ? &S->ask : NULL);
+        ps_json_free(d);
+        if (failed_before && st->passed) {
+            ps_buf_free(&doc); /* the step's report stays its failing run's */
+            st->passed = false;
+            st->by_generator = false;
+            snprintf(st->why, sizeof st->why, "%s", why);
+            continue;
+        }
+        free(st->doc);
+        st->doc = ps_buf_detach(&doc);
+        /* The generator is blamed only when its lateness lasts: a run it
+         * lost is measured again, up to twice, before the step is its. */
+        if (st->by_generator && st->regen_runs < 2) {
+            st->regen_runs++;
+            r--;
+            continue;
+        }
+        if (st->stop || (!st->passed && !failed_before)) break;
+    }
+    return 0;
+}
+
+/* Runs a new step at `rate` (--repeat times, stopping at the first
+ * failure). Returns its index, or -1 on a usage or output error (said on
+ * stderr). */
 static long run_step(search *S, double rate)
 {
     if (S->nsteps == PS_LG_SEARCH_MAX_STEPS) return -1;
     step *st = &S->steps[S->nsteps];
     memset(st, 0, sizeof *st);
     st->rate = rate;
-    set_rate(S, rate);
-    for (int64_t r = 0; r < S->repeat; r++) {
-        ps_buf doc = PS_BUF_INIT;
-        int code = ps_lg_run_capture(&S->cfg, &doc);
-        ps_json *d = doc.len ? ps_json_parse(doc.data, doc.len, NULL, &S->err) : NULL;
-        if (!d) {
-            ps_buf_free(&doc);
-            if (code == PS_LG_EXIT_UNREACHABLE) {
-                /* no document: the target could not be reached at all */
-                st->stop = true;
-                st->exit_code = code;
-                snprintf(st->why, sizeof st->why, "unreachable (no run)");
-                S->nsteps++;
-                return (long)S->nsteps - 1;
-            }
-            return -1;
-        }
-        free(st->doc);
-        st->doc = ps_buf_detach(&doc);
-        judge_step(st, d);
-        ps_json_free(d);
-        if (!st->passed || st->stop) break;
+    if (set_rate(S, st, rate) != 0) {
+        fprintf(stderr, "petstore-load search: %s\n", S->err.message);
+        return -1;
     }
+    if (measure(S, st, S->repeat) != 0) return -1;
     S->nsteps++;
     print_step_line(S, st, S->nsteps);
     return (long)S->nsteps - 1;
 }
 
-typedef struct outcome {
-    const char *result;
-    int exit_code;
-    long best, worst; /* highest passing, lowest failing step (-1: none) */
-    long doc_step;    /* whose document the report is */
-} outcome;
+/* Measures boundary step i again until it has --boundary-runs runs.
+ * Returns 0, or -1 on a usage or output error. */
+static int confirm(search *S, long i)
+{
+    step *st = &S->steps[i];
+    if (st->runs >= S->boundary_runs || st->stop) return 0;
+    if (set_rate(S, st, st->rate) != 0) {
+        fprintf(stderr, "petstore-load search: %s\n", S->err.message);
+        return -1;
+    }
+    if (measure(S, st, S->boundary_runs - st->runs) != 0) return -1;
+    print_step_line(S, st, (size_t)i + 1);
+    return 0;
+}
 
-/* Exponential, then bisection. */
+/* Bisects between o->best and o->worst. Returns 1 to go on, 0 when a step
+ * stopped the search (o set), -1 on an error. */
+static int bisect(search *S, outcome *o)
+{
+    /* bisected even when the lowest failing rate failed the generator: a
+     * rate between may pass, or fail the target, and either is measured */
+    while (o->best >= 0 && o->worst >= 0 &&
+           S->steps[o->worst].rate - S->steps[o->best].rate >
+               S->resolution * S->steps[o->best].rate) {
+        double mid =
+            ps_lg_search_step_rate(S, (S->steps[o->best].rate + S->steps[o->worst].rate) / 2);
+        if (mid <= S->steps[o->best].rate || mid >= S->steps[o->worst].rate) break;
+        long i = run_step(S, mid);
+        if (i < 0) return -1;
+        if (S->steps[i].stop) {
+            o->result = "interrupted";
+            o->exit_code = PS_LG_EXIT_UNREACHABLE;
+            o->doc_step = i;
+            return 0;
+        }
+        if (S->steps[i].passed)
+            o->best = i;
+        else
+            o->worst = i;
+    }
+    return 1;
+}
+
+/* The result from the boundary. Returns 0. */
+static int verdict(const search *S, outcome *o)
+{
+    if (o->worst >= 0 && S->steps[o->worst].by_generator) {
+        o->result = "generator-saturated";
+        o->exit_code = PS_LG_EXIT_UNREACHABLE;
+        o->doc_step = o->worst;
+    } else if (o->best < 0) {
+        o->result = "first-step-failed";
+        o->exit_code = PS_LG_EXIT_THRESHOLD;
+        o->doc_step = o->worst;
+    } else if (S->keys_why[0]) {
+        /* every mix the keys allow passed: the capacity is higher, by how
+         * much no step measured, so no answer */
+        o->result = "keys-exhausted";
+        o->exit_code = PS_LG_EXIT_UNREACHABLE;
+        o->doc_step = o->best;
+    } else {
+        o->result = o->worst < 0 ? "all-passed" : "found";
+        o->exit_code = PS_LG_EXIT_OK;
+        o->doc_step = o->best;
+    }
+    return 0;
+}
+
+/* Exponential, then bisection. With --customers each step is a mix of
+ * whole customers (step_rate), so the bisection also ends when no mix lies
+ * between the highest passing and the lowest failing one. */
 static int search_run(search *S, outcome *o)
 {
     *o = (outcome){.best = -1, .worst = -1, .doc_step = -1};
-    double rate = S->from;
+    double rate = ps_lg_search_step_rate(S, S->from);
     for (;;) {
         long i = run_step(S, rate);
         if (i < 0) return -1;
@@ -452,177 +471,39 @@ static int search_run(search *S, outcome *o)
         }
         o->best = i;
         if (rate >= S->to) break;
-        rate = rate * 2 > S->to ? S->to : rate * 2;
+        double next = ps_lg_search_step_rate(S, rate * 2 > S->to ? S->to : rate * 2);
+        if (next <= rate) {
+            ps_lg_search_keys_ran_out(S, rate);
+            break;
+        }
+        rate = next;
     }
-    /* bisected even when the lowest failing rate failed the generator: a
-     * rate between may pass, or fail the target, and either is measured */
-    while (o->best >= 0 && o->worst >= 0 &&
-           S->steps[o->worst].rate - S->steps[o->best].rate >
-               S->resolution * S->steps[o->best].rate) {
-        long i = run_step(S, (S->steps[o->best].rate + S->steps[o->worst].rate) / 2);
-        if (i < 0) return -1;
-        if (S->steps[i].stop) {
+    for (;;) {
+        int b = bisect(S, o);
+        if (b != 1) return b;
+        /* the boundary measured again: the answer must pass every run, the
+         * lowest failing is measured for the spread */
+        if (o->best < 0 || o->worst < 0) break;
+        if (confirm(S, o->best) != 0) return -1;
+        if (S->steps[o->best].stop) {
             o->result = "interrupted";
             o->exit_code = PS_LG_EXIT_UNREACHABLE;
-            o->doc_step = i;
+            o->doc_step = o->best;
             return 0;
         }
-        if (S->steps[i].passed)
-            o->best = i;
-        else
-            o->worst = i;
-    }
-    if (o->worst >= 0 && S->steps[o->worst].by_generator) {
-        o->result = "generator-saturated";
-        o->exit_code = PS_LG_EXIT_UNREACHABLE;
-        o->doc_step = o->worst;
-    } else if (o->best < 0) {
-        o->result = "first-step-failed";
-        o->exit_code = PS_LG_EXIT_THRESHOLD;
-        o->doc_step = o->worst;
-    } else {
-        o->result = o->worst < 0 ? "all-passed" : "found";
-        o->exit_code = PS_LG_EXIT_OK;
-        o->doc_step = o->best;
-    }
-    return 0;
-}
-
-static void step_json(ps_jw *w, const step *st)
-{
-    ps_jw_object_open(w);
-    ps_jw_kdouble(w, "rate", st->rate, 3);
-    ps_jw_kdouble(w, "achieved_rps", st->achieved, 1);
-    ps_jw_key(w, "latency_us");
-    ps_jw_object_open(w);
-    static const char *const lk[] = {"p50", "p90", "p99", "p99_9", "max"};
-    for (int i = 0; i < 5; i++)
-        ps_jw_kint(w, lk[i], st->lat[i]);
-    ps_jw_object_close(w);
-    ps_jw_kint(w, "errors", st->errors);
-    ps_jw_kdouble(w, "error_rate", st->error_rate, 6);
-    ps_jw_key(w, "generator");
-    ps_jw_object_open(w);
-    ps_jw_kstring(w, "verdict", st->gen_verdict);
-    ps_jw_kdouble(w, "send_rate_rps", st->send_rate, 1);
-    ps_jw_key(w, "lateness_us");
-    ps_jw_object_open(w);
-    static const char *const gk[] = {"p50", "p90", "p99", "max"};
-    for (int i = 0; i < 4; i++)
-        ps_jw_kint(w, gk[i], st->late[i]);
-    ps_jw_object_close(w);
-    ps_jw_object_close(w);
-    ps_jw_kbool(w, "passed", st->passed);
-    if (st->passed)
-        ps_jw_knull(w, "why");
-    else
-        ps_jw_kstring(w, "why", st->why);
-    ps_jw_kint(w, "exit_code", st->exit_code);
-    ps_jw_object_close(w);
-}
-
-/* The report: the document of the step the result rests on, with the
- * search member added as its last. */
-static int build_report(const search *S, const outcome *o, ps_buf *out, ps_error *err)
-{
-    const char *doc = S->steps[o->doc_step].doc;
-    const char *last = strrchr(doc, '}');
-    if (!last) return ps_error_set(err, "internal error: a step's report is not an object");
-    ps_buf_append(out, doc, (size_t)(last - doc));
-    ps_buf_puts(out, ",\n  \"search\": ");
-    ps_jw w;
-    ps_jw_init(&w, out, true);
-    ps_jw_object_open(&w);
-    ps_jw_key(&w, "slos");
-    ps_jw_array_open(&w);
-    for (size_t i = 0; i < S->nslos; i++)
-        ps_jw_string(&w, S->slos[i]);
-    ps_jw_array_close(&w);
-    ps_jw_kdouble(&w, "from_rps", S->from, 3);
-    ps_jw_kdouble(&w, "to_rps", S->to, 3);
-    ps_jw_kdouble(&w, "resolution", S->resolution, 6);
-    ps_jw_kdouble(&w, "step_s", (double)S->step_ns / 1e9, 3);
-    ps_jw_kdouble(&w, "warmup_s", (double)S->cfg.warmup_ns / 1e9, 3);
-    ps_jw_kint(&w, "repeat", S->repeat);
-    ps_jw_kstring(&w, "result", o->result);
-    ps_jw_kint(&w, "exit_code", o->exit_code);
-    if (o->best >= 0)
-        ps_jw_kdouble(&w, "max_rate", S->steps[o->best].rate, 3);
-    else
-        ps_jw_knull(&w, "max_rate");
-    if (o->worst >= 0)
-        ps_jw_kdouble(&w, "min_failing_rate", S->steps[o->worst].rate, 3);
-    else
-        ps_jw_knull(&w, "min_failing_rate");
-    if (S->cfg.have_customers) {
-        /* --customers: the mix scaled to max_rate, customers per plan */
-        ps_jw_key(&w, "customers");
-        if (o->best >= 0 && S->own_rate_sum > 0) {
-            double factor = S->steps[o->best].rate / S->own_rate_sum;
-            ps_jw_object_open(&w);
-            for (int p = 0; p <= PS_PLAN_UNKNOWN; p++)
-                if (S->cfg.customers[p] > 0)
-                    ps_jw_kdouble(&w, ps_plan_name((ps_plan_id)p),
-                                  (double)S->cfg.customers[p] * factor, 1);
-            ps_jw_object_close(&w);
-        } else {
-            ps_jw_null(&w);
+        if (S->steps[o->best].passed) {
+            if (confirm(S, o->worst) != 0) return -1;
+            break;
         }
+        /* it failed a run: the answer falls below it */
+        o->worst = o->best;
+        o->best = -1;
+        for (size_t k = 0; k < S->nsteps; k++)
+            if (S->steps[k].passed && S->steps[k].rate < S->steps[o->worst].rate &&
+                (o->best < 0 || S->steps[k].rate > S->steps[o->best].rate))
+                o->best = (long)k;
     }
-    ps_jw_key(&w, "steps");
-    ps_jw_array_open(&w);
-    for (size_t i = 0; i < S->nsteps; i++)
-        step_json(&w, &S->steps[i]);
-    ps_jw_array_close(&w);
-    ps_jw_object_close(&w);
-    ps_buf_puts(out, "\n}\n");
-    if (!ps_jw_ok(&w)) return ps_error_set(err, "internal error: the search member is malformed");
-    return 0;
-}
-
-static int write_file(const char *path, const char *data, size_t len, ps_error *err)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!f) return ps_error_set(err, "cannot write '%s': %s", path, strerror(errno));
-    bool bad = fwrite(data, 1, len, f) != len;
-    bad |= f == stdout ? fflush(f) != 0 : fclose(f) != 0;
-    if (bad) return ps_error_set(err, "error writing '%s'", path);
-    return 0;
-}
-
-/* --json, --html and the console summary, all from the one report. */
-static int write_outputs(const search *S, const ps_buf *report, ps_error *err)
-{
-    if (S->json_path && write_file(S->json_path, report->data, report->len, err) != 0) return -1;
-    ps_json *doc = ps_json_parse(report->data, report->len, NULL, err);
-    if (!doc) return ps_error_prefix(err, "own search report unreadable: ");
-    int rc = 0;
-    if (S->html_path) {
-        FILE *f = strcmp(S->html_path, "-") == 0 ? stdout : fopen(S->html_path, "w");
-        if (!f)
-            rc = ps_error_set(err, "cannot write '%s': %s", S->html_path, strerror(errno));
-        else {
-            rc = ps_report_html_load(doc, f, err);
-            if ((f == stdout ? fflush(f) : fclose(f)) != 0 && rc == 0)
-                rc = ps_error_set(err, "error writing '%s'", S->html_path);
-        }
-    }
-    if (S->md_path && rc == 0) {
-        FILE *f = fopen(S->md_path, "w");
-        if (!f)
-            rc = ps_error_set(err, "cannot write '%s': %s", S->md_path, strerror(errno));
-        else {
-            rc = ps_report_md_load(doc, f, err);
-            if (fclose(f) != 0 && rc == 0) rc = ps_error_set(err, "error writing '%s'", S->md_path);
-        }
-    }
-    if (!S->quiet && rc == 0) {
-        ps_load_console_options o = {.color = ps_cli_color_enabled(S->cfg.color, 2),
-                                     .utf8 = ps_console_locale_utf8()};
-        rc = ps_report_console_search(doc, stderr, &o, err);
-    }
-    ps_json_free(doc);
-    return rc;
+    return verdict(S, o);
 }
 
 static void search_free(search *S)
@@ -676,28 +557,29 @@ int ps_lg_search_main(int argc, char **argv)
     if (S.cfg.key_scale_from > 0)
         for (size_t i = 0; i < S.cfg.nkeys; i++)
             S.own_rate_sum += S.cfg.keys[i].rate;
-    /* --customers without --from: start at the mix as given */
-    if (S.cfg.have_customers && !S.from_given && S.own_rate_sum > 0) {
-        S.from = S.own_rate_sum;
-        if (S.to < S.from) S.to = S.from * 1000;
+    if (S.cfg.have_customers && ps_lg_search_setup_customers(&S) != 0) {
+        ps_cli_usage_error(stderr, "petstore-load search", S.err.message);
+        goto out;
     }
+    S.answers_needed = answers_needed(&S.cfg);
     S.steps = calloc(PS_LG_SEARCH_MAX_STEPS, sizeof *S.steps);
     if (!S.steps) abort();
     if (!S.quiet)
         fprintf(stderr,
                 "petstore-load search: %g to %g req/s, steps of %.3g s after %.3g s warm-up, "
                 "resolution %g%%\n"
-                "  %2s %11s %11s %9s %9s %7s %9s  %-18s %s\n",
+                "  %2s %11s %11s %9s %9s %7s %9s  %-18s %sresult\n",
                 S.from, S.to, (double)S.step_ns / 1e9, (double)S.cfg.warmup_ns / 1e9,
                 100 * S.resolution, "#", "rate/s", "answered/s", "p50 ms", "p99 ms", "errors",
-                "late p99", "generator", "result");
+                "late p99", "generator", S.cfg.have_customers ? "customers " : "");
     outcome o;
     if (search_run(&S, &o) != 0) {
         fprintf(stderr, "petstore-load search: %s\n",
                 S.nsteps == PS_LG_SEARCH_MAX_STEPS ? "too many steps" : "a step could not run");
         goto out;
     }
-    if (build_report(&S, &o, &report, &S.err) != 0 || write_outputs(&S, &report, &S.err) != 0) {
+    if (ps_lg_search_build_report(&S, &o, &report, &S.err) != 0 ||
+        ps_lg_search_write_outputs(&S, &report, &S.err) != 0) {
         fprintf(stderr, "petstore-load search: %s\n", S.err.message);
         goto out;
     }

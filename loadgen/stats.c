@@ -96,7 +96,7 @@ void ps_lg_stats_group_answer(ps_lg_stats *s, size_t group, int status)
     s->groups[group].answered++;
     if (status == 429)
         s->groups[group].limited++;
-    else
+    else if (status != 503) /* a 503 is no admission (ps_lg_stats_answer) */
         s->groups[group].admitted++;
 }
 
@@ -122,8 +122,12 @@ void ps_lg_stats_answer(ps_lg_stats *s, ps_lg_op op, ps_plan_id plan, int status
     int cls = ps_lg_status_class(status);
     if (cls >= 0) pair_record(&s->cls[cls], corrected_us, uncorrected_us);
     pair_record(&s->plan[plan], corrected_us, uncorrected_us);
+    /* a 503 is no admission: a limiter in front (a gateway) refusing, or
+     * an overloaded service; named apart, never called admitted */
     if (status == 429)
         s->plan_limited[plan]++;
+    else if (status == 503)
+        s->plan_unavailable[plan]++;
     else
         s->plan_admitted[plan]++;
     if (s->intervals) {
@@ -256,6 +260,7 @@ void ps_lg_stats_add(ps_lg_stats *dst, const ps_lg_stats *src)
     for (int i = 0; i < PS_LG_PLANS; i++) {
         dst->plan_admitted[i] += src->plan_admitted[i];
         dst->plan_limited[i] += src->plan_limited[i];
+        dst->plan_unavailable[i] += src->plan_unavailable[i];
         dst->plan_sent[i] += src->plan_sent[i];
     }
     if (dst->groups && src->groups && dst->ngroups == src->ngroups)

@@ -71,6 +71,9 @@ typedef struct ps_lg_stats {
     ps_hist *lateness;
     int64_t op_requests[PS_LG_OPS];
     int64_t plan_admitted[PS_LG_PLANS], plan_limited[PS_LG_PLANS];
+    /* 503 answers per plan: a gateway limiter's refusal (or overload),
+     * neither admitted nor a 429 (ps_lg_stats_answer) */
+    int64_t plan_unavailable[PS_LG_PLANS];
     int64_t plan_sent[PS_LG_PLANS]; /* requests written, per plan */
     ps_lg_group_counts *groups;     /* per key group (ps_lg_stats_groups), NULL: none */
     size_t ngroups;

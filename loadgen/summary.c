@@ -22,6 +22,7 @@ double ps_lg_error_rate(const ps_lg_stats *t)
 static double latency_figure(const ps_lg_threshold *th, const ps_hist *h)
 {
     double v = 0;
+    if (!h) return v; /* a plan's histogram a merge did not carry */
     if (th->metric == PS_LG_METRIC_PERCENTILE)
         v = (double)ps_hist_value_at_percentile(h, th->percentile);
     else if (th->metric == PS_LG_METRIC_MAX)
@@ -44,12 +45,15 @@ ps_lg_threshold_result ps_lg_threshold_eval(const ps_lg_threshold *th, const ps_
         r.actual = ps_lg_error_rate(total);
         r.passed = meets(th, r.actual);
     } else {
-        r.actual = latency_figure(th, total->all.corr);
-        r.own = latency_figure(th, total->all.unc);
+        /* a plan's objective: its keys' answers alone */
+        const ps_lg_hpair *h =
+            th->scoped && (unsigned)th->plan < PS_LG_PLANS ? &total->plan[th->plan] : &total->all;
+        r.actual = latency_figure(th, h->corr);
+        r.own = latency_figure(th, h->unc);
         bool late_known = total->lateness && ps_hist_total_count(total->lateness) > 0;
         r.late = late_known ? latency_figure(th, total->lateness) : -1;
         /* no answer at all cannot pass a latency threshold */
-        r.passed = meets(th, r.actual) && ps_hist_total_count(total->all.corr) > 0;
+        r.passed = meets(th, r.actual) && h->corr && ps_hist_total_count(h->corr) > 0;
         /* Lateness counts a wait for a connection too: never the
          * generator's when requests waited for connections the target
          * held (connection-limited). Its CPU held it back when its threads
@@ -366,6 +370,25 @@ static bool of_plan(const ps_lg_key *k, size_t plan)
     return k->plan.id == (ps_plan_id)plan;
 }
 
+/* How much of its keys' quota a plan spent: admitted over their
+ * per-minute limits (per second, times --time-scale) and over their
+ * per-day limits, each the keys' average; nothing when a limit is not
+ * known. A key's day is spent in 1/share of the run's length, so a
+ * capacity test can say before the day runs out. */
+static void quota_spent(ps_jw *w, const ps_lg_summary *s, size_t plan, int64_t admitted)
+{
+    const ps_lg_config *cfg = s->cfg;
+    double minute = quota_rps(cfg, of_plan, plan), day = 0;
+    for (size_t k = 0; k < cfg->nkeys; k++) {
+        if (!of_plan(&cfg->keys[k], plan)) continue;
+        if (cfg->keys[k].plan.per_day <= 0) return;
+        day += (double)cfg->keys[k].plan.per_day;
+    }
+    if (!(minute > 0) || !(day > 0)) return;
+    ps_jw_kdouble(w, "minute_quota_spent", (double)admitted / measured_s(s) / minute, 4);
+    ps_jw_kdouble(w, "day_quota_spent", (double)admitted / day, 4);
+}
+
 static bool of_group(const ps_lg_key *k, size_t group)
 {
     return k->group == group;
@@ -389,9 +412,12 @@ static void plans(ps_jw *w, const ps_lg_summary *s)
         ps_jw_kint(w, "limited", t->plan_limited[p]);
         pair_obj(w, "latency_us", &t->plan[p]);
         if (s->generator)
-            capacity_figures(w, s, t->plan_sent[p], t->plan_admitted[p] + t->plan_limited[p],
+            capacity_figures(w, s, t->plan_sent[p],
+                             t->plan_admitted[p] + t->plan_limited[p] + t->plan_unavailable[p],
                              t->plan_admitted[p], quota_rps(cfg, of_plan, (size_t)p),
                              &s->tally_by_plan[p]);
+        if (t->plan_unavailable[p]) ps_jw_kint(w, "unavailable", t->plan_unavailable[p]);
+        if (s->generator) quota_spent(w, s, (size_t)p, t->plan_admitted[p]);
         ps_jw_object_close(w);
     }
     ps_jw_array_close(w);

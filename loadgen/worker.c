@@ -392,6 +392,10 @@ void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_l
         int64_t wall = ps_clock_wall_ns();
         int64_t at = ps_rl_retry_at_ns(&rl, wall, 0, &src);
         int64_t wait_ns = src == PS_RETRY_NONE ? RETRY_BACKOFF_NS : at - wall;
+        /* --time-scale: the server's windows run N times faster while its
+         * headers keep real times, so its waits are N times shorter */
+        if (src != PS_RETRY_NONE && cfg->time_scale > 1)
+            wait_ns = (int64_t)((double)wait_ns / cfg->time_scale);
         if (wait_ns > RETRY_WAIT_MAX_NS) wait_ns = RETRY_WAIT_MAX_NS;
         if (now + wait_ns > t->blocked_until[r->key]) t->blocked_until[r->key] = now + wait_ns;
     }

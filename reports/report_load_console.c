@@ -181,6 +181,13 @@ static void capacity_lines(ps_buf *b, const ps_json *doc, const char *array, con
         if (ps_json_get(p, "windows_filled"))
             ps_buf_printf(b, ", %lld windows filled",
                           (long long)ps_json_get_int(p, "windows_filled", 0));
+        const ps_json *day = ps_json_get(p, "day_quota_spent");
+        if (day && day->type == PS_JSON_NUMBER)
+            ps_buf_printf(b, "; spent %.1f%% of the minute quota, %.2f%% of the day's (per key)",
+                          100.0 * ps_json_get_number(p, "minute_quota_spent", 0), 100.0 * day->d);
+        if (ps_json_get_int(p, "unavailable", 0) > 0)
+            ps_buf_printf(b, ", %lld answered 503 (a limiter's refusal or overload: not admitted)",
+                          (long long)ps_json_get_int(p, "unavailable", 0));
         ps_buf_putc(b, '\n');
     }
 }

@@ -441,14 +441,25 @@ static void load_search(ps_buf *b, const ps_json *doc)
         if (slos->items[i]->type == PS_JSON_STRING) md_code(b, slos->items[i]->str, false);
     }
     ps_buf_puts(b, "\n\n");
+    /* search --customers: the customers per plan of the answer */
+    const ps_json *cust = ps_json_get(s, "customers");
+    for (size_t i = 0; cust && cust->type == PS_JSON_OBJECT && i < cust->count; i++)
+        ps_buf_printf(b, "%s%s %.0f%s", i ? ", " : "Customers at the knee: ", cust->keys[i],
+                      cust->items[i]->type == PS_JSON_NUMBER ? cust->items[i]->d : 0,
+                      i + 1 == cust->count ? "\n\n" : "");
     const ps_json *steps = ps_json_get(s, "steps");
     if (!steps || steps->type != PS_JSON_ARRAY || steps->count == 0) return;
     ps_buf_puts(b, "| rate | achieved | p99 | error rate | generator | result |\n"
                    "|---:|---:|---:|---:|---|---|\n");
     for (size_t i = 0; i < steps->count; i++) {
         const ps_json *st = steps->items[i], *passed = ps_json_get(st, "passed");
-        ps_buf_printf(b, "| %.10g | %.1f | ", ps_json_get_number(st, "rate", 0),
-                      ps_json_get_number(st, "achieved_rps", 0));
+        ps_buf_printf(b, "| %.10g", ps_json_get_number(st, "rate", 0));
+        const ps_json *sc = ps_json_get(st, "customers"); /* the step's customers */
+        for (size_t k = 0; sc && sc->type == PS_JSON_OBJECT && k < sc->count; k++)
+            ps_buf_printf(b, "%s%s %.0f%s", k ? ", " : " (", sc->keys[k],
+                          sc->items[k]->type == PS_JSON_NUMBER ? sc->items[k]->d : 0,
+                          k + 1 == sc->count ? ")" : "");
+        ps_buf_printf(b, " | %.1f | ", ps_json_get_number(st, "achieved_rps", 0));
         md_latency(b, ps_json_path(st, "latency_us.p99"));
         ps_buf_printf(b, " | %.3f%% | ", ps_json_get_number(st, "error_rate", 0) * 100);
         md_str(b, str_or(st, "generator.verdict", ""));

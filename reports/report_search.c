@@ -37,6 +37,8 @@ static const char *result_text(const char *result)
     if (!strcmp(result, "first-step-failed")) return "even the first step failed: lower --from";
     if (!strcmp(result, "generator-saturated"))
         return "the generator saturated before the target failed: no capacity claimed beyond it";
+    if (!strcmp(result, "keys-exhausted"))
+        return "every mix the keys allow passed: the capacity is higher, no answer (more keys)";
     return "a step was unreachable or interrupted";
 }
 
@@ -89,6 +91,23 @@ int ps_report_console_search(const ps_json *doc, FILE *out, const ps_load_consol
     for (size_t i = 0; cust && cust->type == PS_JSON_OBJECT && i < cust->count; i++)
         ps_buf_printf(&b, "    %s customers at that rate: %.0f\n", cust->keys[i],
                       cust->items[i]->type == PS_JSON_NUMBER ? cust->items[i]->d : 0);
+    const ps_json *knee = ps_json_get(search, "knee");
+    if (knee && knee->type == PS_JSON_OBJECT) {
+        ps_buf_printf(&b, "  knee (%s), spread over the boundary's runs:\n",
+                      ps_json_get_string(knee, "objective", "?"));
+        static const char *const sides[] = {"highest_passing", "lowest_failing"};
+        for (int k = 0; k < 2; k++) {
+            const ps_json *side = ps_json_get(knee, sides[k]);
+            ps_buf_printf(&b, "    %.1f/s: %lld of %lld runs passed, %.3f to %.3f ms\n",
+                          ps_json_get_number(side, "rate", 0),
+                          (long long)ps_json_get_int(side, "runs_passed", 0),
+                          (long long)ps_json_get_int(side, "runs", 0),
+                          ps_json_get_number(side, "figure_min_us", 0) / 1e3,
+                          ps_json_get_number(side, "figure_max_us", 0) / 1e3);
+        }
+    }
+    const char *keys_why = ps_json_get_string(search, "keys_why", NULL);
+    if (keys_why) ps_buf_printf(&b, "  %s\n", keys_why);
     for (size_t i = 0; i < n; i++) {
         const char *why = ps_json_get_string(s[i], "why", NULL);
         if (why)
@@ -100,6 +119,27 @@ int ps_report_console_search(const ps_json *doc, FILE *out, const ps_load_consol
         rc = ps_error_set(err, "console report: write failed");
     ps_buf_free(&b);
     return rc;
+}
+
+/* The knee with its spread (search.knee): each boundary step's runs. */
+static void html_knee(ps_buf *b, const ps_json *knee)
+{
+    ps_buf_puts(b, "<p data-knee>Knee (");
+    ps_html_esc(b, ps_json_get_string(knee, "objective", "?"));
+    ps_buf_puts(b, "), spread over the boundary's runs:");
+    static const char *const sides[] = {"highest_passing", "lowest_failing"};
+    for (int k = 0; k < 2; k++) {
+        const ps_json *side = ps_json_get(knee, sides[k]);
+        ps_buf_puts(b, k ? "; " : " ");
+        ps_html_number(b, ps_json_get_number(side, "rate", 0));
+        ps_buf_printf(b, " req/s: %lld of %lld runs passed, ",
+                      (long long)ps_json_get_int(side, "runs_passed", 0),
+                      (long long)ps_json_get_int(side, "runs", 0));
+        ps_html_latency_us(b, ps_json_get_number(side, "figure_min_us", NAN));
+        ps_buf_puts(b, " to ");
+        ps_html_latency_us(b, ps_json_get_number(side, "figure_max_us", NAN));
+    }
+    ps_buf_puts(b, ".</p>\n");
 }
 
 void ps_report_html_search(ps_buf *b, const ps_json *search)
@@ -124,12 +164,17 @@ void ps_report_html_search(ps_buf *b, const ps_json *search)
         ps_buf_puts(b, " req/s");
     }
     ps_buf_puts(b, ".</p>\n");
+    const ps_json *knee = ps_json_get(search, "knee");
+    if (knee && knee->type == PS_JSON_OBJECT) html_knee(b, knee);
+    bool customers = n > 0 && ps_json_get(s[0], "customers");
     double *x = calloc(n + 1, sizeof *x), *p50 = calloc(n + 1, sizeof *x),
            *p99 = calloc(n + 1, sizeof *x), *ach = calloc(n + 1, sizeof *x);
     if (!x || !p50 || !p99 || !ach) abort();
     ps_buf_puts(b, "<table class=\"search-steps\">\n<thead><tr><th>target req/s</th><th>answered/s"
                    "</th><th>p50</th><th>p99</th><th>errors</th><th>generator</th>"
-                   "<th>late p99</th><th>result</th></tr></thead>\n<tbody>\n");
+                   "<th>late p99</th>");
+    ps_buf_puts(b, customers ? "<th>customers</th><th>result</th></tr></thead>\n<tbody>\n"
+                             : "<th>result</th></tr></thead>\n<tbody>\n");
     for (size_t i = 0; i < n; i++) {
         const ps_json *st = s[i], *lat = ps_json_get(st, "latency_us");
         const ps_json *g = ps_json_get(st, "generator");
@@ -152,15 +197,38 @@ void ps_report_html_search(ps_buf *b, const ps_json *search)
         ps_html_esc(b, ps_json_get_string(g, "verdict", "?"));
         ps_buf_puts(b, "</td><td>");
         ps_html_latency_us(b, ps_json_get_number(ps_json_get(g, "lateness_us"), "p99", 0));
+        if (customers) {
+            const ps_json *c = ps_json_get(st, "customers");
+            ps_buf_puts(b, "</td><td data-customers>");
+            for (size_t k = 0; c && c->type == PS_JSON_OBJECT && k < c->count; k++) {
+                ps_buf_puts(b, k ? ", " : "");
+                ps_html_esc(b, c->keys[k]);
+                ps_buf_printf(b, " %.0f", c->items[k]->type == PS_JSON_NUMBER ? c->items[k]->d : 0);
+            }
+        }
         ps_buf_printf(b, "</td><td class=\"%s\">", passed ? "pass" : "fail");
         ps_buf_puts(b, passed ? "pass" : "fail: ");
         if (!passed) ps_html_esc(b, ps_json_get_string(st, "why", ""));
         ps_buf_puts(b, "</td></tr>\n");
     }
     ps_buf_puts(b, "</tbody></table>\n");
+    /* the objective's line, across the rates measured */
+    double bx[2] = {INFINITY, -INFINITY}, by[2];
+    for (size_t i = 0; i < n; i++) {
+        if (x[i] < bx[0]) bx[0] = x[i];
+        if (x[i] > bx[1]) bx[1] = x[i];
+    }
+    by[0] = by[1] = ps_json_get_number(knee, "bound_us", NAN);
     ps_svg_series lat_series[] = {
         {.name = "p50", .key = "p50", .x = x, .y = p50, .n = n, .color = 0},
         {.name = "p99", .key = "p99", .x = x, .y = p99, .n = n, .color = 1},
+        {.name = ps_json_get_string(knee, "objective", "objective"),
+         .key = "objective",
+         .x = bx,
+         .y = by,
+         .n = 2,
+         .color = 3,
+         .dashed = true},
     };
     ps_svg_plot lp = {
         .id = "search-latency",
@@ -168,7 +236,7 @@ void ps_report_html_search(ps_buf *b, const ps_json *search)
         .x = {.scale = PS_SVG_LINEAR, .label = "target rate", .unit = "req/s", .from_zero = true},
         .y = {.scale = PS_SVG_LOG, .label = "latency", .unit = "ms", .divisor = 1000},
         .series = lat_series,
-        .nseries = 2};
+        .nseries = isfinite(by[0]) && n > 0 ? 3 : 2};
     ps_svg_plot_write(b, &lp);
     ps_svg_series rate_series[] = {
         {.name = "target", .key = "target", .x = x, .y = x, .n = n, .color = 2, .dashed = true},
