@@ -9,6 +9,23 @@
 #include <strings.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+/* A sanitizer's report exits 86, never 1 or 2: the programs' exit codes are
+ * verdicts (1 a rate limit violated, 2 a bad file), and a test or CI reading
+ * them must not take undefined behaviour for one. The environment's
+ * ASAN_OPTIONS / UBSAN_OPTIONS still override it, key by key. */
+const char *__asan_default_options(void);
+const char *__ubsan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "exitcode=86";
+}
+const char *__ubsan_default_options(void)
+{
+    return "exitcode=86";
+}
+#endif
+
 int ps_cli_parse_int(const char *text, int64_t min, int64_t max, int64_t *out, ps_error *err)
 {
     if (!text || !*text) return ps_error_set(err, "expected an integer, got an empty value");
