@@ -58,10 +58,10 @@ static void each_key_in_its_cell(void)
     ps_lg_live_render(l, false, &out);
     CHECK(strstr(out.data,
                  "petstore_load_requests_sent_total{plan=\"free\",group=\"g1000\"} 2\n") != NULL);
-    CHECK(strstr(out.data,
-                 "petstore_load_requests_sent_total{plan=\"pro\",group=\"g999\"} 1\n") != NULL);
-    CHECK(strstr(out.data,
-                 "petstore_load_requests_sent_total{plan=\"pro\",group=\"g1000\"} 0\n") != NULL);
+    CHECK(strstr(out.data, "petstore_load_requests_sent_total{plan=\"pro\",group=\"g999\"} 1\n") !=
+          NULL);
+    CHECK(strstr(out.data, "petstore_load_requests_sent_total{plan=\"pro\",group=\"g1000\"} 0\n") !=
+          NULL);
     size_t series = 0;
     for (const char *p = out.data; (p = strstr(p, "petstore_load_requests_sent_total{")); p++)
         series++;
