@@ -113,7 +113,9 @@ int ps_gen_replay_write(const char *path, const ps_gen_case *gc, const char *bas
                         const char *unknown_key, uint64_t seed, const char *message, ps_error *err);
 /* The most a replay file may hold. Parsing holds about 150 bytes per JSON
  * value, so a file of one big array costs at most ~80 MB (a 60 MB one took
- * 4 GB); the files --replay-dir writes are a few KiB, 200 KiB at most. */
+ * 4 GB); the files --replay-dir writes are a few KiB, and the largest it
+ * could write about 150 KiB (5,000 units of a 12-byte escape, in the body
+ * and again in the curl line). */
 #define PS_GEN_REPLAY_MAX_BYTES (1 << 20)
 /* Reads a replay file into gc (the body whole in head), with the base URL
  * and the unknown key it names (caller frees both). Refuses a file over

@@ -11,9 +11,9 @@ static void doubles_are_plain_decimals(void)
 {
     double v = 0;
     ps_error err;
-    static const char *const bad[] = {"nan",  "NaN", "inf",  "-inf",  "infinity", "1e999",
-                                      " 5",   "5 ",  "0x10", "0x1p3", "",         "5e-400",
-                                      "1e",   ".",   "-",    "+",     "1..2",     "5,5"};
+    static const char *const bad[] = {"nan", "NaN", "inf",  "-inf",  "infinity", "1e999",
+                                      " 5",  "5 ",  "0x10", "0x1p3", "",         "5e-400",
+                                      "1e",  ".",   "-",    "+",     "1..2",     "5,5"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = ps_cli_parse_double(bad[i], -1e12, 1e12, &v, &err);
         CHECK_INT(rc, -1);
@@ -33,9 +33,10 @@ static void durations_are_plain_decimals(void)
 {
     int64_t ns = 0;
     ps_error err;
-    static const char *const bad[] = {"nan",  "nans", "inf", "infs", " 5s",   "0x10s", "-1s",
-                                      "-0",   "1e99d", "",   "5e-400s", "0.0001us" /* < 1 ns */,
-                                      "5 s",  "s"};
+    static const char *const bad[] = {"nan",   "nans",  "inf",     "infs",
+                                      " 5s",   "0x10s", "-1s",     "-0",
+                                      "1e99d", "",      "5e-400s", "0.0001us" /* < 1 ns */,
+                                      "5 s",   "s"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = ps_cli_parse_duration(bad[i], 1, &ns, &err);
         CHECK_INT(rc, -1);
@@ -69,8 +70,8 @@ static void integers_in_range(void)
 {
     int64_t v = 0;
     ps_error err;
-    static const char *const bad[] = {"99999999999999999999", " 5", "5 ", "0x10", "1e3", "", "-",
-                                      "nan"};
+    static const char *const bad[] = {
+        "99999999999999999999", " 5", "5 ", "0x10", "1e3", "", "-", "nan"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         CHECK_INT(ps_cli_parse_int(bad[i], INT64_MIN, INT64_MAX, &v, &err), -1);
     CHECK_INT(ps_cli_parse_int("9223372036854775807", 0, INT64_MAX, &v, &err), 0);
