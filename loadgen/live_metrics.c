@@ -326,15 +326,19 @@ int ps_lg_live_parse_listen(const char *text, struct sockaddr_storage *addr, soc
  * dripping or not reading, holds up another's scrape or the run's end: each
  * connection has a deadline for its whole request (not per read) and its
  * whole answer; past LIVE_MAX_CLIENTS the oldest still sending its request
- * is dropped for the newcomer. */
+ * is dropped for the newcomer. At most LIVE_MAX_ANSWERING answers are held
+ * at once (with 80,000 groups one is 143 MB); further requests wait. */
 #define LIVE_MAX_CLIENTS 32
+#define LIVE_MAX_ANSWERING 4
 #define LIVE_HEAD_MAX 8192
 #define LIVE_REQUEST_NS (INT64_C(2) * 1000000000) /* a request head, whole */
 #define LIVE_ANSWER_NS (INT64_C(10) * 1000000000) /* an answer, whole */
 
+enum live_state { LIVE_READING, LIVE_WAITING, LIVE_ANSWERING };
+
 struct live_client {
     int fd; /* -1: a free slot */
-    bool answering;
+    enum live_state state;
     int64_t deadline_ns;
     size_t got, off;
     char req[LIVE_HEAD_MAX];
@@ -391,14 +395,14 @@ static void answer(const ps_lg_live *l, live_client *c)
                   status, type, body.len);
     if (!head_only) ps_buf_append(&c->out, body.data, body.len);
     ps_buf_free(&body);
-    c->answering = true;
+    c->state = LIVE_ANSWERING;
     c->off = 0;
     c->deadline_ns = now_ns() + LIVE_ANSWER_NS;
 }
 
-/* Reads what c has sent (non-blocking); answers once the head is whole, or
- * once it fills the buffer (what arrived is judged as it is). */
-static void client_read(const ps_lg_live *l, live_client *c)
+/* Reads what c has sent (non-blocking); waits for an answer once the head is
+ * whole, or once it fills the buffer (what arrived is judged as it is). */
+static void client_read(live_client *c)
 {
     for (;;) {
         ssize_t n = recv(c->fd, c->req + c->got, sizeof c->req - 1 - c->got, 0);
@@ -411,7 +415,8 @@ static void client_read(const ps_lg_live *l, live_client *c)
         c->got += (size_t)n;
         c->req[c->got] = '\0';
         if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n") || c->got == sizeof c->req - 1) {
-            answer(l, c);
+            c->state = LIVE_WAITING;
+            c->deadline_ns = now_ns() + LIVE_ANSWER_NS;
             return;
         }
     }
@@ -442,7 +447,7 @@ static void accept_all(ps_lg_live *l)
             live_client *c = &l->clients[i];
             if (c->fd < 0)
                 slot = c;
-            else if (!c->answering && (!oldest || c->deadline_ns < oldest->deadline_ns))
+            else if (c->state == LIVE_READING && (!oldest || c->deadline_ns < oldest->deadline_ns))
                 oldest = c;
         }
         if (!slot && oldest) {
@@ -456,6 +461,22 @@ static void accept_all(ps_lg_live *l)
         memset(slot, 0, sizeof *slot);
         slot->fd = fd;
         slot->deadline_ns = now_ns() + LIVE_REQUEST_NS;
+    }
+}
+
+/* Renders answers for waiting clients while fewer than LIVE_MAX_ANSWERING
+ * are being sent. */
+static void start_answers(ps_lg_live *l)
+{
+    int answering = 0;
+    for (int i = 0; i < LIVE_MAX_CLIENTS; i++)
+        if (l->clients[i].fd >= 0 && l->clients[i].state == LIVE_ANSWERING) answering++;
+    for (int i = 0; i < LIVE_MAX_CLIENTS && answering < LIVE_MAX_ANSWERING; i++) {
+        live_client *c = &l->clients[i];
+        if (c->fd >= 0 && c->state == LIVE_WAITING) {
+            answer(l, c);
+            answering++;
+        }
     }
 }
 
@@ -478,8 +499,10 @@ static void *serve_main(void *p)
             }
             int64_t left_ms = (c->deadline_ns - now) / 1000000 + 1;
             if (timeout_ms < 0 || left_ms < timeout_ms) timeout_ms = (int)left_ms;
+            if (c->state == LIVE_WAITING) continue; /* nothing to read or write yet */
             who[n] = c;
-            pfd[n++] = (struct pollfd){.fd = c->fd, .events = c->answering ? POLLOUT : POLLIN};
+            pfd[n++] = (struct pollfd){.fd = c->fd,
+                                       .events = c->state == LIVE_ANSWERING ? POLLOUT : POLLIN};
         }
         if (poll(pfd, (nfds_t)n, timeout_ms) < 0) {
             if (errno == EINTR) continue;
@@ -488,12 +511,13 @@ static void *serve_main(void *p)
         if (pfd[0].revents) break;
         for (int i = 2; i < n; i++) {
             if (!pfd[i].revents) continue;
-            if (who[i]->answering)
+            if (who[i]->state == LIVE_ANSWERING)
                 client_write(who[i]);
             else
-                client_read(l, who[i]);
+                client_read(who[i]);
         }
         if (pfd[1].revents & POLLIN) accept_all(l);
+        start_answers(l);
     }
     for (int i = 0; i < LIVE_MAX_CLIENTS; i++)
         client_close(&l->clients[i]);

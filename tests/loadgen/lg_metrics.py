@@ -13,8 +13,8 @@ against the reference server, one case per ctest:
               port) scrapes a running petstore-load: its API says the target
               is up, and a query returns the sent count of each group
   stall       hostile scrapers (issue 30): 40 idle connections (more than
-              the server keeps), 3 sending a byte every 0.5 s and one that
-              never reads its answer; scrapes are still answered within 1 s,
+              the server keeps), 3 sending a byte every 0.5 s and 8 that
+              never read their answers; scrapes are still answered within 1 s,
               a 3 s run ends on time, and a long run ends on SIGTERM
 
 usage: lg_metrics.py CASE --load L --server S
@@ -180,12 +180,13 @@ class Hostiles:
         try:  # a server may refuse or drop what it cannot keep: allowed
             for _ in range(idle):
                 self.socks.append(socket.create_connection((host, int(port)), timeout=5))
-            hog = socket.socket()
-            self.socks.append(hog)
-            hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            hog.settimeout(5)
-            hog.connect((host, int(port)))
-            hog.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            for _ in range(8):  # more than the answers the server holds at once (4)
+                hog = socket.socket()
+                self.socks.append(hog)
+                hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                hog.settimeout(5)
+                hog.connect((host, int(port)))
+                hog.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
         except OSError:
             pass
         self.threads = [threading.Thread(target=self.drip, args=(host, int(port)), daemon=True) for _ in range(drips)]
