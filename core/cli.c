@@ -9,6 +9,23 @@
 #include <strings.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+/* A sanitizer's report exits 86, never 1 or 2: the programs' exit codes are
+ * verdicts (1 a rate limit violated, 2 a bad file), and a test or CI reading
+ * them must not take undefined behaviour for one. The environment's
+ * ASAN_OPTIONS / UBSAN_OPTIONS still override it, key by key. */
+const char *__asan_default_options(void);
+const char *__ubsan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "exitcode=86";
+}
+const char *__ubsan_default_options(void)
+{
+    return "exitcode=86";
+}
+#endif
+
 int ps_cli_parse_int(const char *text, int64_t min, int64_t max, int64_t *out, ps_error *err)
 {
     if (!text || !*text) return ps_error_set(err, "expected an integer, got an empty value");
@@ -26,27 +43,54 @@ int ps_cli_parse_int(const char *text, int64_t min, int64_t max, int64_t *out, p
     return 0;
 }
 
+/* The length of the plain decimal number text starts with ([+-] when sign,
+ * digits, a fraction, an exponent), 0 when none: strtod alone also takes
+ * leading white space, hex ("0x10"), "inf" and "nan", none of which a
+ * flag's value means. */
+static size_t decimal_len(const char *text, bool sign)
+{
+    const char *p = text;
+    if (sign && (*p == '+' || *p == '-')) p++;
+    size_t digits = strspn(p, "0123456789");
+    p += digits;
+    if (*p == '.') {
+        size_t frac = strspn(p + 1, "0123456789");
+        digits += frac;
+        p += 1 + frac;
+    }
+    if (digits == 0) return 0;
+    if (*p == 'e' || *p == 'E') {
+        const char *q = p + 1;
+        if (*q == '+' || *q == '-') q++;
+        size_t exp = strspn(q, "0123456789");
+        if (exp) p = q + exp;
+    }
+    return (size_t)(p - text);
+}
+
 int ps_cli_parse_double(const char *text, double min, double max, double *out, ps_error *err)
 {
     if (!text || !*text) return ps_error_set(err, "expected a number, got an empty value");
     char *end;
     errno = 0;
     double v = strtod(text, &end);
-    if (end == text || *end || errno == ERANGE || !isfinite(v))
-        return ps_error_set(err, "expected a number, got '%s'", text);
+    if (decimal_len(text, true) != strlen(text) || end != text + strlen(text) || errno == ERANGE ||
+        !isfinite(v))
+        return ps_error_set(err, "expected a decimal number, got '%s'", text);
     if (v < min || v > max)
         return ps_error_set(err, "'%s' is out of range (%g to %g)", text, min, max);
     *out = v;
     return 0;
 }
 
-/* The non-negative finite number a duration or size starts with; *end is
- * where its unit starts. False for "-0", "x", "1e999". */
+/* The non-negative finite decimal number a duration or size starts with;
+ * *end is where its unit starts. False for "-0", "x", "1e999", " 5", "0x10". */
 static bool leading_amount(const char *text, double *v, char **end)
 {
+    size_t n = decimal_len(text, false);
     errno = 0;
     *v = strtod(text, end);
-    return *end != text && errno != ERANGE && isfinite(*v) && *v >= 0 && text[0] != '-';
+    return n > 0 && *end == text + n && errno != ERANGE && isfinite(*v) && *v >= 0;
 }
 
 int ps_cli_parse_duration(const char *text, int allow_zero, int64_t *out_ns, ps_error *err)
@@ -102,7 +146,9 @@ int ps_cli_parse_size(const char *text, int64_t *out_bytes, ps_error *err)
         return ps_error_set(err, "unknown size unit '%s' in '%s' (use K, M or G)", end, text);
     double bytes = v * scale;
     if (bytes > 1e15) return ps_error_set(err, "size '%s' is too large", text);
-    *out_bytes = (int64_t)bytes;
+    /* "0.3" would truncate to 0 bytes: a size that is not one */
+    if (bytes > 0 && bytes < 1) return ps_error_set(err, "size '%s' is less than a byte", text);
+    *out_bytes = (int64_t)llround(bytes);
     return 0;
 }
 

@@ -218,12 +218,15 @@ static int fill_counts(ps_hist *h, const unsigned char *payload, size_t payload_
                                 pos);
         pos += n;
         if (v < 0) {
-            if (v < -(int64_t)(counts_len - index))
+            /* The run's length as unsigned: -v overflows for INT64_MIN, which
+             * a hostile payload can hold (0xff x 9). */
+            uint64_t run = (uint64_t)0 - (uint64_t)v;
+            if (run > (uint64_t)(counts_len - index))
                 return ps_error_set(err,
-                                    "encoded histogram: a run of %" PRId64
+                                    "encoded histogram: a run of %" PRIu64
                                     " zeros passes the end of the %" PRId32 " counts",
-                                    -v, counts_len);
-            index += (int32_t)-v;
+                                    run, counts_len);
+            index += (int32_t)run;
             continue;
         }
         if (index >= counts_len)

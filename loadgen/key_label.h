@@ -4,14 +4,18 @@
  * characters, gave a 10-character key back in 22 s on one core).
  *
  * The run's key secret is PBKDF2-HMAC-SHA256 over every key of the run (in
- * file order, before the shards divide them: every shard derives the same)
- * at PS_LG_KEY_SECRET_ROUNDS rounds. Everything written is an HMAC under
- * it: a guess at a key costs a whole derivation, and with several keys a
- * guess must get all of them right at once.
+ * file order, before the shards divide them) and a secret that is not the
+ * keys (issue 30: from one short key alone, "pk-4821" came back from its
+ * label in 16 s): PETSTORE_LOAD_KEY_SECRET when set (every shard of a run is
+ * given the same, so they agree), else 32 random bytes per process (one
+ * unsharded run: its labels differ from run to run). A sharded run without
+ * it falls back to the keys alone, with a warning on stderr. Everything
+ * written is an HMAC under it.
  * - label: "ab***yz~1f2e3d" (keys of 16 characters or more: first and last
  *   two), "***~1f2e3d" (shorter keys: no character); the 6 hex digits tell
  *   keys with the same mask apart (issue 18: pr***00 was pro-00000,
- *   pro-00100, ...), the same in every shard and every run of the same keys;
+ *   pro-00100, ...), the same in every shard of a run (and in every run
+ *   given the same PETSTORE_LOAD_KEY_SECRET);
  * - key id (shard reports): 16 hex digits of HMAC(secret, run id, key);
  * - derived run id: "r" + 16 hex digits of HMAC(secret, the run's
  *   parameters) (it was a fast hash of the parameters and the keys). */
@@ -24,6 +28,8 @@
  * --start-at, so every shard must finish it in time, sanitizer builds
  * included (core/sha256.c is optimised and unsanitised in every build). */
 #define PS_LG_KEY_SECRET_ROUNDS 8192
+/* The environment variable holding the secret the shards of a run share. */
+#define PS_LG_KEY_SECRET_ENV "PETSTORE_LOAD_KEY_SECRET"
 
 /* Derives cfg's key secret from all its keys (only when something will
  * show a key: --verify-limits or a shard) and sets every key's label. */

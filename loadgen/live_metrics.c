@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/plan.h"
@@ -49,6 +50,8 @@ struct ps_lg_live_rec {
     int64_t late_bound_ns;
 };
 
+typedef struct live_client live_client;
+
 struct ps_lg_live {
     const ps_lg_config *cfg;
     uint32_t *key_cell;
@@ -61,6 +64,7 @@ struct ps_lg_live {
     int listen_fd, wake[2];
     pthread_t tid;
     bool serving;
+    live_client *clients; /* LIVE_MAX_CLIENTS, the server thread's */
 };
 
 static void bump(_Atomic uint64_t *c, uint64_t by)
@@ -115,24 +119,22 @@ ps_lg_live *ps_lg_live_create(const ps_lg_config *cfg, int nthreads)
     l->cell_plan = calloc(cfg->nkeys ? cfg->nkeys : 1, sizeof *l->cell_plan);
     l->cell_group = calloc(cfg->nkeys ? cfg->nkeys : 1, sizeof *l->cell_group);
     if (!l->key_cell || !l->cell_plan || !l->cell_group) abort();
-    /* One cell per (plan, group) present; a run has few, so a scan will do
-     * for each new pair (keys of one pair are usually listed together). */
-    size_t last = SIZE_MAX;
+    /* One cell per (plan, group) present, found through a table indexed by
+     * both: a scan per new pair was quadratic (80,000 groups took 25 s). */
+    size_t nplans = (size_t)PS_PLAN_UNKNOWN + 1, ngroups = ps_lg_config_group_count(cfg);
+    uint32_t *slot = calloc(nplans * ngroups, sizeof *slot); /* cell + 1, 0: none yet */
+    if (!slot) abort();
     for (size_t k = 0; k < cfg->nkeys; k++) {
-        int plan = (int)cfg->keys[k].plan.id;
-        size_t group = cfg->keys[k].group;
-        size_t c = last;
-        if (c == SIZE_MAX || l->cell_plan[c] != plan || l->cell_group[c] != group)
-            for (c = 0; c < l->ncells; c++)
-                if (l->cell_plan[c] == plan && l->cell_group[c] == group) break;
-        if (c == l->ncells) {
-            l->cell_plan[c] = plan;
-            l->cell_group[c] = group;
-            l->ncells++;
+        size_t plan = (size_t)cfg->keys[k].plan.id, group = cfg->keys[k].group;
+        uint32_t *at = &slot[(group < ngroups ? group : 0) * nplans + (plan < nplans ? plan : 0)];
+        if (*at == 0) {
+            l->cell_plan[l->ncells] = (int)plan;
+            l->cell_group[l->ncells] = group;
+            *at = (uint32_t)++l->ncells;
         }
-        l->key_cell[k] = (uint32_t)c;
-        last = c;
+        l->key_cell[k] = *at - 1;
     }
+    free(slot);
     l->nthreads = nthreads;
     l->recs = calloc((size_t)nthreads, sizeof *l->recs);
     if (!l->recs) abort();
@@ -320,24 +322,49 @@ int ps_lg_live_parse_listen(const char *text, struct sockaddr_storage *addr, soc
     return 0;
 }
 
-/* Reads a request head (up to 8 KiB, 2 s) and answers it; one request per
- * connection (Connection: close), which every scraper handles. */
-static void serve_one(const ps_lg_live *l, int fd)
+/* The server is one thread polling every client at once, so no client, idle,
+ * dripping or not reading, holds up another's scrape or the run's end: each
+ * connection has a deadline for its whole request (not per read) and its
+ * whole answer; past LIVE_MAX_CLIENTS the oldest still sending its request
+ * is dropped for the newcomer. At most LIVE_MAX_ANSWERING answers are held
+ * at once (with 80,000 groups one is 143 MB); further requests wait. */
+#define LIVE_MAX_CLIENTS 32
+#define LIVE_MAX_ANSWERING 4
+#define LIVE_HEAD_MAX 8192
+#define LIVE_REQUEST_NS (INT64_C(2) * 1000000000) /* a request head, whole */
+#define LIVE_ANSWER_NS (INT64_C(10) * 1000000000) /* an answer, whole */
+
+enum live_state { LIVE_READING, LIVE_WAITING, LIVE_ANSWERING };
+
+struct live_client {
+    int fd; /* -1: a free slot */
+    enum live_state state;
+    int64_t deadline_ns;
+    size_t got, off;
+    char req[LIVE_HEAD_MAX];
+    ps_buf out;
+};
+
+static int64_t now_ns(void)
 {
-    struct timeval tv = {.tv_sec = 2};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    char req[8192];
-    size_t got = 0;
-    while (got < sizeof req - 1) {
-        ssize_t n = recv(fd, req + got, sizeof req - 1 - got, 0);
-        if (n <= 0) return;
-        got += (size_t)n;
-        req[got] = '\0';
-        if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n")) break;
-    }
-    req[got] = '\0';
-    ps_buf body = PS_BUF_INIT, head = PS_BUF_INIT;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void client_close(live_client *c)
+{
+    if (c->fd >= 0) close(c->fd);
+    c->fd = -1;
+    ps_buf_free(&c->out);
+}
+
+/* The answer to a complete request head in c->req, into c->out; one
+ * request per connection (Connection: close), which every scraper handles. */
+static void answer(const ps_lg_live *l, live_client *c)
+{
+    char *req = c->req;
+    ps_buf body = PS_BUF_INIT;
     const char *status = "200 OK", *type = "text/plain; version=0.0.4; charset=utf-8";
     bool get = strncmp(req, "GET ", 4) == 0, head_only = strncmp(req, "HEAD ", 5) == 0;
     const char *path = req + (get ? 4 : 5);
@@ -362,38 +389,138 @@ static void serve_one(const ps_lg_live *l, int fd)
         if (om) type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
         ps_lg_live_render(l, om, &body);
     }
-    ps_buf_printf(&head,
+    ps_buf_printf(&c->out,
                   "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: "
                   "close\r\n\r\n",
                   status, type, body.len);
-    if (!head_only) ps_buf_append(&head, body.data, body.len);
-    size_t off = 0;
-    while (off < head.len) {
-        ssize_t n = send(fd, head.data + off, head.len - off, MSG_NOSIGNAL);
-        if (n <= 0) break;
-        off += (size_t)n;
-    }
-    ps_buf_free(&head);
+    if (!head_only) ps_buf_append(&c->out, body.data, body.len);
     ps_buf_free(&body);
+    c->state = LIVE_ANSWERING;
+    c->off = 0;
+    c->deadline_ns = now_ns() + LIVE_ANSWER_NS;
+}
+
+/* Reads what c has sent (non-blocking); waits for an answer once the head is
+ * whole, or once it fills the buffer (what arrived is judged as it is). */
+static void client_read(live_client *c)
+{
+    for (;;) {
+        ssize_t n = recv(c->fd, c->req + c->got, sizeof c->req - 1 - c->got, 0);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            client_close(c);
+            return;
+        }
+        c->got += (size_t)n;
+        c->req[c->got] = '\0';
+        if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n") || c->got == sizeof c->req - 1) {
+            c->state = LIVE_WAITING;
+            c->deadline_ns = now_ns() + LIVE_ANSWER_NS;
+            return;
+        }
+    }
+}
+
+static void client_write(live_client *c)
+{
+    while (c->off < c->out.len) {
+        ssize_t n = send(c->fd, c->out.data + c->off, c->out.len - c->off, MSG_NOSIGNAL);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        c->off += (size_t)n;
+    }
+    client_close(c);
+}
+
+/* Takes every pending connection; a full table drops its oldest client that
+ * is still sending a request (an answer under way is kept), or else the
+ * newcomer. */
+static void accept_all(ps_lg_live *l)
+{
+    for (;;) {
+        int fd = accept4(l->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) return;
+        live_client *slot = NULL, *oldest = NULL;
+        for (int i = 0; i < LIVE_MAX_CLIENTS && !slot; i++) {
+            live_client *c = &l->clients[i];
+            if (c->fd < 0)
+                slot = c;
+            else if (c->state == LIVE_READING && (!oldest || c->deadline_ns < oldest->deadline_ns))
+                oldest = c;
+        }
+        if (!slot && oldest) {
+            client_close(oldest);
+            slot = oldest;
+        }
+        if (!slot) {
+            close(fd);
+            continue;
+        }
+        memset(slot, 0, sizeof *slot);
+        slot->fd = fd;
+        slot->deadline_ns = now_ns() + LIVE_REQUEST_NS;
+    }
+}
+
+/* Renders answers for waiting clients while fewer than LIVE_MAX_ANSWERING
+ * are being sent. */
+static void start_answers(ps_lg_live *l)
+{
+    int answering = 0;
+    for (int i = 0; i < LIVE_MAX_CLIENTS; i++)
+        if (l->clients[i].fd >= 0 && l->clients[i].state == LIVE_ANSWERING) answering++;
+    for (int i = 0; i < LIVE_MAX_CLIENTS && answering < LIVE_MAX_ANSWERING; i++) {
+        live_client *c = &l->clients[i];
+        if (c->fd >= 0 && c->state == LIVE_WAITING) {
+            answer(l, c);
+            answering++;
+        }
+    }
 }
 
 static void *serve_main(void *p)
 {
     ps_lg_live *l = p;
+    struct pollfd pfd[2 + LIVE_MAX_CLIENTS];
+    live_client *who[2 + LIVE_MAX_CLIENTS];
     for (;;) {
-        struct pollfd pfd[2] = {{.fd = l->listen_fd, .events = POLLIN},
-                                {.fd = l->wake[0], .events = POLLIN}};
-        if (poll(pfd, 2, -1) < 0) {
+        int n = 0, timeout_ms = -1;
+        int64_t now = now_ns();
+        pfd[n++] = (struct pollfd){.fd = l->wake[0], .events = POLLIN};
+        pfd[n++] = (struct pollfd){.fd = l->listen_fd, .events = POLLIN};
+        for (int i = 0; i < LIVE_MAX_CLIENTS; i++) {
+            live_client *c = &l->clients[i];
+            if (c->fd < 0) continue;
+            if (c->deadline_ns <= now) {
+                client_close(c);
+                continue;
+            }
+            int64_t left_ms = (c->deadline_ns - now) / 1000000 + 1;
+            if (timeout_ms < 0 || left_ms < timeout_ms) timeout_ms = (int)left_ms;
+            if (c->state == LIVE_WAITING) continue; /* nothing to read or write yet */
+            who[n] = c;
+            pfd[n++] = (struct pollfd){.fd = c->fd,
+                                       .events = c->state == LIVE_ANSWERING ? POLLOUT : POLLIN};
+        }
+        if (poll(pfd, (nfds_t)n, timeout_ms) < 0) {
             if (errno == EINTR) continue;
             break;
         }
-        if (pfd[1].revents) break;
-        if (!(pfd[0].revents & POLLIN)) continue;
-        int fd = accept4(l->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0) continue;
-        serve_one(l, fd);
-        close(fd);
+        if (pfd[0].revents) break;
+        for (int i = 2; i < n; i++) {
+            if (!pfd[i].revents) continue;
+            if (who[i]->state == LIVE_ANSWERING)
+                client_write(who[i]);
+            else
+                client_read(who[i]);
+        }
+        if (pfd[1].revents & POLLIN) accept_all(l);
+        start_answers(l);
     }
+    for (int i = 0; i < LIVE_MAX_CLIENTS; i++)
+        client_close(&l->clients[i]);
     return NULL;
 }
 
@@ -402,11 +529,11 @@ int ps_lg_live_serve(ps_lg_live *l, ps_error *err)
     struct sockaddr_storage addr;
     socklen_t len = 0;
     if (ps_lg_live_parse_listen(l->cfg->metrics_listen, &addr, &len, err) != 0) return -1;
-    l->listen_fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    l->listen_fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int one = 1;
     if (l->listen_fd < 0 ||
         setsockopt(l->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-        bind(l->listen_fd, (struct sockaddr *)&addr, len) != 0 || listen(l->listen_fd, 16) != 0 ||
+        bind(l->listen_fd, (struct sockaddr *)&addr, len) != 0 || listen(l->listen_fd, 64) != 0 ||
         getsockname(l->listen_fd, (struct sockaddr *)&addr, &len) != 0)
         return ps_error_set(err, "--metrics-listen %s: %s", l->cfg->metrics_listen,
                             strerror(errno));
@@ -423,6 +550,10 @@ int ps_lg_live_serve(ps_lg_live *l, ps_error *err)
         inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
         port = ntohs(a->sin_port);
     }
+    l->clients = calloc(LIVE_MAX_CLIENTS, sizeof *l->clients);
+    if (!l->clients) abort();
+    for (int i = 0; i < LIVE_MAX_CLIENTS; i++)
+        l->clients[i].fd = -1;
     if (pthread_create(&l->tid, NULL, serve_main, l) != 0)
         return ps_error_set(err, "--metrics-listen: cannot start its thread");
     l->serving = true;
@@ -450,5 +581,6 @@ void ps_lg_live_destroy(ps_lg_live *l)
     free(l->key_cell);
     free(l->cell_plan);
     free(l->cell_group);
+    free(l->clients);
     free(l);
 }

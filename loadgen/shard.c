@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,9 @@ static int parse_rfc3339(const char *s, int64_t *wall_ns)
                     .tm_min = m,
                     .tm_sec = sec};
     time_t t = timegm(&tm);
-    if (t == (time_t)-1) return -1;
+    /* nanoseconds since 1970 fit int64 until 2262; past that the product
+     * would overflow (undefined), so such a time is refused */
+    if (t == (time_t)-1 || (int64_t)t - offset_s > INT64_MAX / INT64_C(1000000000) - 1) return -1;
     *wall_ns = ((int64_t)t - offset_s) * INT64_C(1000000000) + frac_ns;
     return 0;
 }

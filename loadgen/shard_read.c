@@ -178,10 +178,11 @@ static int totals(vctx *v, const ps_json *d, const ps_json *shard)
         int64_t n;
         if (count(v, st, code, label, -1, answered, &n) != 0) return -1;
         sum += n;
+        /* checked at each step: 1,024 members of 2^53 would overflow */
+        if (sum > answered)
+            return bad(v, "status", "counts %lld answers of %lld answered", (long long)sum,
+                       (long long)answered);
     }
-    if (sum > answered)
-        return bad(v, "status", "counts %lld answers of %lld answered", (long long)sum,
-                   (long long)answered);
     int64_t t, ops = 0;
     if (pair_total(v, shard, "all", answered, &t) != 0) return -1;
     for (int o = 0; o < PS_LG_OPS; o++) {
@@ -233,14 +234,15 @@ static int plans(vctx *v, const ps_json *d, const ps_json *shard)
             count(v, p, "limited", label, 0, v->answered, &l))
             return -1;
         sum += a + l;
+        /* checked at each step: a long array of 2^53 counts would overflow */
+        if (sum > v->answered)
+            return bad(v, "plans", "count %lld answers of %lld answered", (long long)sum,
+                       (long long)v->answered);
         char hp[64];
         snprintf(hp, sizeof hp, "histograms.plans.%s", name);
         if (ps_json_path(shard, hp) && pair_total(v, shard, hp + strlen("histograms."), a + l, &t))
             return -1;
     }
-    if (sum > v->answered)
-        return bad(v, "plans", "count %lld answers of %lld answered", (long long)sum,
-                   (long long)v->answered);
     return 0;
 }
 

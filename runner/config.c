@@ -1,6 +1,7 @@
 /* config.c - flags and environment of petstore-conform. */
 #include "runner/config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -292,7 +293,7 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
             char *end;
             errno = 0;
             unsigned long long v = strtoull(value, &end, 10);
-            if (errno || *end || *value == '-' || *value == '+')
+            if (errno || *end || !isdigit((unsigned char)*value))
                 return ps_error_set(err, "--seed: expected a decimal integer below 2^64, got '%s'",
                                     value);
             cfg->seed = v;
@@ -318,7 +319,8 @@ int ps_conform_config_parse(ps_conform_config *cfg, int argc, char **argv, ps_er
             break;
         }
         case OPT_GENERATE_TIME:
-            if (ps_cli_parse_duration(value, 1, &cfg->generate_time_ns, err) < 0)
+            /* 0 bounds nothing: --examples 0 is how generation is skipped */
+            if (ps_cli_parse_duration(value, 0, &cfg->generate_time_ns, err) < 0)
                 return ps_error_prefix(err, "--generate-time: ");
             break;
         case OPT_REPLAY_DIR:

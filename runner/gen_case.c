@@ -317,6 +317,28 @@ static const char *member_string(const ps_json *o, const char *key)
     return v && v->type == PS_JSON_STRING ? v->str : NULL;
 }
 
+/* A template from a replay file goes into a header field: only what RFC 9110
+ * 5.5 lets a field value hold (VCHAR, SP, HTAB, obs-text), so a file cannot
+ * end the field with CR/LF and add its own, nor hide a NUL. Fills err. */
+static bool field_value_ok(const ps_json *v, const char *what, const char *path, ps_error *err)
+{
+    if (v->type != PS_JSON_STRING) {
+        ps_error_set(err, "'%s': %s is a %s, not a string", path, what, ps_json_type_name(v->type));
+        return false;
+    }
+    for (size_t i = 0; i < v->len; i++) {
+        unsigned char c = (unsigned char)v->str[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f) {
+            ps_error_set(err,
+                         "'%s': %s holds the control byte 0x%02x at offset %zu; a header "
+                         "field value may not (RFC 9110 5.5)",
+                         path, what, c, i);
+            return false;
+        }
+    }
+    return true;
+}
+
 int ps_gen_replay_read(const char *path, ps_gen_case *gc, char **base_url, char **unknown_key,
                        ps_error *err)
 {
@@ -330,11 +352,20 @@ int ps_gen_replay_read(const char *path, ps_gen_case *gc, char **base_url, char 
         ps_error_set(err, "cannot read replay file '%s': %s", path, strerror(errno));
         goto out;
     }
+    /* One byte past the budget tells a file that is too big from one that
+     * fits exactly, without reading the rest (a FIFO or /dev/zero ends too). */
     char chunk[8192];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && text.len < ((size_t)64 << 20))
+    while (text.len <= PS_GEN_REPLAY_MAX_BYTES && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
         ps_buf_append(&text, chunk, n);
     fclose(f);
+    if (text.len > PS_GEN_REPLAY_MAX_BYTES) {
+        ps_error_set(err,
+                     "'%s' is larger than a replay file may be (%d KiB; the ones --replay-dir "
+                     "writes are a few KiB)",
+                     path, PS_GEN_REPLAY_MAX_BYTES >> 10);
+        goto out;
+    }
     ps_error perr;
     doc = ps_json_parse(text.data ? text.data : "", text.len, NULL, &perr);
     if (!doc || doc->type != PS_JSON_OBJECT) {
@@ -376,8 +407,13 @@ int ps_gen_replay_read(const char *path, ps_gen_case *gc, char **base_url, char 
             ps_error_set(err, "'%s': request.authorization holds a non-string", path);
             goto out;
         }
+        if (!field_value_ok(auth->items[i], "request.authorization", path, err)) goto out;
         ps_gen_case_set_auth(gc, (int)i, auth->items[i]->str);
     }
+    const ps_json *unknown = ps_json_get(doc, "unknown_key");
+    if ((ct->type == PS_JSON_STRING && !field_value_ok(ct, "request.content_type", path, err)) ||
+        (unknown && !field_value_ok(unknown, "unknown_key", path, err)))
+        goto out;
     gc->ck = (ps_check_id)ck;
     gc->expect = (ps_gen_expect)ex;
     snprintf(gc->method, sizeof gc->method, "%s", method);
@@ -391,8 +427,7 @@ int ps_gen_replay_read(const char *path, ps_gen_case *gc, char **base_url, char 
         ps_buf_append(&gc->head, body->str, body->len);
     }
     *base_url = dup_or_null(url);
-    *unknown_key = dup_or_null(member_string(doc, "unknown_key") ? member_string(doc, "unknown_key")
-                                                                 : "petstore-conform-unknown");
+    *unknown_key = dup_or_null(unknown ? unknown->str : "petstore-conform-unknown");
     rc = 0;
 out:
     if (rc != 0) ps_gen_case_free(gc);

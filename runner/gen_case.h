@@ -111,9 +111,17 @@ bool ps_gen_case_proper_key(const ps_gen_case *gc);
  * -1 with err. */
 int ps_gen_replay_write(const char *path, const ps_gen_case *gc, const char *base_url,
                         const char *unknown_key, uint64_t seed, const char *message, ps_error *err);
+/* The most a replay file may hold. Parsing holds about 150 bytes per JSON
+ * value, so a file of one big array costs at most ~80 MB (a 60 MB one took
+ * 4 GB); the files --replay-dir writes are a few KiB, and the largest it
+ * could write about 150 KiB (5,000 units of a 12-byte escape, in the body
+ * and again in the curl line). */
+#define PS_GEN_REPLAY_MAX_BYTES (1 << 20)
 /* Reads a replay file into gc (the body whole in head), with the base URL
- * and the unknown key it names (caller frees both). Returns 0, or -1 with
- * err saying what is wrong with the file. */
+ * and the unknown key it names (caller frees both). Refuses a file over
+ * PS_GEN_REPLAY_MAX_BYTES, and templates (authorization, content_type,
+ * unknown_key) holding a byte a header field value may not (CR, LF, NUL,
+ * other controls). Returns 0, or -1 with err saying what is wrong. */
 int ps_gen_replay_read(const char *path, ps_gen_case *gc, char **base_url, char **unknown_key,
                        ps_error *err);
 /* The curl line of a case (bash; keys named by their variable). */

@@ -1,25 +1,91 @@
 /* replay.c - petstore-conform replay FILE (see replay.h). */
 #include "runner/replay.h"
 
+#include <curl/curl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/cli.h"
 #include "runner/client.h"
 #include "runner/config.h"
 #include "runner/gen_case.h"
 #include "runner/gen_judge.h"
 
+/* Appends s for a terminal: text from a replay file (or a reply) must not
+ * drive it, so C0 controls, DEL and C1 controls (as UTF-8 or bare bytes)
+ * become \xNN / \u00NN, and a byte that starts no valid UTF-8 sequence
+ * becomes \xNN. */
+static void put_visible(ps_buf *b, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        unsigned char c = *p;
+        if (c < 0x80) {
+            if (c < 0x20 || c == 0x7f)
+                ps_buf_printf(b, "\\x%02x", c);
+            else
+                ps_buf_putc(b, (char)c);
+            p++;
+            continue;
+        }
+        size_t n = c >= 0xf0 && c <= 0xf4   ? 4
+                   : c >= 0xe0 && c <= 0xef ? 3
+                   : c >= 0xc2 && c <= 0xdf ? 2
+                                            : 0;
+        size_t k = 1;
+        while (n && k < n && (p[k] & 0xc0) == 0x80)
+            k++;
+        if (n == 0 || k != n) {
+            ps_buf_printf(b, "\\x%02x", c);
+            p++;
+        } else if (c == 0xc2 && p[1] < 0xa0) {
+            ps_buf_printf(b, "\\u%04x", p[1]);
+            p += 2;
+        } else {
+            ps_buf_append(b, (const char *)p, n);
+            p += n;
+        }
+    }
+}
+
+/* Prints fmt with each %s argument made visible (put_visible). */
+static void print_visible(FILE *f, const char *fmt, ...)
+{
+    ps_buf out = PS_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    for (const char *p = fmt; *p; p++) {
+        if (p[0] == '%' && p[1] == 's') {
+            put_visible(&out, va_arg(ap, const char *));
+            p++;
+        } else {
+            ps_buf_putc(&out, *p);
+        }
+    }
+    va_end(ap);
+    fwrite(out.data ? out.data : "", 1, out.len, f);
+    ps_buf_free(&out);
+}
+
 static const char usage[] =
-    "usage: petstore-conform replay FILE [--base-url URL] [--api-key KEY] [--timeout DUR]\n"
-    "                                    [--cacert FILE | --insecure]\n"
+    "usage: petstore-conform replay FILE [--base-url URL | --use-file-url] [--api-key KEY]\n"
+    "                                    [--timeout DUR] [--cacert FILE | --insecure]\n"
     "                                    [--cert FILE [--key FILE]] [--verbose]\n"
     "\n"
     "Sends the request a replay file holds (written by --replay-dir) and judges the\n"
     "answer again by the clause the file names. The key comes from PETSTORE_API_KEY\n"
-    "(or --api-key); the file holds none. --base-url replaces the file's base URL.\n"
+    "(or --api-key); the file holds none.\n"
+    "\n"
+    "The key goes only where you say: to --base-url URL (or PETSTORE_BASE_URL),\n"
+    "never to the base URL the file names unless --use-file-url asks for it. The\n"
+    "address must be http:// or https:// with no user:password@ part, and is\n"
+    "printed before anything is sent. The file may be at most 1 MiB, and its\n"
+    "authorization, content_type and unknown_key must be valid header values\n"
+    "(no CR, LF, NUL or other control bytes); text from it is printed escaped.\n"
     "exit status: 0 the answer is now as the spec says, 1 the failure is still\n"
     "there, 2 usage error or a bad file, 3 no answer (or 429: nothing to judge).\n";
 
@@ -31,7 +97,8 @@ enum {
     OPT_INSECURE,
     OPT_CERT,
     OPT_KEY,
-    OPT_VERBOSE
+    OPT_VERBOSE,
+    OPT_USE_FILE_URL
 };
 
 static const struct option options[] = {
@@ -43,16 +110,60 @@ static const struct option options[] = {
     {"cert", required_argument, NULL, OPT_CERT},
     {"key", required_argument, NULL, OPT_KEY},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"use-file-url", no_argument, NULL, OPT_USE_FILE_URL},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 typedef struct replay_args {
     const char *file, *base_url, *api_key;
+    const char *url_from;   /* who named base_url: "--base-url", "PETSTORE_BASE_URL" */
     ps_tls_client_opts tls; /* as petstore-conform's */
     int64_t timeout_ns;
-    bool verbose, help;
+    bool verbose, help, use_file_url;
 } replay_args;
+
+/* Where a key may go: http or https, a host, and no userinfo, since
+ * "http://127.0.0.1:P@127.0.0.2:P/v1" reads as localhost and is not. */
+static int check_url(const char *url, const char *from, ps_error *err)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL, *user = NULL, *password = NULL, *host = NULL;
+    int rc = -1;
+    if (!u) abort();
+    ps_buf shown = PS_BUF_INIT;
+    put_visible(&shown, url);
+    if (curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK) {
+        ps_error_set(err, "%s '%s' is not a URL", from, shown.data);
+        goto out;
+    }
+    if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) {
+        ps_error_set(err, "%s '%s': only http:// and https:// are sent to", from, shown.data);
+        goto out;
+    }
+    if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !host[0]) {
+        ps_error_set(err, "%s '%s' names no host", from, shown.data);
+        goto out;
+    }
+    if (curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK ||
+        curl_url_get(u, CURLUPART_PASSWORD, &password, 0) == CURLUE_OK) {
+        ps_error_set(err,
+                     "%s '%s' has a user:password@ part, which hides the host it names; "
+                     "refused",
+                     from, shown.data);
+        goto out;
+    }
+    rc = 0;
+out:
+    curl_free(scheme);
+    curl_free(user);
+    curl_free(password);
+    curl_free(host);
+    curl_url_cleanup(u);
+    ps_buf_free(&shown);
+    return rc;
+}
 
 static int parse(int argc, char **argv, replay_args *a, ps_error *err)
 {
@@ -87,6 +198,9 @@ static int parse(int argc, char **argv, replay_args *a, ps_error *err)
         case OPT_VERBOSE:
             a->verbose = true;
             break;
+        case OPT_USE_FILE_URL:
+            a->use_file_url = true;
+            break;
         case OPT_TIMEOUT:
             if (ps_cli_parse_duration(v, 0, &a->timeout_ns, err) < 0)
                 return ps_error_prefix(err, "--timeout: ");
@@ -101,6 +215,14 @@ static int parse(int argc, char **argv, replay_args *a, ps_error *err)
     if (optind + 1 != argc)
         return ps_error_set(err, "replay takes one FILE (a replay file written by --replay-dir)");
     a->file = argv[optind];
+    if (a->base_url && a->use_file_url)
+        return ps_error_set(err, "--base-url and --use-file-url: give one");
+    a->url_from = "--base-url";
+    if (!a->base_url && !a->use_file_url) {
+        a->base_url = ps_cli_env("PETSTORE_BASE_URL");
+        a->url_from = "PETSTORE_BASE_URL";
+    }
+    if (a->base_url && check_url(a->base_url, a->url_from, err) < 0) return -1;
     if (!a->api_key) a->api_key = ps_cli_env("PETSTORE_API_KEY");
     if (!a->api_key)
         return ps_error_set(err, "no API key: set PETSTORE_API_KEY (or give --api-key)");
@@ -129,7 +251,10 @@ int ps_conform_replay_main(int argc, char **argv)
     memset(&w, 0, sizeof w);
     int code = 2;
     if (parse(argc, argv, &a, &err) < 0) {
-        code = ps_cli_usage_error(stderr, "petstore-conform replay", err.message);
+        ps_buf shown = PS_BUF_INIT;
+        put_visible(&shown, err.message);
+        code = ps_cli_usage_error(stderr, "petstore-conform replay", shown.data);
+        ps_buf_free(&shown);
         goto out;
     }
     if (a.help) {
@@ -138,39 +263,61 @@ int ps_conform_replay_main(int argc, char **argv)
         goto out;
     }
     if (ps_gen_replay_read(a.file, &gc, &file_url, &unknown, &err) < 0) {
-        fprintf(stderr, "petstore-conform replay: %s\n", err.message);
+        print_visible(stderr, "petstore-conform replay: %s\n", err.message);
         goto out;
     }
-    const char *url = a.base_url ? a.base_url : file_url;
+    const char *url = a.base_url;
+    if (!url && a.use_file_url) {
+        if (check_url(file_url, "the file's base_url", &err) < 0) {
+            print_visible(stderr, "petstore-conform replay: %s\n", err.message);
+            goto out;
+        }
+        url = file_url;
+        a.url_from = "the file, by --use-file-url";
+    }
+    if (!url) {
+        print_visible(stderr,
+                      "petstore-conform replay: the file names base_url '%s', but the key is "
+                      "sent only where you say: give --base-url URL (or PETSTORE_BASE_URL), or "
+                      "--use-file-url to send it there\n",
+                      file_url);
+        goto out;
+    }
     client = ps_client_create(url, a.timeout_ns, a.verbose ? stderr : NULL, &err);
     if (!client) {
-        fprintf(stderr, "petstore-conform replay: %s\n", err.message);
+        print_visible(stderr, "petstore-conform replay: %s\n", err.message);
         goto out;
     }
     ps_client_set_tls(client, &a.tls);
     ps_client_add_secret(client, a.api_key, "PETSTORE_API_KEY");
     ps_gen_key_cases(a.api_key, add_secret, client);
     ps_gen_wire_build(&gc, a.api_key, unknown, &w);
-    printf("replay: %s, %s\n  clause: %s\n", ps_check_def_get(gc.ck)->id, gc.probe, gc.clause);
+    /* Said before anything is sent, so a surprise can still be stopped. */
+    print_visible(stdout, "replay: sending to %s (from %s)\n", url, a.url_from);
+    if (strcmp(url, file_url) != 0) print_visible(stdout, "  the file named %s\n", file_url);
+    print_visible(stdout, "replay: %s, %s\n  clause: %s\n", ps_check_def_get(gc.ck)->id, gc.probe,
+                  gc.clause);
+    fflush(stdout);
     if (ps_client_perform_ex(client, &w.req, w.auth2, &ex) < 0) {
-        printf("  request: %s\n  no answer: %s\n", ex.curl, ex.error);
+        print_visible(stdout, "  request: %s\n  no answer: %s\n", ex.curl, ex.error);
         code = 3;
         goto out;
     }
     ps_gen_verdict v;
     ps_gen_judge(&gc, w.body.data ? w.body.data : "", w.body.len, &ex, &v);
-    printf("  request: %s\n  answer: %ld\n", ex.curl, ex.status);
+    print_visible(stdout, "  request: %s\n", ex.curl);
+    printf("  answer: %ld\n", ex.status);
     if (v.outcome == PS_GEN_UNJUDGED) {
         printf("  NOT JUDGED: the service answered 429; try again after its Retry-After\n");
         code = 3;
     } else if (v.outcome == PS_GEN_FAIL) {
         size_t n;
         char *msg = ps_client_redact(client, v.message, strlen(v.message), &n);
-        printf("  FAIL: %s\n  expected: %s\n", msg, v.expected);
+        print_visible(stdout, "  FAIL: %s\n  expected: %s\n", msg, v.expected);
         free(msg);
         code = 1;
     } else {
-        printf("  PASS: the answer is as the clause says (%s)\n", v.expected);
+        print_visible(stdout, "  PASS: the answer is as the clause says (%s)\n", v.expected);
         code = 0;
     }
 out:

@@ -18,7 +18,7 @@ hog=$!
 trap 'kill $hog 2>/dev/null' EXIT
 
 case "$dir" in
-  *asan*) export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" ;;
+  *asan*) export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:exitcode=86" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=86" ;;
   *tsan*) export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ;;
 esac
 for i in $(seq 1 "$runs"); do

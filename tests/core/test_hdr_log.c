@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base64.h"
 #include "core/hdr_log.h"
 #include "core/histogram.h"
 #include "harness.h"
@@ -196,8 +197,37 @@ static void reader_names_the_bad_line(void)
     ps_buf_free(&good);
 }
 
+/* A payload is a peer's or a file's: a zero run of INT64_MIN (ZigZag 0xff x 9)
+ * is refused with its length, which -v could not give (undefined behaviour;
+ * wrapped, it printed a negative run). */
+static void decoder_refuses_a_run_of_int64_min(void)
+{
+    unsigned char raw[40 + 9] = {0};
+    const uint32_t words[4] = {0x1c849313u, 9, 0, 3};
+    for (int w = 0; w < 4; w++)
+        for (int k = 0; k < 4; k++)
+            raw[w * 4 + k] = (unsigned char)(words[w] >> (24 - 8 * k));
+    const uint64_t longs[3] = {1, 60000000,
+                               UINT64_C(0x3ff0000000000000)}; /* lowest, highest, 1.0 */
+    for (int l = 0; l < 3; l++)
+        for (int k = 0; k < 8; k++)
+            raw[16 + l * 8 + k] = (unsigned char)(longs[l] >> (56 - 8 * k));
+    memset(raw + 40, 0xff, 9);
+    ps_buf text = PS_BUF_INIT;
+    ps_base64_encode(raw, sizeof raw, &text);
+    ps_hist *h = NULL;
+    ps_error err = {""};
+    CHECK_INT(ps_hdr_log_decode(text.data, text.len, &h, &err), -1);
+    CHECK(h == NULL);
+    CHECK(strstr(err.message, "a run of 9223372036854775808 zeros") != NULL);
+    if (!strstr(err.message, "run of 9223372036854775808")) fprintf(stderr, "  %s\n", err.message);
+    ps_hist_close(h);
+    ps_buf_free(&text);
+}
+
 int main(void)
 {
+    RUN(decoder_refuses_a_run_of_int64_min);
     RUN(writer_produces_hdrhistogram_layout);
     RUN(reader_merges_every_interval);
     RUN(reader_names_the_bad_line);

@@ -16,6 +16,10 @@ search_outputs: a run with keys of 5 to 25 characters (short ones
   --hdr, --hdr-log, shard files, the merge's outputs, the server's stderr
   and access log, the runner's reports) is searched for every key and
   every 12-character prefix of one; nothing may be found.
+short_keys: keys of 3 and 7 characters (q7z, pk-4821), each the only key of
+  its run, unsharded and as two shards given PETSTORE_LOAD_KEY_SECRET: a
+  search of each key's small space, derived as a key alone used to give
+  the secret (issue 30), matches no label or key id; the shards agree.
 
 usage: lg_key_secrecy.py --load L --server S --conform C CASE
 """
@@ -42,8 +46,11 @@ def env():
     return e
 
 
-def run(argv, cwd, timeout=120):
-    p = subprocess.run(argv, capture_output=True, timeout=timeout, env=env(), cwd=cwd)
+def run(argv, cwd, timeout=120, secret=None):
+    e = env()
+    if secret is not None:
+        e["PETSTORE_LOAD_KEY_SECRET"] = secret
+    p = subprocess.run(argv, capture_output=True, timeout=timeout, env=e, cwd=cwd)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -80,7 +87,7 @@ def case_brute_force(a, tmp):
     try:
         rc, _, err = run([a.load, "--base-url", url, "--api-key", key, "--plan", "pro", "--shard", "1/2",
                           "--connections", "1", "--requests", "5", "--verify-limits", "--quiet",
-                          "--json", "s1.json"], tmp)
+                          "--json", "s1.json"], tmp, secret=SHARED)
         check(rc == 0, "the shard exited %d: %r" % (rc, err[-300:]))
     finally:
         stop_process(srv)
@@ -97,12 +104,88 @@ def case_brute_force(a, tmp):
             found = guess
             break
     check(found is None, "the key id is still a fast hash of run id and key: found %r" % found)
-    # only the keys give the secret: PBKDF2 over every key, then HMACs under it
-    secret = hashlib.pbkdf2_hmac("sha256", (key + "\n").encode(), SALT, ROUNDS, 32)
+    # the keys and the shards' shared secret give it: PBKDF2 over both, then HMACs under it
+    secret = shared_secret(key + "\n", SHARED)
     want = hmac.new(secret, ("%s\n%s" % (run_id, key)).encode(), hashlib.sha256).hexdigest()[:16]
-    check(key_id == want, "the key id %s is not HMAC(PBKDF2(keys), run id, key) %s" % (key_id, want))
+    check(key_id == want, "the key id %s is not HMAC(PBKDF2(keys, secret), run id, key) %s" % (key_id, want))
     tag = hmac.new(secret, ("label\n%s" % key).encode(), hashlib.sha256).hexdigest()[:6]
     check(label == "***~" + tag, "the label %r, expected '***~%s'" % (label, tag))
+    # the keys alone (issue 22's derivation) no longer give it
+    alone = hashlib.pbkdf2_hmac("sha256", (key + "\n").encode(), SALT, ROUNDS, 32)
+    check(hmac.new(alone, ("%s\n%s" % (run_id, key)).encode(), hashlib.sha256).hexdigest()[:16] != key_id,
+          "the key id is still derived from the key alone")
+
+
+SHARED = "9f4c2e7d1b8a6035e2f1c4d7a9b0e3f6"  # what every shard of a run is given (docs/distributed.md)
+
+
+def shared_secret(keys_text, shared):
+    return hashlib.pbkdf2_hmac("sha256", (keys_text + "secret\n%s\n" % shared).encode(), SALT, ROUNDS, 32)
+
+
+def outputs_of(tmp):
+    """(label tags, key ids) anywhere in the files out-* of tmp."""
+    import re
+    tags, ids = set(), set()
+    for path in glob.glob(os.path.join(tmp, "out-*")):
+        data = open(path, "rb").read().decode("utf-8", "replace")
+        tags.update(re.findall(r"\*\*\*~([0-9a-f]{6})", data))
+        if path.endswith(".json"):
+            try:
+                doc = json.loads(data)
+            except ValueError:
+                continue
+            for entry in (doc.get("shard") or {}).get("keys") or []:
+                ids.add((doc["shard"]["run_id"], entry.get("id")))
+    return tags, ids
+
+
+def case_short_keys(a, tmp):
+    """Keys of 3 and 7 characters over a small alphabet, each the only key of
+    its run: an unsharded run (--json, --summary-md, --html, stdout) and two
+    shards given PETSTORE_LOAD_KEY_SECRET, merged. Every guess in the keys'
+    space is derived the way a key alone used to give the secret (issue 30:
+    pk-4821 came back in 16 s); no label tag or key id may match one. The
+    shards still agree: the same label, the same key id, a clean merge."""
+    import itertools
+    spaces = {"q7z": ["".join(p) for p in itertools.product("qz7x2", repeat=3)],
+              "pk-4821": ["pk-" + "".join(p) for p in itertools.product("4821", repeat=4)]}
+    srv, url = server(a, tmp, "".join("%s pro\n" % k for k in spaces))
+    try:
+        for key in spaces:
+            common = ["--base-url", url, "--api-key", key, "--plan", "pro", "--connections", "2", "--requests",
+                      "4", "--verify-limits", "--quiet"]
+            rc, out, err = run([a.load] + common + ["--json", "out-%s.json" % key, "--summary-md",
+                                                    "out-%s.md" % key, "--html", "out-%s.html" % key], tmp)
+            # 3: --verify-limits saw no limit reached in 4 requests; the labels are written all the same
+            check(rc in (0, 1, 3), "the run of %s exited %d: %r" % (key, rc, err[-300:]))
+            for i in (1, 2):
+                rc, _, err = run([a.load] + common + ["--shard", "%d/2" % i, "--json", "out-%s-s%d.json" % (key, i)],
+                                 tmp, secret=SHARED)
+                check(rc in (0, 1, 3), "shard %d of %s exited %d: %r" % (i, key, rc, err[-300:]))
+            rc, _, err = run([a.load, "merge", "out-%s-s1.json" % key, "out-%s-s2.json" % key, "--verify-limits",
+                              "--quiet", "--json", "out-%s-merged.json" % key], tmp)
+            check(rc in (0, 1, 3), "the merge of %s's shards exited %d: %r" % (key, rc, err[-300:]))
+            s1, s2 = (json.load(open(os.path.join(tmp, "out-%s-s%d.json" % (key, i))))["shard"]["keys"][0]
+                      for i in (1, 2))
+            check(s1["key"] == s2["key"] and s1["id"] == s2["id"],
+                  "the shards of %s disagree: %r %r" % (key, s1, s2))
+    finally:
+        stop_process(srv)
+    tags, ids = outputs_of(tmp)
+    check(len(tags) >= 2 and len(ids) >= 2, "too few labels (%d) or key ids (%d) to search" % (len(tags), len(ids)))
+    found = []
+    for key, space in spaces.items():
+        for guess in space:
+            secret = hashlib.pbkdf2_hmac("sha256", (guess + "\n").encode(), SALT, ROUNDS, 32)
+            if hmac.new(secret, ("label\n%s" % guess).encode(), hashlib.sha256).hexdigest()[:6] in tags:
+                found.append((guess, "label"))
+            for run_id, key_id in ids:
+                if hmac.new(secret, ("%s\n%s" % (run_id, guess)).encode(), hashlib.sha256).hexdigest()[:16] == key_id:
+                    found.append((guess, "key id"))
+    check(not found, "keys recovered from the outputs: %r" % found)
+    print("tried %d guesses against %d label tags and %d key ids" % (sum(map(len, spaces.values())), len(tags),
+                                                                      len(ids)))
 
 
 def case_search_outputs(a, tmp):

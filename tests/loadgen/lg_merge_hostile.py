@@ -296,6 +296,30 @@ def case_groups(c):
     c.s1 = s1_saved
 
 
+def case_summed_overflow(c):
+    """Counts that are each legal (at most 2^53) but whose sum over a long array
+    passes INT64_MAX (issue 30): refused naming the array, never wrapped (a
+    wrapped sum is negative and passed the check; UBSan ends the run)."""
+    n = 2**53
+
+    def huge(d):
+        d.update(answered=n, scheduled=n, requests=n, skipped_retry_after=0)
+        d["status"] = {"200": n}
+        d["operations"]["list"]["requests"] = n
+        d["operations"]["create"]["requests"] = 0
+        h, empty = hist_with_count(n), ""
+        hs = sh(d)["histograms"]
+        hs["all"] = {"corrected": h, "uncorrected": h}
+        hs["operations"]["list"] = {"corrected": h, "uncorrected": h}
+        hs["operations"]["create"] = {"corrected": empty, "uncorrected": empty}
+        for cls in hs["status_classes"]:
+            hs["status_classes"][cls] = {"corrected": h if cls == "2xx" else empty,
+                                         "uncorrected": h if cls == "2xx" else empty}
+        hs["plans"] = {}
+        d["plans"] = [{"plan": d["plans"][0]["plan"], "admitted": n, "limited": 0}] * 1100
+    c.refused("plans summing past INT64_MAX", huge, "plans: count")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--load", required=True)

@@ -12,6 +12,10 @@ against the reference server, one case per ctest:
   prometheus  Debian's prometheus server (loopback, temporary data, free
               port) scrapes a running petstore-load: its API says the target
               is up, and a query returns the sent count of each group
+  stall       hostile scrapers (issue 30): 40 idle connections (more than
+              the server keeps), 3 sending a byte every 0.5 s and 8 that
+              never read their answers; scrapes are still answered within 1 s,
+              a 3 s run ends on time, and a long run ends on SIGTERM
 
 usage: lg_metrics.py CASE --load L --server S
 """
@@ -162,6 +166,113 @@ def case_scrape(args, tmp):
               "--metrics-listen %s: rc %d %r" % (bad, p.returncode, err))
 
 
+class Hostiles:
+    """Connections to the metrics port that stall it if it serves one at a
+    time: idle ones, ones dripping a request byte by byte, one that sends a
+    request and never reads. Stopped (and closed) by stop()."""
+
+    def __init__(self, murl, idle=40, drips=3):
+        import socket
+        import threading
+        host, port = murl.split("/")[2].split(":")
+        self.stopping = threading.Event()
+        self.socks = []
+        try:  # a server may refuse or drop what it cannot keep: allowed
+            for _ in range(idle):
+                self.socks.append(socket.create_connection((host, int(port)), timeout=5))
+            for _ in range(8):  # more than the answers the server holds at once (4)
+                hog = socket.socket()
+                self.socks.append(hog)
+                hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                hog.settimeout(5)
+                hog.connect((host, int(port)))
+                hog.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        except OSError:
+            pass
+        self.threads = [threading.Thread(target=self.drip, args=(host, int(port)), daemon=True) for _ in range(drips)]
+        for t in self.threads:
+            t.start()
+
+    def drip(self, host, port):
+        import socket
+        try:
+            with socket.create_connection((host, port), timeout=5) as s:
+                for b in b"GET /metrics HTTP/1.1\r\nHost: x\r\n" * 100:
+                    if self.stopping.wait(0.5):
+                        return
+                    s.sendall(bytes([b]))
+        except OSError:
+            pass  # the server may drop a dripping client: that is allowed
+
+    def stop(self):
+        self.stopping.set()
+        for s in self.socks:
+            s.close()
+        for t in self.threads:
+            t.join(5)
+
+
+def timed_scrape(murl):
+    t0 = time.monotonic()
+    status, _, text = http_get(murl, timeout=20)
+    return status, time.monotonic() - t0, text
+
+
+def case_stall(args, tmp):
+    keys = keys_file(tmp)
+    srv, url = start_server([args.server, "--port", "0", "--keys-file", keys, "--ban-after", "0"],
+                            stderr=subprocess.DEVNULL)
+    if not check(url is not None, "the reference server did not start"):
+        return
+    try:
+        # a 3 s run: answered beside the hostiles, and over on time
+        load, murl = start_load(args, tmp, url, keys, ["--duration", "3s"])
+        if not murl:
+            stop_process(load, sig=signal.SIGKILL)
+            return
+        t0 = time.monotonic()
+        hostiles = Hostiles(murl)
+        try:
+            times = []
+            for _ in range(3):
+                status, secs, text = timed_scrape(murl)
+                check(status == 200 and "petstore_load_requests_sent_total" in text,
+                      "scrape beside hostile clients: status %d after %.1f s" % (status, secs))
+                times.append(secs)
+            times.sort()
+            # the median, so one scheduling hiccup on a loaded CI machine is not a verdict
+            check(times[1] < 1.0 and times[2] < 3.0, "scrapes beside hostile clients took %s s" % times)
+            try:
+                rc = load.wait(30)
+            except subprocess.TimeoutExpired:
+                rc = None
+            check(rc is not None, "a 3 s run still running %.0f s after it began" % (time.monotonic() - t0))
+        finally:
+            hostiles.stop()
+            stop_process(load, sig=signal.SIGKILL)
+        # a long run: SIGTERM ends it whatever its scrapers do
+        load, murl = start_load(args, tmp, url, keys)
+        if not murl:
+            stop_process(load, sig=signal.SIGKILL)
+            return
+        hostiles = Hostiles(murl)
+        try:
+            status, secs, _ = timed_scrape(murl)
+            check(status == 200, "scrape before SIGTERM: status %d after %.1f s" % (status, secs))
+            load.send_signal(signal.SIGTERM)
+            t0 = time.monotonic()
+            try:
+                rc = load.wait(20)
+            except subprocess.TimeoutExpired:
+                rc = None
+            check(rc is not None, "petstore-load ignored SIGTERM beside hostile scrapers for 20 s")
+        finally:
+            hostiles.stop()
+            stop_process(load, sig=signal.SIGKILL)
+    finally:
+        stop_process(srv)
+
+
 def case_prometheus(args, tmp):
     keys = keys_file(tmp)
     srv, url = start_server([args.server, "--port", "0", "--keys-file", keys, "--ban-after", "0"],
@@ -209,7 +320,7 @@ def case_prometheus(args, tmp):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["scrape", "prometheus"])
+    ap.add_argument("case", choices=["scrape", "prometheus", "stall"])
     ap.add_argument("--load", required=True)
     ap.add_argument("--server", required=True)
     args = ap.parse_args()

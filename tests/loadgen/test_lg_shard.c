@@ -40,6 +40,10 @@ static void start_at(void)
     CHECK_INT(ns, INT64_C(1767225600) * 1000000000 + 500000000);
     CHECK_INT(ps_lg_parse_start_at("2026-01-01", &ns, &err), -1);
     CHECK_INT(ps_lg_parse_start_at("2026-13-01T00:00:00Z", &ns, &err), -1);
+    /* past 2262 the nanoseconds overflow int64 (undefined behaviour; wrapped, accepted) */
+    CHECK_INT(ps_lg_parse_start_at("9999-12-31T23:59:59Z", &ns, &err), -1);
+    CHECK_INT(ps_lg_parse_start_at("2262-04-12T00:00:00Z", &ns, &err), -1);
+    CHECK_INT(ps_lg_parse_start_at("2262-04-10T00:00:00Z", &ns, &err), 0);
     CHECK_INT(ps_lg_parse_start_at("soon", &ns, &err), -1);
 }
 

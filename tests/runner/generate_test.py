@@ -89,7 +89,8 @@ def mode_replay(a, tmp):
         ct.check("shrunk from" in msg and "replay" in msg and str(doc["generate"]["seed"]) in msg,
                  "the failure message names no shrinking, seed or replay file: %r" % msg)
         env = dict(os.environ, **KEYS)
-        p = subprocess.run([a.conform, "replay", path], env=env, capture_output=True, timeout=30)
+        # the file's own base_url only with --use-file-url (issue 30: the key goes where the reader says)
+        p = subprocess.run([a.conform, "replay", path, "--use-file-url"], env=env, capture_output=True, timeout=30)
         out = p.stdout.decode("utf-8", "replace")
         ct.check(p.returncode == 1 and "FAIL" in out and "500" in out,
                  "replay against the faulty server: exit %d: %s" % (p.returncode, out[-600:]))

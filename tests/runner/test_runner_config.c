@@ -73,8 +73,33 @@ static void limit_plan_given(void)
     CHECK(strstr(err.message, "--limit-plan needs a limit key") != NULL);
 }
 
+/* Numbers in petstore-conform's flags (issue 30): a refusal names the flag;
+ * zero only where it means something (--examples 0: no generation). */
+static void numbers_validated(void)
+{
+    ps_conform_config cfg;
+    ps_error err;
+    static const char *const cases[][2] = {
+        {"--seed", " 5"},         {"--seed", "+5"},           {"--seed", "18446744073709551616"},
+        {"--generate-time", "0"}, {"--generate-time", "nan"}, {"--timeout", "inf"},
+        {"--timeout", "0x10"},    {"--max-wait", " 5s"},      {"--max-body", "0.3"},
+        {"--examples", "-1"},     {"--race-bursts", "0"},     {"--create-budget", "1e3"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *argv[] = {"petstore-conform",  "--base-url",        "http://127.0.0.1:1/v1",
+                        (char *)cases[i][0], (char *)cases[i][1], NULL};
+        int rc = parse(&cfg, NULL, argv, &err);
+        CHECK(rc < 0 && strstr(err.message, cases[i][0]) != NULL);
+        if (rc >= 0) fprintf(stderr, "  %s '%s' was accepted\n", cases[i][0], cases[i][1]);
+    }
+    char *zero_examples[] = {"petstore-conform", "--base-url", "http://127.0.0.1:1/v1",
+                             "--examples",       "0",          NULL};
+    CHECK_INT(parse(&cfg, NULL, zero_examples, &err), 0);
+}
+
 int main(void)
 {
+    RUN(numbers_validated);
     RUN(limit_plan_defaults_to_plan);
     RUN(limit_plan_given);
     return TEST_EXIT();
