@@ -8,6 +8,7 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "runner/conform.h"
+#include "runner/gen_ledger.h"
 #include "runner/suites/shapes.h"
 
 /* A string for a message: at most 48 characters, control characters and
@@ -77,7 +78,7 @@ static void judge_created(const ps_gen_case *gc, const char *body, size_t body_l
         failf(v, gc, detail);
         return;
     }
-    ps_json *got = ps_conform_parse_body(ex, why, sizeof why);
+    ps_json *got = ps_ledger_parse_body(ex, why, sizeof why);
     ps_json *sent = ps_json_parse(body, body_len, NULL, NULL);
     if (!got || !ps_shape_is_category(got, why, sizeof why)) {
         ps_buf m = PS_BUF_INIT;
