@@ -292,6 +292,54 @@ static void build_escapes(const probe *p, ps_gen_rng *r, int form, size_t i,
     }
 }
 
+/* ---- bytes ------------------------------------------------------------------- */
+
+#define BYTES_CLAUSE                                                                               \
+    "RFC 8259 8.1: JSON text MUST be UTF-8, 7: control characters MUST be escaped (such a body "   \
+    "may be refused with 400); spec 4: accepted, the 201 is a Category in JSON, never 5xx"
+
+/* Bytes that are not UTF-8 (RFC 3629): a stray continuation byte, 0xFF, a
+ * sequence cut short, overlong forms, a surrogate raw (CESU-8), a code
+ * point beyond U+10FFFF; the last form is a raw NUL (sent apart: it ends a
+ * C string), which JSON does not allow unescaped. */
+static const char *const bad_utf8_forms[] = {"\x80",
+                                             "\xff",
+                                             "\xc3"
+                                             "a",
+                                             "\xc0\xaf",
+                                             "\xe0\x80\xaf",
+                                             "\xed\xa0\x80",
+                                             "\xf4\x90\x80\x80"};
+
+static void build_bad_utf8(const probe *p, ps_gen_rng *r, int form, size_t i,
+                           const ps_gen_context *ctx, ps_gen_case *gc)
+{
+    unsigned k = form_index(p, r, form);
+    frame_tag_first(gc, ctx, i, p->field);
+    add_fixed(gc, "x");
+    if (k < NELEM(bad_utf8_forms))
+        ps_gen_case_add_unit(gc, bad_utf8_forms[k], strlen(bad_utf8_forms[k]), false);
+    else
+        ps_gen_case_add_unit(gc, "", 1, false); /* the NUL byte */
+    ps_gen_case_add_unit(gc, "b", 1, false);
+}
+
+#define SURROGATE_CLAUSE                                                                           \
+    "RFC 8259 8.2: a string with a lone surrogate escape is valid grammar whose meaning is "       \
+    "unpredictable (400 allowed); spec 4: accepted, the 201 is a Category, never 5xx"
+
+static const char *const lone_surrogate_forms[] = {"\\ud800", "\\uDC00", "\\udc08\\ud83d"};
+
+static void build_lone_surrogate(const probe *p, ps_gen_rng *r, int form, size_t i,
+                                 const ps_gen_context *ctx, ps_gen_case *gc)
+{
+    const char *u = form_of(p, r, form);
+    frame_tag_first(gc, ctx, i, p->field);
+    add_fixed(gc, "x");
+    ps_gen_case_add_unit(gc, u, strlen(u), false);
+    ps_gen_case_add_unit(gc, "b", 1, false);
+}
+
 /* ---- members ---------------------------------------------------------------- */
 
 #define MEMBERS_CLAUSE                                                                             \
@@ -488,8 +536,12 @@ static const char *const other_scheme_forms[] = {"NotBearer {key}", "XBearer {ke
                                                  "Bearerx {key}",   "Bear {key}",
                                                  "Bearer_ {key}",   "Digest {key}"};
 
-static const char *const malformed_forms[] = {"Bearer: {key}", "{key} Bearer", "Bearer\"{key}\"",
-                                              "Bearer={key}"};
+/* The last three are near misses of "Bearer KEY" RFC 6750 2.1 forbids: no
+ * SP at all (one token, another scheme), a no-break space (obs-text, white
+ * space to Python's str.split) or U+001F (a CTL, white space to it too). */
+static const char *const malformed_forms[] = {
+    "Bearer: {key}", "{key} Bearer",        "Bearer\"{key}\"", "Bearer={key}",
+    "Bearer{key}",   "Bearer\xc2\xa0{key}", "Bearer\x1f{key}"};
 
 /* A credential probe: the request, carrying one of the probe's forms. */
 static void build_auth_form(const probe *p, ps_gen_rng *r, int form, size_t i,
@@ -518,6 +570,11 @@ static void build_repeated_auth(const probe *p, ps_gen_rng *r, int form, size_t 
  * slight to fail anyone for. */
 static const char *const auth_ows_forms[] = {" Bearer {key}", "\tBearer {key}", "  Bearer {key}",
                                              " \tBearer {key}"};
+
+/* RFC 6750 2.1: credentials = "Bearer" 1*SP b64token; RFC 9110 11.1: the
+ * scheme is case-insensitive. Every spelling is the key, validly sent. */
+static const char *const auth_spelling_forms[] = {"Bearer  {key}", "Bearer   {key}", "bEaReR {key}",
+                                                  "BEARER  {key}"};
 
 static void build_auth_ows(const probe *p, ps_gen_rng *r, int form, size_t i,
                            const ps_gen_context *ctx, ps_gen_case *gc)
@@ -552,6 +609,14 @@ static const probe probes[] = {
     STRING_PROBE("a character of every Unicode plane", build_planes),
     STRING_PROBE("escaped control characters", build_controls),
     STRING_PROBE("the text in JSON escape forms", build_escapes),
+    {"bytes that are not UTF-8 (or a raw NUL)", 0, S, PS_GEN_BYTES, BYTES_CLAUSE, build_bad_utf8,
+     NULL, NELEM(bad_utf8_forms) + 1},
+    {"bytes that are not UTF-8 (or a raw NUL)", 1, S, PS_GEN_BYTES, BYTES_CLAUSE, build_bad_utf8,
+     NULL, NELEM(bad_utf8_forms) + 1},
+    {"a lone surrogate escape", 0, S, PS_GEN_BYTES, SURROGATE_CLAUSE, build_lone_surrogate,
+     FORMS(lone_surrogate_forms)},
+    {"a lone surrogate escape", 1, S, PS_GEN_BYTES, SURROGATE_CLAUSE, build_lone_surrogate,
+     FORMS(lone_surrogate_forms)},
     {"a number, not a string", 0, S, PS_GEN_400,
      "spec 2 NewCategory: name is a string; spec 4 rule 1: an invalid value is a 400",
      build_number_field, NULL, 1},
@@ -603,6 +668,10 @@ static const probe probes[] = {
      "spec 5: Authorization: Bearer <API_KEY>; RFC 9110 5.5: white space around a field value is "
      "not part of it",
      build_auth_ows, FORMS(auth_ows_forms)},
+    {"a spelling of the credential RFC 6750 allows", -1, A, PS_GEN_ACCEPTED,
+     "spec 5: Authorization: Bearer <API_KEY>; RFC 6750 2.1: \"Bearer\" 1*SP b64token (one or "
+     "more spaces); RFC 9110 11.1: the scheme is case-insensitive",
+     build_auth_ows, FORMS(auth_spelling_forms)},
 };
 #define NPROBES (sizeof probes / sizeof probes[0])
 
