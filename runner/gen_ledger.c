@@ -22,6 +22,7 @@ typedef struct entry {
     uint8_t has_desc;  /* the 201 carried a string description */
     uint8_t judged;    /* compared with a list (or found missing) */
     uint8_t shared_id; /* another create got this id: which listed item is whose is unknown */
+    uint8_t name_kept, desc_kept; /* bytes of each head: HEAD or less, never half a character */
     char name_head[HEAD], desc_head[HEAD];
 } entry;
 
@@ -226,6 +227,14 @@ out:
     ps_json_free(sent);
 }
 
+/* How much of a string a head keeps: HEAD bytes, cut back to a character's
+ * start when the string is UTF-8 (the message would show \xf0 otherwise). */
+static size_t head_len(const ps_json *v)
+{
+    if (v->len <= HEAD) return v->len;
+    return ps_utf8_valid(v->str, v->len) ? ps_utf8_floor(v->str, HEAD) : HEAD;
+}
+
 static void record(ledger *l, int64_t id, const ps_json *name, const ps_json *desc)
 {
     for (unsigned k = 0; k < l->n; k++) {
@@ -242,12 +251,14 @@ static void record(ledger *l, int64_t id, const ps_json *name, const ps_json *de
     e->id = id;
     e->name_hash = ps_hash_bytes(name->str, name->len);
     e->name_len = (uint32_t)name->len;
-    memcpy(e->name_head, name->str, name->len < HEAD ? name->len : HEAD);
+    e->name_kept = (uint8_t)head_len(name);
+    memcpy(e->name_head, name->str, e->name_kept);
     if (desc) {
         e->has_desc = 1;
         e->desc_hash = ps_hash_bytes(desc->str, desc->len);
         e->desc_len = (uint32_t)desc->len;
-        memcpy(e->desc_head, desc->str, desc->len < HEAD ? desc->len : HEAD);
+        e->desc_kept = (uint8_t)head_len(desc);
+        memcpy(e->desc_head, desc->str, e->desc_kept);
     }
 }
 
@@ -281,26 +292,27 @@ static bool listed_field(ps_conform *c, const ps_exchange *ex, const entry *e, c
     uint64_t h = desc ? e->desc_hash : e->name_hash;
     size_t len = desc ? e->desc_len : e->name_len;
     const char *head = desc ? e->desc_head : e->name_head;
+    size_t kept = desc ? e->desc_kept : e->name_kept;
     if (got && got->len == len && ps_hash_bytes(got->str, got->len) == h) return true;
     ps_buf m = PS_BUF_INIT;
     ps_buf_printf(&m, "category %" PRId64 " is listed (a list of %zu) with ", e->id, list_len);
     if (got) {
-        size_t at = 0, kept = len < HEAD ? len : HEAD;
+        size_t at = 0;
         while (at < kept && at < got->len && got->str[at] == head[at])
             at++;
         ps_buf_printf(&m, "%s \"", field);
         ps_ledger_escape(&m, got->str, got->len, 120);
         ps_buf_printf(&m, "\" (%zu bytes), its 201 answered \"", got->len);
         ps_ledger_escape(&m, head, kept, HEAD);
-        ps_buf_printf(&m, "%s\" (%zu bytes; ", len > HEAD ? "..." : "", len);
+        ps_buf_printf(&m, "%s\" (%zu bytes; ", len > kept ? "..." : "", len);
         if (at < kept || (at == kept && kept == len))
             ps_buf_printf(&m, "they differ from byte %zu)", at);
         else
             ps_buf_printf(&m, "equal in the first %zu bytes)", at);
     } else {
         ps_buf_printf(&m, "no string %s, its 201 answered \"", field);
-        ps_ledger_escape(&m, head, len < HEAD ? len : HEAD, HEAD);
-        ps_buf_printf(&m, "%s\" (%zu bytes)", len > HEAD ? "..." : "", len);
+        ps_ledger_escape(&m, head, kept, HEAD);
+        ps_buf_printf(&m, "%s\" (%zu bytes)", len > kept ? "..." : "", len);
     }
     ps_buf_puts(&m, ": the service stored something other than it answered");
     ps_conform_fail(c, CK, ex, "every created category listed as its 201 answered", "%s", m.data);
