@@ -59,13 +59,10 @@ static void put_cut(char *out, size_t size, ps_buf *b)
 }
 
 /* A failure: "probe: what (clause)". */
-/* The Authorization fields a case sent, as the message names them: the key
- * as KEY (KEY^^ upper-cased, ...), an unknown key as UNKNOWN, other bytes
- * escaped, so the headline says which form failed, not only its probe. */
-static void put_auth_forms(ps_buf *b, const ps_gen_case *gc)
+void ps_gen_auth_forms(const ps_gen_case *gc, ps_buf *b)
 {
     for (int i = 0; i < 2 && gc->auth[i]; i++) {
-        ps_buf_puts(b, i ? ", then \"" : " (Authorization: \"");
+        ps_buf_puts(b, i ? " then \"" : "\"");
         ps_buf t = PS_BUF_INIT;
         for (const char *p = gc->auth[i]; *p;) {
             if (strncmp(p, "{key}", 5) == 0) {
@@ -85,7 +82,6 @@ static void put_auth_forms(ps_buf *b, const ps_gen_case *gc)
         ps_buf_free(&t);
         ps_buf_putc(b, '"');
     }
-    if (gc->auth[0]) ps_buf_putc(b, ')');
 }
 
 static void failf(ps_gen_verdict *v, const ps_gen_case *gc, const char *what)
@@ -93,7 +89,11 @@ static void failf(ps_gen_verdict *v, const ps_gen_case *gc, const char *what)
     v->outcome = PS_GEN_FAIL;
     ps_buf b = PS_BUF_INIT;
     ps_buf_puts(&b, gc->probe);
-    if (gc->ck == PS_CK_GENERATE_CREDENTIALS) put_auth_forms(&b, gc);
+    if (gc->ck == PS_CK_GENERATE_CREDENTIALS && gc->auth[0]) {
+        ps_buf_puts(&b, " (Authorization: ");
+        ps_gen_auth_forms(gc, &b);
+        ps_buf_putc(&b, ')');
+    }
     ps_buf_printf(&b, ": %s (%s)", what, gc->clause);
     put_cut(v->message, sizeof v->message, &b);
 }

@@ -151,7 +151,7 @@ void ps_ledger_escape(ps_buf *out, const char *s, size_t len, size_t max)
             i++;
         } else {
             /* invisible or line-breaking characters would hide a difference */
-            if (cp < 0xA0 || cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF)
+            if (cp <= 0xA0 || cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF)
                 ps_buf_printf(out, "\\u%04x", (unsigned)cp);
             else
                 ps_buf_append(out, s + i, n);

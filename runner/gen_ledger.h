@@ -43,7 +43,7 @@ void ps_ledger_judge_list(ps_conform *c, const ps_json *list, const ps_exchange 
 ps_json *ps_ledger_parse_body(const ps_exchange *ex, char *why, size_t why_size);
 
 /* Appends s (len bytes) for a message: at most max bytes of it, control
- * characters, DEL, U+0080-U+009F, U+2028/9, '"' and '\' as JSON escapes,
+ * characters, DEL, U+0080-U+00A0, U+2028/9, '"' and '\' as JSON escapes,
  * bytes that are not UTF-8 as \xHH, "..." when cut; other text as is, so
  * "a\u001f" and "a" never print alike. */
 void ps_ledger_escape(ps_buf *out, const char *s, size_t len, size_t max);

@@ -54,6 +54,15 @@ typedef struct gen_run {
     char stop_reason[200];    /* why generation stopped early ("" = it did not) */
     int64_t wait_cap_ns;      /* the longest wait for a window room_for takes */
     bool fill_refused;        /* the fill stopped at a refusal the spec allows (not a 429) */
+    /* generate.credentials' failures are held to the end of the generated
+     * requests, so its headline lists every form that failed, not only the
+     * first one's probe: the first case, exchange and verdict, the forms. */
+    bool cred_held;
+    ps_gen_case cred_gc;
+    ps_exchange cred_ex;
+    ps_gen_verdict cred_v;
+    ps_buf cred_forms;
+    unsigned cred_more;
 } gen_run;
 
 static void note_id(gen_run *g, int64_t id)
@@ -332,6 +341,28 @@ static void report_failure(gen_run *g, ps_gen_case *gc, ps_exchange *ex, ps_gen_
 
 /* ---- the generated requests --------------------------------------------------- */
 
+/* Holds a generate.credentials failure (see gen_run): the first whole, each
+ * later one as its form and status (once per form); ex is taken over. */
+static void hold_credentials_failure(gen_run *g, const ps_gen_case *gc, ps_exchange *ex,
+                                     const ps_gen_verdict *v)
+{
+    ps_buf form = PS_BUF_INIT;
+    ps_gen_auth_forms(gc, &form);
+    ps_buf_printf(&form, " %ld", ex->status);
+    bool seen = g->cred_forms.data && strstr(g->cred_forms.data, form.data);
+    if (!seen) ps_buf_printf(&g->cred_forms, "%s%s", g->cred_forms.len ? ", " : "", form.data);
+    ps_buf_free(&form);
+    if (g->cred_held) {
+        g->cred_more++;
+        return;
+    }
+    g->cred_held = true;
+    ps_gen_case_copy(&g->cred_gc, gc);
+    g->cred_ex = *ex;
+    memset(ex, 0, sizeof *ex);
+    g->cred_v = *v;
+}
+
 static void generate_cases(gen_run *g)
 {
     const ps_conform_config *cfg = ps_conform_cfg(g->c);
@@ -378,11 +409,34 @@ static void generate_cases(gen_run *g)
             ps_conform_no_response(g->c, gc.ck, rc, &ex);
         else if (v.outcome == PS_GEN_PASS)
             ps_conform_pass(g->c, gc.ck);
+        else if (v.outcome == PS_GEN_FAIL && gc.ck == PS_CK_GENERATE_CREDENTIALS)
+            hold_credentials_failure(g, &gc, &ex, &v);
         else if (v.outcome == PS_GEN_FAIL)
             report_failure(g, &gc, &ex, &v);
         ps_exchange_free(&ex);
         ps_gen_case_free(&gc);
     }
+}
+
+/* Reports the held generate.credentials failures: the first one's exchange
+ * as evidence, its message naming every form that failed with its status. */
+static void report_credentials_failures(gen_run *g)
+{
+    if (!g->cred_held) return;
+    size_t n = strlen(g->cred_v.message);
+    if (g->cred_more)
+        snprintf(g->cred_v.message + n, sizeof g->cred_v.message - n,
+                 "; every form that failed: %s", g->cred_forms.data);
+    report_failure(g, &g->cred_gc, &g->cred_ex, &g->cred_v);
+    for (unsigned k = 0; k < g->cred_more; k++) {
+        g->failed++;
+        ps_conform_fail(g->c, PS_CK_GENERATE_CREDENTIALS, NULL, "",
+                        "another form of the credential failed (named in the first failure)");
+    }
+    ps_exchange_free(&g->cred_ex);
+    ps_gen_case_free(&g->cred_gc);
+    ps_buf_free(&g->cred_forms);
+    g->cred_held = false;
 }
 
 /* ---- concurrent creates --------------------------------------------------------- */
@@ -400,10 +454,11 @@ static void concurrent_creates(gen_run *g)
         return;
     }
     if (g->creates_left < BURST_CREATES) {
-        ps_conform_not_applicable(c, ck,
-                                  "--create-budget leaves %u creates, fewer than the %d of the "
-                                  "concurrent burst",
-                                  g->creates_left, BURST_CREATES);
+        /* the run's own budget: untested (the run incomplete), not "does not apply" */
+        ps_conform_not_run(c, ck,
+                           "--create-budget leaves %u creates, fewer than the %d of the "
+                           "concurrent burst (raise it)",
+                           g->creates_left, BURST_CREATES);
         return;
     }
     if (!room_for(g, BURST_CREATES, true)) {
@@ -708,6 +763,7 @@ void ps_suite_generate(ps_conform *c)
                                       "--examples 0: no requests are generated");
     } else {
         generate_cases(&g);
+        report_credentials_failures(&g);
         for (size_t i = 0; i < sizeof generated_checks / sizeof generated_checks[0]; i++)
             ps_conform_not_run(c, generated_checks[i],
                                "no generated request of this check was judged: %s",

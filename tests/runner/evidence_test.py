@@ -211,7 +211,7 @@ def main():
                 if a.mode == "strip-us":
                     check("\\u001f" in msg, "strip-us: the message does not show U+001F escaped: %r" % msg)
                 if a.mode == "auth-split":
-                    check("\\u001f" in msg or "\u00a0" in msg,
+                    check("\\u001f" in msg or "\\u00a0" in msg,
                           "auth-split: the headline does not name the form that failed: %r" % msg)
                 if a.mode == "auth-one-space":
                     check("Bearer  KEY" in msg or "BEARER  KEY" in msg or "Bearer   KEY" in msg,
