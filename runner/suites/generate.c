@@ -136,7 +136,13 @@ static int send_case(gen_run *g, const ps_gen_case *gc, ps_exchange *ex, ps_gen_
     ps_gen_wire w;
     ps_gen_wire_build(gc, ps_conform_cfg(g->c)->api_key, ps_conform_unknown_key(g->c), &w);
     bool proper = ps_gen_case_proper_key(gc);
-    unsigned flags = PS_SEND_RETRY_429 | (w.auth2 ? PS_SEND_NOT_OBSERVED : 0);
+    /* a repeated singleton field, or a control character in a field value (RFC 9110
+     * 5.5: invalid), is malformed at the HTTP level: Node's parser answers such a
+     * request itself, a bare 400, which the observers must not judge */
+    bool ctl = false;
+    for (const char *p = w.req.authorization; p && *p && !ctl; p++)
+        ctl = (unsigned char)*p < 0x20 && *p != '\t';
+    unsigned flags = PS_SEND_RETRY_429 | (w.auth2 || ctl ? PS_SEND_NOT_OBSERVED : 0);
     int rc = ps_conform_send_ex(g->c, gc->ck, &w.req, w.auth2,
                                 proper ? PS_KEY_MAIN : PS_KEY_MANGLED_MAIN, flags, ex);
     g->sent++;
