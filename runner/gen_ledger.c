@@ -90,11 +90,8 @@ static void replace_lone_surrogates(char *text, size_t len)
     }
 }
 
-ps_json *ps_ledger_parse_body(const ps_exchange *ex, char *why, size_t why_size)
+ps_json *ps_ledger_parse_text(const char *text, size_t len)
 {
-    if (ex->truncated) return ps_conform_parse_body(ex, why, why_size);
-    const char *text = ex->body.data ? ex->body.data : "";
-    size_t len = ex->body.len;
     ps_json_failure f = PS_JSON_OK;
     ps_json *v = ps_json_parse(text, len, &f, NULL);
     if (!v && f == PS_JSON_BAD_ESCAPE) {
@@ -106,6 +103,14 @@ ps_json *ps_ledger_parse_body(const ps_exchange *ex, char *why, size_t why_size)
         v = ps_json_parse(copy, len, NULL, NULL);
         free(copy);
     }
+    return v;
+}
+
+ps_json *ps_ledger_parse_body(const ps_exchange *ex, char *why, size_t why_size)
+{
+    ps_json *v = ex->truncated
+                     ? NULL
+                     : ps_ledger_parse_text(ex->body.data ? ex->body.data : "", ex->body.len);
     return v ? v : ps_conform_parse_body(ex, why, why_size);
 }
 

@@ -41,6 +41,8 @@ void ps_ledger_judge_list(ps_conform *c, const ps_json *list, const ps_exchange 
  * surrogate escape reads as U+FFFD instead of failing the parse. NULL with
  * why (if non-NULL) saying why when it is not JSON. */
 ps_json *ps_ledger_parse_body(const ps_exchange *ex, char *why, size_t why_size);
+/* The same reading of len bytes of text (NULL when not JSON). */
+ps_json *ps_ledger_parse_text(const char *text, size_t len);
 
 /* Appends s (len bytes) for a message: at most max bytes of it, control
  * characters, DEL, U+0080-U+00A0, U+2028/9, '"' and '\' as JSON escapes,
