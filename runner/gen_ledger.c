@@ -23,8 +23,13 @@ typedef struct entry {
     uint8_t judged;    /* compared with a list (or found missing) */
     uint8_t shared_id; /* another create got this id: which listed item is whose is unknown */
     uint8_t name_kept, desc_kept; /* bytes of each head: HEAD or less, never half a character */
+    uint8_t echo;                 /* the 201 against the request: ECHO_* */
     char name_head[HEAD], desc_head[HEAD];
 } entry;
+
+/* The 201 against the request: no value sent to compare with (bytes not
+ * UTF-8, a redacted body), the same, or differed (already a failure). */
+enum { ECHO_UNKNOWN, ECHO_SAME, ECHO_DIFFERED };
 
 typedef struct ledger {
     unsigned n, dropped;
@@ -218,18 +223,21 @@ static bool echo_field(ps_conform *c, const ps_exchange *ex, int64_t id, const p
 /* The 201 against the request, when the request is JSON the runner can
  * read (bytes that are not UTF-8, or a lone surrogate, have no value to
  * compare with) and was recorded whole (a redacted secret shows as ***). */
-static void judge_echo(ps_conform *c, const ps_exchange *ex, int64_t id, const ps_json *name,
-                       const ps_json *desc)
+static int judge_echo(ps_conform *c, const ps_exchange *ex, int64_t id, const ps_json *name,
+                      const ps_json *desc)
 {
+    int echo = ECHO_UNKNOWN;
     const char *body = ex->req_body.data ? ex->req_body.data : "";
-    if (memmem(body, ex->req_body.len, "***", 3)) return;
+    if (memmem(body, ex->req_body.len, "***", 3)) return echo;
     ps_json *sent = ps_json_parse(body, ex->req_body.len, NULL, NULL);
     if (!sent || sent->type != PS_JSON_OBJECT) goto out;
     bool ok = echo_field(c, ex, id, sent, "name", name);
     ok = echo_field(c, ex, id, sent, "description", desc) && ok;
     if (ok) ps_conform_pass(c, CK);
+    echo = ok ? ECHO_SAME : ECHO_DIFFERED;
 out:
     ps_json_free(sent);
+    return echo;
 }
 
 /* How much of a string a head keeps: HEAD bytes, cut back to a character's
@@ -240,7 +248,7 @@ static size_t head_len(const ps_json *v)
     return ps_utf8_valid(v->str, v->len) ? ps_utf8_floor(v->str, HEAD) : HEAD;
 }
 
-static void record(ledger *l, int64_t id, const ps_json *name, const ps_json *desc)
+static void record(ledger *l, int64_t id, const ps_json *name, const ps_json *desc, int echo)
 {
     for (unsigned k = 0; k < l->n; k++) {
         if (l->e[k].id != id) continue;
@@ -254,6 +262,7 @@ static void record(ledger *l, int64_t id, const ps_json *name, const ps_json *de
     entry *e = &l->e[l->n++];
     memset(e, 0, sizeof *e);
     e->id = id;
+    e->echo = (uint8_t)echo;
     e->name_hash = ps_hash_bytes(name->str, name->len);
     e->name_len = (uint32_t)name->len;
     e->name_kept = (uint8_t)head_len(name);
@@ -280,8 +289,7 @@ void ps_ledger_observe(ps_conform *c, void *state, const ps_observation *o)
     if (!id || id->type != PS_JSON_NUMBER || !id->is_int || !name || name->type != PS_JSON_STRING)
         goto out;
     if (desc && desc->type != PS_JSON_STRING) desc = NULL;
-    judge_echo(c, ex, id->i, name, desc);
-    record(l, id->i, name, desc);
+    record(l, id->i, name, desc, judge_echo(c, ex, id->i, name, desc));
 out:
     ps_json_free(got);
 }
@@ -319,6 +327,7 @@ static bool listed_field(ps_conform *c, const ps_exchange *ex, const entry *e, c
         ps_ledger_escape(&m, head, kept, HEAD);
         ps_buf_printf(&m, "%s\" (%zu bytes)", len > kept ? "..." : "", len);
     }
+    ps_buf_puts(&m, e->echo == ECHO_SAME ? ", as the request sent" : "");
     ps_buf_puts(&m, ": the service stored something other than it answered");
     ps_conform_fail(c, CK, ex, "every created category listed as its 201 answered", "%s", m.data);
     ps_buf_free(&m);
