@@ -576,11 +576,6 @@ static void build_repeated_auth(const probe *p, ps_gen_rng *r, int form, size_t 
 static const char *const auth_ows_forms[] = {" Bearer {key}", "\tBearer {key}", "  Bearer {key}",
                                              " \tBearer {key}"};
 
-/* RFC 6750 2.1: credentials = "Bearer" 1*SP b64token; RFC 9110 11.1: the
- * scheme is case-insensitive. Every spelling is the key, validly sent. */
-static const char *const auth_spelling_forms[] = {"Bearer  {key}", "Bearer   {key}", "bEaReR {key}",
-                                                  "BEARER  {key}"};
-
 static void build_auth_ows(const probe *p, ps_gen_rng *r, int form, size_t i,
                            const ps_gen_context *ctx, ps_gen_case *gc)
 {
@@ -671,10 +666,6 @@ static const probe probes[] = {
      "spec 5: Authorization: Bearer <API_KEY>; RFC 9110 5.5: white space around a field value is "
      "not part of it",
      build_auth_ows, FORMS(auth_ows_forms)},
-    {"a spelling of the credential RFC 6750 allows", -1, A, PS_GEN_ACCEPTED,
-     "spec 5: Authorization: Bearer <API_KEY>; RFC 6750 2.1: \"Bearer\" 1*SP b64token (one or "
-     "more spaces); RFC 9110 11.1: the scheme is case-insensitive",
-     build_auth_ows, FORMS(auth_spelling_forms)},
 };
 #define NPROBES (sizeof probes / sizeof probes[0])
 
