@@ -241,6 +241,9 @@ static void build_controls(const probe *p, ps_gen_rng *r, int form, size_t i,
     static const char *const short_forms[] = {"\\b", "\\f", "\\n", "\\r", "\\t"};
     frame_string(gc, ctx, i, p->field, true);
     if (p->field == 0) add_tag(gc, ctx, i);
+    /* NUL escaped, in every such case: a C string would end there (stored or listed
+     * cut short); raw it is the bytes probe's */
+    ps_gen_case_add_unit(gc, "\\u0000", 6, false);
     unsigned n = 2 + ps_gen_rng_below(r, 6);
     for (unsigned k = 0; k < n; k++) {
         unsigned kind = ps_gen_rng_below(r, 4);
