@@ -45,5 +45,31 @@ int ps_fault_enable(ps_fault_set *set, const char *name, ps_error *err);
 
 /* Prints "name  description  [caught by ...]" lines, one per fault (--list-faults). */
 void ps_fault_print_list(FILE *out);
+/* Faults list-cuts-long-names and list-trims-names: what the list shows of
+ * a stored name (*name, *len narrowed in place); true when one is on.
+ * Inline, as ps_fault_on: the store library links no more of the server. */
+static inline bool ps_fault_is_space_(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static inline bool ps_fault_listed_name(ps_fault_set set, const char **name, size_t *len)
+{
+    bool cut = ps_fault_on(set, PS_FAULT_LIST_CUTS_LONG_NAMES);
+    bool trim = ps_fault_on(set, PS_FAULT_LIST_TRIMS_NAMES);
+    if (cut && *len > 200) {
+        size_t n = 200; /* back over continuation bytes: still UTF-8 */
+        while (n > 0 && ((unsigned char)(*name)[n] & 0xC0) == 0x80)
+            n--;
+        *len = n;
+    }
+    while (trim && *len && ps_fault_is_space_((*name)[0])) {
+        ++*name;
+        --*len;
+    }
+    while (trim && *len && ps_fault_is_space_((*name)[*len - 1]))
+        --*len;
+    return cut || trim;
+}
 
 #endif

@@ -103,10 +103,14 @@ static void append_item(ps_store *s, const item *it, const char *rendered, size_
     s->items[s->count++] = *it;
     if (s->body.len > 1) ps_buf_putc(&s->body, ',');
     bool id_string = ps_fault_on(s->faults, PS_FAULT_LIST_ID_STRING);
-    if (rendered && !id_string)
+    item shown = *it; /* faults list-cuts-long-names, list-trims-names: the list shows less */
+    const char *name = it->name;
+    bool bent = ps_fault_listed_name(s->faults, &name, &shown.name_len);
+    shown.name = (char *)name;
+    if (rendered && !id_string && !bent)
         ps_buf_append(&s->body, rendered, rendered_len);
     else
-        render_item(&s->body, it, id_string);
+        render_item(&s->body, &shown, id_string);
     if (it->id >= s->next_id) s->next_id = it->id + 1;
     snapshot_drop(s->snap);
     s->snap = NULL;

@@ -12,7 +12,7 @@
 #include "core/json_writer.h"
 
 static const char *const expect_names[PS_GEN_EXPECT_COUNT] = {
-    "created", "created-only", "400", "401", "refused", "accepted", "no-5xx"};
+    "created", "created-only", "400", "401", "refused", "accepted", "no-5xx", "400-or-category"};
 
 const char *ps_gen_expect_name(ps_gen_expect e)
 {

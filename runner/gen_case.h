@@ -39,6 +39,11 @@ typedef enum ps_gen_expect {
     PS_GEN_REFUSED,  /* no valid credential, or a malformed one: 400 or 401, never 2xx */
     PS_GEN_ACCEPTED, /* the configured key, validly framed: 2xx */
     PS_GEN_NO_5XX,   /* either way is legal: 4xx, or 201 exactly as sent; never 5xx */
+    /* Bytes that are not UTF-8, or a lone surrogate escape: 400 (RFC 8259
+     * 8.1, 8.2), or 201 with a Category in UTF-8 JSON, whatever it reads
+     * the bytes as (what is listed must then be what the 201 said:
+     * runner/gen_ledger.h). Never 5xx. */
+    PS_GEN_BYTES,
     PS_GEN_EXPECT_COUNT
 } ps_gen_expect;
 

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/buf.h"
 #include "runner/client.h"
 #include "runner/gen_case.h"
 
@@ -28,5 +29,10 @@ typedef struct ps_gen_verdict {
 /* Judges ex, the answer to gc sent with body (as sent). */
 void ps_gen_judge(const ps_gen_case *gc, const char *body, size_t body_len, const ps_exchange *ex,
                   ps_gen_verdict *v);
+
+/* Appends the Authorization fields gc sends, as messages name them:
+ * "Bearer KEY" (the key as KEY, KEY^^ upper-cased and so on, an unknown key
+ * as UNKNOWN, control characters escaped), a second field after " then ". */
+void ps_gen_auth_forms(const ps_gen_case *gc, ps_buf *out);
 
 #endif

@@ -241,6 +241,9 @@ static void build_controls(const probe *p, ps_gen_rng *r, int form, size_t i,
     static const char *const short_forms[] = {"\\b", "\\f", "\\n", "\\r", "\\t"};
     frame_string(gc, ctx, i, p->field, true);
     if (p->field == 0) add_tag(gc, ctx, i);
+    /* NUL escaped, in every such case: a C string would end there (stored or listed
+     * cut short); raw it is the bytes probe's */
+    ps_gen_case_add_unit(gc, "\\u0000", 6, false);
     unsigned n = 2 + ps_gen_rng_below(r, 6);
     for (unsigned k = 0; k < n; k++) {
         unsigned kind = ps_gen_rng_below(r, 4);
@@ -290,6 +293,59 @@ static void build_escapes(const probe *p, ps_gen_rng *r, int form, size_t i,
         }
         s += len;
     }
+}
+
+/* ---- bytes ------------------------------------------------------------------- */
+
+#define BYTES_CLAUSE                                                                               \
+    "RFC 8259 8.1: JSON text MUST be UTF-8, 7: control characters MUST be escaped (such a body "   \
+    "may be refused with 400); spec 4: accepted, the 201 is a Category in JSON, never 5xx"
+
+/* Bytes that are not UTF-8 (RFC 3629): a stray continuation byte, 0xFF, a
+ * sequence cut short, overlong forms, a surrogate raw (CESU-8), a code
+ * point beyond U+10FFFF; the last form is a raw NUL (sent apart: it ends a
+ * C string), which JSON does not allow unescaped. */
+static const char *const bad_utf8_forms[] = {"\x80",
+                                             "\xff",
+                                             "\xc3"
+                                             "a",
+                                             "\xc0\xaf",
+                                             "\xe0\x80\xaf",
+                                             "\xed\xa0\x80",
+                                             "\xf4\x90\x80\x80"};
+
+static void build_bad_utf8(const probe *p, ps_gen_rng *r, int form, size_t i,
+                           const ps_gen_context *ctx, ps_gen_case *gc)
+{
+    unsigned k = form_index(p, r, form);
+    frame_tag_first(gc, ctx, i, p->field);
+    add_fixed(gc, "x");
+    if (k < NELEM(bad_utf8_forms))
+        ps_gen_case_add_unit(gc, bad_utf8_forms[k], strlen(bad_utf8_forms[k]), false);
+    else
+        ps_gen_case_add_unit(gc, "", 1, false); /* the NUL byte */
+    ps_gen_case_add_unit(gc, "b", 1, false);
+}
+
+#define SURROGATE_CLAUSE                                                                           \
+    "RFC 8259 8.2: a string with a lone surrogate escape is valid grammar whose meaning is "       \
+    "unpredictable (400 allowed); spec 2: an unknown member is ignored (201 exactly), never 5xx"
+
+static const char *const lone_surrogate_forms[] = {"\\ud800", "\\uDC00", "\\udc08\\ud83d"};
+
+/* In an unknown member only: a service may store a lone surrogate it read
+ * and then fail to write any list holding it (Flask with ensure_ascii off
+ * answers 500 from then on, which RFC 8259 8.2 foresees: "fatal runtime
+ * exceptions"), so one in name or description would fail every later check
+ * that lists. Raw CESU-8 bytes (bad_utf8_forms) reach the stored fields. */
+static void build_lone_surrogate(const probe *p, ps_gen_rng *r, int form, size_t i,
+                                 const ps_gen_context *ctx, ps_gen_case *gc)
+{
+    const char *u = form_of(p, r, form);
+    ps_buf_printf(&gc->head, "{\"name\":\"%s%zu\",\"note\":\"x", ctx->tag, i);
+    ps_gen_case_add_unit(gc, u, strlen(u), false);
+    ps_gen_case_add_unit(gc, "b", 1, false);
+    ps_buf_puts(&gc->tail, "\"}");
 }
 
 /* ---- members ---------------------------------------------------------------- */
@@ -488,8 +544,12 @@ static const char *const other_scheme_forms[] = {"NotBearer {key}", "XBearer {ke
                                                  "Bearerx {key}",   "Bear {key}",
                                                  "Bearer_ {key}",   "Digest {key}"};
 
-static const char *const malformed_forms[] = {"Bearer: {key}", "{key} Bearer", "Bearer\"{key}\"",
-                                              "Bearer={key}"};
+/* The last three are near misses of "Bearer KEY" RFC 6750 2.1 forbids: no
+ * SP at all (one token, another scheme), a no-break space (obs-text, white
+ * space to Python's str.split) or U+001F (a CTL, white space to it too). */
+static const char *const malformed_forms[] = {
+    "Bearer: {key}", "{key} Bearer",        "Bearer\"{key}\"", "Bearer={key}",
+    "Bearer{key}",   "Bearer\xc2\xa0{key}", "Bearer\x1f{key}"};
 
 /* A credential probe: the request, carrying one of the probe's forms. */
 static void build_auth_form(const probe *p, ps_gen_rng *r, int form, size_t i,
@@ -558,6 +618,12 @@ static const probe probes[] = {
     {"a number, not a string", 1, S, PS_GEN_400,
      "spec 2 NewCategory: description is a string; spec 4 rule 1: an invalid value is a 400",
      build_number_field, NULL, 1},
+    {"bytes that are not UTF-8 (or a raw NUL)", 0, S, PS_GEN_BYTES, BYTES_CLAUSE, build_bad_utf8,
+     NULL, NELEM(bad_utf8_forms) + 1},
+    {"bytes that are not UTF-8 (or a raw NUL)", 1, S, PS_GEN_BYTES, BYTES_CLAUSE, build_bad_utf8,
+     NULL, NELEM(bad_utf8_forms) + 1},
+    {"a lone surrogate escape in an unknown member", -1, S, PS_GEN_CREATED, SURROGATE_CLAUSE,
+     build_lone_surrogate, FORMS(lone_surrogate_forms)},
     {"member 'name' in another case only", -1, M, PS_GEN_400,
      "spec 2 NewCategory rule 2, spec 4 rule 1: without the member 'name' a create is a 400 "
      "(RFC 8259 8.3: names compare code unit by code unit)",

@@ -176,7 +176,10 @@ void ps_suite_auth(ps_conform *c)
                 if (ex.status >= 200 && ex.status < 300) {
                     ps_conform_pass(c, v->ck);
                 } else {
-                    ps_conform_fail(c, v->ck, &ex, "2xx: the scheme name is case-insensitive",
+                    ps_conform_fail(c, v->ck, &ex,
+                                    v->ck == PS_CK_AUTH_CREDENTIAL_SPELLINGS
+                                        ? "2xx: RFC 6750 2.1 allows this spelling of the credential"
+                                        : "2xx: the scheme name is case-insensitive",
                                     "%s with %s answered %ld", ops[o].what, v->label, ex.status);
                 }
             }

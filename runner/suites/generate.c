@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/ratelimit_headers.h"
 #include "runner/gen_judge.h"
+#include "runner/gen_ledger.h"
 #include "runner/gen_probes.h"
 #include "runner/suites/burst.h"
 #include "runner/suites/ratelimit_judge.h"
@@ -31,6 +32,10 @@
  * than this or --max-wait: a real-time minute would cost the run too much,
  * and the phase stops instead. */
 #define MAX_WINDOW_WAIT_NS (10LL * 1000000000)
+/* The fill of the long list waits longer (within --max-wait): a 10 s window
+ * names a Reset up to 12 s ahead, and without a second window of 60 creates
+ * the list never passes 100 (generate.list-complete untested). */
+#define FILL_WINDOW_WAIT_NS (15LL * 1000000000)
 
 typedef struct gen_run {
     ps_conform *c;
@@ -47,6 +52,17 @@ typedef struct gen_run {
     long reserve;             /* generation stops at this Remaining: the burst's and lists' room */
     int64_t reset_s;          /* and Reset */
     char stop_reason[200];    /* why generation stopped early ("" = it did not) */
+    int64_t wait_cap_ns;      /* the longest wait for a window room_for takes */
+    bool fill_refused;        /* the fill stopped at a refusal the spec allows (not a 429) */
+    /* generate.credentials' failures are held to the end of the generated
+     * requests, so its headline lists every form that failed, not only the
+     * first one's probe: the first case, exchange and verdict, the forms. */
+    bool cred_held;
+    ps_gen_case cred_gc;
+    ps_exchange cred_ex;
+    ps_gen_verdict cred_v;
+    ps_buf cred_forms;
+    unsigned cred_more;
 } gen_run;
 
 static void note_id(gen_run *g, int64_t id)
@@ -80,7 +96,7 @@ static bool room_for(gen_run *g, long need, bool may_wait)
     int64_t now = ps_conform_service_ns(g->c, ps_clock_wall_ns());
     int64_t until = (g->reset_s + 1) * 1000000000LL; /* in the service's clock */
     int64_t cap = ps_conform_cfg(g->c)->max_wait_ns;
-    if (cap > MAX_WINDOW_WAIT_NS) cap = MAX_WINDOW_WAIT_NS;
+    if (cap > g->wait_cap_ns) cap = g->wait_cap_ns;
     if (may_wait && g->reset_s > 0 && until - now <= cap) {
         /* until the service's clock has surely reached it (conform.h) */
         while (ps_clock_wall_ns() + ps_conform_wait_offset_ns(g->c) < until &&
@@ -101,7 +117,9 @@ static bool room_for(gen_run *g, long need, bool may_wait)
              "the main key's X-RateLimit-Remaining fell to %ld, %s (%s)", g->remaining, when,
              !may_wait         ? "it waits for a window only at its start and before the burst"
              : g->reset_s <= 0 ? "no time to wait for"
-                               : "longer than the phase waits, 10 s or --max-wait");
+             : g->wait_cap_ns > MAX_WINDOW_WAIT_NS
+                 ? "longer than the fill waits, 15 s or --max-wait"
+                 : "longer than the phase waits, 10 s or --max-wait");
     return false;
 }
 
@@ -118,7 +136,13 @@ static int send_case(gen_run *g, const ps_gen_case *gc, ps_exchange *ex, ps_gen_
     ps_gen_wire w;
     ps_gen_wire_build(gc, ps_conform_cfg(g->c)->api_key, ps_conform_unknown_key(g->c), &w);
     bool proper = ps_gen_case_proper_key(gc);
-    unsigned flags = PS_SEND_RETRY_429 | (w.auth2 ? PS_SEND_NOT_OBSERVED : 0);
+    /* a repeated singleton field, or a control character in a field value (RFC 9110
+     * 5.5: invalid), is malformed at the HTTP level: Node's parser answers such a
+     * request itself, a bare 400, which the observers must not judge */
+    bool ctl = false;
+    for (const char *p = w.req.authorization; p && *p && !ctl; p++)
+        ctl = (unsigned char)*p < 0x20 && *p != '\t';
+    unsigned flags = PS_SEND_RETRY_429 | (w.auth2 || ctl ? PS_SEND_NOT_OBSERVED : 0);
     int rc = ps_conform_send_ex(g->c, gc->ck, &w.req, w.auth2,
                                 proper ? PS_KEY_MAIN : PS_KEY_MANGLED_MAIN, flags, ex);
     g->sent++;
@@ -323,6 +347,28 @@ static void report_failure(gen_run *g, ps_gen_case *gc, ps_exchange *ex, ps_gen_
 
 /* ---- the generated requests --------------------------------------------------- */
 
+/* Holds a generate.credentials failure (see gen_run): the first whole, each
+ * later one as its form and status (once per form); ex is taken over. */
+static void hold_credentials_failure(gen_run *g, const ps_gen_case *gc, ps_exchange *ex,
+                                     const ps_gen_verdict *v)
+{
+    ps_buf form = PS_BUF_INIT;
+    ps_gen_auth_forms(gc, &form);
+    ps_buf_printf(&form, " %ld", ex->status);
+    bool seen = g->cred_forms.data && strstr(g->cred_forms.data, form.data);
+    if (!seen) ps_buf_printf(&g->cred_forms, "%s%s", g->cred_forms.len ? ", " : "", form.data);
+    ps_buf_free(&form);
+    if (g->cred_held) {
+        g->cred_more++;
+        return;
+    }
+    g->cred_held = true;
+    ps_gen_case_copy(&g->cred_gc, gc);
+    g->cred_ex = *ex;
+    memset(ex, 0, sizeof *ex);
+    g->cred_v = *v;
+}
+
 static void generate_cases(gen_run *g)
 {
     const ps_conform_config *cfg = ps_conform_cfg(g->c);
@@ -369,11 +415,34 @@ static void generate_cases(gen_run *g)
             ps_conform_no_response(g->c, gc.ck, rc, &ex);
         else if (v.outcome == PS_GEN_PASS)
             ps_conform_pass(g->c, gc.ck);
+        else if (v.outcome == PS_GEN_FAIL && gc.ck == PS_CK_GENERATE_CREDENTIALS)
+            hold_credentials_failure(g, &gc, &ex, &v);
         else if (v.outcome == PS_GEN_FAIL)
             report_failure(g, &gc, &ex, &v);
         ps_exchange_free(&ex);
         ps_gen_case_free(&gc);
     }
+}
+
+/* Reports the held generate.credentials failures: the first one's exchange
+ * as evidence, its message naming every form that failed with its status. */
+static void report_credentials_failures(gen_run *g)
+{
+    if (!g->cred_held) return;
+    size_t n = strlen(g->cred_v.message);
+    if (g->cred_more)
+        snprintf(g->cred_v.message + n, sizeof g->cred_v.message - n,
+                 "; every form that failed: %s", g->cred_forms.data);
+    report_failure(g, &g->cred_gc, &g->cred_ex, &g->cred_v);
+    for (unsigned k = 0; k < g->cred_more; k++) {
+        g->failed++;
+        ps_conform_fail(g->c, PS_CK_GENERATE_CREDENTIALS, NULL, "",
+                        "another form of the credential failed (named in the first failure)");
+    }
+    ps_exchange_free(&g->cred_ex);
+    ps_gen_case_free(&g->cred_gc);
+    ps_buf_free(&g->cred_forms);
+    g->cred_held = false;
 }
 
 /* ---- concurrent creates --------------------------------------------------------- */
@@ -391,10 +460,11 @@ static void concurrent_creates(gen_run *g)
         return;
     }
     if (g->creates_left < BURST_CREATES) {
-        ps_conform_not_applicable(c, ck,
-                                  "--create-budget leaves %u creates, fewer than the %d of the "
-                                  "concurrent burst",
-                                  g->creates_left, BURST_CREATES);
+        /* the run's own budget: untested (the run incomplete), not "does not apply" */
+        ps_conform_not_run(c, ck,
+                           "--create-budget leaves %u creates, fewer than the %d of the "
+                           "concurrent burst (raise it)",
+                           g->creates_left, BURST_CREATES);
         return;
     }
     if (!room_for(g, BURST_CREATES, true)) {
@@ -518,7 +588,7 @@ static ps_json *get_list(gen_run *g, ps_check_id ck, ps_exchange *ex)
                            ex->body_total, ex->body_cap >> 10);
         return NULL;
     }
-    ps_json *list = ps_conform_parse_body(ex, why, sizeof why);
+    ps_json *list = ps_ledger_parse_body(ex, why, sizeof why);
     if (!list || list->type != PS_JSON_ARRAY) {
         ps_conform_fail(g->c, ck, ex, "a JSON array", "%s",
                         list ? "the list is not an array" : why);
@@ -528,13 +598,15 @@ static ps_json *get_list(gen_run *g, ps_check_id ck, ps_exchange *ex)
     return list;
 }
 
-/* Creates plain tagged categories until the list would hold LIST_TARGET. */
+/* Creates plain tagged categories until the list would hold LIST_TARGET,
+ * waiting for the main key's next window (within 10 s and --max-wait) when
+ * one runs out: a short window's 60 creates would not reach 110 otherwise. */
 static void fill_list(gen_run *g, size_t have)
 {
     char auth[1024], body[96];
     ps_conform_bearer(g->c, PS_KEY_MAIN, auth, sizeof auth);
     for (size_t k = 0; have < LIST_TARGET && g->creates_left && !ps_conform_aborted(g->c); k++) {
-        if (!room_for(g, 1, false)) return;
+        if (!room_for(g, 1, true)) return;
         snprintf(body, sizeof body, "{\"name\":\"%sfill %zu\"}", g->tag, k);
         ps_client_request req = {"POST", "/categories", auth,
                                  body,   strlen(body),  "application/json"};
@@ -554,6 +626,10 @@ static void fill_list(gen_run *g, size_t have)
              * check judges what the list holds */
             snprintf(g->stop_reason, sizeof g->stop_reason, "a create of the fill answered %ld",
                      rc == PS_SENT ? ex.status : 0L);
+            /* a count limit is not shown (spec 8 rule 4): such a refusal leaves nothing to
+             * judge; no reply, a 429 or a 5xx leaves the check untested */
+            g->fill_refused =
+                rc == PS_SENT && ex.status >= 400 && ex.status < 500 && ex.status != 429;
             ps_exchange_free(&ex);
             return;
         }
@@ -578,13 +654,16 @@ static void list_complete(gen_run *g)
     ps_exchange_free(&ex);
     if (!list) return;
     if (have < LIST_TARGET && LIST_TARGET - have > g->creates_left) {
-        ps_conform_not_applicable(c, ck,
-                                  "the list holds %zu categories; growing it to %d (beyond the "
-                                  "common page sizes 10 to 100) takes %zu creates, more than the "
-                                  "%u that --create-budget leaves",
-                                  have, LIST_TARGET, LIST_TARGET - have, g->creates_left);
+        /* the run's own budget: untested, so the run says it is incomplete */
+        ps_conform_not_run(c, ck,
+                           "the list holds %zu categories; growing it to %d (beyond the "
+                           "common page sizes 10 to 100) takes %zu creates, more than the "
+                           "%u that --create-budget leaves (raise it)",
+                           have, LIST_TARGET, LIST_TARGET - have, g->creates_left);
     } else if (have < LIST_TARGET) {
+        g->wait_cap_ns = FILL_WINDOW_WAIT_NS;
         fill_list(g, have);
+        g->wait_cap_ns = MAX_WINDOW_WAIT_NS;
     }
     list = get_list(g, ck, &ex);
     if (!list) goto out;
@@ -625,14 +704,22 @@ static void list_complete(gen_run *g)
                         missing, g->nids, n, first_missing);
     else if (!dup && n >= LIST_TARGET)
         ps_conform_pass(c, ck);
-    else if (!dup)
+    else if (!dup && g->fill_refused)
         ps_conform_not_applicable(c, ck,
                                   "the list holds %zu categories, not beyond the common page "
-                                  "sizes (%d needed: %s); every one this phase created is listed",
-                                  n, LIST_TARGET,
-                                  g->stop_reason[0] ? g->stop_reason
-                                  : g->creates_left ? "creating more failed"
-                                                    : "--create-budget is spent");
+                                  "sizes (%d needed: %s, a limit the spec leaves open); every "
+                                  "one this phase created is listed",
+                                  n, LIST_TARGET, g->stop_reason);
+    else if (!dup)
+        ps_conform_not_run(c, ck,
+                           "the list holds %zu categories, not beyond the common page sizes (%d "
+                           "needed: %s); every one this phase created is listed",
+                           n, LIST_TARGET,
+                           g->stop_reason[0] ? g->stop_reason
+                           : g->creates_left ? "creating more failed"
+                                             : "--create-budget is spent (raise it)");
+    /* every create of the run, whichever suite sent it (gen_ledger.h) */
+    ps_ledger_judge_list(c, list, &ex, true);
     free(listed);
     ps_json_free(list);
 out:
@@ -658,6 +745,7 @@ void ps_suite_generate(ps_conform *c)
     memset(&g, 0, sizeof g);
     g.c = c;
     g.remaining = -1;
+    g.wait_cap_ns = MAX_WINDOW_WAIT_NS;
     ps_gen_rng_seed(&g.rng, ps_conform_seed(c));
     snprintf(g.tag, sizeof g.tag, "c%s g", ps_conform_run_token(c));
     g.ctx.tag = g.tag;
@@ -681,6 +769,7 @@ void ps_suite_generate(ps_conform *c)
                                       "--examples 0: no requests are generated");
     } else {
         generate_cases(&g);
+        report_credentials_failures(&g);
         for (size_t i = 0; i < sizeof generated_checks / sizeof generated_checks[0]; i++)
             ps_conform_not_run(c, generated_checks[i],
                                "no generated request of this check was judged: %s",
@@ -693,7 +782,8 @@ void ps_suite_generate(ps_conform *c)
     if (!ps_conform_aborted(c) && ps_conform_selected(c, PS_CK_GENERATE_CONCURRENT_CREATES))
         concurrent_creates(&g);
     if (!ps_conform_aborted(c) && (ps_conform_selected(c, PS_CK_GENERATE_LIST_COMPLETE) ||
-                                   ps_conform_selected(c, PS_CK_GENERATE_CONCURRENT_CREATES)))
+                                   ps_conform_selected(c, PS_CK_GENERATE_CONCURRENT_CREATES) ||
+                                   ps_conform_selected(c, PS_CK_ROUNDTRIP_STORED_AS_ANSWERED)))
         list_complete(&g);
     ps_conform_note_generated(c, g.sent, generation_stop, ps_clock_mono_ns() - started);
     free(g.ids);

@@ -926,7 +926,7 @@ class LimitingFake(threading.Thread):
                 raw = self.rfile.read(n) if n else b""
                 now = time.time()
                 auth = self.headers.get("Authorization") or ""
-                key = auth[7:] if auth.lower().startswith("bearer ") else None
+                key = auth[7:].lstrip(" ") if auth.lower().startswith("bearer ") else None  # RFC 6750 2.1: 1*SP
                 # The limit burst's requests (one per connection, Connection: close) are
                 # released together: those reaching the fake
                 # within a second of the key's last 429 were in flight at once, written
@@ -1970,7 +1970,7 @@ class WireFake(threading.Thread):
                     buf += d
                 body, buf = buf[:n], buf[n:]
                 auth = hd.get("authorization", "")
-                key = auth[7:] if auth.lower().startswith("bearer ") else None
+                key = auth[7:].lstrip(" ") if auth.lower().startswith("bearer ") else None  # RFC 6750 2.1: 1*SP
                 status, reason, headers, doc = self.reply(key, method, path, body)
                 if self.spoil_every and key == LIMIT_KEY and hd.get("connection", "").lower() == "close":
                     with self.lock:

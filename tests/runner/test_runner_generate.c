@@ -12,6 +12,7 @@
 #include "harness.h"
 #include "runner/gen_case.h"
 #include "runner/gen_judge.h"
+#include "runner/gen_ledger.h"
 #include "runner/gen_probes.h"
 
 static const ps_gen_context ctx = {"cfeedbeef g", 7};
@@ -63,7 +64,8 @@ static void every_body_of_a_created_case_is_json(void)
         }
         ps_gen_case_body(&gc, &body);
         if (gc.has_body && gc.expect == PS_GEN_CREATED) {
-            ps_json *v = ps_json_parse(body.data, body.len, NULL, NULL);
+            /* read as the oracle reads it: a lone surrogate escape as U+FFFD */
+            ps_json *v = ps_ledger_parse_text(body.data, body.len);
             CHECK(v != NULL);
             /* a create is tagged (decoded: the escape forms spell the tag in escapes):
              * the name, or for a blank one the description */
@@ -130,6 +132,44 @@ static void the_oracle_follows_the_clauses(void)
     CHECK_INT(judge(PS_GEN_NO_5XX, sent, 502, "{}"), PS_GEN_FAIL);
     CHECK_INT(judge(PS_GEN_ACCEPTED, "", 200, "[]"), PS_GEN_PASS);
     CHECK_INT(judge(PS_GEN_ACCEPTED, "", 401, "{}"), PS_GEN_FAIL);
+    /* bytes that are not UTF-8: 400, or 201 with any Category; a reply that is not UTF-8 is not
+     * JSON (RFC 8259 8.1); a lone surrogate escape in a reply reads as U+FFFD */
+    const char *bad = "{\"name\":\"a\xff\"}";
+    CHECK_INT(judge(PS_GEN_BYTES, bad, 400, "{}"), PS_GEN_PASS);
+    CHECK_INT(judge(PS_GEN_BYTES, bad, 201, "{\"id\":1,\"name\":\"a\xef\xbf\xbd\"}"), PS_GEN_PASS);
+    CHECK_INT(judge(PS_GEN_BYTES, bad, 201, "{\"id\":1,\"name\":\"a\\ud800\"}"), PS_GEN_PASS);
+    CHECK_INT(judge(PS_GEN_BYTES, bad, 201, "{\"id\":1,\"name\":\"a\xff\"}"), PS_GEN_FAIL);
+    CHECK_INT(judge(PS_GEN_BYTES, bad, 500, "{}"), PS_GEN_FAIL);
+    CHECK_INT(judge(PS_GEN_BYTES, bad, 422, "{}"), PS_GEN_FAIL);
+}
+
+/* Messages show what differs: control characters, a no-break space and bytes
+ * that are not UTF-8 escaped, other text as is, cut with "...". */
+static void messages_escape_what_would_hide(void)
+{
+    ps_buf b = PS_BUF_INIT;
+    ps_ledger_escape(&b, "a\x1f", 2, 100);
+    CHECK_STR(b.data, "a\\u001f");
+    ps_buf_reset(&b);
+    ps_ledger_escape(&b, "\"\\\n\xc2\xa0\xe7\x8c\xab\xff\xe2\x80\xa8", 12, 100);
+    CHECK_STR(b.data, "\\\"\\\\\\n\\u00a0\xe7\x8c\xab\\xff\\u2028");
+    ps_buf_reset(&b);
+    ps_ledger_escape(&b, "abcdef", 6, 3);
+    CHECK_STR(b.data, "abc...");
+    ps_buf_free(&b);
+    /* a list holding a lone surrogate escape is read, the escape as U+FFFD; a pair is kept */
+    ps_exchange ex;
+    answer(&ex, 200, "[{\"id\":1,\"name\":\"x\\udc00\\ud83d\\udc08\\ud800\"}]");
+    ps_json *v = ps_ledger_parse_body(&ex, NULL, 0);
+    CHECK(v != NULL && v->type == PS_JSON_ARRAY && v->count == 1);
+    if (v && v->count == 1)
+        CHECK_STR(ps_json_get_string(v->items[0], "name", ""),
+                  "x\xef\xbf\xbd\xf0\x9f\x90\x88\xef\xbf\xbd");
+    ps_json_free(v);
+    ps_exchange_free(&ex);
+    answer(&ex, 200, "[\"\\u12\"]"); /* still not JSON: no escape to rewrite */
+    CHECK(ps_ledger_parse_body(&ex, NULL, 0) == NULL);
+    ps_exchange_free(&ex);
 }
 
 static void credentials_expand_and_replay_files_hold_no_key(void)
@@ -193,5 +233,6 @@ int main(void)
     RUN(every_body_of_a_created_case_is_json);
     RUN(the_oracle_follows_the_clauses);
     RUN(credentials_expand_and_replay_files_hold_no_key);
+    RUN(messages_escape_what_would_hide);
     return TEST_EXIT();
 }
