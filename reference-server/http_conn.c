@@ -531,6 +531,13 @@ static int on_chunk_header(http_parser *p)
 static bool frame_scan(conn *c, const char *from, const char *to)
 {
     for (const char *q = from; q < to; q++) {
+        if (c->crlf_expect == 0 && !c->cr_pending) {
+            /* between line ends every byte passes: memchr jumps to the next CR
+             * (a byte-at-a-time loop was a tenth of a GET's instructions) */
+            const char *cr = memchr(q, '\r', (size_t)(to - q));
+            if (!cr) return true;
+            q = cr;
+        }
         char x = *q;
         if (c->crlf_expect == 2) {
             if (x != '\r') return false;
