@@ -16,7 +16,7 @@
 #
 # BENCH_COUNTS=1 adds the figures that do not depend on the machine's load:
 # user-space instructions per request of petstore-load and wrk (valgrind
-# --tool=callgrind, the difference of a long and a short run, so start-up
+# --tool=callgrind, the difference of a 6 s and a 3 s run, so start-up
 # cancels out) and syscalls per request of every side (strace -c -f).
 #
 # Usage: bench/ratios.sh [BUILD_DIR]   (default: build; a RelWithDebInfo or
@@ -151,21 +151,22 @@ callgrind_ir() {
   valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
     sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | tail -n1
 }
-# the difference of a 1 s and a 3 s run: start-up and the report cancel out
+# the difference of a 3 s and a 6 s run: start-up, the TLS handshakes
+# (slow under valgrind) and the report cancel out
 ir_load() { # ir_load BASE_URL [ARGS]
   local url=$1 a b na nb
   shift
   a=$(callgrind_ir "$load" --quiet --base-url "$url" --api-key "$key" --threads 1 --connections 32 \
-    --duration 1s --json "$tmp/ir1.json" "$@")
+    --duration 3s --json "$tmp/ir1.json" "$@")
   b=$(callgrind_ir "$load" --quiet --base-url "$url" --api-key "$key" --threads 1 --connections 32 \
-    --duration 3s --json "$tmp/ir3.json" "$@")
+    --duration 6s --json "$tmp/ir3.json" "$@")
   na=$(jnum "$tmp/ir1.json" answered) nb=$(jnum "$tmp/ir3.json" answered)
   awk -v a="$a" -v b="$b" -v na="$na" -v nb="$nb" 'BEGIN { printf "%.0f", (b - a) / (nb - na) }'
 }
 ir_wrk() { # ir_wrk URL
   local a b na nb
-  valgrind --tool=callgrind --callgrind-out-file=/dev/null wrk -t1 -c32 -d1s "$1" 2>"$tmp/v1" >"$tmp/w1"
-  valgrind --tool=callgrind --callgrind-out-file=/dev/null wrk -t1 -c32 -d3s "$1" 2>"$tmp/v3" >"$tmp/w3"
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null wrk -t1 -c32 -d3s "$1" 2>"$tmp/v1" >"$tmp/w1"
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null wrk -t1 -c32 -d6s "$1" 2>"$tmp/v3" >"$tmp/w3"
   a=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/v1") b=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/v3")
   na=$(awk '/requests in/ {print $1}' "$tmp/w1") nb=$(awk '/requests in/ {print $1}' "$tmp/w3")
   awk -v a="$a" -v b="$b" -v na="$na" -v nb="$nb" 'BEGIN { printf "%.0f", (b - a) / (nb - na) }'
