@@ -632,10 +632,6 @@ static void conn_process(conn *c)
         }
         struct evbuffer_iovec v;
         if (evbuffer_peek(in, -1, NULL, &v, 1) < 1 || v.iov_len == 0) break;
-        if (!c->req.started && c->req_timer) {
-            struct timeval tv = ps_tv_from_ns(c->lp->srv->cfg->request_timeout_ns);
-            evtimer_add(c->req_timer, &tv);
-        }
         c->scan_pos = v.iov_base;
         size_t n = http_parser_execute(&c->parser, &parser_settings, v.iov_base, v.iov_len);
         enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
@@ -673,6 +669,13 @@ static void conn_process(conn *c)
         if (n < v.iov_len) { /* stopped without an error: nothing sensible follows */
             conn_refuse(c, 400);
             return;
+        }
+        /* A request begun and not yet whole: --request-timeout runs from its
+         * first read. One read whole in one go (nearly all) never arms it:
+         * that saved an event_add and event_del per request. */
+        if (c->req.started && c->req_timer && !evtimer_pending(c->req_timer, NULL)) {
+            struct timeval tv = ps_tv_from_ns(c->lp->srv->cfg->request_timeout_ns);
+            evtimer_add(c->req_timer, &tv);
         }
     }
 }
