@@ -17,7 +17,7 @@
 # BENCH_COUNTS=1 adds the figures that do not depend on the machine's load:
 # user-space instructions per request of petstore-load and wrk (valgrind
 # --tool=callgrind, the difference of a 6 s and a 3 s run, so start-up
-# cancels out) and syscalls per request of every side (strace -c -f).
+# cancels out, TLS handshakes left out) and syscalls per request of every side (strace -c -f).
 #
 # Usage: bench/ratios.sh [BUILD_DIR]   (default: build; a RelWithDebInfo or
 # Release tree is what the figures in bench/*/README.md were taken with)
@@ -146,33 +146,40 @@ echo "  server petstore-server/nginx r200:  $(bench_ratio "${mu[nginx]}" "${mu[s
 
 echo
 echo "== counts that do not depend on the machine's load (per request)"
-# callgrind_ir CMD...: the instructions valgrind counted in CMD (all threads)
+# callgrind_ir OUT CMD...: runs CMD under callgrind (its stdout to OUT) and
+# prints the instructions counted in all its threads, less the TLS
+# handshakes (SSL_do_handshake, inclusive; SSL_connect calls it): under
+# valgrind they take seconds, and how many complete in a run varies
 callgrind_ir() {
-  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
-    sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | tail -n1
+  local out=$1
+  shift
+  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$@" >"$out" 2>/dev/null
+  callgrind_annotate --inclusive=yes "$tmp/cg.out" 2>/dev/null | awk '
+    /PROGRAM TOTALS/ { gsub(",", "", $1); t = $1 }
+    /:SSL_do_handshake / && !h { gsub(",", "", $1); h = $1 }
+    END { printf "%d", t - h }'
 }
-# the difference of a 3 s and a 6 s run: start-up, the TLS handshakes
-# (slow under valgrind) and the report cancel out
+# Per request: the difference of a 3 s and a 6 s run, so start-up and the
+# report cancel out
 ir_load() { # ir_load BASE_URL [ARGS]
   local url=$1 a b na nb
   shift
-  a=$(callgrind_ir "$load" --quiet --base-url "$url" --api-key "$key" --threads 1 --connections 32 \
-    --duration 3s --json "$tmp/ir1.json" "$@")
-  b=$(callgrind_ir "$load" --quiet --base-url "$url" --api-key "$key" --threads 1 --connections 32 \
-    --duration 6s --json "$tmp/ir3.json" "$@")
+  a=$(callgrind_ir /dev/null "$load" --quiet --base-url "$url" --api-key "$key" --threads 1 \
+    --connections 32 --duration 3s --json "$tmp/ir1.json" "$@")
+  b=$(callgrind_ir /dev/null "$load" --quiet --base-url "$url" --api-key "$key" --threads 1 \
+    --connections 32 --duration 6s --json "$tmp/ir3.json" "$@")
   na=$(jnum "$tmp/ir1.json" answered) nb=$(jnum "$tmp/ir3.json" answered)
   awk -v a="$a" -v b="$b" -v na="$na" -v nb="$nb" 'BEGIN { printf "%.0f", (b - a) / (nb - na) }'
 }
 ir_wrk() { # ir_wrk URL
   local a b na nb
-  valgrind --tool=callgrind --callgrind-out-file=/dev/null wrk -t1 -c32 -d3s "$1" 2>"$tmp/v1" >"$tmp/w1"
-  valgrind --tool=callgrind --callgrind-out-file=/dev/null wrk -t1 -c32 -d6s "$1" 2>"$tmp/v3" >"$tmp/w3"
-  a=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/v1") b=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/v3")
+  a=$(callgrind_ir "$tmp/w1" wrk -t1 -c32 -d3s "$1")
+  b=$(callgrind_ir "$tmp/w3" wrk -t1 -c32 -d6s "$1")
   na=$(awk '/requests in/ {print $1}' "$tmp/w1") nb=$(awk '/requests in/ {print $1}' "$tmp/w3")
   awk -v a="$a" -v b="$b" -v na="$na" -v nb="$nb" 'BEGIN { printf "%.0f", (b - a) / (nb - na) }'
 }
 if command -v valgrind >/dev/null; then
-  echo "user-space instructions per request (callgrind):"
+  echo "user-space instructions per request (callgrind; TLS handshakes left out):"
   echo "  http   wrk $(ir_wrk "$base/categories"), petstore-load $(ir_load "$base")"
   echo "  https  wrk $(ir_wrk "$tbase/categories"), petstore-load $(ir_load "$tbase" --cacert "$tmp/ca.pem")"
 else
