@@ -11,6 +11,8 @@
 #       fails); SERVER_BODY goes inside server { }, HTTP_EXTRA inside http { }.
 #       Sets BENCH_NGINX_PID; exits 2 (with nginx's errors) if it cannot start.
 #   bench_nginx_stop                     # stops it (safe to call twice; call it from the EXIT trap)
+#   bench_tls_cert DIR                   # DIR/ca.pem, and DIR/tls.pem + DIR/tls.key for 127.0.0.1
+#                                        # signed by it (openssl); exits 2 if openssl fails
 #
 # CPU time, the steady figure on a shared machine (req/s swings with the
 # neighbours' load, CPU microseconds per request hold to a few percent):
@@ -82,6 +84,21 @@ bench_nginx_stop() {
     wait "$BENCH_NGINX_PID" 2>/dev/null || true
     BENCH_NGINX_PID=
   fi
+}
+
+bench_tls_cert() {
+  local d=$1
+  if ! { openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/ca.key" -out "$d/ca.pem" -days 2 \
+    -subj "/CN=bench CA" &&
+    openssl req -newkey rsa:2048 -nodes -keyout "$d/tls.key" -out "$d/tls.csr" -subj "/CN=127.0.0.1" &&
+    printf 'subjectAltName=IP:127.0.0.1\n' >"$d/ext.cnf" &&
+    openssl x509 -req -in "$d/tls.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+      -out "$d/tls.pem" -days 2 -extfile "$d/ext.cnf"; } 2>/dev/null; then
+    echo "$(basename "$0"): openssl could not make a certificate" >&2
+    exit 2
+  fi
+  # started as root, nginx's worker runs as another user: it must read the key
+  chmod 644 "$d/tls.key"
 }
 
 # ---- CPU time -------------------------------------------------------------

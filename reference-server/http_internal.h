@@ -89,7 +89,9 @@ typedef struct request {
 
 struct conn {
     loop *lp;
-    struct bufferevent *bev;
+    struct bufferevent *bev; /* writes; reads are rev's (http_server.c) */
+    struct event *rev;       /* EV_READ | EV_PERSIST, the idle timeout as its timeout */
+    bool reading;            /* rev is added */
     conn *prev, *next;
     enum conn_state state;
     bool dead;       /* the peer went away while BUSY: free when the handler finishes */
@@ -191,7 +193,21 @@ static inline struct timeval ps_tv_from_ns(int64_t ns)
     return tv;
 }
 
+/* ---- http_server.c: a connection's reads ---- */
+
+/* The connection's read event (rev); NULL when out of memory. */
+struct event *ps_conn_read_event(conn *c);
+/* Reading on (the idle timeout restarted) or off; either twice is harmless. */
+void ps_conn_read_start(conn *c);
+void ps_conn_read_stop(conn *c);
+
 /* ---- http_conn.c ---- */
+
+/* New bytes in the connection's input buffer. */
+void ps_conn_on_input(conn *c);
+/* The end of the input (BEV_EVENT_EOF), an error or a timeout (with
+ * BEV_EVENT_READING or _WRITING, as a bufferevent reports them). */
+void ps_conn_on_event(conn *c, short what);
 
 /* Takes an accepted socket into lp (the caller has counted it). */
 void ps_conn_open(loop *lp, evutil_socket_t fd, const struct sockaddr *sa);

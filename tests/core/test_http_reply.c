@@ -68,10 +68,69 @@ static void streaming(void)
     ps_http_reply_free(&r);
 }
 
+/* Feeds text to a fresh streaming reader, whole (the one-scan fast path
+ * when it applies) or its first byte alone and then the rest (http_parser's
+ * path always), and writes what the reader made of it into out. */
+static void read_streaming(const char *text, bool whole, char *out, size_t cap)
+{
+    ps_http_reply r;
+    seen_fields f = {""};
+    ps_http_reply_stream(&r, 1024, note_field, &f);
+    size_t len = strlen(text);
+    ps_http_reply_state st =
+        whole ? ps_http_reply_feed(&r, text, len) : ps_http_reply_feed(&r, text, 1);
+    if (!whole && st == PS_REPLY_MORE) st = ps_http_reply_feed(&r, text + 1, len - 1);
+    snprintf(out, cap, "state %d status %ld keep %d extra %zu body %zu head %zu done %d [%s]",
+             (int)st, r.status, r.keep_alive, r.extra, r.body_total, r.head_len, r.head_done,
+             f.text);
+    ps_http_reply_free(&r);
+}
+
+/* The one-scan path reads every reply as http_parser does: replies in the
+ * plain form it takes, and near misses it must leave to http_parser. */
+static void fast_path_agrees(void)
+{
+    static const char *const replies[] = {
+        "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: application/json\r\n"
+        "Content-Length: 2\r\nConnection: keep-alive\r\n\r\n[]",
+        "HTTP/1.1 429 Too Many Requests\r\nX-RateLimit-Limit: 60\r\nX-RateLimit-Remaining: 0\r\n"
+        "X-RateLimit-Reset: 1700000000\r\nRetry-After:\t7 \r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n[]",
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: Keep-Alive\r\n\r\n[]",
+        "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n[]",
+        "HTTP/1.0 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\n[]",
+        "HTTP/1.1 201 \r\nContent-Length: 2\r\n\r\n[]extra",
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n[]",
+        "HTTP/1.1 200 OK\r\nContent-Length: 2 \r\n\r\n[]",
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n[]",
+        "HTTP/1.1 200 OK\r\nContent-Length: 2x\r\n\r\n[]",
+        "HTTP/1.1 200 OK\r\nConnection: close, upgrade\r\nContent-Length: 2\r\n\r\n[]",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n[]\r\n0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nX-Empty:\r\nContent-Length: 2\r\n\r\n[]",
+        "HTTP/1.1 200 OK\r\nX Bad: 1\r\nContent-Length: 2\r\n\r\n[]",
+        "HTTP/1.1 200 OK\r\nX-Fold: 1\r\n 2\r\nContent-Length: 2\r\n\r\n[]",
+        "HTTP/1.1 200 OK\nContent-Length: 2\n\n[]",
+        "HTTP/1.1 204 No Content\r\nContent-Length: 2\r\n\r\n[]",
+        "HTTP/1.1 200 OK\r\n\r\n[]",
+        "HTTP/1.1 700 Odd\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 20 OK\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nX-Ctl: a\x01b\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nX-Utf8: caf\xc3\xa9\r\nContent-Length: 0\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof replies / sizeof replies[0]; i++) {
+        char fast[512], slow[512];
+        read_streaming(replies[i], true, fast, sizeof fast);
+        read_streaming(replies[i], false, slow, sizeof slow);
+        CHECK_STR(fast, slow);
+    }
+}
+
 int main(void)
 {
     ps_http_reply r;
     RUN(streaming);
+    RUN(fast_path_agrees);
 
     /* whole by Content-Length */
     ps_http_reply_init(&r, 65536);

@@ -2,6 +2,7 @@
  * verifier on arbitrary bytes: a libFuzzer target under -DPETSTORE_FUZZ=ON
  * (clang); in every other build main() replays the built-in seeds and any
  * files given, each at every split point. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,32 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The first byte says where the bytes are split in two reads. */
+/* Reads text in one feed (core/http_reply.c's one-scan path when the
+ * response is whole and plain) and then the close: what was made of it. */
+static ps_lg_parse_result read_whole(const char *text, size_t len, ps_lg_resp *out)
+{
+    ps_lg_reader p;
+    ps_error err;
+    ps_lg_reader_init(&p);
+    ps_lg_reader_start(&p, 1763700000);
+    ps_lg_parse_result r = len ? ps_lg_reader_feed(&p, text, len, &err) : PS_LG_PARSE_MORE;
+    if (r == PS_LG_PARSE_MORE) r = ps_lg_reader_eof(&p, &err);
+    *out = p.resp;
+    ps_lg_reader_free(&p);
+    return r;
+}
+
+static bool same_resp(const ps_lg_resp *a, const ps_lg_resp *b)
+{
+    return a->status == b->status && a->keep_alive == b->keep_alive && a->seen == b->seen &&
+           a->bad == b->bad && a->limit == b->limit && a->remaining == b->remaining &&
+           a->reset == b->reset && a->retry_after_wait_s == b->retry_after_wait_s &&
+           a->bad_field == b->bad_field && strcmp(a->bad_value, b->bad_value) == 0;
+}
+
+/* The first byte says where the bytes are split in two reads. A split read
+ * goes through http_parser, a whole one may take the one-scan path: both
+ * must read the response alike. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0) return 0;
@@ -26,9 +52,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ps_error err;
     ps_lg_reader_start(&p, 1763700000);
     ps_lg_parse_result r = ps_lg_reader_feed(&p, text, split, &err);
+    bool read_all = r == PS_LG_PARSE_MORE || split == len; /* else the rest goes unread */
     if (r == PS_LG_PARSE_MORE && len > split)
         r = ps_lg_reader_feed(&p, text + split, len - split, &err);
     if (r == PS_LG_PARSE_MORE) r = ps_lg_reader_eof(&p, &err);
+    ps_lg_resp whole;
+    if (read_all && (read_whole(text, len, &whole) != r ||
+                     (r == PS_LG_PARSE_DONE && !same_resp(&whole, &p.resp))))
+        abort();
     if (r == PS_LG_PARSE_DONE) {
         if (p.resp.status < 200 || p.resp.status > 599) abort();
         static char key[] = "fuzz-key-0001";
@@ -65,6 +96,13 @@ static const char *seeds[] = {
     "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n",
     "HTTP/1.1 200 OK\r\nX-RateLimit-Limit: 6\0 0\r\n\r\n",
     "HTTP/1.1 999 Whatever\r\nX-RateLimit-Reset: \r\n\r\n",
+    /* plain forms the one-scan path reads whole, and a near miss */
+    "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+    "Connection: keep-alive\r\nX-RateLimit-Limit: 60\r\nX-RateLimit-Remaining: 59\r\n"
+    "X-RateLimit-Reset: 1763700060\r\n\r\n[]",
+    "HTTP/1.0 429 Too Many Requests\r\nRetry-After: 7\r\nRetry-After: 8\r\nContent-Length: 0\r\n"
+    "Connection: close\r\n\r\nXY",
+    "HTTP/1.1 200 OK\r\nX-RateLimit-Limit: 60 \r\nContent-Length: 2 \r\n\r\n[]",
 };
 
 int main(int argc, char **argv)

@@ -74,3 +74,13 @@ if(PS_WRK AND PS_NGINX)
                    ${PROJECT_SOURCE_DIR}/bench/server/run.sh ${CMAKE_BINARY_DIR} 1s)
   set_tests_properties(bench_server PROPERTIES LABELS bench TIMEOUT 60 RUN_SERIAL TRUE)
 endif()
+# Every ratio of bench/ratios.sh in one short run: the script works and
+# prints them; no ratio is asserted.
+find_program(PS_OPENSSL openssl)
+if(PS_WRK AND PS_NGINX AND PS_OPENSSL)
+  add_test(NAME bench_ratios
+           COMMAND ${CMAKE_COMMAND} -E env BENCH_RUNS=1 BENCH_SECONDS=1
+                   ${PROJECT_SOURCE_DIR}/bench/ratios.sh ${CMAKE_BINARY_DIR})
+  set_tests_properties(bench_ratios PROPERTIES LABELS bench TIMEOUT 90 RUN_SERIAL TRUE
+                       PASS_REGULAR_EXPRESSION "server petstore-server/nginx r200: +[0-9.]+x")
+endif()
