@@ -488,6 +488,41 @@ static void settle(ps_http_reply *r, size_t cap, ps_exchange *ex)
     ps_http_reply_free(r);
 }
 
+/* Requests of [from, to) sent and not answered by the burst's time keep
+ * being read until answered or closed by the peer, or until linger_until
+ * (wall clock, the one deadline of every linger of a burst): then nothing
+ * of theirs can reach the service later, or, given up, the caller knows
+ * since when something may (burst.h, ps_burst_options.linger_ns). What
+ * comes then is not the burst's reply: they stay unanswered. */
+static void linger(conn *cs, size_t from, size_t to, ps_exchange *out, struct pollfd *pf,
+                   size_t *idx, int64_t linger_until, ps_burst_stats *stats)
+{
+    size_t late_from = stats->late, n = 0;
+    for (size_t i = from; i < to; i++) {
+        if (cs[i].done || !out[i].sent_wall_ns || out[i].error[0]) continue;
+        if (cs[i].reply.fed)
+            snprintf(out[i].error, sizeof out[i].error,
+                     "no complete reply within the burst's time (%zu bytes came)", cs[i].reply.fed);
+        else
+            snprintf(out[i].error, sizeof out[i].error, "no reply within the burst's time");
+        out[i].reply_bad = cs[i].reply.fed > 0;
+        n++;
+    }
+    if (!n) return;
+    stats->abandoned += n;
+    int64_t now = ps_clock_wall_ns();
+    if (linger_until > now) {
+        collect(cs, from, to, out, pf, idx, ps_clock_mono_ns() + (linger_until - now));
+        for (size_t i = from; i < to; i++) /* collect set it: they were not the burst's */
+            if (cs[i].done && out[i].error[0] && out[i].done_wall_ns) {
+                stats->late++;
+                out[i].done_wall_ns = 0;
+            }
+    }
+    stats->given_up += n - (stats->late - late_from);
+    stats->settled_wall_ns = ps_clock_wall_ns();
+}
+
 /* Closes connections [from, to) and turns what each read into its exchange. */
 static void finish(conn *cs, size_t from, size_t to, size_t cap, ps_exchange *out)
 {
@@ -629,9 +664,11 @@ int ps_burst_run(const ps_burst_request *reqs, size_t n, const ps_burst_options 
      * a queue (one at a time); released on their own, they meet in the
      * limiter. */
     int64_t deadline = ps_clock_mono_ns() + req->timeout_ns;
+    int64_t linger_until = ps_clock_wall_ns() + req->timeout_ns + opt->linger_ns;
     presend(cs, 0, first, out, deadline);
     stats->spread_ns[0] = release(cs, 0, first, out, deadline);
     collect(cs, 0, first, out, pf, idx, deadline);
+    linger(cs, 0, first, out, pf, idx, linger_until, stats);
     finish(cs, 0, first, cap, out);
     /* a refusal already: the rest would only be refused too (a ban risked for nothing) */
     bool refused = false;
@@ -645,6 +682,7 @@ int ps_burst_run(const ps_burst_request *reqs, size_t n, const ps_burst_options 
     presend(cs, first, n, out, deadline);
     stats->spread_ns[1] = release(cs, first, n, out, deadline);
     collect(cs, first, n, out, pf, idx, deadline);
+    linger(cs, first, n, out, pf, idx, linger_until, stats);
     finish(cs, first, n, cap, out);
     stats->crossing_replies_ns = reply_spread(out, first, n);
     rc = (int)n;
