@@ -214,7 +214,8 @@ def mode_reference(a, tmp):
           "the generative phase: %s" % gen)
     check(gen["duration_s"] < 30, "the generative phase took %.1f s" % gen["duration_s"])
     check(doc["verdict"] == "pass" and doc["exit_code"] == 0, "verdict %s exit_code %s" % (doc["verdict"], doc["exit_code"]))
-    check(doc["duration_s"] < 30, "the whole suite took %.1f s" % doc["duration_s"])
+    # the default run's race hunt (issue 27) spends up to two more windows (1 s each here) on bursts
+    check(doc["duration_s"] < 40, "the whole suite took %.1f s" % doc["duration_s"])
     tap = open(paths["tap"], encoding="utf-8").read()
     lines = tap.splitlines()
     check(lines[0] == "TAP version 13", "TAP first line %r" % lines[0])
@@ -246,9 +247,11 @@ def mode_only_each(a, tmp):
     try:
         for cid in list_ids(a.conform):
             url = real_time.url if cid == "ratelimit.reset-consistent" else srv.url
+            # one burst a run (--race-bursts 1): the default hunt's three use about 180 of the
+            # limit key's 1,000 a (24 min) day, and these 20-odd runs share one server
             rc, out, err, doc, _ = run_conform(
-                ["--base-url", url, "--plan", "pro", "--limit-plan", "free", "--only", cid], a.conform, tmp,
-                {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY})
+                ["--base-url", url, "--plan", "pro", "--limit-plan", "free", "--only", cid, "--race-bursts", "1"],
+                a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY})
             check(rc == 0, "--only %s: exit %d" % (cid, rc))
             if doc:
                 by = checks_by_status(doc)

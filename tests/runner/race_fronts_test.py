@@ -13,7 +13,12 @@ gate meets (issue 27 item 1):
 Fronts (tests/lib/fieldlab.py, haproxy here): none (plain http), nginx
 (http, keep-alive upstream), nginx_tls (https), nginx_h2 (https, http2: the
 burst's single-packet form), haproxy (https, h2 and http/1.1 in ALPN, HTTP/1.1
-keep-alive to the server). Everything binds 127.0.0.1.
+keep-alive to the server), tls_200ms (a proxy adding 100 ms each way in
+front of nginx terminating TLS: a 200 ms round trip, 6 s windows; this
+machine's kernel has no netem to delay a real link), nginx_shallow (nginx
+http before an upstream whose accept queue holds 5 and which accepts one
+connection every 20 ms: SYNs beyond it are dropped and retried after 1, 3,
+7 s; 6 s windows). Everything binds 127.0.0.1.
 
 - abandoned (front none): a proxy holds the first burst's first
   HOLD_N requests for HOLD_S (past the runner's --timeout 3s burst time),
@@ -42,7 +47,7 @@ import conform_test as ct  # noqa: E402 (its Server, run_conform and checks: one
 import fieldlab  # noqa: E402
 import pstest  # noqa: E402
 
-FRONTS = ("none", "nginx", "nginx_tls", "nginx_h2", "haproxy")
+FRONTS = ("none", "nginx", "nginx_tls", "nginx_h2", "haproxy", "tls_200ms", "nginx_shallow")
 
 
 class Haproxy:
@@ -83,6 +88,25 @@ def front(kind, tmp, ca):
         upstream = url.split("//")[1].split("/")[0]
         if kind == "none":
             return url, [], lambda: None
+        if kind == "tls_200ms":
+            ng = fieldlab.Nginx(tmp, upstream, ca[1], ca[2])
+            port = int(ng.url.split(":")[2].split("/")[0])
+            lp = fieldlab.LatencyProxy(port, 0.1)
+            lp.start_proxy()
+
+            def stop():
+                lp.stop()
+                ng.stop()
+            return ng.url.replace(":%d/" % port, ":%d/" % lp.port), ["--cacert", ca[0]], stop
+        if kind == "nginx_shallow":
+            sp = ShallowUpstream(upstream)
+            sp.start()
+            ng = fieldlab.Nginx(tmp, "127.0.0.1:%d" % sp.port)
+
+            def stop():
+                ng.stop()
+                sp.stop()
+            return ng.url, [], stop
         if kind == "haproxy":
             hp = Haproxy(tmp, upstream, ca[1], ca[2])
             return hp.url, ["--cacert", ca[0]], hp.stop
@@ -94,6 +118,56 @@ def front(kind, tmp, ca):
 
 
 HOLD_N, HOLD_S = 3, 11.0
+
+
+class ShallowUpstream(threading.Thread):
+    """A loopback TCP proxy to upstream (host:port) listening with a backlog
+    of 5 and accepting one connection every 20 ms: a slow, shallow upstream
+    (Python's default backlog), whose kernel drops the SYNs beyond it."""
+
+    def __init__(self, upstream):
+        super().__init__(daemon=True)
+        self.upstream = (upstream.rsplit(":", 1)[0], int(upstream.rsplit(":", 1)[1]))
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(5)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.stopping = False
+
+    def run(self):
+        while not self.stopping:
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            threading.Thread(target=self.pump, args=(conn,), daemon=True).start()
+            time.sleep(0.02)
+
+    def pump(self, conn):
+        try:
+            up = socket.create_connection(self.upstream, 5)
+        except OSError:
+            conn.close()
+            return
+        try:
+            while not self.stopping:
+                r, _, _ = select.select([conn, up], [], [], 0.5)
+                for s in r:
+                    data = s.recv(65536)
+                    if not data:
+                        return
+                    (up if s is conn else conn).sendall(data)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+            up.close()
+
+    def stop(self):
+        self.stopping = True
+        self.join(5)
+        self.sock.close()
 
 
 class HoldProxy(threading.Thread):
@@ -187,7 +261,9 @@ def one_run(a, tmp, via, fault):
     """One fresh server (with the fault or clean) behind a fresh front, one
     default run. Returns (rc, doc, stderr, seconds)."""
     extra = ["--fault", "over-admission-race"] if fault else []
-    srv = ct.Server(a.server, ["--threads", "4", "--time-scale", "30"] + extra, tmp)
+    # 2 s windows; 6 s a 200 ms round trip away (a burst's set-up and replies take seconds)
+    scale = "10" if a.front in ("tls_200ms", "nginx_shallow") else "30"
+    srv = ct.Server(a.server, ["--threads", "4", "--time-scale", scale] + extra, tmp)
     stop = None
     try:
         url, args, stop = via(srv.url)
