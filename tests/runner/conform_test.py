@@ -2059,9 +2059,11 @@ def mode_burst_wire(a, tmp):
                    "ratelimit.no-early-refusal", "ratelimit.headers-consistent", "schema.content-type-json"):
             check(checks.get(ok, {}).get("status") == "passed", "%s is %s: %r" % (
                 ok, checks.get(ok, {}).get("status"), checks.get(ok, {}).get("message")))
-        # every burst request answered in full: 59 of 60 admitted, one refused
-        check(any(" 59 admitted, 1 refused, 0 other" in line for line in burst),
-              "no burst was answered in full: %s" % burst)
+        # every burst request answered in full: 59 admitted, the rest refused (one with
+        # --race-bursts 1; the default hunt's crossings refuse 6, 12, 24: issue 27)
+        whole = [m for m in (re.search(r"burst of (\d+) .*: 59 admitted, (\d+) refused, 0 other", line)
+                             for line in burst) if m and 59 + int(m.group(2)) == int(m.group(1))]
+        check(whole, "no burst was answered in full: %s" % burst)
     else:
         check(noa.get("status") in ("failed", "not_run"),
               "limit429.no-over-admission is %s: %r" % (noa.get("status"), noa.get("message")))
