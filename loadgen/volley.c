@@ -75,6 +75,22 @@ void ps_lg_volley_sent(ps_lg_volley *v, int64_t in_flight)
     if (in_flight > v->most_together) v->most_together = in_flight;
 }
 
+void ps_lg_volley_note_limit(ps_lg_volley *v, const ps_lg_resp *r)
+{
+    if ((r->seen & PS_LG_H_LIMIT) && !(r->bad & PS_LG_H_LIMIT) && r->limit > v->limit_seen)
+        v->limit_seen = r->limit;
+}
+
+int ps_lg_volley_first_wave(int64_t limit, int connections, int nconns, size_t nkeys)
+{
+    if (limit <= 0 || nkeys != 1 || connections <= limit || connections >= 2 * limit) return 0;
+    int64_t first = limit - (connections + 1) / 2; /* the release: half within, half beyond */
+    /* this thread's share, rounded down: the crossing then falls a little
+     * past the middle, never before it */
+    int64_t mine = first * nconns / connections;
+    return (int)(mine < nconns ? mine : nconns);
+}
+
 void ps_lg_volley_add(ps_lg_volley_counts *c, const ps_lg_volley *v)
 {
     c->sent += v->sent;

@@ -35,6 +35,7 @@ typedef struct ps_lg_volley {
      * (the volley's concurrency, which the race needs), and the most
      * requests on one key in flight together as one was sent */
     int64_t concurrent, most_together;
+    int64_t limit_seen; /* the largest X-RateLimit-Limit answered (--burst's first wave) */
 } ps_lg_volley;
 
 /* What the volleys of a run did (summed over threads; most: the largest). */
@@ -60,6 +61,23 @@ bool ps_lg_volley_take(ps_lg_volley *v, int64_t wall_ns, int64_t mono_ns, size_t
 /* The volley request just taken went out with in_flight requests on its
  * key in flight, itself included. */
 void ps_lg_volley_sent(ps_lg_volley *v, int64_t in_flight);
+/* Notes r's X-RateLimit-Limit (every answer, volleys on or off). */
+void ps_lg_volley_note_limit(ps_lg_volley *v, const ps_lg_resp *r);
+
+/* --burst's crossing: how many of a thread's nconns connections send first,
+ * once the window has opened, before every connection of every thread sends
+ * at once. Released all at once into a fresh window, Limit + 1 connections
+ * cross the limit with the last requests a worker still has queued, served
+ * one at a time, so a check-then-count race hardly shows (61 connections on
+ * a Free key missed the reference server's race 3 runs of 3; 128 caught
+ * it). A first wave of Limit - C/2 (C the run's connections, shared out
+ * by each thread's share) leaves the release half admitted, half refused:
+ * the limit is crossed while every worker is still checking. 0 when the
+ * release cannot cross the limit (C <= Limit), crosses it in the middle
+ * already (C >= 2 Limit), no Limit was seen, or several keys share the
+ * connections (each key's crossing is then C / keys apart). */
+int ps_lg_volley_first_wave(int64_t limit, int connections, int nconns, size_t nkeys);
+
 /* Adds v's counts into c. */
 void ps_lg_volley_add(ps_lg_volley_counts *c, const ps_lg_volley *v);
 

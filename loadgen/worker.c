@@ -371,6 +371,7 @@ void ps_lg_answered(ps_lg_thread *t, const ps_lg_req *r, int64_t now, const ps_l
     if ((resp->seen & PS_LG_H_RESET) && !(resp->bad & PS_LG_H_RESET) &&
         resp->reset > t->latest_reset_s)
         t->latest_reset_s = resp->reset;
+    ps_lg_volley_note_limit(&t->volley, resp); /* --burst's first wave */
     settle(t, now);
     if (!r->warm) {
         ps_lg_stats_answer(&t->stats, r->op, cfg->keys[r->key].plan.id, resp->status,
@@ -513,7 +514,18 @@ void ps_lg_burst(ps_lg_thread *t, const ps_lg_burst_ops *ops, void *loop)
     pthread_barrier_wait(&sync->barrier);
     int64_t now = ps_clock_mono_ns();
     ps_lg_thread_begin(t, now);
-    send_on_every_idle_conn(t, ops, loop, now);
+    /* a first wave, so the release crosses the limit in its middle (volley.h) */
+    const ps_lg_config *cfg = t->sh->cfg;
+    int first =
+        ps_lg_volley_first_wave(t->volley.limit_seen, cfg->connections, t->nconns, cfg->nkeys);
+    for (int i = 0; i < first && ops->has_idle_conn(loop); i++) {
+        ps_lg_req r;
+        take_burst_list(t, now, &r);
+        ops->send(loop, &r, now);
+    }
+    if (first) ops->settle(loop, ps_clock_mono_ns() + timeout);
+    pthread_barrier_wait(&sync->barrier);
+    send_on_every_idle_conn(t, ops, loop, ps_clock_mono_ns());
 }
 
 void ps_lg_burst_abstain(ps_lg_thread *t)
@@ -521,4 +533,5 @@ void ps_lg_burst_abstain(ps_lg_thread *t)
     if (!t->sh->cfg->burst) return;
     pthread_barrier_wait(&t->sync->barrier);
     pthread_barrier_wait(&t->sync->barrier);
+    pthread_barrier_wait(&t->sync->barrier); /* after the first wave */
 }

@@ -60,7 +60,7 @@ typedef struct ps_lg_shared {
 
 /* The threads' common state that changes while they run. */
 typedef struct ps_lg_sync {
-    /* --burst: every thread waits here twice (warm, then release); all
+    /* --burst: every thread waits here three times (warm, first wave, release); all
      * cfg->threads threads must reach it, or the others wait forever. */
     pthread_barrier_t barrier;
     /* --burst: the latest X-RateLimit-Reset (epoch s) any thread saw while

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include "core/clock.h"
 #include "core/fd_limit.h"
 #include "core/http_reply.h"
+#include "core/tcp_connect.h"
 #include "runner/suites/burst_h2.h"
 
 /* TLS handshakes (or proxy tunnels) under way at once: a Business burst
@@ -229,114 +229,30 @@ static bool inflate_gzip(ps_buf *body, size_t cap)
     return true;
 }
 
-/* Starts a non-blocking connect of cn to a; false with errno set when it
- * failed at once. */
-static bool start_connect(conn *cn, const struct addrinfo *a)
-{
-    int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
-    if (fd < 0) return false;
-    if (connect(fd, a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return false;
-    }
-    cn->fd = fd;
-    return true;
-}
-
-/* Waits for cn's connect to complete: 0 when it did, the error when it
- * failed, EAGAIN when it had not within wait_ns (0: until the deadline),
- * ETIMEDOUT at the deadline. */
-static int await_connect(conn *cn, int64_t wait_ns, int64_t deadline)
-{
-    int64_t until = wait_ns ? ps_clock_mono_ns() + wait_ns : deadline;
-    if (until > deadline) until = deadline;
-    for (;;) {
-        int64_t left = until - ps_clock_mono_ns();
-        if (left <= 0) return until == deadline ? ETIMEDOUT : EAGAIN;
-        struct pollfd pf = {cn->fd, POLLOUT, 0};
-        int rc = poll(&pf, 1, (int)(left / 1000000 + 1));
-        if (rc < 0 && errno != EINTR) return errno;
-        if (rc <= 0) continue;
-        int err = 0;
-        socklen_t len = sizeof err;
-        if (getsockopt(cn->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-        return err;
-    }
-}
-
-/* Opens cn to a, one handshake at a time (see open_all). A connect not
- * done within *retry_ns is started again on a new socket (twice as patient
- * each time) rather than left to the kernel's SYN retransmission (1 s, 3 s,
- * 7 s, ...); *retry_ns learns from the first connection (0: not yet known).
- * Returns 0, or the error (errno value) of the last attempt. */
-static int open_one(conn *cn, const struct addrinfo *a, int64_t *retry_ns, int64_t deadline)
-{
-    int64_t wait_ns = *retry_ns;
-    for (;;) {
-        int64_t t0 = ps_clock_mono_ns();
-        if (!start_connect(cn, a)) return errno;
-        int err = await_connect(cn, wait_ns, deadline);
-        if (!err) {
-            if (!*retry_ns) { /* four times the handshake, within [5 ms, 250 ms] */
-                int64_t took = 4 * (ps_clock_mono_ns() - t0);
-                *retry_ns = took < 5000000 ? 5000000 : took > 250000000 ? 250000000 : took;
-            }
-            return 0;
-        }
-        close(cn->fd);
-        cn->fd = -1;
-        if (err != EAGAIN) return err;
-        wait_ns = wait_ns < 1000000000 ? 2 * wait_ns : wait_ns;
-    }
-}
-
-/* Opens cs[0..n) to the first address of ai that takes them, trying the
- * next address for those that fail, within the deadline; out[i].error says
- * why a connection could not be opened. Returns how many are open
- * (non-blocking, with TCP_NODELAY).
- *
- * One handshake at a time: a listener whose accept queue is full (Python's
- * default backlog is 5) drops the last ACK of a handshake it answered
- * (Linux, tcp_abort_on_overflow 0), so a connect that completed for us may
- * be unknown to the server until its SYN-ACK is retransmitted seconds later,
- * and the request sent on it goes unanswered within the burst. Started one
- * at a time, the queue cannot fill between a SYN being answered and its ACK
- * arriving: a full queue drops the SYN instead, which we see (no connect)
- * and try again, so every connection we count as open is one the server
- * holds before the burst is released. On loopback this costs a few tens of
- * microseconds per connection. */
+/* Opens cs[0..n) to the first address of ai that takes them
+ * (ps_tcp_open_many: one handshake at a time where a handshake is quick,
+ * else in parallel), within the deadline; out[i].error says why a
+ * connection could not be opened. Returns how many are open (non-blocking,
+ * with TCP_NODELAY). */
 static size_t open_all(conn *cs, size_t n, struct addrinfo *ai, int64_t deadline, ps_exchange *out)
 {
-    size_t opened = 0;
-    int64_t retry_ns = 0;
-    const struct addrinfo *good = ai; /* the address the last connection took */
+    int *fds = calloc(n ? n : 1, sizeof *fds), *errs = calloc(n ? n : 1, sizeof *errs);
+    if (!fds || !errs) abort();
+    size_t opened =
+        ps_tcp_open_many(ai, n, deadline, BURST_PARALLEL, PS_TCP_PARALLEL_AFTER_NS, fds, errs);
     for (size_t i = 0; i < n; i++) {
         memset(&out[i], 0, sizeof out[i]);
-        cs[i].fd = -1;
-        int err = ENOENT;
-        for (const struct addrinfo *a = good; a; a = a->ai_next) {
-            err = open_one(&cs[i], a, &retry_ns, deadline);
-            if (!err) {
-                good = a;
-                break;
-            }
-            if (err == ETIMEDOUT) break;
-        }
-        if (err) {
-            snprintf(out[i].error, sizeof out[i].error, "could not connect: %s",
-                     err == ETIMEDOUT ? "no connection within the burst's time"
-                     : err == ENOENT  ? "no address"
-                                      : strerror(err));
-            out[i].unreachable = true;
-            cs[i].done = true;
-            continue;
-        }
-        int one = 1;
-        setsockopt(cs[i].fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        opened++;
+        cs[i].fd = fds[i];
+        if (fds[i] >= 0) continue;
+        snprintf(out[i].error, sizeof out[i].error, "could not connect: %s",
+                 errs[i] == ETIMEDOUT ? "no connection within the burst's time"
+                 : errs[i] == ENOENT  ? "no address"
+                                      : strerror(errs[i]));
+        out[i].unreachable = true;
+        cs[i].done = true;
     }
+    free(fds);
+    free(errs);
     return opened;
 }
 
@@ -572,6 +488,41 @@ static void settle(ps_http_reply *r, size_t cap, ps_exchange *ex)
     ps_http_reply_free(r);
 }
 
+/* Requests of [from, to) sent and not answered by the burst's time keep
+ * being read until answered or closed by the peer, or until linger_until
+ * (wall clock, the one deadline of every linger of a burst): then nothing
+ * of theirs can reach the service later, or, given up, the caller knows
+ * since when something may (burst.h, ps_burst_options.linger_ns). What
+ * comes then is not the burst's reply: they stay unanswered. */
+static void linger(conn *cs, size_t from, size_t to, ps_exchange *out, struct pollfd *pf,
+                   size_t *idx, int64_t linger_until, ps_burst_stats *stats)
+{
+    size_t late_from = stats->late, n = 0;
+    for (size_t i = from; i < to; i++) {
+        if (cs[i].done || !out[i].sent_wall_ns || out[i].error[0]) continue;
+        if (cs[i].reply.fed)
+            snprintf(out[i].error, sizeof out[i].error,
+                     "no complete reply within the burst's time (%zu bytes came)", cs[i].reply.fed);
+        else
+            snprintf(out[i].error, sizeof out[i].error, "no reply within the burst's time");
+        out[i].reply_bad = cs[i].reply.fed > 0;
+        n++;
+    }
+    if (!n) return;
+    stats->abandoned += n;
+    int64_t now = ps_clock_wall_ns();
+    if (linger_until > now) {
+        collect(cs, from, to, out, pf, idx, ps_clock_mono_ns() + (linger_until - now));
+        for (size_t i = from; i < to; i++) /* collect set it: they were not the burst's */
+            if (cs[i].done && out[i].error[0] && out[i].done_wall_ns) {
+                stats->late++;
+                out[i].done_wall_ns = 0;
+            }
+    }
+    stats->given_up += n - (stats->late - late_from);
+    stats->settled_wall_ns = ps_clock_wall_ns();
+}
+
 /* Closes connections [from, to) and turns what each read into its exchange. */
 static void finish(conn *cs, size_t from, size_t to, size_t cap, ps_exchange *out)
 {
@@ -713,9 +664,11 @@ int ps_burst_run(const ps_burst_request *reqs, size_t n, const ps_burst_options 
      * a queue (one at a time); released on their own, they meet in the
      * limiter. */
     int64_t deadline = ps_clock_mono_ns() + req->timeout_ns;
+    int64_t linger_until = ps_clock_wall_ns() + req->timeout_ns + opt->linger_ns;
     presend(cs, 0, first, out, deadline);
     stats->spread_ns[0] = release(cs, 0, first, out, deadline);
     collect(cs, 0, first, out, pf, idx, deadline);
+    linger(cs, 0, first, out, pf, idx, linger_until, stats);
     finish(cs, 0, first, cap, out);
     /* a refusal already: the rest would only be refused too (a ban risked for nothing) */
     bool refused = false;
@@ -729,6 +682,7 @@ int ps_burst_run(const ps_burst_request *reqs, size_t n, const ps_burst_options 
     presend(cs, first, n, out, deadline);
     stats->spread_ns[1] = release(cs, first, n, out, deadline);
     collect(cs, first, n, out, pf, idx, deadline);
+    linger(cs, first, n, out, pf, idx, linger_until, stats);
     finish(cs, first, n, cap, out);
     stats->crossing_replies_ns = reply_spread(out, first, n);
     rc = (int)n;

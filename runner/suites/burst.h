@@ -54,6 +54,13 @@ typedef struct ps_burst_request {
 typedef struct ps_burst_options {
     size_t together;        /* released last, on their own */
     ps_tls_client_opts tls; /* --cacert, --insecure, --cert, --key (https, HTTPS proxies) */
+    /* How long a request sent but not answered by the burst's time is
+     * still watched (HTTP/1.1 forms; 0: not at all): until its reply or the
+     * peer's close, nothing of it can reach the service later, so whoever
+     * sends the next burst knows its window holds none of this one's
+     * requests (stats: abandoned, settled_wall_ns). Such a late reply is
+     * not the burst's (it stays unanswered in out). */
+    int64_t linger_ns;
 } ps_burst_options;
 
 /* What the burst's transport did, for the report. */
@@ -68,6 +75,11 @@ typedef struct ps_burst_stats {
     int64_t crossing_replies_ns; /* first to last reply of its last requests (0: fewer than 2) */
     int bursts;       /* bursts the run sent so far, this one included (ps_conform_note_burst) */
     size_t reply_cap; /* bytes kept per reply */
+    /* requests sent and not answered by the burst's time: of those, answered
+     * or closed by the peer within the linger (late), and still open when
+     * given up (they may reach the service after settled_wall_ns) */
+    size_t abandoned, late, given_up;
+    int64_t settled_wall_ns; /* when the last of them was answered, closed, or given up */
 } ps_burst_stats;
 
 /* True when the base URL can be burst (http:// or https://, no userinfo). */

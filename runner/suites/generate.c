@@ -498,7 +498,7 @@ static void concurrent_creates(gen_run *g)
     ps_exchange out[BURST_CREATES];
     memset(out, 0, sizeof out);
     char why[300];
-    ps_burst_options opt = {0, cfg->tls};
+    ps_burst_options opt = {0, cfg->tls, 0};
     ps_burst_stats stats;
     if (ps_burst_run(reqs, BURST_CREATES, &opt, out, &stats, why, sizeof why) < 0) {
         ps_conform_not_run(c, ck, "the burst could not open its connections: %s", why);

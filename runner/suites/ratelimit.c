@@ -80,6 +80,27 @@ ps_client_request limit_op(ps_conform *c, limit_ops *ops, bool create, char body
                                body,   strlen(body),  "application/json"};
 }
 
+/* Requests of the last burst given up on unanswered (burst.h: watched for
+ * a --timeout past the burst's own, neither answered nor closed) may still
+ * reach the service: through a front's queue, or an upstream's accept
+ * queue that dropped its SYN (retried after 1, 3, 7 s). Counted in the next
+ * burst's window they are refusals of the runner's own making (a false
+ * ratelimit.no-early-refusal behind nginx, issue 27). So the next probe
+ * waits one more --timeout past giving up, and then still needs a fresh
+ * window: one that any of them reaching the service would have spoilt.
+ * False when that wait would pass --max-wait (the suite then stops). */
+static bool limit_wait_abandoned(limit_run *r)
+{
+    if (!r->bs.given_up) return true;
+    int64_t until = r->bs.settled_wall_ns + ps_conform_cfg(r->c)->timeout_ns;
+    if (ps_conform_cfg(r->c)->verbose)
+        fprintf(stderr,
+                "petstore-conform: %zu requests of burst %d were given up unanswered: the next "
+                "waits %.1f s so that none of them reaches its window\n",
+                r->bs.given_up, r->attempt, (double)(until - ps_clock_wall_ns()) / 1e9);
+    return limit_wait_until(r->c, until);
+}
+
 /* The phases (ratelimit_limit.h): probe and burst until a burst is judged
  * within one window (the last one's 429s waited out before the next), then
  * count, exhaust, recover and stored-create. */
@@ -101,6 +122,7 @@ void ps_suite_limit429(ps_conform *c)
         bool again = limit_race_again(r);
         if (!again && ((r->held && r->whole) || r->attempt >= most)) break;
         if (r->bc.retry_until_ns && !limit_wait_until(c, r->bc.retry_until_ns)) break;
+        if (!limit_wait_abandoned(r)) break;
         limit_burst_free(r);
     }
     limit_count_phase(r);

@@ -86,19 +86,24 @@ static void count_burst(const ps_conform *c, const ps_exchange *exs, int n, int6
  * Otherwise it cannot show that no more than Remaining were admitted (a
  * request never answered, or answered 1xx or 5xx, may or may not have been
  * counted): false with why. */
-static bool burst_whole(const burst_count *bc, int n, char *why, size_t why_size)
+static bool burst_whole(const burst_count *bc, const ps_burst_stats *bs, int n, char *why,
+                        size_t why_size)
 {
     if (!bc->unopened && !bc->unanswered && !bc->other &&
         (bc->refused || bc->admitted + bc->free_admitted >= n))
         return true;
-    snprintf(why, why_size,
-             "not answered in full: of %d requests %" PRId64 " admitted, %" PRId64
-             " refused, %" PRId64 " answered neither 2xx nor 429, %" PRId64
-             " answered with no whole HTTP response (cut short, not HTTP, or its head over the "
-             "cap), %" PRId64 " sent without a reply, %" PRId64
-             " never sent (their connection never opened)",
-             n, bc->admitted, bc->refused, bc->other, bc->bad_replies,
-             bc->unanswered - bc->bad_replies, bc->unopened);
+    int len = snprintf(why, why_size,
+                       "not answered in full: of %d requests %" PRId64 " admitted, %" PRId64
+                       " refused, %" PRId64 " answered neither 2xx nor 429, %" PRId64
+                       " answered with no whole HTTP response (cut short, not HTTP, or its head "
+                       "over the cap), %" PRId64 " sent without a reply, %" PRId64
+                       " never sent (their connection never opened)",
+                       n, bc->admitted, bc->refused, bc->other, bc->bad_replies,
+                       bc->unanswered - bc->bad_replies, bc->unopened);
+    if (bs->abandoned && len > 0 && (size_t)len < why_size)
+        snprintf(why + len, why_size - (size_t)len,
+                 "; of the unanswered, %zu answered or closed later, %zu still open when given up",
+                 bs->late, bs->given_up);
     return false;
 }
 
@@ -127,7 +132,9 @@ static int send_concurrent(limit_run *r, size_t together, char *why, size_t why_
     }
     int64_t t0 = ps_clock_mono_ns();
     if (!r->first_burst_ns) r->first_burst_ns = t0;
-    ps_burst_options bo = {together, ps_conform_cfg(c)->tls};
+    /* requests left unanswered are watched for one more --timeout: once
+     * answered or closed they cannot reach the next burst's window */
+    ps_burst_options bo = {together, ps_conform_cfg(c)->tls, ps_conform_cfg(c)->timeout_ns};
     int got = ps_burst_run(brs, (size_t)n, &bo, r->exs, &r->bs, why, why_size);
     ps_conform_note_burst(c, &r->bs);
     free(brs);
@@ -260,7 +267,7 @@ bool limit_burst_phase(limit_run *r)
               limit_within_probed_window(&r->probe, bc->last_done_ns, r->rolled, sizeof r->rolled);
     /* admissions beyond Remaining show however many answers are missing;
      * their absence shows only when every answer came */
-    r->whole = over || burst_whole(bc, r->n, r->partial, sizeof r->partial);
+    r->whole = over || burst_whole(bc, &r->bs, r->n, r->partial, sizeof r->partial);
     if (ps_conform_cfg(c)->verbose && !r->whole)
         fprintf(stderr, "petstore-conform: the burst was %s\n", r->partial);
     if (ps_conform_cfg(c)->verbose)

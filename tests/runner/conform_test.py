@@ -214,7 +214,8 @@ def mode_reference(a, tmp):
           "the generative phase: %s" % gen)
     check(gen["duration_s"] < 30, "the generative phase took %.1f s" % gen["duration_s"])
     check(doc["verdict"] == "pass" and doc["exit_code"] == 0, "verdict %s exit_code %s" % (doc["verdict"], doc["exit_code"]))
-    check(doc["duration_s"] < 30, "the whole suite took %.1f s" % doc["duration_s"])
+    # the default run's race hunt (issue 27) spends up to two more windows (1 s each here) on bursts
+    check(doc["duration_s"] < 40, "the whole suite took %.1f s" % doc["duration_s"])
     tap = open(paths["tap"], encoding="utf-8").read()
     lines = tap.splitlines()
     check(lines[0] == "TAP version 13", "TAP first line %r" % lines[0])
@@ -246,9 +247,11 @@ def mode_only_each(a, tmp):
     try:
         for cid in list_ids(a.conform):
             url = real_time.url if cid == "ratelimit.reset-consistent" else srv.url
+            # one burst a run (--race-bursts 1): the default hunt's three use about 180 of the
+            # limit key's 1,000 a (24 min) day, and these 20-odd runs share one server
             rc, out, err, doc, _ = run_conform(
-                ["--base-url", url, "--plan", "pro", "--limit-plan", "free", "--only", cid], a.conform, tmp,
-                {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY})
+                ["--base-url", url, "--plan", "pro", "--limit-plan", "free", "--only", cid, "--race-bursts", "1"],
+                a.conform, tmp, {"PETSTORE_API_KEY": MAIN_KEY, "PETSTORE_LIMIT_KEY": LIMIT_KEY})
             check(rc == 0, "--only %s: exit %d" % (cid, rc))
             if doc:
                 by = checks_by_status(doc)
@@ -298,7 +301,11 @@ FAULT_SERVER_ARGS = {"over-admission-race": ["--threads", "4", "--time-scale", "
 # released together, and beside a loaded ctest -j4 the create was served first in 1 run of about
 # 4 (the list then took the last slot, the create nothing to show). A fresh run is asked again.
 FAULT_ATTEMPTS = {"over-admission-race": 1, "id-race": 3, "over-admission-create": 3, "create-on-429": 3}
-FAULT_RUNNER_ARGS = {"over-admission-race": ["--race-bursts", "6", "--max-wait", "30s", "--verbose"]}
+FAULT_RUNNER_ARGS = {"over-admission-race": ["--race-bursts", "6", "--max-wait", "30s", "--verbose"],
+                     # a key that never recovers: the default hunt's second probe meets its 429s and
+                     # the run ends incomplete before limit429.recovers is judged (issue 27, a known
+                     # limit of the default hunt, docs/conformance-checks.md); one burst judges it
+                     "no-recovery": ["--race-bursts", "1"]}
 RACE_RUNS = 5
 # direct (the whole run, or --only limit429), through nginx terminating TLS, through a latency
 # proxy, and both: every run catches it
@@ -2052,9 +2059,11 @@ def mode_burst_wire(a, tmp):
                    "ratelimit.no-early-refusal", "ratelimit.headers-consistent", "schema.content-type-json"):
             check(checks.get(ok, {}).get("status") == "passed", "%s is %s: %r" % (
                 ok, checks.get(ok, {}).get("status"), checks.get(ok, {}).get("message")))
-        # every burst request answered in full: 59 of 60 admitted, one refused
-        check(any(" 59 admitted, 1 refused, 0 other" in line for line in burst),
-              "no burst was answered in full: %s" % burst)
+        # every burst request answered in full: 59 admitted, the rest refused (one with
+        # --race-bursts 1; the default hunt's crossings refuse 6, 12, 24: issue 27)
+        whole = [m for m in (re.search(r"burst of (\d+) .*: 59 admitted, (\d+) refused, 0 other", line)
+                             for line in burst) if m and 59 + int(m.group(2)) == int(m.group(1))]
+        check(whole, "no burst was answered in full: %s" % burst)
     else:
         check(noa.get("status") in ("failed", "not_run"),
               "limit429.no-over-admission is %s: %r" % (noa.get("status"), noa.get("message")))
