@@ -188,6 +188,7 @@ void ps_rate_headers_compute(const ps_limit_decision *d, int status, int64_t now
         int64_t ra = d->retry_after_s > 0 ? d->retry_after_s : d->reset_unix_s - now_s;
         if (ra < 1) ra = 1;
         out->retry_after = ps_fault_on(faults, PS_FAULT_RETRY_AFTER_MISMATCH) ? 3600 : ra;
+        if (ps_fault_on(faults, PS_FAULT_RETRY_AFTER_FAR)) out->retry_after = 31536000; /* a year */
         /* a date names whole seconds: a second later, so it never falls early */
         if (ps_fault_on(faults, PS_FAULT_RETRY_AFTER_RFC850))
             out->retry_after_rfc850_at = now_s + out->retry_after + 1;

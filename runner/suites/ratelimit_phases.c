@@ -145,6 +145,55 @@ static void note_wait(limit_run *r)
         r->refused_at_ns = r->exs[r->bc.last_429].done_wall_ns;
 }
 
+/* The longest window a plan names (spec 8: requests per minute and per
+ * day): by then every limit of the plan has reset, so no refusal needs a
+ * longer wait, bar a ban. HONOUR_SLACK_S: whole-second rounding of the wait
+ * and of the Date it is read against. */
+#define LONGEST_WINDOW_S 86400
+#define HONOUR_SLACK_S 2
+
+/* Whether the judged refusal asks for a wait no client can honour: beyond
+ * the plan's longest window, from a first refusal of a window the probe
+ * found fresh (a ban follows repeated requests after a 429, spec 8 rule 3,
+ * so none can explain it). Such a wait once ended the run as incomplete
+ * (beyond --max-wait), which blocked a gate without naming the value. */
+static bool unhonourable(const limit_run *r)
+{
+    return r->probe.fresh && r->asked_s > LONGEST_WINDOW_S + HONOUR_SLACK_S;
+}
+
+/* limit429.retry-after-honourable, on the refusal note_wait read. */
+static void judge_honourable(limit_run *r)
+{
+    ps_conform *c = r->c;
+    const ps_check_id ck = PS_CK_LIMIT429_RETRY_AFTER_HONOURABLE;
+    const char *raw = ps_headers_get(&r->refusal.resp_headers, "Retry-After");
+    if (r->asked_s < 0) {
+        ps_conform_not_applicable(c, ck,
+                                  "the 429 carries no valid Retry-After (limit429.retry-after)");
+    } else if (r->asked_s <= LONGEST_WINDOW_S + HONOUR_SLACK_S) {
+        ps_conform_pass(c, ck);
+    } else if (!r->probe.fresh) {
+        ps_conform_not_applicable(
+            c, ck,
+            "Retry-After '%s' asks for %" PRId64 " s, beyond the plan's longest window (a day), "
+            "but the window was not seen fresh before this refusal (X-RateLimit-Remaining %" PRId64
+            " of %" PRId64 "): a temporary ban an earlier refusal started (spec 8 rule 3) may "
+            "last that long",
+            raw ? raw : "", r->asked_s, r->probe.announced, r->probe.limit);
+    } else {
+        char exp[96];
+        snprintf(exp, sizeof exp, "Retry-After of at most %d s (the plan's day)",
+                 LONGEST_WINDOW_S + HONOUR_SLACK_S);
+        ps_conform_fail(c, ck, &r->refusal, exp,
+                        "Retry-After '%s' asks to wait %" PRId64 " s (%.1f days), beyond the "
+                        "plan's longest window (a day), by when every limit of the plan has "
+                        "reset; it came among the first refusals of a fresh window, so no ban "
+                        "(spec 8 rule 3) explains it: a client honouring it never sends again",
+                        raw ? raw : "", r->asked_s, (double)r->asked_s / 86400.0);
+    }
+}
+
 bool limit_exhaust_phase(limit_run *r)
 {
     ps_conform *c = r->c;
@@ -182,6 +231,7 @@ bool limit_exhaust_phase(limit_run *r)
     ps_conform_pass(c, PS_CK_LIMIT429_ENFORCED);
     limit_check_refusal(c, &r->refusal, &r->probe);
     note_wait(r);
+    judge_honourable(r);
     limit_burst_free(r);
     return true;
 }
@@ -237,6 +287,19 @@ bool limit_recover_phase(limit_run *r)
      * those it saw itself), within --max-wait; one request then, and no
      * retry if it is refused again. */
     int64_t retry_until_ns = r->bc.retry_until_ns;
+    if (unhonourable(r)) {
+        /* the check that names the wait failed; nothing to wait for in a run */
+        ps_conform_not_applicable(c, PS_CK_LIMIT429_RECOVERS,
+                                  "the 429 asked to wait %" PRId64
+                                  " s, beyond any window of the plan "
+                                  "(limit429.retry-after-honourable fails it)",
+                                  r->asked_s);
+        ps_conform_not_applicable(c, PS_CK_LIMIT429_REFUSED_CREATE_NOT_STORED,
+                                  "the key does not recover within a run: its 429 asked to wait "
+                                  "%" PRId64 " s (limit429.retry-after-honourable fails it)",
+                                  r->asked_s);
+        return false;
+    }
     if (retry_until_ns && !limit_wait_until(c, retry_until_ns)) {
         ps_conform_not_run(
             c, PS_CK_LIMIT429_RECOVERS,
