@@ -60,6 +60,26 @@ static void write_transport(const ps_json *t, ps_buf *b)
     ps_buf_putc(b, '\n');
 }
 
+/* One line naming the front that answered in the service's place (the
+ * report's "fronts", runner/suites/front.h), and what that left untested. */
+static void write_fronts(const ps_json *f, ps_buf *b)
+{
+    if (!f || f->type != PS_JSON_OBJECT) return;
+    const char *who = ps_json_get_string(f, "who", "a gateway");
+    const ps_json *untested = ps_json_get(f, "untested");
+    ps_buf_printf(b, "front: %lld replies made by ", (long long)ps_json_get_int(f, "replies", 0));
+    ps_report_text_clean(b, who, strlen(who)); /* a Server value: anything */
+    ps_buf_puts(b, " in front of the service (first: ");
+    const char *first = ps_json_get_string(f, "first", "");
+    ps_report_text_clean(b, first, strlen(first));
+    ps_buf_puts(b, "), not judged as the service's");
+    for (size_t i = 0; untested && untested->type == PS_JSON_ARRAY && i < untested->count; i++) {
+        const char *id = untested->items[i]->type == PS_JSON_STRING ? untested->items[i]->str : "?";
+        ps_buf_printf(b, "%s%s", i ? ", " : "; left untested on them: ", id);
+    }
+    ps_buf_putc(b, '\n');
+}
+
 int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_options *opts,
                               ps_error *err)
 {
@@ -133,6 +153,7 @@ int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_op
     ps_buf_printf(&b, " in %.2f s -> %s%s%s\n", ps_json_get_number(doc, "duration_s", 0),
                   col(opts, vcol), verdict, col(opts, C_RESET));
     write_transport(ps_json_get(doc, "transport"), &b);
+    write_fronts(ps_json_get(doc, "fronts"), &b);
     const char *aborted = ps_json_get_string(doc, "aborted", NULL);
     if (aborted)
         ps_buf_printf(&b, "%saborted: %s%s\n", col(opts, C_RED), aborted, col(opts, C_RESET));

@@ -13,6 +13,7 @@
 #include "core/version.h"
 #include "runner/conform.h"
 #include "runner/suites/burst.h"
+#include "runner/suites/front.h"
 #include "runner/suites/ratelimit_judge.h"
 #include "runner/suites/suites.h"
 
@@ -339,6 +340,8 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
     else
         ps_jw_knull(&w, "incomplete");
     ps_buf_free(&why);
+    ps_jw_key(&w, "fronts"); /* replies a gateway made, not judged (runner/suites/front.h) */
+    ps_front_report(c, &w);
     ps_jw_key(&w, "ratelimit"); /* the limiter model and counting observed (information) */
     ps_ratelimit_judge_report(c, &w);
     ps_jw_key(&w, "suites");

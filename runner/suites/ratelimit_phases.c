@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/ratelimit_headers.h"
+#include "runner/suites/front.h"
 #include "runner/suites/ratelimit_judge.h"
 #include "runner/suites/ratelimit_limit.h"
 
@@ -100,7 +101,45 @@ static void judge_unrefused(limit_run *r)
     const burst_count *bc = &r->bc;
     const ps_exchange *last_seen =
         bc->last_admitted >= 0 ? &r->exs[bc->last_admitted] : &r->refusal;
-    char rolled_after[400];
+    char rolled_after[400], said[96], who[64];
+    /* the probe's Remaining as sent: -1 is this file's "none", never a value */
+    if (r->probe.announced >= 0)
+        snprintf(said, sizeof said, "X-RateLimit-Remaining having said %" PRId64,
+                 r->probe.announced);
+    else
+        snprintf(said, sizeof said, "no integer X-RateLimit-Remaining having been sent");
+    unsigned front_503 = ps_front_refusals(c, PS_KEY_LIMIT, who, sizeof who);
+    /* the service admitted some: a front refusing the rest limits them (a
+     * front alone answering is an upstream it cannot reach, not a limit) */
+    bool service_seen = bc->admitted > 0 || r->probe.announced >= 0;
+    if (front_503 && service_seen) {
+        /* a gateway's limiter (nginx limit_req) refusing with its own 503:
+         * what the client meets is exactly that */
+        ps_conform_fail(c, PS_CK_LIMIT429_ENFORCED, r->refusal.responded ? &r->refusal : last_seen,
+                        "429 Too Many Requests",
+                        "%" PRId64 " requests on the limit key (a burst of %" PRId64
+                        ", then %" PRId64
+                        " one at a time) drew no 429, but the run's requests on it "
+                        "were answered 503 %u times by %s in front of the service (a page of its "
+                        "own, no X-RateLimit-* "
+                        "headers): the limit is enforced by a gateway with 503, not with 429 "
+                        "(spec 8 rule 2); %s",
+                        bc->sent + r->sent_after, bc->sent, r->sent_after, front_503, who, said);
+        limit_not_run_all(c, false,
+                          "no 429 was obtained: a gateway refused with 503 (limit429.enforced "
+                          "failed)");
+        return;
+    }
+    if (!service_seen && ps_front_replies_to(c, PS_KEY_LIMIT)) {
+        ps_conform_not_run(c, PS_CK_LIMIT429_ENFORCED,
+                           "%" PRId64 " requests on the limit key drew no 429: %u of the run's "
+                           "replies on it came from %s in front of the service, and neither the "
+                           "window probe nor the burst got an answer of the service itself: it "
+                           "was not reached",
+                           bc->sent + r->sent_after, ps_front_replies_to(c, PS_KEY_LIMIT), who);
+        limit_not_run_all(c, true, "no 429 to judge: a gateway answered in the service's place");
+        return;
+    }
     if (!r->held || !limit_within_probed_window(&r->probe,
                                                 r->refusal.responded ? r->refusal.done_wall_ns
                                                                      : bc->last_done_ns,
@@ -109,8 +148,8 @@ static void judge_unrefused(limit_run *r)
         ps_conform_not_run(c, PS_CK_LIMIT429_ENFORCED,
                            "%" PRId64 " requests on the limit key (a burst of %" PRId64
                            ", then %" PRId64 " one at a time) were all admitted, "
-                           "X-RateLimit-Remaining having said %" PRId64 ", but not judged: %s",
-                           bc->sent + r->sent_after, bc->sent, r->sent_after, r->probe.announced,
+                           "%s, but not judged: %s",
+                           bc->sent + r->sent_after, bc->sent, r->sent_after, said,
                            r->held ? rolled_after : r->rolled);
         limit_not_run_all(
             c, true, "no 429 to judge: none came within one window (limit429.enforced not run)");
@@ -120,9 +159,8 @@ static void judge_unrefused(limit_run *r)
     snprintf(exp, sizeof exp, "429 within %" PRId64 " requests", r->budget + 1);
     ps_conform_fail(c, PS_CK_LIMIT429_ENFORCED, r->refusal.responded ? &r->refusal : last_seen, exp,
                     "%" PRId64 " requests on the limit key (a burst of %" PRId64 ", then %" PRId64
-                    " one at a time) were all admitted within one fresh window, "
-                    "X-RateLimit-Remaining having said %" PRId64,
-                    bc->sent + r->sent_after, bc->sent, r->sent_after, r->probe.announced);
+                    " one at a time) were all admitted within one fresh window, %s",
+                    bc->sent + r->sent_after, bc->sent, r->sent_after, said);
     limit_not_run_all(c, false, "no 429 was obtained (limit429.enforced failed)");
 }
 
