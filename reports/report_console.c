@@ -44,6 +44,9 @@ static void write_transport(const ps_json *t, ps_buf *b)
     ps_buf_printf(b, ", round trip %.1f ms", ps_json_get_number(t, "round_trip_ms", 0));
     if (offset && offset->type == PS_JSON_NUMBER)
         ps_buf_printf(b, ", service clock %+.1f s", ps_json_get_number(t, "clock_offset_s", 0));
+    /* a clock that stepped during the run is named, never left to a check */
+    int64_t steps = ps_json_get_int(t, "clock_steps", 0);
+    if (steps) ps_buf_printf(b, " (stepped %lld time%s)", (long long)steps, steps == 1 ? "" : "s");
     /* one HTTP/2 connection carries the whole burst: its spread is one write's */
     if (burst && burst->type == PS_JSON_OBJECT &&
         strcmp(ps_json_get_string(burst, "via", ""), "h2") == 0)

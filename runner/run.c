@@ -243,6 +243,7 @@ static void write_transport(const ps_conform *c, ps_jw *w)
         /* the upper bound a lagging Date allows (core/service_clock.h) */
         ps_jw_double(w, (double)(sc->hi_ns + PS_SERVICE_DATE_LAG_NS) / 1e9, 3);
         ps_jw_array_close(w);
+        ps_jw_kuint(w, "clock_steps", sc->restarts); /* Dates contradicting the earlier */
     } else {
         ps_jw_knull(w, "clock_offset_s");
         ps_jw_knull(w, "clock_offset_bounds_s");

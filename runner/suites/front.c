@@ -21,9 +21,9 @@ static const struct {
 };
 
 /* Servers and proxies that write pages of their own in front of a service. */
-static const char *const gateways[] = {"nginx", "haproxy", "envoy",    "cloudflare", "awselb",
-                                       "traefik", "caddy", "varnish", "apache",    "openresty",
-                                       "Google Frontend", "AkamaiGHost", "istio-envoy"};
+static const char *const gateways[] = {
+    "nginx",   "haproxy", "envoy",     "cloudflare",      "awselb",      "traefik",    "caddy",
+    "varnish", "apache",  "openresty", "Google Frontend", "AkamaiGHost", "istio-envoy"};
 
 static bool names_gateway(const char *v)
 {
@@ -93,10 +93,10 @@ bool ps_front_judges(ps_check_id ck)
 /* The observer's memory for the run. */
 typedef struct front_state {
     unsigned replies, refusals[4]; /* 503s by ps_key_role */
-    unsigned by_role[4];          /* every reply, by ps_key_role */
-    unsigned statuses[3]; /* 502, 503, 504 */
-    char who[64];         /* the first front's name */
-    char first[96];       /* its first reply: "503 to GET /categories" */
+    unsigned by_role[4];           /* every reply, by ps_key_role */
+    unsigned statuses[3];          /* 502, 503, 504 */
+    char who[64];                  /* the first front's name */
+    char first[96];                /* its first reply: "503 to GET /categories" */
     unsigned char untested[(PS_CK_COUNT + 7) / 8];
 } front_state;
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/ratelimit_headers.h"
+#include "core/service_clock.h"
 #include "runner/suites/front.h"
 #include "runner/suites/ratelimit_judge.h"
 #include "runner/suites/ratelimit_limit.h"
@@ -275,7 +276,7 @@ bool limit_exhaust_phase(limit_run *r)
 }
 
 /* The answer to the request after the wait. */
-static void judge_recovery(limit_run *r, int rc, const ps_exchange *ex)
+static void judge_recovery(limit_run *r, int rc, const ps_exchange *ex, int64_t step_ns)
 {
     ps_conform *c = r->c;
     ps_rl_info rl;
@@ -283,7 +284,9 @@ static void judge_recovery(limit_run *r, int rc, const ps_exchange *ex)
         ps_conform_no_response(c, PS_CK_LIMIT429_RECOVERS, rc, ex);
     } else if (ex->status >= 200 && ex->status < 300) {
         ps_rl_read(&ex->resp_headers, limit_service_s(c, ex->done_wall_ns), &rl);
-        if (rl.reset_state == PS_RL_OK && r->reset_before && rl.reset < r->reset_before) {
+        /* a clock stepped back moves every Reset back with it */
+        if (rl.reset_state == PS_RL_OK && r->reset_before && rl.reset < r->reset_before &&
+            step_ns >= 0) {
             ps_conform_fail(
                 c, PS_CK_LIMIT429_RECOVERS, ex, "a new window (a later X-RateLimit-Reset)",
                 "admitted again, but X-RateLimit-Reset went back from %" PRId64 " to %" PRId64,
@@ -302,6 +305,13 @@ static void judge_recovery(limit_run *r, int rc, const ps_exchange *ex)
                 "429 again, which contradicts no time the service named",
                 (double)(ex->sent_wall_ns - r->refused_at_ns) / 1e9,
                 (double)ps_conform_cfg(c)->max_wait_ns / 1e9);
+        else if (ex->status == 429 && step_ns)
+            ps_conform_fail(c, PS_CK_LIMIT429_RECOVERS, ex, "2xx after waiting as Retry-After said",
+                            "after waiting the %" PRId64
+                            " s Retry-After asked for, the service's clock was seen to step "
+                            "%+.1f s (its Dates contradict the earlier ones); waited out as the "
+                            "429 after the step asked, the next request got 429 again",
+                            r->asked_s, (double)step_ns / 1e9);
         else if (ex->status == 429 && r->reset_before && sent_s < r->reset_before &&
                  r->asked_s >= 0)
             ps_conform_fail(
@@ -357,6 +367,9 @@ bool limit_recover_phase(limit_run *r)
     }
     ps_exchange_free(&r->refusal);
     ps_client_request req = limit_op(c, &r->ops, r->ops.creates, r->body);
+    const ps_service_clock *sc = ps_conform_clock(c);
+    unsigned restarts_before = sc->restarts;
+    int64_t offset_before = ps_conform_clock_offset_ns(c);
     /* No 429 named a time: back off 1 s, 2 s, 4 s ... (politeness.h) while
      * 429s come, as long as the next wait ends within --max-wait of the
      * refusal; a named time is waited for once (above) and then judged. */
@@ -371,7 +384,50 @@ bool limit_recover_phase(limit_run *r)
             break;
         ps_exchange_free(&ex);
     }
-    judge_recovery(r, rc, &ex);
+    int64_t step_ns = 0;
+    if (rc == PS_SENT && ex.status == 429 && r->named_wait && sc->restarts > restarts_before) {
+        /* The service's clock stepped while the runner waited (its Dates
+         * contradict the earlier ones beyond a Date's lag): the Reset and
+         * Retry-After waited for were written in a clock that has since
+         * moved, so this 429 says nothing of their rounding (issue 27: a
+         * step back of 2 s failed limit429.recovers, blaming Retry-After).
+         * The step is named; the wait this 429 asks for, in the new clock,
+         * is waited out once (ps_conform_send), and that answer judged. */
+        step_ns = ps_conform_clock_offset_ns(c) - offset_before;
+        if (!step_ns) step_ns = -1; /* a step the bounds no longer show: still one */
+        ps_rl_info again;
+        ps_rl_read(&ex.resp_headers, limit_service_s(c, ex.done_wall_ns), &again);
+        int64_t more_ns =
+            again.retry_after_state == PS_RL_OK ? again.retry_after_s * 1000000000LL : 0;
+        int64_t explained_ns = (step_ns < 0 ? -step_ns : step_ns) + 2000000000LL; /* rounding */
+        if (more_ns > explained_ns) {
+            /* a step of a few seconds explains a few more seconds, not this */
+            ps_conform_fail(c, PS_CK_LIMIT429_RECOVERS, &ex,
+                            "2xx after waiting as Retry-After said",
+                            "after waiting the %" PRId64
+                            " s Retry-After asked for, the next request got 429 again asking "
+                            "for %" PRId64 " s more; the service's clock stepped %+.1f s "
+                            "meanwhile (its Dates contradict the earlier ones), which explains "
+                            "a few seconds, not that",
+                            r->asked_s, again.retry_after_s, (double)step_ns / 1e9);
+            ps_exchange_free(&ex);
+            return true;
+        }
+        ps_exchange_free(&ex);
+        req = limit_op(c, &r->ops, r->ops.creates, r->body); /* a create named afresh */
+        rc = ps_conform_send(c, PS_CK_LIMIT429_RECOVERS, &req, PS_KEY_LIMIT, 0, &ex);
+        if (rc == PS_SENT) limit_note_refused_create(&r->refused_names, &ex);
+        if (rc == PS_SEND_SKIPPED) {
+            ps_conform_not_run(c, PS_CK_LIMIT429_RECOVERS,
+                               "the service's clock stepped %+.1f s while the runner waited out "
+                               "a 429 (its Dates contradict the earlier ones), and the 429 after "
+                               "the step asked for a wait beyond --max-wait: not judged",
+                               (double)step_ns / 1e9);
+            ps_exchange_free(&ex);
+            return true;
+        }
+    }
+    judge_recovery(r, rc, &ex, step_ns);
     ps_exchange_free(&ex);
     return true;
 }
