@@ -183,6 +183,8 @@ void ps_rate_headers_compute(const ps_limit_decision *d, int status, int64_t now
     if (ps_fault_on(faults, PS_FAULT_RESET_CLOCK_BEHIND)) out->reset -= 30; /* real seconds */
     if (ps_fault_on(faults, PS_FAULT_RESET_RELATIVE)) out->reset = out->reset - now_s;
     if (ps_fault_on(faults, PS_FAULT_RESET_MILLISECONDS)) out->reset = out->reset * 1000;
+    if (ps_fault_on(faults, PS_FAULT_RESET_HOURS_LATE) && status != 429) out->reset += 3 * 3600;
+    if (ps_fault_on(faults, PS_FAULT_RESET_LATE)) out->reset += 30; /* real seconds */
     if (status == 429 && !ps_fault_on(faults, PS_FAULT_NO_RETRY_AFTER)) {
         out->retry_after_present = true;
         int64_t ra = d->retry_after_s > 0 ? d->retry_after_s : d->reset_unix_s - now_s;

@@ -98,6 +98,7 @@ typedef struct judge {
     bool concurrent;
     bool finished;
     bool observed, any_header; /* a response was seen; one carried an X-RateLimit-* header */
+    bool reset_window_judged;  /* ratelimit.reset-within-window had a response to judge */
     key_seq main, limit;
 } judge;
 
