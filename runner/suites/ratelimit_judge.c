@@ -213,7 +213,10 @@ static void judge_reset_window(ps_conform *c, ps_key_role role, const ps_exchang
     const ps_plan *plan = plan_of(c, role);
     int64_t w = ps_ratelimit_judge_window_s(c, role, f->limit);
     if (plan->per_minute > 0 && plan->per_minute == plan->per_day) w = 86400; /* either */
-    if (!w) return; /* Limit is none of the plan's figures: limit-matches-plan's finding */
+    /* a Limit that is none of the plan's figures (or no plan given): any
+     * plan's longest window, a day (limit-matches-plan judges the figure) */
+    bool known = w != 0;
+    if (!w) w = 86400;
     judge *j = judge_of(c);
     if (j) j->reset_window_judged = true;
     int64_t latest = done_s + w + PS_RLM_RESET_SLACK_S;
@@ -226,12 +229,16 @@ static void judge_reset_window(ps_conform *c, ps_key_role role, const ps_exchang
              latest, w == 60 ? "minute's" : "day's", PS_RLM_RESET_SLACK_S);
     ps_conform_fail(
         c, PS_CK_RATELIMIT_RESET_WITHIN_WINDOW, ex, exp,
-        "a %ld response says X-RateLimit-Limit %" PRId64
-        " (the plan's figure per %s) and X-RateLimit-Reset %" PRId64 ", %" PRId64
-        " s after the service's time %" PRId64 "%s: a limit per %s resets within %" PRId64
+        "a %ld response says X-RateLimit-Limit %" PRId64 " (%s) and X-RateLimit-Reset %" PRId64
+        ", %" PRId64 " s after the service's time %" PRId64
+        "%s: a limit per %s resets within %" PRId64
         " s of any moment; only a ban, answered 429, may name a later end",
-        ex->status, f->limit, w == 60 ? "minute" : "day", f->reset, f->reset - done_s, done_s,
-        ps_conform_clock_offset_ns(c) ? " (by its Date)" : "", w == 60 ? "minute" : "day", w);
+        ex->status, f->limit,
+        !known    ? "no figure of the plan known: a day, any plan's longest window"
+        : w == 60 ? "the plan's figure per minute"
+                  : "the plan's figure per day",
+        f->reset, f->reset - done_s, done_s, ps_conform_clock_offset_ns(c) ? " (by its Date)" : "",
+        w == 60 ? "minute" : "day", w);
 }
 
 /* ---- the rules of a pair: a (earlier) and b (this response) ------------- */
@@ -576,8 +583,8 @@ void ps_ratelimit_judge_finish(const ps_conform *c)
     }
     if (!j->reset_window_judged)
         ps_conform_not_applicable((ps_conform *)c, PS_CK_RATELIMIT_RESET_WITHIN_WINDOW,
-                                  "no response but 429s carried a Limit that is one of the plan's "
-                                  "figures with a Unix-time X-RateLimit-Reset (give --plan)");
+                                  "no response but 429s carried an integer X-RateLimit-Limit with "
+                                  "a Unix-time X-RateLimit-Reset");
     bool any_fall = j->main.falls || j->limit.falls;
     finish_key(c, &j->main, any_fall);
     if (ps_conform_cfg(c)->limit_key_given) finish_key(c, &j->limit, any_fall);
