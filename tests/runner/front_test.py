@@ -83,7 +83,8 @@ def mode_nginx_limit_req(a, tmp):
         srv.stop()
         return "nginx did not start"
     try:
-        rc, out, err, doc, _ = conform(a, tmp, "http://127.0.0.1:%d/v1" % ports[0])
+        summary = os.path.join(tmp, "summary.md")
+        rc, out, err, doc, _ = conform(a, tmp, "http://127.0.0.1:%d/v1" % ports[0], ["--summary-md", summary])
     finally:
         stop_process(ng)
         srv.stop()
@@ -98,6 +99,8 @@ def mode_nginx_limit_req(a, tmp):
     check(fronts.get("who") == "nginx" and fronts.get("replies", 0) > 0 and "503" in fronts.get("statuses", {}),
           "nginx limit_req: report's fronts %r" % fronts)
     check("front: " in out and "nginx in front of the service" in out, "the console names no front")
+    with open(summary, encoding="utf-8") as f:
+        check("**Front:**" in f.read(), "the Markdown summary names no front")
     return None
 
 
