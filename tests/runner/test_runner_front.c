@@ -73,8 +73,8 @@ static void make(ps_exchange *ex, long status, const char *ct, const char *serve
     ex->body_total = strlen(body);
 }
 
-static bool made(long status, const char *ct, const char *server, const char *body, int64_t remaining,
-                 char *who, size_t who_size)
+static bool made(long status, const char *ct, const char *server, const char *body,
+                 int64_t remaining, char *who, size_t who_size)
 {
     ps_exchange ex;
     make(&ex, status, ct, server, body, remaining, 30, 0);
@@ -83,11 +83,13 @@ static bool made(long status, const char *ct, const char *server, const char *bo
     return r;
 }
 
-static const char NGINX_503[] = "<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n"
-                                "<body>\r\n<center><h1>503 Service Temporarily Unavailable</h1></center>\r\n"
-                                "<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n";
-static const char HAPROXY_503[] = "<html><body><h1>503 Service Unavailable</h1>\nNo server is available to "
-                                  "handle this request.\n</body></html>\n";
+static const char NGINX_503[] =
+    "<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n"
+    "<body>\r\n<center><h1>503 Service Temporarily Unavailable</h1></center>\r\n"
+    "<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n";
+static const char HAPROXY_503[] =
+    "<html><body><h1>503 Service Unavailable</h1>\nNo server is available to "
+    "handle this request.\n</body></html>\n";
 static const char ERROR_503[] = "{\"code\":\"unavailable\",\"message\":\"down\",\"status\":503}";
 
 static void classifies(void)
@@ -144,7 +146,8 @@ static void not_judged(void)
     CHECK_STR(ps_json_get_string(fronts, "who", ""), "nginx");
     CHECK_INT(ps_json_get_int(fronts, "replies", 0), 1);
     const ps_json *untested = fronts ? ps_json_get(fronts, "untested") : NULL;
-    CHECK(untested && untested->count == 1 && strcmp(untested->items[0]->str, "generate.members") == 0);
+    CHECK(untested && untested->count == 1 &&
+          strcmp(untested->items[0]->str, "generate.members") == 0);
     ps_json_free(tree);
     ps_buf_free(&doc);
     run_close(&r);
