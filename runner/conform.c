@@ -15,6 +15,7 @@
 #include "runner/politeness.h"
 #include "runner/suites/burst.h"
 #include "runner/suites/front.h"
+#include "runner/suites/ratelimit_judge.h"
 
 volatile sig_atomic_t ps_conform_interrupted;
 
@@ -442,6 +443,7 @@ void ps_conform_observe(ps_conform *c, const ps_exchange *ex, ps_key_role role)
         /* a gateway's reply: counted and named, never judged as the service's
          * (its Date is the gateway's clock) */
         ps_front_observe(c, ps_conform_observer_state(c, ps_front_observe), &o);
+        ps_ratelimit_judge_gap(c, role); /* the service may have counted it, or not */
         return;
     }
     /* the service's clock first: this response is judged in it too */

@@ -516,6 +516,13 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
     tr->last = b;
 }
 
+void ps_ratelimit_judge_gap(const ps_conform *c, ps_key_role role)
+{
+    judge *j = judge_of(c);
+    key_seq *tr = j ? judge_seq_for(c, j, role) : NULL;
+    if (tr) tr->last.have = tr->clues.last_ok.have = false;
+}
+
 void ps_ratelimit_judge_concurrent(const ps_conform *c, bool on)
 {
     judge *j = judge_of(c);
