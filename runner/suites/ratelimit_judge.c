@@ -15,6 +15,7 @@
 #include "core/buf.h"
 #include "core/ratelimit_headers.h"
 #include "core/ratelimit_model.h"
+#include "core/service_clock.h"
 #include "runner/suites/ratelimit_judge_state.h"
 
 /* Remaining must fall at least once on a key that showed this many
@@ -488,6 +489,18 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
     if (f.any_header) j->any_header = true;
     if (!tr || ex->status == 401) return; /* a 401 is not about our key: its sequence goes on */
     tr->seen = true;
+    /* A pair across a step of the service's clock (its Dates contradict the
+     * earlier ones) says nothing of the limiter: a token bucket counted in
+     * wall time loses its refill with a step back, and a failure of
+     * headers-consistent or reset-consistent then blamed the limiter. The
+     * step is named in the report (transport.clock_steps); the key's
+     * sequence starts afresh in the new clock. */
+    unsigned steps = ps_conform_clock(c)->restarts;
+    if (tr->clock_steps != steps) {
+        tr->clock_steps = steps;
+        tr->last.have = tr->clues.last_ok.have = false;
+        tr->reset_high = 0;
+    }
     if (j->concurrent) burst_note(tr, ex, &f);
     if (j->concurrent || !f.limit_ok || !f.remaining_ok) {
         tr->last.have = tr->clues.last_ok.have = false;

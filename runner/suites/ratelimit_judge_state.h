@@ -91,6 +91,7 @@ typedef struct key_seq {
     /* the latest Reset the key named for Limit reset_high_limit (0: none):
      * a second below it is rounding, not a step back */
     int64_t reset_high, reset_high_limit;
+    unsigned clock_steps; /* the service clock's restarts when the key was last seen */
 } key_seq;
 
 typedef struct judge {

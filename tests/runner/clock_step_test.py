@@ -10,12 +10,12 @@ test steps the clock back 2 s: the window then ends 2 s later than the
 Retry-After said. Once, limit429.recovers failed 8 of 8 such runs blaming
 Retry-After rounding.
 
-  clock_step_test.py --conform BIN --server BIN step_back | step_back_no_recovery
+  clock_step_test.py --conform BIN --server BIN step_back | step_back_no_recovery | step_back_token_bucket
 
 step_back: nothing fails, the report's transport.clock_steps is 1 or more
 and the console says the clock stepped. step_back_no_recovery (--fault
-no-recovery: the key stays limited): limit429.recovers still fails.
-Exit 77 without libfaketime.
+no-recovery: the key stays limited): limit429.recovers still fails. step_back_token_bucket (the whole run, stepped
+as the roundtrip suite begins): nothing fails. Exit 77 without libfaketime.
 """
 import argparse
 import glob
@@ -37,7 +37,9 @@ QUIET_S = 1.5  # the runner silent this long after the probe's answer: waiting o
 STEP = "-2"
 
 
-def run(a, tmp, server_extra, runner_extra=()):
+def run(a, tmp, server_extra, runner_extra=("--only", "limit429"), at_suite=None):
+    """at_suite: step as soon as the runner announces that suite (else while
+    it waits out the limit suite's 429)."""
     libs = sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1") + glob.glob("/usr/lib/faketime/libfaketime.so.1"))
     if not libs:
         return None, "needs libfaketime (Debian faketime)"
@@ -58,14 +60,17 @@ def run(a, tmp, server_extra, runner_extra=()):
     report = os.path.join(tmp, "report.json")
     cenv = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
     p = subprocess.Popen([a.conform, "--base-url", url, "--api-key", ct.MAIN_KEY, "--plan", "pro", "--limit-key",
-                          ct.LIMIT_KEY, "--limit-plan", "free", "--only", "limit429", "--max-wait", "30s", "--verbose",
-                          "--json", report] + list(runner_extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cenv)
+                          ct.LIMIT_KEY, "--limit-plan", "free", "--max-wait", "30s", "--verbose",
+                          "--json", report] + list(runner_extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+                         env=cenv)
     state = {"probed": False, "last": time.monotonic()}
 
     def read_err():
         in_suite = False
         for line in p.stderr:
             state["last"] = time.monotonic()
+            if at_suite and "suite %s:" % at_suite in line:
+                state["now"] = True
             in_suite = in_suite or "suite limit429: exhaust" in line
             if in_suite and line.startswith("< Date"):
                 state["probed"] = True
@@ -75,7 +80,8 @@ def run(a, tmp, server_extra, runner_extra=()):
     stepped = False
     deadline = time.monotonic() + 150
     while p.poll() is None and time.monotonic() < deadline:
-        if not stepped and state["probed"] and time.monotonic() - state["last"] > QUIET_S:
+        due = state.get("now") if at_suite else state["probed"] and time.monotonic() - state["last"] > QUIET_S
+        if not stepped and due:
             with open(stamp, "w") as f:
                 f.write(STEP + "\n")
             stepped = True
@@ -113,7 +119,7 @@ def mode_step_back(a, tmp):
 
 def mode_step_back_no_recovery(a, tmp):
     # the crossing with creates and 400s would wait out a key limited for the day
-    res, skip = run(a, tmp, ["--fault", "no-recovery"], ["--skip", "limit429.every-operation"])
+    res, skip = run(a, tmp, ["--fault", "no-recovery"], ["--only", "limit429", "--skip", "limit429.every-operation"])
     if skip or not res:
         return skip
     rc, out, doc = res
@@ -125,11 +131,29 @@ def mode_step_back_no_recovery(a, tmp):
     return None
 
 
+def mode_step_back_token_bucket(a, tmp):
+    """A token bucket counted in wall time loses 2 s of refill with the step:
+    its Remaining falls by more than one request across it, which once failed
+    ratelimit.headers-consistent blaming two limiters. The whole run, the
+    clock stepped as the roundtrip suite begins."""
+    res, skip = run(a, tmp, ["--limiter", "token-bucket"], (), at_suite="roundtrip")
+    if skip or not res:
+        return skip
+    rc, out, doc = res
+    if not check(doc is not None, "no JSON report"):
+        return None
+    failed = ct.checks_by_status(doc).get("failed", set())
+    check(rc == 0 and not failed, "token bucket, a clock step back of 2 s: exit %d, failed %s\n%s"
+          % (rc, sorted(failed), out[-2500:]))
+    check((doc.get("transport") or {}).get("clock_steps", 0) >= 1, "the clock step is not in the report")
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--conform", required=True)
     ap.add_argument("--server", required=True)
-    ap.add_argument("case", choices=["step_back", "step_back_no_recovery"])
+    ap.add_argument("case", choices=["step_back", "step_back_no_recovery", "step_back_token_bucket"])
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="clockstep-") as tmp:
         skip = globals()["mode_" + a.case](a, tmp)
