@@ -183,11 +183,14 @@ void ps_rate_headers_compute(const ps_limit_decision *d, int status, int64_t now
     if (ps_fault_on(faults, PS_FAULT_RESET_CLOCK_BEHIND)) out->reset -= 30; /* real seconds */
     if (ps_fault_on(faults, PS_FAULT_RESET_RELATIVE)) out->reset = out->reset - now_s;
     if (ps_fault_on(faults, PS_FAULT_RESET_MILLISECONDS)) out->reset = out->reset * 1000;
+    if (ps_fault_on(faults, PS_FAULT_RESET_HOURS_LATE) && status != 429) out->reset += 3 * 3600;
+    if (ps_fault_on(faults, PS_FAULT_RESET_LATE)) out->reset += 30; /* real seconds */
     if (status == 429 && !ps_fault_on(faults, PS_FAULT_NO_RETRY_AFTER)) {
         out->retry_after_present = true;
         int64_t ra = d->retry_after_s > 0 ? d->retry_after_s : d->reset_unix_s - now_s;
         if (ra < 1) ra = 1;
         out->retry_after = ps_fault_on(faults, PS_FAULT_RETRY_AFTER_MISMATCH) ? 3600 : ra;
+        if (ps_fault_on(faults, PS_FAULT_RETRY_AFTER_FAR)) out->retry_after = 31536000; /* a year */
         /* a date names whole seconds: a second later, so it never falls early */
         if (ps_fault_on(faults, PS_FAULT_RETRY_AFTER_RFC850))
             out->retry_after_rfc850_at = now_s + out->retry_after + 1;

@@ -44,6 +44,9 @@ static void write_transport(const ps_json *t, ps_buf *b)
     ps_buf_printf(b, ", round trip %.1f ms", ps_json_get_number(t, "round_trip_ms", 0));
     if (offset && offset->type == PS_JSON_NUMBER)
         ps_buf_printf(b, ", service clock %+.1f s", ps_json_get_number(t, "clock_offset_s", 0));
+    /* a clock that stepped during the run is named, never left to a check */
+    int64_t steps = ps_json_get_int(t, "clock_steps", 0);
+    if (steps) ps_buf_printf(b, " (stepped %lld time%s)", (long long)steps, steps == 1 ? "" : "s");
     /* one HTTP/2 connection carries the whole burst: its spread is one write's */
     if (burst && burst->type == PS_JSON_OBJECT &&
         strcmp(ps_json_get_string(burst, "via", ""), "h2") == 0)
@@ -57,6 +60,26 @@ static void write_transport(const ps_json *t, ps_buf *b)
                       ps_json_get_string(burst, "via", "?"),
                       ps_json_get_number(burst, "release_spread_us", 0),
                       ps_json_get_number(burst, "crossing_spread_us", 0));
+    ps_buf_putc(b, '\n');
+}
+
+/* One line naming the front that answered in the service's place (the
+ * report's "fronts", runner/suites/front.h), and what that left untested. */
+static void write_fronts(const ps_json *f, ps_buf *b)
+{
+    if (!f || f->type != PS_JSON_OBJECT) return;
+    const char *who = ps_json_get_string(f, "who", "a gateway");
+    const ps_json *untested = ps_json_get(f, "untested");
+    ps_buf_printf(b, "front: %lld replies made by ", (long long)ps_json_get_int(f, "replies", 0));
+    ps_report_text_clean(b, who, strlen(who)); /* a Server value: anything */
+    ps_buf_puts(b, " in front of the service (first: ");
+    const char *first = ps_json_get_string(f, "first", "");
+    ps_report_text_clean(b, first, strlen(first));
+    ps_buf_puts(b, "), not judged as the service's");
+    for (size_t i = 0; untested && untested->type == PS_JSON_ARRAY && i < untested->count; i++) {
+        const char *id = untested->items[i]->type == PS_JSON_STRING ? untested->items[i]->str : "?";
+        ps_buf_printf(b, "%s%s", i ? ", " : "; left untested on them: ", id);
+    }
     ps_buf_putc(b, '\n');
 }
 
@@ -133,6 +156,7 @@ int ps_report_console_conform(const ps_json *doc, FILE *out, const ps_console_op
     ps_buf_printf(&b, " in %.2f s -> %s%s%s\n", ps_json_get_number(doc, "duration_s", 0),
                   col(opts, vcol), verdict, col(opts, C_RESET));
     write_transport(ps_json_get(doc, "transport"), &b);
+    write_fronts(ps_json_get(doc, "fronts"), &b);
     const char *aborted = ps_json_get_string(doc, "aborted", NULL);
     if (aborted)
         ps_buf_printf(&b, "%saborted: %s%s\n", col(opts, C_RED), aborted, col(opts, C_RESET));

@@ -212,6 +212,16 @@ int ps_report_md_conform(const ps_json *doc, FILE *out, ps_error *err)
     if (aborted) ps_buf_puts(&b, "**Aborted:** "), md_str(&b, aborted), ps_buf_puts(&b, "\n\n");
     if (incomplete)
         ps_buf_puts(&b, "**Incomplete:** "), md_str(&b, incomplete), ps_buf_puts(&b, "\n\n");
+    /* a gateway that answered in the service's place (runner/suites/front.h) */
+    const ps_json *fronts = ps_json_get(doc, "fronts");
+    if (fronts && fronts->type == PS_JSON_OBJECT) {
+        ps_buf_printf(&b, "**Front:** %lld replies made by ",
+                      (long long)ps_json_get_int(fronts, "replies", 0));
+        md_str(&b, ps_json_get_string(fronts, "who", "a gateway"));
+        ps_buf_puts(&b, " in front of the service, not judged as its answers (first: ");
+        md_str(&b, ps_json_get_string(fronts, "first", ""));
+        ps_buf_puts(&b, ")\n\n");
+    }
     ps_buf_printf(
         &b,
         "| checks | passed | failed | warnings | not run | not applicable |\n"

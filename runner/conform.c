@@ -14,6 +14,8 @@
 #include "core/service_clock.h"
 #include "runner/politeness.h"
 #include "runner/suites/burst.h"
+#include "runner/suites/front.h"
+#include "runner/suites/ratelimit_judge.h"
 
 volatile sig_atomic_t ps_conform_interrupted;
 
@@ -352,6 +354,16 @@ void ps_conform_fail(ps_conform *c, ps_check_id ck, const ps_exchange *ex, const
     va_start(ap, fmt);
     char *msg = redacted_message(c, fmt, ap);
     va_end(ap);
+    char who[64];
+    if (!ps_front_judges(ck) && ps_front_made(ex, who, sizeof who)) {
+        /* a gateway's reply is not the service's: untested, named (front.h) */
+        ps_front_note_untested(c, ck);
+        ps_check_not_run(c->checks, ck,
+                         "not judged: a %ld made by %s in front of the service, not by it (%s)",
+                         ex->status, who, msg);
+        free(msg);
+        return;
+    }
     char *ev = ex ? ps_conform_evidence(c, ex, expected) : NULL;
     ps_check_fail(c->checks, ck, ev, "%s", msg);
     free(ev);
@@ -426,12 +438,19 @@ ps_json *ps_conform_parse_body(const ps_exchange *ex, char *why, size_t why_size
 
 void ps_conform_observe(ps_conform *c, const ps_exchange *ex, ps_key_role role)
 {
+    ps_observation o = {ex, role};
+    if (ps_front_made(ex, NULL, 0)) {
+        /* a gateway's reply: counted and named, never judged as the service's
+         * (its Date is the gateway's clock) */
+        ps_front_observe(c, ps_conform_observer_state(c, ps_front_observe), &o);
+        ps_ratelimit_judge_gap(c, role); /* the service may have counted it, or not */
+        return;
+    }
     /* the service's clock first: this response is judged in it too */
     const char *date = ex->responded ? ps_headers_get(&ex->resp_headers, "Date") : NULL;
     int64_t date_s;
     if (date && ex->sent_wall_ns && ps_http_date_parse(date, &date_s))
         ps_service_clock_add(&c->clock, date_s, ex->sent_wall_ns, ex->done_wall_ns);
-    ps_observation o = {ex, role};
     for (size_t i = 0; i < c->nobservers; i++)
         c->observers[i].observe(c, c->observer_state[i], &o);
 }

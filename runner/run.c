@@ -13,6 +13,7 @@
 #include "core/version.h"
 #include "runner/conform.h"
 #include "runner/suites/burst.h"
+#include "runner/suites/front.h"
 #include "runner/suites/ratelimit_judge.h"
 #include "runner/suites/suites.h"
 
@@ -242,6 +243,7 @@ static void write_transport(const ps_conform *c, ps_jw *w)
         /* the upper bound a lagging Date allows (core/service_clock.h) */
         ps_jw_double(w, (double)(sc->hi_ns + PS_SERVICE_DATE_LAG_NS) / 1e9, 3);
         ps_jw_array_close(w);
+        ps_jw_kuint(w, "clock_steps", sc->restarts); /* Dates contradicting the earlier */
     } else {
         ps_jw_knull(w, "clock_offset_s");
         ps_jw_knull(w, "clock_offset_bounds_s");
@@ -339,6 +341,8 @@ void ps_conform_report_doc(const ps_conform *c, int exit_code, ps_buf *b)
     else
         ps_jw_knull(&w, "incomplete");
     ps_buf_free(&why);
+    ps_jw_key(&w, "fronts"); /* replies a gateway made, not judged (runner/suites/front.h) */
+    ps_front_report(c, &w);
     ps_jw_key(&w, "ratelimit"); /* the limiter model and counting observed (information) */
     ps_ratelimit_judge_report(c, &w);
     ps_jw_key(&w, "suites");

@@ -55,6 +55,11 @@ void limit_not_run_all(ps_conform *c, bool incomplete, const char *why)
         else
             ps_conform_not_applicable(c, ids[i], "%s", why);
     }
+    /* the 429's wait against the plan's windows (ratelimit_phases.c) */
+    if (incomplete)
+        ps_conform_not_run(c, PS_CK_LIMIT429_RETRY_AFTER_HONOURABLE, "%s", why);
+    else
+        ps_conform_not_applicable(c, PS_CK_LIMIT429_RETRY_AFTER_HONOURABLE, "%s", why);
 }
 
 static void limit_ops_init(ps_conform *c, const char *auth, limit_ops *ops)

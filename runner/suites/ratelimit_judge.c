@@ -15,6 +15,7 @@
 #include "core/buf.h"
 #include "core/ratelimit_headers.h"
 #include "core/ratelimit_model.h"
+#include "core/service_clock.h"
 #include "runner/suites/ratelimit_judge_state.h"
 
 /* Remaining must fall at least once on a key that showed this many
@@ -68,6 +69,9 @@ typedef struct fields {
     bool any_header; /* at least one of the three was sent */
     int64_t limit, remaining, reset;
 } fields;
+
+static void judge_reset_window(ps_conform *c, ps_key_role role, const ps_exchange *ex,
+                               const fields *f, int64_t done_s);
 
 static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_exchange *ex,
                          fields *f)
@@ -193,6 +197,49 @@ static void judge_fields(ps_conform *c, key_seq *tr, ps_key_role role, const ps_
                         ps_conform_clock_offset_ns(c) ? "the service's (Date's)" : "client", sent_s,
                         reset_int ? "" : ": not a whole number of seconds", hint);
     }
+    /* ... and within the window of its Limit (a 429 may carry a ban's end) */
+    if (tr && unix_time && reset_int && f->limit_ok && ex->status != 429 && ex->status != 401)
+        judge_reset_window(c, role, ex, f, done_s);
+}
+
+/* A window limit resets within its window: N per minute is back a minute
+ * after the first of them was counted at the latest, whatever the algorithm
+ * (a fixed window's end, a log's oldest entry leaving, a counter's next
+ * window, a bucket full again). Once the judge accepted a Reset up to a day
+ * ahead, so a Reset hours late passed (issue 29). A ban (spec 8 rule 3) may
+ * name a later end, but a ban's answers are 429s, which are not judged. */
+static void judge_reset_window(ps_conform *c, ps_key_role role, const ps_exchange *ex,
+                               const fields *f, int64_t done_s)
+{
+    const ps_plan *plan = plan_of(c, role);
+    int64_t w = ps_ratelimit_judge_window_s(c, role, f->limit);
+    if (plan->per_minute > 0 && plan->per_minute == plan->per_day) w = 86400; /* either */
+    /* a Limit that is none of the plan's figures (or no plan given): any
+     * plan's longest window, a day (limit-matches-plan judges the figure) */
+    bool known = w != 0;
+    if (!w) w = 86400;
+    judge *j = judge_of(c);
+    if (j) j->reset_window_judged = true;
+    int64_t latest = done_s + w + PS_RLM_RESET_SLACK_S;
+    if (f->reset <= latest) {
+        ps_conform_pass(c, PS_CK_RATELIMIT_RESET_WITHIN_WINDOW);
+        return;
+    }
+    char exp[128];
+    snprintf(exp, sizeof exp, "X-RateLimit-Reset at most %" PRId64 " (the %s window, +%d s)",
+             latest, w == 60 ? "minute's" : "day's", PS_RLM_RESET_SLACK_S);
+    ps_conform_fail(
+        c, PS_CK_RATELIMIT_RESET_WITHIN_WINDOW, ex, exp,
+        "a %ld response says X-RateLimit-Limit %" PRId64 " (%s) and X-RateLimit-Reset %" PRId64
+        ", %" PRId64 " s after the service's time %" PRId64
+        "%s: a limit per %s resets within %" PRId64
+        " s of any moment; only a ban, answered 429, may name a later end",
+        ex->status, f->limit,
+        !known    ? "no figure of the plan known: a day, any plan's longest window"
+        : w == 60 ? "the plan's figure per minute"
+                  : "the plan's figure per day",
+        f->reset, f->reset - done_s, done_s, ps_conform_clock_offset_ns(c) ? " (by its Date)" : "",
+        w == 60 ? "minute" : "day", w);
 }
 
 /* ---- the rules of a pair: a (earlier) and b (this response) ------------- */
@@ -351,6 +398,28 @@ static void judge_pair(ps_conform *c, key_seq *tr, const resp_rec *a, const resp
                             b->limit - b->remaining, rate_text(got, sizeof got, lo, hi), br->seen,
                             had);
         }
+    } else if (d < 0 && a->limit - a->remaining >= 2 && b->remaining >= b->limit - 1 &&
+               b->reset >= a->reset + 2 &&
+               b->sent_ns < (a->reset - PS_RLM_RESET_SLACK_S) * 1000000000LL) {
+        /* The whole limit back, in a window of its own, before the Reset a
+         * named: no model restores it sooner (a fixed window at its end, a
+         * log's entries only after the oldest left at Reset, a bucket is
+         * full at Reset; a counter's Reset is its counting window's end,
+         * where b would name a's Reset still). Issue 29: a service naming
+         * Resets late while its windows end in time passed. */
+        char exp[128];
+        snprintf(exp, sizeof exp,
+                 "no limit restored before X-RateLimit-Reset %" PRId64 " (a second of rounding)",
+                 a->reset);
+        ps_conform_fail(c, PS_CK_RATELIMIT_RESET_CONSISTENT, ex, exp,
+                        "a %ld response said Remaining %" PRId64 " of %" PRId64
+                        ", X-RateLimit-Reset %" PRId64 "; at %" PRId64 ", %" PRId64
+                        " s before that, a %ld says Remaining %" PRId64
+                        " with X-RateLimit-Reset %" PRId64
+                        ": the whole limit came back in a new window long before the Reset "
+                        "named, so that Reset was not the time the limit resets",
+                        a->status, a->remaining, a->limit, a->reset, b_sent_s, a->reset - b_sent_s,
+                        b->status, b->remaining, b->reset);
     } else if (d < 1) {
         ps_conform_pass(c, PS_CK_RATELIMIT_RESET_CONSISTENT);
     }
@@ -420,6 +489,18 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
     if (f.any_header) j->any_header = true;
     if (!tr || ex->status == 401) return; /* a 401 is not about our key: its sequence goes on */
     tr->seen = true;
+    /* A pair across a step of the service's clock (its Dates contradict the
+     * earlier ones) says nothing of the limiter: a token bucket counted in
+     * wall time loses its refill with a step back, and a failure of
+     * headers-consistent or reset-consistent then blamed the limiter. The
+     * step is named in the report (transport.clock_steps); the key's
+     * sequence starts afresh in the new clock. */
+    unsigned steps = ps_conform_clock(c)->restarts;
+    if (tr->clock_steps != steps) {
+        tr->clock_steps = steps;
+        tr->last.have = tr->clues.last_ok.have = false;
+        tr->reset_high = 0;
+    }
     if (j->concurrent) burst_note(tr, ex, &f);
     if (j->concurrent || !f.limit_ok || !f.remaining_ok) {
         tr->last.have = tr->clues.last_ok.have = false;
@@ -446,6 +527,13 @@ void ps_ratelimit_judge_observe(ps_conform *c, void *state, const ps_observation
     if (tr->last.have) judge_pair(c, tr, &tr->last, &b, ex);
     judge_note_model(tr, &b);
     tr->last = b;
+}
+
+void ps_ratelimit_judge_gap(const ps_conform *c, ps_key_role role)
+{
+    judge *j = judge_of(c);
+    key_seq *tr = j ? judge_seq_for(c, j, role) : NULL;
+    if (tr) tr->last.have = tr->clues.last_ok.have = false;
 }
 
 void ps_ratelimit_judge_concurrent(const ps_conform *c, bool on)
@@ -513,6 +601,10 @@ void ps_ratelimit_judge_finish(const ps_conform *c)
                                       "no response carried X-RateLimit-Limit, -Remaining or -Reset "
                                       "(ratelimit.headers-present failed)");
     }
+    if (!j->reset_window_judged)
+        ps_conform_not_applicable((ps_conform *)c, PS_CK_RATELIMIT_RESET_WITHIN_WINDOW,
+                                  "no response but 429s carried an integer X-RateLimit-Limit with "
+                                  "a Unix-time X-RateLimit-Reset");
     bool any_fall = j->main.falls || j->limit.falls;
     finish_key(c, &j->main, any_fall);
     if (ps_conform_cfg(c)->limit_key_given) finish_key(c, &j->limit, any_fall);

@@ -42,6 +42,10 @@ bool ps_ratelimit_judge_view(const ps_conform *c, ps_key_role role, ps_rl_key_vi
  * concurrent burst: judged each on its own, never as a sequence, and the
  * key's sequence starts afresh after it. */
 void ps_ratelimit_judge_concurrent(const ps_conform *c, bool on);
+/* A request of role was answered by something in front of the service
+ * (runner/suites/front.h): whether the service counted it is unknown, so
+ * the key's sequence starts afresh after it. */
+void ps_ratelimit_judge_gap(const ps_conform *c, ps_key_role role);
 /* Whether the responses handed over now come from a concurrent burst. */
 bool ps_ratelimit_judge_in_burst(const ps_conform *c);
 

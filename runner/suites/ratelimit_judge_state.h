@@ -91,6 +91,7 @@ typedef struct key_seq {
     /* the latest Reset the key named for Limit reset_high_limit (0: none):
      * a second below it is rounding, not a step back */
     int64_t reset_high, reset_high_limit;
+    unsigned clock_steps; /* the service clock's restarts when the key was last seen */
 } key_seq;
 
 typedef struct judge {
@@ -98,6 +99,7 @@ typedef struct judge {
     bool concurrent;
     bool finished;
     bool observed, any_header; /* a response was seen; one carried an X-RateLimit-* header */
+    bool reset_window_judged;  /* ratelimit.reset-within-window had a response to judge */
     key_seq main, limit;
 } judge;
 

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "core/ratelimit_headers.h"
+#include "core/service_clock.h"
+#include "runner/suites/front.h"
 #include "runner/suites/ratelimit_judge.h"
 #include "runner/suites/ratelimit_limit.h"
 
@@ -100,7 +102,45 @@ static void judge_unrefused(limit_run *r)
     const burst_count *bc = &r->bc;
     const ps_exchange *last_seen =
         bc->last_admitted >= 0 ? &r->exs[bc->last_admitted] : &r->refusal;
-    char rolled_after[400];
+    char rolled_after[400], said[96], who[64];
+    /* the probe's Remaining as sent: -1 is this file's "none", never a value */
+    if (r->probe.announced >= 0)
+        snprintf(said, sizeof said, "X-RateLimit-Remaining having said %" PRId64,
+                 r->probe.announced);
+    else
+        snprintf(said, sizeof said, "no integer X-RateLimit-Remaining having been sent");
+    unsigned front_503 = ps_front_refusals(c, PS_KEY_LIMIT, who, sizeof who);
+    /* the service admitted some: a front refusing the rest limits them (a
+     * front alone answering is an upstream it cannot reach, not a limit) */
+    bool service_seen = bc->admitted > 0 || r->probe.announced >= 0;
+    if (front_503 && service_seen) {
+        /* a gateway's limiter (nginx limit_req) refusing with its own 503:
+         * what the client meets is exactly that */
+        ps_conform_fail(c, PS_CK_LIMIT429_ENFORCED, r->refusal.responded ? &r->refusal : last_seen,
+                        "429 Too Many Requests",
+                        "%" PRId64 " requests on the limit key (a burst of %" PRId64
+                        ", then %" PRId64
+                        " one at a time) drew no 429, but the run's requests on it "
+                        "were answered 503 %u times by %s in front of the service (a page of its "
+                        "own, no X-RateLimit-* "
+                        "headers): the limit is enforced by a gateway with 503, not with 429 "
+                        "(spec 8 rule 2); %s",
+                        bc->sent + r->sent_after, bc->sent, r->sent_after, front_503, who, said);
+        limit_not_run_all(c, false,
+                          "no 429 was obtained: a gateway refused with 503 (limit429.enforced "
+                          "failed)");
+        return;
+    }
+    if (!service_seen && ps_front_replies_to(c, PS_KEY_LIMIT)) {
+        ps_conform_not_run(c, PS_CK_LIMIT429_ENFORCED,
+                           "%" PRId64 " requests on the limit key drew no 429: %u of the run's "
+                           "replies on it came from %s in front of the service, and neither the "
+                           "window probe nor the burst got an answer of the service itself: it "
+                           "was not reached",
+                           bc->sent + r->sent_after, ps_front_replies_to(c, PS_KEY_LIMIT), who);
+        limit_not_run_all(c, true, "no 429 to judge: a gateway answered in the service's place");
+        return;
+    }
     if (!r->held || !limit_within_probed_window(&r->probe,
                                                 r->refusal.responded ? r->refusal.done_wall_ns
                                                                      : bc->last_done_ns,
@@ -109,8 +149,8 @@ static void judge_unrefused(limit_run *r)
         ps_conform_not_run(c, PS_CK_LIMIT429_ENFORCED,
                            "%" PRId64 " requests on the limit key (a burst of %" PRId64
                            ", then %" PRId64 " one at a time) were all admitted, "
-                           "X-RateLimit-Remaining having said %" PRId64 ", but not judged: %s",
-                           bc->sent + r->sent_after, bc->sent, r->sent_after, r->probe.announced,
+                           "%s, but not judged: %s",
+                           bc->sent + r->sent_after, bc->sent, r->sent_after, said,
                            r->held ? rolled_after : r->rolled);
         limit_not_run_all(
             c, true, "no 429 to judge: none came within one window (limit429.enforced not run)");
@@ -120,9 +160,8 @@ static void judge_unrefused(limit_run *r)
     snprintf(exp, sizeof exp, "429 within %" PRId64 " requests", r->budget + 1);
     ps_conform_fail(c, PS_CK_LIMIT429_ENFORCED, r->refusal.responded ? &r->refusal : last_seen, exp,
                     "%" PRId64 " requests on the limit key (a burst of %" PRId64 ", then %" PRId64
-                    " one at a time) were all admitted within one fresh window, "
-                    "X-RateLimit-Remaining having said %" PRId64,
-                    bc->sent + r->sent_after, bc->sent, r->sent_after, r->probe.announced);
+                    " one at a time) were all admitted within one fresh window, %s",
+                    bc->sent + r->sent_after, bc->sent, r->sent_after, said);
     limit_not_run_all(c, false, "no 429 was obtained (limit429.enforced failed)");
 }
 
@@ -143,6 +182,55 @@ static void note_wait(limit_run *r)
     r->refused_at_ns = r->refusal.done_wall_ns; /* the last 429 read */
     if (r->bc.last_429 >= 0 && r->exs[r->bc.last_429].done_wall_ns > r->refused_at_ns)
         r->refused_at_ns = r->exs[r->bc.last_429].done_wall_ns;
+}
+
+/* The longest window a plan names (spec 8: requests per minute and per
+ * day): by then every limit of the plan has reset, so no refusal needs a
+ * longer wait, bar a ban. HONOUR_SLACK_S: whole-second rounding of the wait
+ * and of the Date it is read against. */
+#define LONGEST_WINDOW_S 86400
+#define HONOUR_SLACK_S 2
+
+/* Whether the judged refusal asks for a wait no client can honour: beyond
+ * the plan's longest window, from a first refusal of a window the probe
+ * found fresh (a ban follows repeated requests after a 429, spec 8 rule 3,
+ * so none can explain it). Such a wait once ended the run as incomplete
+ * (beyond --max-wait), which blocked a gate without naming the value. */
+static bool unhonourable(const limit_run *r)
+{
+    return r->probe.fresh && r->asked_s > LONGEST_WINDOW_S + HONOUR_SLACK_S;
+}
+
+/* limit429.retry-after-honourable, on the refusal note_wait read. */
+static void judge_honourable(limit_run *r)
+{
+    ps_conform *c = r->c;
+    const ps_check_id ck = PS_CK_LIMIT429_RETRY_AFTER_HONOURABLE;
+    const char *raw = ps_headers_get(&r->refusal.resp_headers, "Retry-After");
+    if (r->asked_s < 0) {
+        ps_conform_not_applicable(c, ck,
+                                  "the 429 carries no valid Retry-After (limit429.retry-after)");
+    } else if (r->asked_s <= LONGEST_WINDOW_S + HONOUR_SLACK_S) {
+        ps_conform_pass(c, ck);
+    } else if (!r->probe.fresh) {
+        ps_conform_not_applicable(
+            c, ck,
+            "Retry-After '%s' asks for %" PRId64 " s, beyond the plan's longest window (a day), "
+            "but the window was not seen fresh before this refusal (X-RateLimit-Remaining %" PRId64
+            " of %" PRId64 "): a temporary ban an earlier refusal started (spec 8 rule 3) may "
+            "last that long",
+            raw ? raw : "", r->asked_s, r->probe.announced, r->probe.limit);
+    } else {
+        char exp[96];
+        snprintf(exp, sizeof exp, "Retry-After of at most %d s (the plan's day)",
+                 LONGEST_WINDOW_S + HONOUR_SLACK_S);
+        ps_conform_fail(c, ck, &r->refusal, exp,
+                        "Retry-After '%s' asks to wait %" PRId64 " s (%.1f days), beyond the "
+                        "plan's longest window (a day), by when every limit of the plan has "
+                        "reset; it came among the first refusals of a fresh window, so no ban "
+                        "(spec 8 rule 3) explains it: a client honouring it never sends again",
+                        raw ? raw : "", r->asked_s, (double)r->asked_s / 86400.0);
+    }
 }
 
 bool limit_exhaust_phase(limit_run *r)
@@ -182,12 +270,13 @@ bool limit_exhaust_phase(limit_run *r)
     ps_conform_pass(c, PS_CK_LIMIT429_ENFORCED);
     limit_check_refusal(c, &r->refusal, &r->probe);
     note_wait(r);
+    judge_honourable(r);
     limit_burst_free(r);
     return true;
 }
 
 /* The answer to the request after the wait. */
-static void judge_recovery(limit_run *r, int rc, const ps_exchange *ex)
+static void judge_recovery(limit_run *r, int rc, const ps_exchange *ex, int64_t step_ns)
 {
     ps_conform *c = r->c;
     ps_rl_info rl;
@@ -195,7 +284,9 @@ static void judge_recovery(limit_run *r, int rc, const ps_exchange *ex)
         ps_conform_no_response(c, PS_CK_LIMIT429_RECOVERS, rc, ex);
     } else if (ex->status >= 200 && ex->status < 300) {
         ps_rl_read(&ex->resp_headers, limit_service_s(c, ex->done_wall_ns), &rl);
-        if (rl.reset_state == PS_RL_OK && r->reset_before && rl.reset < r->reset_before) {
+        /* a clock stepped back moves every Reset back with it */
+        if (rl.reset_state == PS_RL_OK && r->reset_before && rl.reset < r->reset_before &&
+            step_ns >= 0) {
             ps_conform_fail(
                 c, PS_CK_LIMIT429_RECOVERS, ex, "a new window (a later X-RateLimit-Reset)",
                 "admitted again, but X-RateLimit-Reset went back from %" PRId64 " to %" PRId64,
@@ -214,6 +305,13 @@ static void judge_recovery(limit_run *r, int rc, const ps_exchange *ex)
                 "429 again, which contradicts no time the service named",
                 (double)(ex->sent_wall_ns - r->refused_at_ns) / 1e9,
                 (double)ps_conform_cfg(c)->max_wait_ns / 1e9);
+        else if (ex->status == 429 && step_ns)
+            ps_conform_fail(c, PS_CK_LIMIT429_RECOVERS, ex, "2xx after waiting as Retry-After said",
+                            "after waiting the %" PRId64
+                            " s Retry-After asked for, the service's clock was seen to step "
+                            "%+.1f s (its Dates contradict the earlier ones); waited out as the "
+                            "429 after the step asked, the next request got 429 again",
+                            r->asked_s, (double)step_ns / 1e9);
         else if (ex->status == 429 && r->reset_before && sent_s < r->reset_before &&
                  r->asked_s >= 0)
             ps_conform_fail(
@@ -237,6 +335,19 @@ bool limit_recover_phase(limit_run *r)
      * those it saw itself), within --max-wait; one request then, and no
      * retry if it is refused again. */
     int64_t retry_until_ns = r->bc.retry_until_ns;
+    if (unhonourable(r)) {
+        /* the check that names the wait failed; nothing to wait for in a run */
+        ps_conform_not_applicable(c, PS_CK_LIMIT429_RECOVERS,
+                                  "the 429 asked to wait %" PRId64
+                                  " s, beyond any window of the plan "
+                                  "(limit429.retry-after-honourable fails it)",
+                                  r->asked_s);
+        ps_conform_not_applicable(c, PS_CK_LIMIT429_REFUSED_CREATE_NOT_STORED,
+                                  "the key does not recover within a run: its 429 asked to wait "
+                                  "%" PRId64 " s (limit429.retry-after-honourable fails it)",
+                                  r->asked_s);
+        return false;
+    }
     if (retry_until_ns && !limit_wait_until(c, retry_until_ns)) {
         ps_conform_not_run(
             c, PS_CK_LIMIT429_RECOVERS,
@@ -256,6 +367,9 @@ bool limit_recover_phase(limit_run *r)
     }
     ps_exchange_free(&r->refusal);
     ps_client_request req = limit_op(c, &r->ops, r->ops.creates, r->body);
+    const ps_service_clock *sc = ps_conform_clock(c);
+    unsigned restarts_before = sc->restarts;
+    int64_t offset_before = ps_conform_clock_offset_ns(c);
     /* No 429 named a time: back off 1 s, 2 s, 4 s ... (politeness.h) while
      * 429s come, as long as the next wait ends within --max-wait of the
      * refusal; a named time is waited for once (above) and then judged. */
@@ -270,7 +384,50 @@ bool limit_recover_phase(limit_run *r)
             break;
         ps_exchange_free(&ex);
     }
-    judge_recovery(r, rc, &ex);
+    int64_t step_ns = 0;
+    if (rc == PS_SENT && ex.status == 429 && r->named_wait && sc->restarts > restarts_before) {
+        /* The service's clock stepped while the runner waited (its Dates
+         * contradict the earlier ones beyond a Date's lag): the Reset and
+         * Retry-After waited for were written in a clock that has since
+         * moved, so this 429 says nothing of their rounding (issue 27: a
+         * step back of 2 s failed limit429.recovers, blaming Retry-After).
+         * The step is named; the wait this 429 asks for, in the new clock,
+         * is waited out once (ps_conform_send), and that answer judged. */
+        step_ns = ps_conform_clock_offset_ns(c) - offset_before;
+        if (!step_ns) step_ns = -1; /* a step the bounds no longer show: still one */
+        ps_rl_info again;
+        ps_rl_read(&ex.resp_headers, limit_service_s(c, ex.done_wall_ns), &again);
+        int64_t more_ns =
+            again.retry_after_state == PS_RL_OK ? again.retry_after_s * 1000000000LL : 0;
+        int64_t explained_ns = (step_ns < 0 ? -step_ns : step_ns) + 2000000000LL; /* rounding */
+        if (more_ns > explained_ns) {
+            /* a step of a few seconds explains a few more seconds, not this */
+            ps_conform_fail(c, PS_CK_LIMIT429_RECOVERS, &ex,
+                            "2xx after waiting as Retry-After said",
+                            "after waiting the %" PRId64
+                            " s Retry-After asked for, the next request got 429 again asking "
+                            "for %" PRId64 " s more; the service's clock stepped %+.1f s "
+                            "meanwhile (its Dates contradict the earlier ones), which explains "
+                            "a few seconds, not that",
+                            r->asked_s, again.retry_after_s, (double)step_ns / 1e9);
+            ps_exchange_free(&ex);
+            return true;
+        }
+        ps_exchange_free(&ex);
+        req = limit_op(c, &r->ops, r->ops.creates, r->body); /* a create named afresh */
+        rc = ps_conform_send(c, PS_CK_LIMIT429_RECOVERS, &req, PS_KEY_LIMIT, 0, &ex);
+        if (rc == PS_SENT) limit_note_refused_create(&r->refused_names, &ex);
+        if (rc == PS_SEND_SKIPPED) {
+            ps_conform_not_run(c, PS_CK_LIMIT429_RECOVERS,
+                               "the service's clock stepped %+.1f s while the runner waited out "
+                               "a 429 (its Dates contradict the earlier ones), and the 429 after "
+                               "the step asked for a wait beyond --max-wait: not judged",
+                               (double)step_ns / 1e9);
+            ps_exchange_free(&ex);
+            return true;
+        }
+    }
+    judge_recovery(r, rc, &ex, step_ns);
     ps_exchange_free(&ex);
     return true;
 }
