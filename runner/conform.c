@@ -43,8 +43,9 @@ struct ps_conform {
     bool aborted;            /* exit 3 */
     bool answered_below_400; /* some request was answered 1xx-3xx */
     char abort_reason[400];
-    char skip_reason[512]; /* why the last send was skipped */
-    char wait_why[2][48];  /* [0] main key, [1] limit key: what the last 429 asked */
+    char skip_reason[512];   /* why the last send was skipped */
+    bool refused_throughout; /* the last send skipped: 429 after 429, each wait honoured */
+    char wait_why[2][48];    /* [0] main key, [1] limit key: what the last 429 asked */
     ps_conform_tally tally;
     uint64_t seed;          /* --seed, or drawn at random */
     ps_service_clock clock; /* the service's, from Date */
@@ -627,6 +628,11 @@ static bool refused_for_certificate(ps_conform *c, const ps_exchange *ex)
     return true;
 }
 
+bool ps_conform_refused_throughout(const ps_conform *c)
+{
+    return c->refused_throughout;
+}
+
 int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req, ps_key_role role,
                     unsigned flags, ps_exchange *ex)
 {
@@ -640,6 +646,7 @@ int ps_conform_send_ex(ps_conform *c, ps_check_id ck, const ps_client_request *r
     const char *key = politeness_key(c, role);
     memset(ex, 0, sizeof *ex);
     c->skip_reason[0] = '\0';
+    c->refused_throughout = false;
     for (int attempt = 0;; attempt++) {
         if (ps_conform_interrupted || c->aborted) {
             if (!c->aborted) {
@@ -702,6 +709,7 @@ int ps_conform_send_ex(ps_conform *c, ps_check_id ck, const ps_client_request *r
                      "the service answered 429 %d times in a row, waiting as it asked each time",
                      attempt + 1);
             c->tally.skipped_waits++;
+            c->refused_throughout = true;
             return PS_SEND_SKIPPED;
         }
         return PS_SENT;

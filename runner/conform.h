@@ -126,6 +126,10 @@ void ps_conform_tally_get(const ps_conform *c, ps_conform_tally *out);
  * response to the observers. */
 int ps_conform_send(ps_conform *c, ps_check_id ck, const ps_client_request *req, ps_key_role role,
                     unsigned flags, ps_exchange *ex);
+/* True when the last ps_conform_send (PS_SEND_RETRY_429) was skipped
+ * because the service answered 429 again and again although each wait it
+ * asked for was honoured; ex then holds the last 429. */
+bool ps_conform_refused_throughout(const ps_conform *c);
 
 /* As ps_conform_send, with a second Authorization field line when
  * authorization2 is not NULL (ps_client_perform_ex). */

@@ -108,6 +108,6 @@ const ps_observer ps_suite_observers[] = {
     {"ratelimit-judge", PS_RATELIMIT_JUDGE_STATE_SIZE, ps_ratelimit_judge_observe},
     {"reset-not-past", PS_RESET_PAST_STATE_SIZE, ps_reset_past_observe},
     {"create-ledger", PS_LEDGER_STATE_SIZE, ps_ledger_observe}, /* runner/gen_ledger.h */
-    {"front", PS_FRONT_STATE_SIZE, ps_front_observe}, /* handed gateways' replies only */
+    {"front", PS_FRONT_STATE_SIZE, ps_front_observe},           /* handed gateways' replies only */
 };
 const size_t ps_suite_observer_count = sizeof ps_suite_observers / sizeof ps_suite_observers[0];

@@ -51,9 +51,31 @@ static void wait_phase(ps_conform *c, int phase_ms)
  * of the window is left after it (a 3 s window keeps its burst's 2.5 s). */
 #define ALIGN_ROOM_NS 2500000000LL
 
-/* 1: a fresh window (nothing counted yet on the key), within --max-wait.
- * False when the suite cannot go on (already reported). */
-static bool probe_window(ps_conform *c, const ps_client_request *req, int phase_ms, window_probe *p)
+/* A burst before this probe drew a 429 and its wait was honoured
+ * (ps_suite_limit429 waits out each burst's Retry-After before the next,
+ * the default race hunt's repeats among them), and then every request was
+ * refused again, each wait honoured too: the limit did not come back.
+ * That is limit429.recovers failing, as limit_recover_phase judges it after
+ * one burst; not a run left incomplete (a never-recovering key ended the
+ * default run with exit 3 once the hunt became the default, issue 27). */
+static void not_recovered(ps_conform *c, const ps_exchange *last)
+{
+    limit_not_run_all(c, true,
+                      "no 429 to judge: the limit key stayed refused after a limit burst's 429 was "
+                      "waited out (limit429.recovers failed)");
+    ps_conform_fail(c, PS_CK_LIMIT429_RECOVERS, last,
+                    "a request admitted once the 429's wait passed",
+                    "a limit burst's 429 was waited out as its Retry-After asked, and then the "
+                    "limit key's next request was refused with %ld 6 times in a row, each wait the "
+                    "service asked for honoured: the limit did not come back",
+                    last->status);
+}
+
+/* 1: a fresh window (nothing counted yet on the key), within --max-wait;
+ * after_429: a burst's 429 was waited out before it. False when the suite
+ * cannot go on (already reported). */
+static bool probe_window(ps_conform *c, const ps_client_request *req, int phase_ms, bool after_429,
+                         window_probe *p)
 {
     ps_exchange ex;
     ps_rl_info rl;
@@ -62,6 +84,11 @@ static bool probe_window(ps_conform *c, const ps_client_request *req, int phase_
         wait_phase(c, phase_ms);
         int rc =
             ps_conform_send(c, PS_CK_LIMIT429_ENFORCED, req, PS_KEY_LIMIT, PS_SEND_RETRY_429, &ex);
+        if (rc != PS_SENT && after_429 && ps_conform_refused_throughout(c)) {
+            not_recovered(c, &ex);
+            ps_exchange_free(&ex);
+            return false;
+        }
         if (rc != PS_SENT) {
             ps_conform_no_response(c, PS_CK_LIMIT429_ENFORCED, rc, &ex);
             ps_conform_no_response(c, PS_CK_LIMIT429_NO_OVER_ADMISSION, rc, &ex);
@@ -153,7 +180,7 @@ bool limit_probe_phase(limit_run *r)
     ps_conform *c = r->c;
     ps_client_request req = limit_op(c, &r->ops, r->ops.creates, r->body);
     int phase_ms = r->attempt == 1 || r->aligned ? PROBE_PHASE_MS : PROBE_PHASE_EARLY_MS;
-    if (!probe_window(c, &req, phase_ms, &r->probe)) return false;
+    if (!probe_window(c, &req, phase_ms, r->attempt > 1, &r->probe)) return false;
     const window_probe *p = &r->probe;
     /* Room left in the window after the next whole second: with enough,
      * the burst starts there (see PROBE_PHASE_MS). */
