@@ -329,6 +329,44 @@ BURST_FAULTS = ("over-admission-race", "per-loop-counts")
 RACE_KEYS = [a for k in "abcde" for a in ("--key", "race50%s:enterprise:50:100000" % k)]
 
 
+
+def listed_as(srv, name):
+    """The name the list shows for a category created with name (KEY_BIG), or
+    None when its 201 did not echo it whole."""
+    st, _, _, body = srv.post(json.dumps({"name": name}), key=KEY_BIG)
+    if st != 201 or body.get("name") != name:
+        return None
+    return next((c.get("name") for c in srv.get(key=KEY_BIG)[3] if c.get("id") == body.get("id")), "")
+
+
+def p_list_cuts_long_names(srv, k):
+    name = "n" * 250
+    shown = listed_as(srv, name)
+    return shown is not None and shown != name
+
+
+def p_list_trims_names(srv, k):
+    name = "  padded name  "
+    shown = listed_as(srv, name)
+    return shown is not None and shown != name
+
+
+def p_retry_after_far(srv, k):
+    srv.get(key=k)
+    st, h, _, _ = srv.get(key=k)
+    return st == 429 and int(h.get("retry-after", "0")) > 86400
+
+
+def p_reset_hours_late(srv, k):
+    st, h, _, _ = srv.get(key=k)
+    return st != 429 and int(h["x-ratelimit-reset"]) - time.time() > 3000
+
+
+def p_reset_late(srv, k):
+    # 1 s windows (--time-scale 60): a correct Reset is at most 2 s ahead; the fault's 30 s more
+    ahead = int(srv.get(key=k)[1]["x-ratelimit-reset"]) - time.time()
+    return 20 < ahead < 100
+
 PROBES = {name[2:].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("p_")}
 
 

@@ -134,7 +134,10 @@ def runner_env():
 def worst_bodies():
     mb = 1 << 20
     same = b"{" + b'"":0,' * (mb // 5 - 2) + b'"":0}'
-    distinct = b"{" + b",".join(b'"m%d":0' % i for i in range(mb // 10)) + b"}"
+    # under --max-body's 1 MiB, as the others: read and refused for its members, not cut (at
+    # mb // 10 it was 1.09 MiB, and the run's report named too_many_members only where a
+    # check's first failure fell on `same`, which a request more or less moved)
+    distinct = b"{" + b",".join(b'"m%d":0' % i for i in range(mb // 12)) + b"}"
     obj = b"{" + b",".join(b'"k%d":0' % i for i in range(1024)) + b"}"
     arr = b"[" + b",".join([obj] * (mb // len(obj))) + b"]"
     return [same, distinct, arr]
