@@ -200,6 +200,48 @@ void ps_buf_json_string(ps_buf *b, const char *s, size_t len)
     ps_buf_putc(b, '"');
 }
 
+/* The length of the valid UTF-8 sequence at p (at most left bytes), 0 when
+ * none starts there. */
+static size_t utf8_seq(const unsigned char *p, size_t left)
+{
+    size_t n = p[0] >= 0xf0 && p[0] <= 0xf4   ? 4
+               : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+               : p[0] >= 0xc2 && p[0] <= 0xdf ? 2
+                                              : 0;
+    if (n > left) return 0;
+    for (size_t k = 1; k < n; k++)
+        if ((p[k] & 0xc0) != 0x80) return 0;
+    return n;
+}
+
+void ps_buf_put_visible(ps_buf *b, const char *s, size_t len, bool keep_lines)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0, run = 0; /* s[run, i) is copied as-is */
+    while (i < len) {
+        unsigned char c = p[i];
+        size_t n = 1;
+        bool plain = c >= 0x20 && c < 0x7f;
+        if (c < 0x80 && !plain) plain = keep_lines && (c == '\n' || c == '\t');
+        if (c >= 0x80) {
+            n = utf8_seq(p + i, len - i);
+            plain = n && !(c == 0xc2 && p[i + 1] < 0xa0);
+        }
+        if (plain) {
+            i += n;
+            continue;
+        }
+        ps_buf_append(b, s + run, i - run);
+        if (n == 2) /* a C1 control as UTF-8 */
+            ps_buf_printf(b, "\\u%04x", p[i + 1]);
+        else
+            ps_buf_printf(b, "\\x%02x", c);
+        i += n ? n : 1;
+        run = i;
+    }
+    ps_buf_append(b, s + run, i - run);
+}
+
 void ps_buf_html_escape(ps_buf *b, const char *s, size_t len)
 {
     size_t run = 0;

@@ -8,6 +8,7 @@
 #define PS_BUF_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct ps_buf {
@@ -44,6 +45,13 @@ void ps_buf_vprintf(ps_buf *b, const char *fmt, va_list ap) __attribute__((forma
  * of well-formed UTF-8 becomes \ufffd, so untrusted bytes always give valid
  * JSON. */
 void ps_buf_json_string(ps_buf *b, const char *s, size_t len);
+/* Appends s[0..len) for a terminal: the one terminal escaper of the project,
+ * for text a peer or a file chose (replies, replay files), which must not
+ * drive the terminal. C0 controls (but newline and tab when keep_lines), NUL
+ * and DEL become \xNN, C1 controls written as UTF-8 become \u00NN, and a byte
+ * that starts no valid UTF-8 sequence (a bare C1 byte included) becomes
+ * \xNN; valid UTF-8 is copied as-is. */
+void ps_buf_put_visible(ps_buf *b, const char *s, size_t len, bool keep_lines);
 /* Appends s with &, <, >, " and ' escaped for HTML text and attributes. */
 void ps_buf_html_escape(ps_buf *b, const char *s, size_t len);
 /* Transfers ownership of the data to the caller (never NULL) and resets b. */

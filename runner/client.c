@@ -346,17 +346,13 @@ static void build_curl_line(ps_client *c, const ps_client_request *req, const ch
     ex->curl = ps_buf_detach(&b);
 }
 
-/* Server bytes on a terminal: control characters (but newline and tab)
- * become '.', so a reply cannot drive the terminal. */
+/* Server bytes on a terminal, escaped as replay prints them (C0 but newline
+ * and tab, DEL, C1 as UTF-8 or bare bytes, invalid UTF-8), so a reply cannot
+ * drive the terminal (ESC sequences, BEL, 8-bit CSI). */
 static void put_clean(ps_buf *b, const char *prefix, const char *s, size_t len)
 {
     ps_buf_puts(b, prefix);
-    ps_buf_reserve(b, len + 1);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        b->data[b->len++] =
-            (char)((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f ? '.' : ch);
-    }
+    ps_buf_put_visible(b, s, len, true);
     ps_buf_putc(b, '\n');
 }
 
@@ -373,7 +369,8 @@ static void print_verbose(const ps_client *c, FILE *f, const ps_exchange *ex)
                       ex->req_headers.items[i].value);
     if (ex->req_body.len) put_clean(&dump, "> ", ex->req_body.data, ex->req_body.len);
     if (!ex->responded) {
-        ps_buf_printf(&dump, "! %s\n\n", ex->error);
+        put_clean(&dump, "! ", ex->error, strlen(ex->error)); /* may quote the server */
+        ps_buf_putc(&dump, '\n');
     } else {
         ps_buf_printf(&dump, "< %ld (%.1f ms)\n", ex->status, ex->elapsed_ms);
         for (size_t i = 0; i < ex->resp_headers.count; i++) {

@@ -542,6 +542,8 @@ void ps_conform_note_burst(ps_conform *c, const ps_burst_stats *bs)
         fprintf(stderr,
                 "petstore-conform: the burst's HTTP/2 single-packet form was not used (%s)\n",
                 bs->h2_declined);
+    if (c->cfg->verbose && bs->h2_peer[0])
+        fprintf(stderr, "petstore-conform: the HTTP/2 burst was cut short: %s\n", bs->h2_peer);
     if (c->cfg->verbose)
         fprintf(stderr,
                 "petstore-conform: burst transport %s: %zu connections open in %.1f ms, release "

@@ -15,41 +15,12 @@
 #include "runner/gen_case.h"
 #include "runner/gen_judge.h"
 
-/* Appends s for a terminal: text from a replay file (or a reply) must not
- * drive it, so C0 controls, DEL and C1 controls (as UTF-8 or bare bytes)
- * become \xNN / \u00NN, and a byte that starts no valid UTF-8 sequence
- * becomes \xNN. */
+/* Appends s for a terminal, escaped (ps_buf_put_visible): text from a
+ * replay file (or a reply) must not drive it. */
 static void put_visible(ps_buf *b, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-    while (*p) {
-        unsigned char c = *p;
-        if (c < 0x80) {
-            if (c < 0x20 || c == 0x7f)
-                ps_buf_printf(b, "\\x%02x", c);
-            else
-                ps_buf_putc(b, (char)c);
-            p++;
-            continue;
-        }
-        size_t n = c >= 0xf0 && c <= 0xf4   ? 4
-                   : c >= 0xe0 && c <= 0xef ? 3
-                   : c >= 0xc2 && c <= 0xdf ? 2
-                                            : 0;
-        size_t k = 1;
-        while (n && k < n && (p[k] & 0xc0) == 0x80)
-            k++;
-        if (n == 0 || k != n) {
-            ps_buf_printf(b, "\\x%02x", c);
-            p++;
-        } else if (c == 0xc2 && p[1] < 0xa0) {
-            ps_buf_printf(b, "\\u%04x", p[1]);
-            p += 2;
-        } else {
-            ps_buf_append(b, (const char *)p, n);
-            p += n;
-        }
-    }
+    s = s ? s : "";
+    ps_buf_put_visible(b, s, strlen(s), false);
 }
 
 /* Prints fmt with each %s argument made visible (put_visible). */

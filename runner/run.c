@@ -258,6 +258,10 @@ static void write_transport(const ps_conform *c, ps_jw *w)
             ps_jw_kstring(w, "h2_declined", bs->h2_declined);
         else
             ps_jw_knull(w, "h2_declined");
+        if (bs->h2_peer[0])
+            ps_jw_kstring(w, "h2_peer_errors", bs->h2_peer);
+        else
+            ps_jw_knull(w, "h2_peer_errors");
         ps_jw_kuint(w, "connections", bs->opened);
         ps_jw_kdouble(w, "open_ms", (double)bs->open_ns / 1e6, 3);
         ps_jw_kdouble(w, "release_spread_us", (double)bs->spread_ns[0] / 1e3, 1);

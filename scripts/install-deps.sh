@@ -14,6 +14,7 @@ packages=(build-essential cmake pkg-config libcurl4-openssl-dev libyajl-dev libe
           clang-format         # scripts/check-format.sh: test.sh fails on a layout deviation
           strace               # runner_hostile_verbose_writes counts the runner's write(2) calls
           python3-yaml         # deploy_kubernetes parses the Kubernetes manifests
+          python3-h2           # runner_h2_hostile_*: hostile HTTP/2 servers against the limit burst
           python3-flask python3-flask-limiter  # tests/frameworks: a Flask + Flask-Limiter service the runner judges
           help2man man-db dpkg-dev file   # man pages, man -l in tests/install, cpack -G DEB (dpkg-shlibdeps)
           libssl-dev           # the load generator's TLS epoll engine and the burst's TLS transport

@@ -68,10 +68,14 @@ typedef struct ps_burst_stats {
     const char *via;       /* "sockets", "libcurl" (https or a proxy) or "h2" (burst_h2.h) */
     char h2_declined[200]; /* why the HTTP/2 form was not used though tried ("": used, or not tried)
                             */
-    size_t opened;         /* connections held before the release */
-    int64_t open_ns;       /* opening them all (handshakes included) */
-    int64_t spread_ns[2];  /* first to last final byte written: the burst, its last requests
-                              (h2: the one write of their final frames) */
+    /* what the HTTP/2 server did that cut the burst short: GOAWAY and its
+     * code, RST_STREAMs, a window left at zero, a flood, a close ("": nothing,
+     * or not h2) */
+    char h2_peer[320];
+    size_t opened;               /* connections held before the release */
+    int64_t open_ns;             /* opening them all (handshakes included) */
+    int64_t spread_ns[2];        /* first to last final byte written: the burst, its last requests
+                                    (h2: the one write of their final frames) */
     int64_t crossing_replies_ns; /* first to last reply of its last requests (0: fewer than 2) */
     int bursts;       /* bursts the run sent so far, this one included (ps_conform_note_burst) */
     size_t reply_cap; /* bytes kept per reply */

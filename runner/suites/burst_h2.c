@@ -25,6 +25,14 @@
 #define H2_STREAM_WINDOW (1 << 20)
 #define H2_CONN_WINDOW (1 << 24)
 
+/* Frames that carry no reply (PING, SETTINGS, WINDOW_UPDATE, PRIORITY,
+ * empty DATA, unknown types) beyond this, plus a few per stream, are a
+ * flood: a server legitimately sends a handful per stream, and reading
+ * endless ones would only hold the burst until its deadline. */
+#define H2_IDLE_FRAMES_MOST 1000
+#define H2_IDLE_FRAMES_PER_STREAM 8
+#define H2_FRAME_KINDS 11 /* the ten of RFC 9113, then "unknown" */
+
 /* One request of the burst, one stream. */
 typedef struct stream {
     const ps_burst_request *req;
@@ -34,6 +42,7 @@ typedef struct stream {
     size_t body_len; /* the request body's */
     size_t off;      /* body bytes handed to nghttp2 */
     bool released;   /* its final frame may go */
+    bool ended;      /* its final frame was handed to nghttp2 */
     bool closed;
     bool interim; /* the header block being read is a 1xx */
 } stream;
@@ -47,6 +56,15 @@ typedef struct h2 {
     bool broken;    /* the connection failed: why */
     bool timed_out; /* the deadline passed */
     char why[240];
+    /* the server's protocol errors, named in the report (stats h2_peer) */
+    bool goaway;
+    uint32_t goaway_code;
+    int32_t goaway_last;
+    size_t resets;               /* RST_STREAM frames on our streams */
+    uint32_t reset_code;         /* the first one's */
+    bool resets_differ;          /* another code came too */
+    size_t idle[H2_FRAME_KINDS]; /* frames carrying no reply, by type */
+    size_t idle_most;            /* the flood threshold for this burst */
 } h2;
 
 static void fail(h2 *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -58,6 +76,34 @@ static void fail(h2 *c, const char *fmt, ...)
     vsnprintf(c->why, sizeof c->why, fmt, ap);
     va_end(ap);
     c->broken = true;
+}
+
+/* An HTTP/2 error code by its RFC 9113 name (or its number). */
+static const char *code_name(uint32_t code, char *buf, size_t size)
+{
+    if (code <= NGHTTP2_HTTP_1_1_REQUIRED) return nghttp2_http2_strerror(code);
+    snprintf(buf, size, "error code 0x%x", (unsigned)code);
+    return buf;
+}
+
+static const char *frame_name(size_t kind)
+{
+    static const char *const names[H2_FRAME_KINDS] = {
+        "DATA", "HEADERS", "PRIORITY",      "RST_STREAM",   "SETTINGS",    "PUSH_PROMISE",
+        "PING", "GOAWAY",  "WINDOW_UPDATE", "CONTINUATION", "unknown-type"};
+    return names[kind < H2_FRAME_KINDS ? kind : H2_FRAME_KINDS - 1];
+}
+
+/* "N PING frames" for the kind the server sent most of. */
+static void idle_most_sent(const h2 *c, char *buf, size_t size)
+{
+    size_t top = 0, total = 0;
+    for (size_t k = 0; k < H2_FRAME_KINDS; k++) {
+        total += c->idle[k];
+        if (c->idle[k] > c->idle[top]) top = k;
+    }
+    snprintf(buf, size, "%zu frames carrying no reply, %zu of them %s", total, c->idle[top],
+             frame_name(top));
 }
 
 static bool stopped(const h2 *c)
@@ -154,12 +200,44 @@ static int on_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t id, const u
     return 0;
 }
 
+/* Every frame's header, before its payload: frames that carry no reply are
+ * counted, and past the burst's threshold the connection is given up as a
+ * flood (nghttp2 itself refuses only a backlog of acknowledgements owed). */
+static int on_begin_frame(nghttp2_session *ng, const nghttp2_frame_hd *hd, void *ud)
+{
+    h2 *c = ud;
+    bool ack = hd->flags & NGHTTP2_FLAG_ACK;
+    bool idle = hd->type > NGHTTP2_CONTINUATION || hd->type == NGHTTP2_PRIORITY ||
+                hd->type == NGHTTP2_WINDOW_UPDATE ||
+                ((hd->type == NGHTTP2_PING || hd->type == NGHTTP2_SETTINGS) && !ack) ||
+                (hd->type == NGHTTP2_DATA && !hd->length && !(hd->flags & NGHTTP2_FLAG_END_STREAM));
+    if (!idle) return 0;
+    size_t total = 0;
+    c->idle[hd->type < H2_FRAME_KINDS ? hd->type : H2_FRAME_KINDS - 1]++;
+    for (size_t k = 0; k < H2_FRAME_KINDS; k++)
+        total += c->idle[k];
+    if (total <= c->idle_most) return 0;
+    char sent[120];
+    idle_most_sent(c, sent, sizeof sent);
+    fail(c, "the server flooded the HTTP/2 connection (%s): the burst gave up on it", sent);
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
+}
+
 static int on_frame(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
 {
     h2 *c = ud;
     bool ack = f->hd.flags & NGHTTP2_FLAG_ACK;
     if (f->hd.type == NGHTTP2_SETTINGS && !ack) c->settings_seen = true;
     if (f->hd.type == NGHTTP2_PING && ack) c->ping_acked = true;
+    if (f->hd.type == NGHTTP2_GOAWAY && !c->goaway) {
+        c->goaway = true;
+        c->goaway_code = f->goaway.error_code;
+        c->goaway_last = f->goaway.last_stream_id;
+    }
+    if (f->hd.type == NGHTTP2_RST_STREAM && stream_of(ng, f->hd.stream_id)) {
+        if (c->resets && f->rst_stream.error_code != c->reset_code) c->resets_differ = true;
+        if (!c->resets++) c->reset_code = f->rst_stream.error_code;
+    }
     if (f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA) return 0;
     stream *st = stream_of(ng, f->hd.stream_id);
     if (!st) return 0;
@@ -203,6 +281,7 @@ static ssize_t read_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t l
     if (st->off < end) return (ssize_t)k;
     if (!st->released) return k ? (ssize_t)k : NGHTTP2_ERR_DEFERRED;
     *flags |= NGHTTP2_DATA_FLAG_EOF;
+    st->ended = true;
     return (ssize_t)k;
 }
 
@@ -262,6 +341,14 @@ static void read_input(h2 *c)
         if (io == PS_TLS_IO_ERROR) fail(c, "%s", why);
         if (io != PS_TLS_IO_OK) return;
         ssize_t used = nghttp2_session_mem_recv(c->ng, buf, (size_t)got);
+        if (used == NGHTTP2_ERR_FLOODED) {
+            char sent[120];
+            idle_most_sent(c, sent, sizeof sent);
+            fail(c,
+                 "the server flooded the HTTP/2 connection faster than its frames could be "
+                 "acknowledged (%s): the burst gave up on it",
+                 sent);
+        }
         if (used < 0) fail(c, "HTTP/2: %s", nghttp2_strerror((int)used));
     }
 }
@@ -290,7 +377,7 @@ static bool pump(h2 *c, const want *w)
         if (!flush(c)) return false;
         if (wanted(w)) return true;
         if (!nghttp2_session_want_read(c->ng) && !nghttp2_session_want_write(c->ng)) {
-            fail(c, "the server ended the HTTP/2 session (GOAWAY)");
+            fail(c, "the HTTP/2 session ended after the server's GOAWAY");
             return false;
         }
         if (!SSL_has_pending(c->ssl) && !wait_fd(c, POLLIN)) return false;
@@ -368,6 +455,7 @@ static bool start_session(h2 *c)
 {
     nghttp2_session_callbacks *cb;
     if (nghttp2_session_callbacks_new(&cb) != 0) abort();
+    nghttp2_session_callbacks_set_on_begin_frame_callback(cb, on_begin_frame);
     nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
     nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
@@ -475,6 +563,57 @@ static int64_t send_group(h2 *c, const ps_burst_h2_target *t, stream *ss, size_t
     return spread;
 }
 
+/* Appends "; "-separated text to buf (size bytes, NUL-terminated). */
+static void add_part(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void add_part(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t len = strlen(buf);
+    if (len && len + 2 < size) len += (size_t)snprintf(buf + len, size - len, "; ");
+    if (len + 1 >= size) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, size - len, fmt, ap);
+    va_end(ap);
+}
+
+/* What the server did that cut the burst short, for the report: its GOAWAY
+ * (code, last stream), its RST_STREAMs, a flow-control window left at zero
+ * under a request's final frame, the connection's end (a flood given up,
+ * a close, a TLS error), streams still open at the deadline. "" when
+ * nothing did. */
+static void name_peer_errors(const h2 *c, const stream *ss, size_t n, char *buf, size_t size)
+{
+    char code[32];
+    size_t stalled = 0, open = 0;
+    buf[0] = '\0';
+    if (c->goaway)
+        add_part(buf, size, "the server sent GOAWAY (%s, last stream %d)",
+                 code_name(c->goaway_code, code, sizeof code), (int)c->goaway_last);
+    if (c->resets)
+        add_part(buf, size, "the server reset %zu stream%s with RST_STREAM (%s%s)", c->resets,
+                 c->resets == 1 ? "" : "s", code_name(c->reset_code, code, sizeof code),
+                 c->resets_differ ? " and other codes" : "");
+    for (size_t i = 0; i < n; i++) {
+        if (!ss[i].id || ss[i].closed) continue;
+        open++;
+        /* a final frame nghttp2 still holds: only a window at zero holds it */
+        if (ss[i].released && !ss[i].ended &&
+            (nghttp2_session_get_stream_remote_window_size(c->ng, ss[i].id) <= 0 ||
+             nghttp2_session_get_remote_window_size(c->ng) <= 0))
+            stalled++;
+    }
+    if (stalled)
+        add_part(buf, size,
+                 "its flow-control window stayed at zero: %zu request%s could not send %s final "
+                 "frame",
+                 stalled, stalled == 1 ? "" : "s", stalled == 1 ? "its" : "their");
+    if (c->broken) add_part(buf, size, "%s", c->why);
+    if (c->timed_out && open)
+        add_part(buf, size, "%zu stream%s still open when the burst's time ran out", open,
+                 open == 1 ? "" : "s");
+}
+
 int ps_burst_h2_run(const ps_burst_h2_target *t, const ps_burst_request *reqs, size_t n,
                     size_t first, const ps_tls_client_opts *tls, ps_http_reply *replies,
                     ps_exchange *out, ps_burst_stats *stats, char *why, size_t why_size)
@@ -486,6 +625,7 @@ int ps_burst_h2_run(const ps_burst_h2_target *t, const ps_burst_request *reqs, s
     if (!ss) abort();
     int64_t t0 = ps_clock_mono_ns();
     c.deadline = t0 + reqs[0].timeout_ns;
+    c.idle_most = H2_IDLE_FRAMES_MOST + H2_IDLE_FRAMES_PER_STREAM * n;
 
     /* 1: one connection, h2 picked, the server's SETTINGS read; nothing
      * sent yet, so the HTTP/1.1 form may still be used */
@@ -536,6 +676,7 @@ int ps_burst_h2_run(const ps_burst_h2_target *t, const ps_burst_request *reqs, s
     for (size_t i = first; refused && i < n; i++)
         snprintf(out[i].error, sizeof out[i].error, "not sent: the burst was already refused");
     if (first < n) stats->spread_ns[1] = send_group(&c, t, ss, first, n);
+    name_peer_errors(&c, ss, n, stats->h2_peer, sizeof stats->h2_peer);
     if (!stopped(&c)) {
         nghttp2_session_terminate_session(c.ng, NGHTTP2_NO_ERROR);
         flush(&c);

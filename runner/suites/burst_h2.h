@@ -32,7 +32,8 @@ typedef struct ps_burst_h2_target {
  * when a first reply was already a 429). replies[i] must be initialised
  * (ps_http_reply_init with the reply cap). Returns 1 when the burst went
  * over HTTP/2 (stats' via, opened, open_ns and spread_ns filled: a group's
- * spread is its one write's duration); 0 with why when it did not and
+ * spread is its one write's duration; h2_peer names what the server did
+ * that cut the burst short, if anything); 0 with why when it did not and
  * nothing was sent (no connection, the server did not pick h2, or it allows
  * fewer concurrent streams than a group needs): the caller then uses the
  * HTTP/1.1 form. */

@@ -101,9 +101,13 @@ static bool burst_whole(const burst_count *bc, const ps_burst_stats *bs, int n, 
                        n, bc->admitted, bc->refused, bc->other, bc->bad_replies,
                        bc->unanswered - bc->bad_replies, bc->unopened);
     if (bs->abandoned && len > 0 && (size_t)len < why_size)
-        snprintf(why + len, why_size - (size_t)len,
-                 "; of the unanswered, %zu answered or closed later, %zu still open when given up",
-                 bs->late, bs->given_up);
+        len += snprintf(why + len, why_size - (size_t)len,
+                        "; of the unanswered, %zu answered or closed later, %zu still open when "
+                        "given up",
+                        bs->late, bs->given_up);
+    /* the peer's protocol errors say why the counts above came out so */
+    if (bs->h2_peer[0] && len > 0 && (size_t)len < why_size)
+        snprintf(why + len, why_size - (size_t)len, "; over HTTP/2, %s", bs->h2_peer);
     return false;
 }
 

@@ -136,7 +136,7 @@ typedef struct limit_run {
     burst_count bc;         /* what they showed */
     bool held;              /* answered within the probed window */
     bool whole;             /* over-admitted, or reached the limit in full */
-    char partial[400];      /* why not whole */
+    char partial[800];      /* why not whole */
     char rolled[400];       /* why not held */
     ps_burst_stats bs;      /* the concurrent burst's transport (zero: sequential) */
     int64_t first_burst_ns; /* when the first burst was sent (monotonic), 0: none yet */

@@ -1818,8 +1818,8 @@ def mode_field_h2_clean(a, tmp):
             check("single-packet form was not used (the server allows 8 concurrent" in err,
                   "%s: --verbose does not say why the burst is not h2" % what)
         else:
-            check(b.get("via") == "h2" and b.get("connections") == 1 and b.get("h2_declined") is None,
-                  "%s: burst transport %r" % (what, b))
+            check(b.get("via") == "h2" and b.get("connections") == 1 and b.get("h2_declined") is None
+                  and b.get("h2_peer_errors") is None, "%s: burst transport %r" % (what, b))
             check("burst transport h2 (single-packet" in err, "%s: --verbose does not name the h2 form" % what)
 
 

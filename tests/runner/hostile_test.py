@@ -8,7 +8,7 @@ thread per connection), runs the real binary and asserts one behaviour; every
 wait is for a state (a request received, a line printed), bounded.
 
   hostile_test.py --conform BIN worst_json | drip | sigterm | echoed_keys | near_miss_keys | verbose_writes
-                  | burst_memory | giant_header
+                  | burst_memory | giant_header | verbose_controls
 
 Helpers (run_conform, check, the test keys) are conform_test.py's.
 """
@@ -427,6 +427,35 @@ def mode_verbose_writes(a, tmp):
         len(calls), fake.requests))
 
 
+def mode_verbose_controls(a, tmp):
+    """--verbose shows a reply's headers and body escaped as replay prints
+    them (ps_buf_put_visible): ESC, BEL, DEL, C1 controls (bare or as UTF-8,
+    8-bit CSI included) and invalid UTF-8 become visible \\xNN / \\u00NN,
+    never bytes a terminal acts on; printable UTF-8 stays as it is."""
+    evil = b"\x1b]0;pwned\x07 \x1b[2J \x9b31m \xc2\x9b32m \x7f caf\xc3\xa9"
+
+    def reply(fake, conn, method, path, auth):
+        return response(200, b"[]", b"X-Evil: " + evil + b"\r\n")
+
+    fake = HostileFake(reply)
+    fake.start()
+    try:
+        cmd = [a.conform, "--base-url", fake.url, "--only", "list.status-200", "--timeout", "5s", "--verbose"]
+        p = subprocess.run(cmd, env=runner_env(), capture_output=True, timeout=120)
+    finally:
+        fake.stop()
+    err = p.stderr
+    check(fake.requests >= 1, "verbose_controls: no request reached the fake")
+    line = next((l for l in err.split(b"\n") if l.startswith(b"< X-Evil:")), None)
+    if not check(line is not None, "verbose_controls: the dump lacks X-Evil: %r" % err[-800:]):
+        return
+    check(not [c for c in line if c < 0x20 or c == 0x7f], "verbose_controls: C0/DEL bytes reach the terminal: %r" % line)
+    check(b"\x9b" not in line.replace(b"\xc2\x9b", b""), "verbose_controls: a bare C1 byte (8-bit CSI) reaches the terminal: %r" % line)
+    check(b"\xc2\x9b" not in line, "verbose_controls: a C1 control as UTF-8 reaches the terminal: %r" % line)
+    want = b"< X-Evil: \\x1b]0;pwned\\x07 \\x1b[2J \\x9b31m \\u009b32m \\x7f caf\xc3\xa9"
+    check(line == want, "verbose_controls: shown as %r, expected %r" % (line, want))
+
+
 class SelectorFake(threading.Thread):
     """A loopback service on one thread (selectors), for thousands of
     connections: an ordinary request gets a small JSON answer announcing a
@@ -568,7 +597,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--conform", required=True)
     p.add_argument("mode", choices=["worst_json", "drip", "sigterm", "echoed_keys", "near_miss_keys",
-                                    "verbose_writes", "burst_memory", "giant_header"])
+                                    "verbose_writes", "burst_memory", "giant_header",
+                                    "verbose_controls"])
     a = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="hostile-test-") as tmp:
         globals()["mode_" + a.mode](a, tmp)
