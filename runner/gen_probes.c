@@ -308,14 +308,9 @@ static void build_escapes(const probe *p, ps_gen_rng *r, int form, size_t i,
  * sequence cut short, overlong forms, a surrogate raw (CESU-8), a code
  * point beyond U+10FFFF; the last form is a raw NUL (sent apart: it ends a
  * C string), which JSON does not allow unescaped. */
-static const char *const bad_utf8_forms[] = {"\x80",
-                                             "\xff",
-                                             "\xc3"
-                                             "a",
-                                             "\xc0\xaf",
-                                             "\xe0\x80\xaf",
-                                             "\xed\xa0\x80",
-                                             "\xf4\x90\x80\x80"};
+static const char *const bad_utf8_forms[] = {
+    "\x80",     "\xff",         "\xc3\x61", /* a lead byte, then 'a' */
+    "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80"};
 
 static void build_bad_utf8(const probe *p, ps_gen_rng *r, int form, size_t i,
                            const ps_gen_context *ctx, ps_gen_case *gc)
