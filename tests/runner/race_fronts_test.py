@@ -174,30 +174,17 @@ class ShallowUpstream(threading.Thread):
         self.sock.close()
 
 
-class HoldProxy(threading.Thread):
+class HoldProxy(ct.DelayProxy):
     """A loopback TCP proxy that holds the first HOLD_N limit-burst
     requests (the limit key, Connection: close) HOLD_S before passing them
     on, whatever the client did meanwhile (as a front whose upstream is
-    slow to accept does); everything else passes at once."""
+    slow to accept does); everything else passes at once. conform_test's
+    DelayProxy but for its pump: the hold, and what a client that gave up
+    sent still goes on."""
 
     def __init__(self, upstream_url):
-        super().__init__(daemon=True)
-        host_port = upstream_url.split("//")[1].split("/")[0]
-        self.upstream = (host_port.rsplit(":", 1)[0], int(host_port.rsplit(":", 1)[1]))
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(512)
-        self.sock.settimeout(0.2)
-        self.url = "http://127.0.0.1:%d/%s" % (self.sock.getsockname()[1], upstream_url.split("/", 3)[3])
-        self.stopping, self.held, self.lock = False, 0, threading.Lock()
-
-    def run(self):
-        while not self.stopping:
-            try:
-                conn, _ = self.sock.accept()
-            except socket.timeout:
-                continue
-            threading.Thread(target=self.pump, args=(conn,), daemon=True).start()
+        super().__init__(upstream_url, 0)
+        self.lock = threading.Lock()
 
     def pump(self, conn):
         try:
@@ -234,11 +221,6 @@ class HoldProxy(threading.Thread):
         finally:
             conn.close()
             up.close()
-
-    def stop(self):
-        self.stopping = True
-        self.join(5)
-        self.sock.close()
 
 
 def abandoned_run(a, tmp):
